@@ -1,0 +1,79 @@
+//! Connections, identity and keys of a backend bound to one queue.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::{Prefix, QueueName, Result};
+
+/// What a connection is used for, which decides its client name (`CLIENT SETNAME` on Redis,
+/// `application_name` on PostgreSQL) so that `getWorkers()` in any runtime finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientRole {
+    /// A queue or producer: `<prefix>:<base64(queue)>`.
+    Queue,
+    /// A worker: `…:w:<name>` when named.
+    Worker {
+        /// The worker's name, if any.
+        name: Option<String>,
+    },
+    /// A `QueueEvents` reader: `…:qe`.
+    QueueEvents,
+}
+
+/// A flow node key (`<prefix>:<queue>:<id>`) taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeKey {
+    /// The key prefix (empty on backends without one).
+    pub prefix: String,
+    /// The queue name.
+    pub queue: String,
+    /// The job id.
+    pub id: String,
+}
+
+/// The bounds of [`Blocking::wait_for_job`](super::Blocking::wait_for_job)'s timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockTimeouts {
+    /// The shortest meaningful wait.
+    pub minimum: Duration,
+    /// The longest useful wait while delayed jobs are pending.
+    pub maximum: Duration,
+}
+
+/// Lifecycle and identity (upstream: `waitUntilReady`, `close`, `disconnect`, `forQueue`,
+/// `qualifiedName`, `toKey`, `parseNodeKey`, `clientName`, `minimumBlockTimeout`, …).
+pub trait Lifecycle: Send + Sync + Sized {
+    /// Resolves once the connections accept commands.
+    fn wait_until_ready(&self) -> impl Future<Output = Result<()>> + Send;
+
+    /// Closes the connections; with `force`, without waiting for blocking calls.
+    fn close(&self, force: bool) -> impl Future<Output = Result<()>> + Send;
+
+    /// Drops the connections at once.
+    fn disconnect(&self) -> impl Future<Output = Result<()>> + Send;
+
+    /// Names the connections after their role, for discovery by `getWorkers()`.
+    fn set_client_role(&self, role: ClientRole) -> impl Future<Output = Result<()>> + Send;
+
+    /// True once [`close`](Self::close) has begun.
+    fn is_closing(&self) -> bool;
+
+    /// A sibling bound to another queue (and prefix) that shares this backend's connections;
+    /// flows use it to write to several queues in one transaction.
+    fn for_queue(&self, queue: &QueueName, prefix: Option<&Prefix>) -> Self;
+
+    /// The queue's qualified name: `<prefix>:<queue>` on Redis.
+    fn qualified_name(&self) -> &str;
+
+    /// The key (or identifier) of one of the queue's parts: `wait`, `<jobId>:logs`, …
+    fn to_key(&self, part: &str) -> String;
+
+    /// Takes a flow node key apart; `None` when it is not one.
+    fn parse_node_key(&self, key: &str) -> Option<NodeKey>;
+
+    /// The client name for `role`.
+    fn client_name(&self, role: &ClientRole) -> String;
+
+    /// The bounds of a blocking wait on this store.
+    fn block_timeouts(&self) -> BlockTimeouts;
+}

@@ -1,0 +1,207 @@
+//! A job to and from the fields of its Redis hash (`<prefix>:<queue>:<id>`).
+
+use std::time::Duration;
+
+use crate::codec::{self, KeyStyle};
+use crate::job::{Job, JobDecodeError, JobId, ParentRef};
+
+/// Field names of the job hash, as upstream's scripts write them.
+pub(crate) mod field {
+    pub(crate) const NAME: &str = "name";
+    pub(crate) const DATA: &str = "data";
+    pub(crate) const OPTS: &str = "opts";
+    pub(crate) const TIMESTAMP: &str = "timestamp";
+    pub(crate) const DELAY: &str = "delay";
+    pub(crate) const PRIORITY: &str = "priority";
+    pub(crate) const PARENT_KEY: &str = "parentKey";
+    pub(crate) const PARENT: &str = "parent";
+    pub(crate) const REPEAT_JOB_KEY: &str = "rjk";
+    pub(crate) const DEDUPLICATION_ID: &str = "deid";
+    pub(crate) const PROCESSED_ON: &str = "processedOn";
+    pub(crate) const PROCESSED_BY: &str = "pb";
+    pub(crate) const ATTEMPTS_STARTED: &str = "ats";
+    pub(crate) const FINISHED_ON: &str = "finishedOn";
+    pub(crate) const RETURN_VALUE: &str = "returnvalue";
+    pub(crate) const FAILED_REASON: &str = "failedReason";
+    pub(crate) const ATTEMPTS_MADE: &str = "atm";
+    pub(crate) const LEGACY_ATTEMPTS_MADE: &str = "attemptsMade";
+    pub(crate) const STACKTRACE: &str = "stacktrace";
+    pub(crate) const PROGRESS: &str = "progress";
+    pub(crate) const STALLED_COUNTER: &str = "stc";
+    pub(crate) const DEFERRED_FAILURE: &str = "defa";
+    pub(crate) const TELEMETRY_METADATA: &str = "tm";
+}
+
+/// Parses an integer field the way upstream's `parseInt` accepts what Lua wrote: decimal
+/// text, or a number Lua printed in exponent form (`1.7e+12`), truncated toward zero.
+fn int_field(id: &str, name: &'static str, raw: &str) -> Result<u64, JobDecodeError> {
+    let raw = raw.trim();
+    if let Ok(n) = raw.parse::<u64>() {
+        return Ok(n);
+    }
+    match raw.parse::<f64>() {
+        Ok(f) if (0.0..18_446_744_073_709_551_616.0).contains(&f) =>
+        {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Ok(f.trunc() as u64)
+        }
+        _ => Err(JobDecodeError {
+            job_id: id.to_owned(),
+            field: name,
+            reason: format!("expected an integer, found {raw:?}"),
+        }),
+    }
+}
+
+fn small_int_field(id: &str, name: &'static str, raw: &str) -> Result<u32, JobDecodeError> {
+    let n = int_field(id, name, raw)?;
+    u32::try_from(n).map_err(|_| JobDecodeError {
+        job_id: id.to_owned(),
+        field: name,
+        reason: format!("{n} is larger than {}", u32::MAX),
+    })
+}
+
+fn json_field(
+    id: &str,
+    name: &'static str,
+    raw: &str,
+) -> Result<serde_json::Value, JobDecodeError> {
+    serde_json::from_str(raw).map_err(|e| JobDecodeError {
+        job_id: id.to_owned(),
+        field: name,
+        reason: format!("not JSON: {e}"),
+    })
+}
+
+pub(crate) fn job_from_hash<K, V>(
+    id: &str,
+    fields: impl IntoIterator<Item = (K, V)>,
+) -> Result<Job, JobDecodeError>
+where
+    K: AsRef<str>,
+    V: AsRef<str>,
+{
+    let mut job = Job::new("", "{}".to_owned(), crate::JobOptions::default(), 0);
+    job.id = JobId::from(id);
+    let mut legacy_attempts = None;
+    for (k, v) in fields {
+        let (k, v) = (k.as_ref(), v.as_ref());
+        match k {
+            field::NAME => job.name = v.to_owned(),
+            field::DATA => {
+                json_field(id, field::DATA, v)?;
+                job.data = v.to_owned();
+            }
+            field::OPTS => {
+                let decoded = codec::options_from_json(v).map_err(|e| JobDecodeError {
+                    job_id: id.to_owned(),
+                    field: field::OPTS,
+                    reason: e.to_string(),
+                })?;
+                job.opts = decoded.options;
+                job.invalid_opts = decoded.invalid;
+            }
+            field::TIMESTAMP => job.timestamp = int_field(id, field::TIMESTAMP, v)?,
+            field::DELAY => job.delay = Duration::from_millis(int_field(id, field::DELAY, v)?),
+            field::PRIORITY => job.priority = small_int_field(id, field::PRIORITY, v)?,
+            field::PROCESSED_ON => job.processed_on = Some(int_field(id, field::PROCESSED_ON, v)?),
+            field::FINISHED_ON => job.finished_on = Some(int_field(id, field::FINISHED_ON, v)?),
+            // Node keeps a return value that is not JSON as text; so do we.
+            field::RETURN_VALUE => job.return_value = Some(v.to_owned()),
+            field::FAILED_REASON => job.failed_reason = Some(v.to_owned()),
+            field::ATTEMPTS_MADE => {
+                job.attempts_made = small_int_field(id, field::ATTEMPTS_MADE, v)?;
+            }
+            field::LEGACY_ATTEMPTS_MADE => {
+                legacy_attempts = Some(small_int_field(id, field::LEGACY_ATTEMPTS_MADE, v)?);
+            }
+            field::ATTEMPTS_STARTED => {
+                job.attempts_started = small_int_field(id, field::ATTEMPTS_STARTED, v)?;
+            }
+            field::STALLED_COUNTER => {
+                job.stalled_counter = small_int_field(id, field::STALLED_COUNTER, v)?;
+            }
+            // Node reads an unparsable stacktrace as no stacktrace.
+            field::STACKTRACE => job.stacktrace = serde_json::from_str(v).unwrap_or_default(),
+            field::PROGRESS => job.progress = json_field(id, field::PROGRESS, v)?,
+            field::PARENT_KEY => job.parent_key = Some(v.to_owned()),
+            field::PARENT => {
+                let parent: ParentRef = serde_json::from_str(v).map_err(|e| JobDecodeError {
+                    job_id: id.to_owned(),
+                    field: field::PARENT,
+                    reason: format!("expected {{id, queueKey}}: {e}"),
+                })?;
+                job.parent = Some(parent);
+            }
+            field::REPEAT_JOB_KEY => job.repeat_job_key = Some(v.to_owned()),
+            field::DEDUPLICATION_ID => job.deduplication_id = Some(v.to_owned()),
+            field::PROCESSED_BY => job.processed_by = Some(v.to_owned()),
+            field::DEFERRED_FAILURE => job.deferred_failure = Some(v.to_owned()),
+            field::TELEMETRY_METADATA => job.telemetry_metadata = Some(v.to_owned()),
+            _ => {}
+        }
+    }
+    // Upstream reads `attemptsMade || atm`: the legacy field wins when it is non-zero.
+    if let Some(legacy) = legacy_attempts.filter(|n| *n != 0) {
+        job.attempts_made = legacy;
+    }
+    Ok(job)
+}
+
+pub(crate) fn job_to_hash(job: &Job) -> Vec<(&'static str, String)> {
+    let mut out = vec![
+        (field::NAME, job.name.clone()),
+        (field::DATA, job.data.clone()),
+        (
+            field::OPTS,
+            codec::options_to_json(&job.opts, KeyStyle::Short),
+        ),
+        (field::TIMESTAMP, job.timestamp.to_string()),
+        (field::DELAY, job.delay.as_millis().to_string()),
+        (field::PRIORITY, job.priority.to_string()),
+    ];
+    let mut opt = |name: &'static str, value: Option<String>| {
+        if let Some(v) = value {
+            out.push((name, v));
+        }
+    };
+    opt(field::PARENT_KEY, job.parent_key.clone());
+    opt(
+        field::PARENT,
+        job.parent
+            .as_ref()
+            .and_then(|p| serde_json::to_string(p).ok()),
+    );
+    opt(field::REPEAT_JOB_KEY, job.repeat_job_key.clone());
+    opt(field::DEDUPLICATION_ID, job.deduplication_id.clone());
+    opt(field::PROCESSED_ON, job.processed_on.map(|n| n.to_string()));
+    opt(field::PROCESSED_BY, job.processed_by.clone());
+    opt(
+        field::ATTEMPTS_STARTED,
+        (job.attempts_started > 0).then(|| job.attempts_started.to_string()),
+    );
+    opt(field::FINISHED_ON, job.finished_on.map(|n| n.to_string()));
+    opt(field::RETURN_VALUE, job.return_value.clone());
+    opt(field::FAILED_REASON, job.failed_reason.clone());
+    opt(
+        field::ATTEMPTS_MADE,
+        (job.attempts_made > 0).then(|| job.attempts_made.to_string()),
+    );
+    opt(
+        field::STACKTRACE,
+        (!job.stacktrace.is_empty())
+            .then(|| serde_json::to_string(&job.stacktrace).unwrap_or_default()),
+    );
+    opt(
+        field::PROGRESS,
+        (job.progress != 0).then(|| job.progress.to_string()),
+    );
+    opt(
+        field::STALLED_COUNTER,
+        (job.stalled_counter > 0).then(|| job.stalled_counter.to_string()),
+    );
+    opt(field::DEFERRED_FAILURE, job.deferred_failure.clone());
+    opt(field::TELEMETRY_METADATA, job.telemetry_metadata.clone());
+    out
+}

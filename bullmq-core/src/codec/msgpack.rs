@@ -1,0 +1,63 @@
+//! msgpack output byte-identical to msgpackr's, as Node.js BullMQ configures it.
+//!
+//! `rmp` writes every scalar the same way msgpackr does; the one difference is the map header:
+//! msgpackr (with `useRecords: false`) always writes a map16 header (`0xde` + length), even for
+//! small maps, where plain msgpack writers choose a fixmap. Numbers follow msgpackr's rule too
+//! (see [`super::wire`]).
+
+use rmp::encode::{self, ValueWriteError};
+
+use super::wire::{WireMap, WireValue};
+
+const MAP16: u8 = 0xde;
+
+type Write = Result<(), ValueWriteError>;
+
+fn number(out: &mut Vec<u8>, value: f64) -> Write {
+    let integral = value.fract() == 0.0;
+    if integral && (-2_147_483_648.0..4_294_967_296.0).contains(&value) {
+        // In range, so the conversion is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        let int = value as i64;
+        if int >= 0 {
+            encode::write_uint(out, int.unsigned_abs())?;
+        } else {
+            encode::write_sint(out, int)?;
+        }
+        Ok(())
+    } else {
+        encode::write_f64(out, value)
+    }
+}
+
+fn value(out: &mut Vec<u8>, v: &WireValue) -> Write {
+    match v {
+        WireValue::Bool(b) => {
+            encode::write_bool(out, *b).map_err(ValueWriteError::InvalidMarkerWrite)
+        }
+        #[allow(clippy::cast_precision_loss)]
+        WireValue::UInt(n) => number(out, *n as f64),
+        #[allow(clippy::cast_precision_loss)]
+        WireValue::Int(n) => number(out, *n as f64),
+        WireValue::Float(f) => number(out, *f),
+        WireValue::Str(s) => encode::write_str(out, s),
+        WireValue::Array(items) => {
+            let len = u32::try_from(items.len()).unwrap_or(u32::MAX);
+            encode::write_array_len(out, len)?;
+            items.iter().try_for_each(|item| value(out, item))
+        }
+        WireValue::Map(m) => map(out, m),
+        WireValue::Null => encode::write_nil(out).map_err(ValueWriteError::InvalidMarkerWrite),
+    }
+}
+
+pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap) -> Write {
+    let len = u16::try_from(m.0.len()).unwrap_or(u16::MAX);
+    out.push(MAP16);
+    out.extend_from_slice(&len.to_be_bytes());
+    for (k, v) in m.0.iter().take(usize::from(len)) {
+        encode::write_str(out, k)?;
+        value(out, v)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,548 @@
+//! `JobOptions` to and from the stored shape.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use super::keys::{self, KeyStyle};
+use super::wire::{WireMap, WireValue};
+use crate::job::JobId;
+use crate::options::{
+    Backoff, BackoffStrategy, Deduplication, JobOptions, KeepJobs, ParentOptions, RepeatOptions,
+    Telemetry,
+};
+
+// ---------- encoding ----------
+
+fn uint(n: impl Into<u64>) -> WireValue {
+    WireValue::UInt(n.into())
+}
+
+fn text(s: &str) -> WireValue {
+    WireValue::Str(s.to_owned())
+}
+
+/// A duration as a JavaScript number of `unit_nanos` units: an integer when whole, else the
+/// nearest double (computed from nanoseconds, so 1.5 ms comes out as exactly 1.5).
+#[allow(clippy::cast_precision_loss)]
+fn in_units(d: Duration, unit_nanos: u64) -> WireValue {
+    let nanos = d.as_nanos();
+    let unit = u128::from(unit_nanos);
+    if nanos.is_multiple_of(unit) {
+        WireValue::UInt(u64::try_from(nanos / unit).unwrap_or(u64::MAX))
+    } else {
+        WireValue::Float(nanos as f64 / unit_nanos as f64)
+    }
+}
+
+/// Milliseconds, as every duration option except `KeepJobs.age` is stored.
+fn millis(d: Duration) -> WireValue {
+    in_units(d, 1_000_000)
+}
+
+/// Whole seconds when whole, else a fraction (`KeepJobs.age` is in seconds).
+fn seconds(d: Duration) -> WireValue {
+    if d.subsec_nanos() == 0 {
+        uint(d.as_secs())
+    } else {
+        WireValue::Float(d.as_secs_f64())
+    }
+}
+
+fn backoff(b: &Backoff) -> WireValue {
+    let mut m = WireMap::default();
+    m.push("type", text(b.strategy.as_str()));
+    m.push("delay", b.delay.map(millis));
+    m.push("jitter", b.jitter.map(WireValue::Float));
+    WireValue::Map(m)
+}
+
+fn keep_jobs(k: &KeepJobs) -> WireValue {
+    match k {
+        KeepJobs::RemoveAll => WireValue::Bool(true),
+        KeepJobs::KeepAll => WireValue::Bool(false),
+        KeepJobs::Newest(n) => uint(*n),
+        KeepJobs::Policy { age, count, limit } => {
+            let mut m = WireMap::default();
+            m.push("age", age.map(seconds));
+            m.push("count", count.map(uint));
+            m.push("limit", limit.map(uint));
+            WireValue::Map(m)
+        }
+    }
+}
+
+fn dedup(d: &Deduplication) -> WireValue {
+    let mut m = WireMap::default();
+    m.push("id", text(&d.id));
+    m.push("ttl", d.ttl.map(millis));
+    m.push("extend", d.extend.map(WireValue::Bool));
+    m.push("replace", d.replace.map(WireValue::Bool));
+    m.push("reschedule", d.reschedule.map(WireValue::Bool));
+    m.push(
+        "keepLastIfActive",
+        d.keep_last_if_active.map(WireValue::Bool),
+    );
+    WireValue::Map(m)
+}
+
+fn repeat(r: &RepeatOptions) -> WireValue {
+    let mut m = WireMap::default();
+    m.push("pattern", r.pattern.as_deref().map(text));
+    m.push("every", r.every.map(millis));
+    m.push("limit", r.limit.map(uint));
+    m.push("tz", r.tz.as_deref().map(text));
+    m.push("key", r.key.as_deref().map(text));
+    m.push("immediately", r.immediately.map(WireValue::Bool));
+    m.push("prevMillis", r.prev_millis.map(uint));
+    m.push("offset", r.offset.map(millis));
+    m.push("count", r.count.map(uint));
+    m.push("startDate", r.start_date.map(uint));
+    m.push("endDate", r.end_date.map(uint));
+    for (k, v) in &r.extra {
+        m.push(k, WireValue::from(v));
+    }
+    WireValue::Map(m)
+}
+
+/// Writes the options map in order, putting an option that was read but could not be typed
+/// (kept raw in `extra`) back in its own slot, so that options passed through Rust keep their
+/// order and therefore their bytes.
+struct Writer<'a> {
+    map: WireMap,
+    style: KeyStyle,
+    extra: &'a BTreeMap<String, Value>,
+    placed: Vec<&'a str>,
+}
+
+impl<'a> Writer<'a> {
+    fn put(&mut self, key: &str, value: Option<WireValue>) {
+        self.put_any(key, &[key], value);
+    }
+
+    fn put_compressible(&mut self, c: keys::Compressible, value: Option<WireValue>) {
+        self.put_any(c.name(self.style), &[c.short, c.long], value);
+    }
+
+    fn put_any(&mut self, key: &str, spellings: &[&str], value: Option<WireValue>) {
+        if let Some(value) = value {
+            self.map.push(key, value);
+            return;
+        }
+        let raw = spellings.iter().find_map(|s| self.extra.get_key_value(*s));
+        if let Some((stored_key, raw)) = raw {
+            self.map.push(key, WireValue::from(raw));
+            self.placed.push(stored_key.as_str());
+        }
+    }
+
+    fn finish(mut self) -> WireMap {
+        for (k, v) in self.extra {
+            if !self.placed.contains(&k.as_str()) {
+                self.map.push(k, WireValue::from(v));
+            }
+        }
+        self.map
+    }
+}
+
+/// The stored map, keys in the order Node.js writes them for options given in field order:
+/// `attempts` first (the `Job` constructor puts its default there), then the rest.
+pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap {
+    let flag = |b: Option<bool>| b.map(WireValue::Bool);
+    let mut w = Writer {
+        map: WireMap::default(),
+        style,
+        extra: &o.extra,
+        placed: Vec::new(),
+    };
+    w.put("attempts", o.attempts.map(uint));
+    w.put("jobId", o.job_id.as_ref().map(|id| text(id.as_str())));
+    w.put("timestamp", o.timestamp.map(uint));
+    w.put("priority", o.priority.map(uint));
+    w.put("delay", o.delay.map(millis));
+    w.put("backoff", o.backoff.as_ref().map(backoff));
+    w.put("lifo", flag(o.lifo));
+    w.put(
+        "removeOnComplete",
+        o.remove_on_complete.as_ref().map(keep_jobs),
+    );
+    w.put("removeOnFail", o.remove_on_fail.as_ref().map(keep_jobs));
+    w.put_compressible(keys::KEEP_LOGS, o.keep_logs.map(uint));
+    w.put("stackTraceLimit", o.stack_trace_limit.map(uint));
+    w.put("sizeLimit", o.size_limit.map(uint));
+    w.put(
+        "parent",
+        o.parent.as_ref().map(|p| {
+            let mut pm = WireMap::default();
+            pm.push("id", text(&p.id));
+            pm.push("queue", text(&p.queue));
+            WireValue::Map(pm)
+        }),
+    );
+    w.put_compressible(keys::FAIL_PARENT, flag(o.fail_parent_on_failure));
+    w.put_compressible(keys::CONTINUE_PARENT, flag(o.continue_parent_on_failure));
+    w.put_compressible(
+        keys::IGNORE_DEPENDENCY,
+        flag(o.ignore_dependency_on_failure),
+    );
+    w.put_compressible(
+        keys::REMOVE_DEPENDENCY,
+        flag(o.remove_dependency_on_failure),
+    );
+    w.put_compressible(keys::DEDUPLICATION, o.deduplication.as_ref().map(dedup));
+    let telemetry = o.telemetry.as_ref();
+    let metadata = telemetry.and_then(|t| t.metadata.as_deref()).map(text);
+    let omit = flag(telemetry.and_then(|t| t.omit_context));
+    match style {
+        KeyStyle::Short => {
+            w.put(keys::TELEMETRY_METADATA, metadata);
+            w.put(keys::TELEMETRY_OMIT_CONTEXT, omit);
+        }
+        KeyStyle::Long => {
+            let nested = telemetry.map(|_| {
+                let mut tm = WireMap::default();
+                tm.push("metadata", metadata);
+                tm.push("omitContext", omit);
+                WireValue::Map(tm)
+            });
+            w.put(keys::TELEMETRY, nested);
+        }
+    }
+    w.put("repeat", o.repeat.as_ref().map(repeat));
+    w.put("prevMillis", o.prev_millis.map(uint));
+    w.finish()
+}
+
+// ---------- decoding ----------
+
+/// An option that was stored but could not be read as its type. Its raw value is kept in
+/// [`JobOptions::extra`] so that it is written back unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidOption {
+    /// The key it was stored under (`kl`, `backoff`, …).
+    pub key: String,
+    /// Why it could not be read.
+    pub reason: String,
+}
+
+/// Options read from the datastore: every option that could be read, plus the ones that could
+/// not. One bad option never hides the others.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DecodedOptions {
+    /// The options that were read; unreadable and unknown ones are in `options.extra`.
+    pub options: JobOptions,
+    /// The options that were present but malformed.
+    pub invalid: Vec<InvalidOption>,
+}
+
+type Read<T> = Result<T, String>;
+
+fn describe(v: &Value) -> String {
+    let mut s = v.to_string();
+    if s.len() > 60 {
+        let cut = (0..=60).rev().find(|i| s.is_char_boundary(*i)).unwrap_or(0);
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+fn read_f64(v: &Value) -> Read<f64> {
+    match v.as_f64() {
+        Some(f) if f.is_finite() => Ok(f),
+        _ => Err(format!("expected a number, found {}", describe(v))),
+    }
+}
+
+fn read_u64(v: &Value) -> Read<u64> {
+    if let Some(n) = v.as_u64() {
+        return Ok(n);
+    }
+    let f = read_f64(v)?;
+    // cjson may store large integers as floats (`1.2345678901235e+15`); accept whole ones.
+    if f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return Ok(f as u64);
+    }
+    Err(format!(
+        "expected a non-negative integer, found {}",
+        describe(v)
+    ))
+}
+
+fn read_u32(v: &Value) -> Read<u32> {
+    let n = read_u64(v)?;
+    u32::try_from(n).map_err(|_| format!("expected an integer up to {}, found {n}", u32::MAX))
+}
+
+/// `n` whole units as a duration, `None` past `Duration::MAX`.
+fn whole_units(n: u64, unit_nanos: u64) -> Option<Duration> {
+    let nanos = u128::from(n) * u128::from(unit_nanos);
+    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
+    let sub = u32::try_from(nanos % 1_000_000_000).ok()?;
+    Some(Duration::new(secs, sub))
+}
+
+/// The inverse of [`in_units`]: whole numbers exactly, fractions to the nearest nanosecond.
+fn read_units(v: &Value, unit_nanos: u64, unit: &str) -> Read<Duration> {
+    let x = match v.as_u64() {
+        Some(n) => {
+            return whole_units(n, unit_nanos).ok_or_else(|| format!("{n} {unit} is too long"));
+        }
+        None => read_f64(v)?,
+    };
+    if x < 0.0 {
+        return Err(format!(
+            "expected a non-negative number of {unit}, found {}",
+            describe(v)
+        ));
+    }
+    if x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return whole_units(x as u64, unit_nanos).ok_or_else(|| format!("{x} {unit} is too long"));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let nanos = (x * unit_nanos as f64).round();
+    if nanos < 18_446_744_073_709_551_616.0 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return Ok(Duration::from_nanos(nanos as u64));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    Duration::try_from_secs_f64(x * unit_nanos as f64 / 1e9).map_err(|e| format!("{x} {unit}: {e}"))
+}
+
+fn read_millis(v: &Value) -> Read<Duration> {
+    read_units(v, 1_000_000, "milliseconds")
+}
+
+fn read_seconds(v: &Value) -> Read<Duration> {
+    let s = read_f64(v)?;
+    Duration::try_from_secs_f64(s).map_err(|e| format!("expected non-negative seconds: {e}"))
+}
+
+fn read_bool(v: &Value) -> Read<bool> {
+    v.as_bool()
+        .ok_or_else(|| format!("expected a boolean, found {}", describe(v)))
+}
+
+fn read_string(v: &Value) -> Read<String> {
+    match v {
+        Value::String(s) => Ok(s.clone()),
+        // Ids written by other runtimes may be numbers; JavaScript would coerce them.
+        Value::Number(n) => Ok(n.to_string()),
+        other => Err(format!("expected a string, found {}", describe(other))),
+    }
+}
+
+fn read_object(v: &Value) -> Read<&Map<String, Value>> {
+    v.as_object()
+        .ok_or_else(|| format!("expected an object, found {}", describe(v)))
+}
+
+/// Reads an optional member of a nested object; `null` counts as absent.
+fn member<T>(
+    obj: &Map<String, Value>,
+    key: &str,
+    read: impl Fn(&Value) -> Read<T>,
+) -> Read<Option<T>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => read(v).map(Some).map_err(|e| format!("{key}: {e}")),
+    }
+}
+
+fn read_backoff(v: &Value) -> Read<Backoff> {
+    if v.is_number() {
+        // The bare-number form, which Node.js normalizes before storing; other writers may not.
+        return Ok(Backoff::fixed(read_millis(v)?));
+    }
+    let obj = read_object(v)?;
+    let kind = member(obj, "type", read_string)?.ok_or("missing `type`")?;
+    Ok(Backoff {
+        strategy: BackoffStrategy::from_type(&kind),
+        delay: member(obj, "delay", read_millis)?,
+        jitter: member(obj, "jitter", read_f64)?,
+    })
+}
+
+fn read_keep_jobs(v: &Value) -> Read<KeepJobs> {
+    match v {
+        Value::Bool(true) => Ok(KeepJobs::RemoveAll),
+        Value::Bool(false) => Ok(KeepJobs::KeepAll),
+        Value::Number(_) => read_u64(v).map(KeepJobs::Newest),
+        _ => {
+            let obj = read_object(v)?;
+            Ok(KeepJobs::Policy {
+                age: member(obj, "age", read_seconds)?,
+                count: member(obj, "count", read_u64)?,
+                limit: member(obj, "limit", read_u64)?,
+            })
+        }
+    }
+}
+
+fn read_parent(v: &Value) -> Read<ParentOptions> {
+    let obj = read_object(v)?;
+    Ok(ParentOptions {
+        id: member(obj, "id", read_string)?.ok_or("missing `id`")?,
+        queue: member(obj, "queue", read_string)?.ok_or("missing `queue`")?,
+    })
+}
+
+fn read_dedup(v: &Value) -> Read<Deduplication> {
+    let obj = read_object(v)?;
+    Ok(Deduplication {
+        id: member(obj, "id", read_string)?.ok_or("missing `id`")?,
+        ttl: member(obj, "ttl", read_millis)?,
+        extend: member(obj, "extend", read_bool)?,
+        replace: member(obj, "replace", read_bool)?,
+        reschedule: member(obj, "reschedule", read_bool)?,
+        keep_last_if_active: member(obj, "keepLastIfActive", read_bool)?,
+    })
+}
+
+fn read_telemetry(v: &Value) -> Read<Telemetry> {
+    let obj = read_object(v)?;
+    Ok(Telemetry {
+        metadata: member(obj, "metadata", read_string)?,
+        omit_context: member(obj, "omitContext", read_bool)?,
+    })
+}
+
+const REPEAT_KEYS: [&str; 11] = [
+    "pattern",
+    "every",
+    "limit",
+    "tz",
+    "key",
+    "immediately",
+    "prevMillis",
+    "offset",
+    "count",
+    "startDate",
+    "endDate",
+];
+
+fn read_repeat(v: &Value) -> Read<RepeatOptions> {
+    let obj = read_object(v)?;
+    Ok(RepeatOptions {
+        pattern: member(obj, "pattern", read_string)?,
+        every: member(obj, "every", read_millis)?,
+        limit: member(obj, "limit", read_u64)?,
+        tz: member(obj, "tz", read_string)?,
+        key: member(obj, "key", read_string)?,
+        immediately: member(obj, "immediately", read_bool)?,
+        prev_millis: member(obj, "prevMillis", read_u64)?,
+        offset: member(obj, "offset", read_millis)?,
+        count: member(obj, "count", read_u64)?,
+        start_date: member(obj, "startDate", read_u64)?,
+        end_date: member(obj, "endDate", read_u64)?,
+        extra: obj
+            .iter()
+            .filter(|(k, _)| !REPEAT_KEYS.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    })
+}
+
+/// Stores `read(value)` into `slot`, or records why not and keeps the raw value.
+fn put<T>(
+    out: &mut DecodedOptions,
+    key: &str,
+    value: &Value,
+    read: impl Fn(&Value) -> Read<T>,
+    slot: impl FnOnce(&mut JobOptions) -> &mut Option<T>,
+) {
+    if value.is_null() {
+        return;
+    }
+    match read(value) {
+        Ok(v) => *slot(&mut out.options) = Some(v),
+        Err(reason) => {
+            out.invalid.push(InvalidOption {
+                key: key.to_owned(),
+                reason,
+            });
+            out.options.extra.insert(key.to_owned(), value.clone());
+        }
+    }
+}
+
+fn telemetry_slot(o: &mut JobOptions) -> &mut Telemetry {
+    o.telemetry.get_or_insert_with(Telemetry::default)
+}
+
+/// Reads stored options written in either key style by any runtime.
+pub(crate) fn from_map(map: &Map<String, Value>) -> DecodedOptions {
+    let mut out = DecodedOptions::default();
+    for (key, value) in map {
+        let k = key.as_str();
+        let long = keys::COMPRESSIBLE
+            .iter()
+            .find(|c| c.short == k || c.long == k)
+            .map_or(k, |c| c.long);
+        match long {
+            "attempts" => put(&mut out, k, value, read_u32, |o| &mut o.attempts),
+            "jobId" => put(
+                &mut out,
+                k,
+                value,
+                |v| read_string(v).map(JobId::from),
+                |o| &mut o.job_id,
+            ),
+            "timestamp" => put(&mut out, k, value, read_u64, |o| &mut o.timestamp),
+            "priority" => put(&mut out, k, value, read_u32, |o| &mut o.priority),
+            "delay" => put(&mut out, k, value, read_millis, |o| &mut o.delay),
+            "backoff" => put(&mut out, k, value, read_backoff, |o| &mut o.backoff),
+            "lifo" => put(&mut out, k, value, read_bool, |o| &mut o.lifo),
+            "removeOnComplete" => put(&mut out, k, value, read_keep_jobs, |o| {
+                &mut o.remove_on_complete
+            }),
+            "removeOnFail" => put(&mut out, k, value, read_keep_jobs, |o| {
+                &mut o.remove_on_fail
+            }),
+            "keepLogs" => put(&mut out, k, value, read_u32, |o| &mut o.keep_logs),
+            "stackTraceLimit" => put(&mut out, k, value, read_u32, |o| &mut o.stack_trace_limit),
+            "sizeLimit" => put(&mut out, k, value, read_u64, |o| &mut o.size_limit),
+            "parent" => put(&mut out, k, value, read_parent, |o| &mut o.parent),
+            "failParentOnFailure" => put(&mut out, k, value, read_bool, |o| {
+                &mut o.fail_parent_on_failure
+            }),
+            "continueParentOnFailure" => {
+                put(&mut out, k, value, read_bool, |o| {
+                    &mut o.continue_parent_on_failure
+                });
+            }
+            "ignoreDependencyOnFailure" => {
+                put(&mut out, k, value, read_bool, |o| {
+                    &mut o.ignore_dependency_on_failure
+                });
+            }
+            "removeDependencyOnFailure" => {
+                put(&mut out, k, value, read_bool, |o| {
+                    &mut o.remove_dependency_on_failure
+                });
+            }
+            "deduplication" => put(&mut out, k, value, read_dedup, |o| &mut o.deduplication),
+            keys::TELEMETRY_METADATA => {
+                put(&mut out, k, value, read_string, |o| {
+                    &mut telemetry_slot(o).metadata
+                });
+            }
+            keys::TELEMETRY_OMIT_CONTEXT => {
+                put(&mut out, k, value, read_bool, |o| {
+                    &mut telemetry_slot(o).omit_context
+                });
+            }
+            keys::TELEMETRY => put(&mut out, k, value, read_telemetry, |o| &mut o.telemetry),
+            "repeat" => put(&mut out, k, value, read_repeat, |o| &mut o.repeat),
+            "prevMillis" => put(&mut out, k, value, read_u64, |o| &mut o.prev_millis),
+            _ => {
+                out.options.extra.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    out
+}

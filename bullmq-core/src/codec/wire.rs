@@ -1,0 +1,96 @@
+//! An ordered value tree: what the options become before they are written as msgpack
+//! ([`super::msgpack`], msgpackr's rules) or as JSON (this file's `Serialize`, JavaScript's
+//! rules: a whole number prints as `5`, not `5.0`).
+
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+
+/// One stored value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum WireValue {
+    Bool(bool),
+    UInt(u64),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Array(Vec<WireValue>),
+    Map(WireMap),
+    Null,
+}
+
+/// An object whose keys keep the order they were inserted in, like a JavaScript object's
+/// string keys.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct WireMap(pub(crate) Vec<(String, WireValue)>);
+
+impl WireMap {
+    pub(crate) fn push(&mut self, key: &str, value: impl Into<Option<WireValue>>) {
+        if let Some(value) = value.into() {
+            self.0.push((key.to_owned(), value));
+        }
+    }
+}
+
+const JS_SAFE_INT: f64 = 9_007_199_254_740_992.0;
+
+impl Serialize for WireValue {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Bool(b) => s.serialize_bool(*b),
+            Self::UInt(n) => s.serialize_u64(*n),
+            Self::Int(n) => s.serialize_i64(*n),
+            Self::Float(f) if f.fract() == 0.0 && f.abs() < JS_SAFE_INT => {
+                // Whole and below 2^53, so the conversion is exact.
+                #[allow(clippy::cast_possible_truncation)]
+                s.serialize_i64(*f as i64)
+            }
+            Self::Float(f) => s.serialize_f64(*f),
+            Self::Str(text) => s.serialize_str(text),
+            Self::Array(items) => {
+                let mut seq = s.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Self::Map(map) => map.serialize(s),
+            Self::Null => s.serialize_unit(),
+        }
+    }
+}
+
+impl Serialize for WireMap {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+impl From<&serde_json::Value> for WireValue {
+    fn from(value: &serde_json::Value) -> Self {
+        use serde_json::Value;
+        match value {
+            Value::Null => Self::Null,
+            Value::Bool(b) => Self::Bool(*b),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    Self::UInt(u)
+                } else if let Some(i) = n.as_i64() {
+                    Self::Int(i)
+                } else {
+                    Self::Float(n.as_f64().unwrap_or(f64::NAN))
+                }
+            }
+            Value::String(text) => Self::Str(text.clone()),
+            Value::Array(items) => Self::Array(items.iter().map(Self::from).collect()),
+            Value::Object(map) => Self::Map(WireMap(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), Self::from(v)))
+                    .collect(),
+            )),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+#![doc = include_str!("lib.md")]
+#![forbid(unsafe_code)]
+
+pub mod backend;
+pub mod clock;
+pub mod codec;
+pub mod error;
+pub mod job;
+mod names;
+pub mod options;
+
+pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode};
+pub use job::{Job, JobId, JobState};
+pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
+pub use options::JobOptions;

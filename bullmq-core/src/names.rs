@@ -1,0 +1,117 @@
+//! Validated queue names and key prefixes.
+
+use std::fmt;
+
+use crate::options::ValidationError;
+
+/// The key prefix every Redis key of a queue starts with; `bull` unless configured.
+pub const DEFAULT_PREFIX: &str = "bull";
+
+/// A queue name: not empty and without `:`, since `:` separates the parts of every key.
+///
+/// ```
+/// use bullmq_core::QueueName;
+///
+/// assert!(QueueName::new("emails").is_ok());
+/// let err = QueueName::new("a:b").unwrap_err();
+/// assert_eq!(err.to_string(), "invalid queue name: name: must not contain ':' (got \"a:b\")");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QueueName(String);
+
+impl QueueName {
+    /// Validates `name` as upstream's `QueueBase` does.
+    pub fn new(name: impl Into<String>) -> Result<Self, ValidationError> {
+        let name = name.into();
+        if name.is_empty() {
+            return Err(ValidationError::single(
+                "queue name",
+                "name",
+                "must not be empty",
+            ));
+        }
+        if name.contains(':') {
+            return Err(ValidationError::single(
+                "queue name",
+                "name",
+                format!("must not contain ':' (got {name:?})"),
+            ));
+        }
+        Ok(Self(name))
+    }
+
+    /// The name as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for QueueName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for QueueName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A key prefix: not empty, and free of whitespace and control characters, which no Redis key
+/// written by upstream contains and which would make keys ambiguous in `CLIENT LIST` output.
+///
+/// `:` and `{…}` hash tags are allowed, as upstream allows them.
+///
+/// ```
+/// use bullmq_core::Prefix;
+///
+/// assert_eq!(Prefix::default().as_str(), "bull");
+/// assert!(Prefix::new("{bull}").is_ok());
+/// assert!(Prefix::new("").is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Prefix(String);
+
+impl Prefix {
+    /// Validates `prefix`.
+    pub fn new(prefix: impl Into<String>) -> Result<Self, ValidationError> {
+        let prefix = prefix.into();
+        if prefix.is_empty() {
+            return Err(ValidationError::single(
+                "prefix",
+                "prefix",
+                "must not be empty",
+            ));
+        }
+        if let Some(c) = prefix.chars().find(|c| c.is_whitespace() || c.is_control()) {
+            return Err(ValidationError::single(
+                "prefix",
+                "prefix",
+                format!(
+                    "must not contain whitespace or control characters (found {c:?} in {prefix:?})"
+                ),
+            ));
+        }
+        Ok(Self(prefix))
+    }
+
+    /// The prefix as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Default for Prefix {
+    fn default() -> Self {
+        Self(DEFAULT_PREFIX.to_owned())
+    }
+}
+
+impl fmt::Display for Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}

@@ -1,0 +1,276 @@
+//! `JobOptions`: every option of Node.js BullMQ's `JobsOptions`, typed.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::validation::{Problem, ValidationError};
+use super::{Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry};
+use crate::job::JobId;
+
+/// The highest priority upstream accepts: `2^21 - 1`.
+pub const PRIORITY_LIMIT: u32 = (1 << 21) - 1;
+
+/// Options of one job, as `queue.add(name, data, opts)` takes them in Node.js.
+///
+/// Every field is optional; `None` means "not set", which is not always the same as the
+/// default value, because Node.js stores only what was set (an explicit `lifo: false` is
+/// stored, an absent one is not). Setters are consuming and named after the field.
+///
+/// ```
+/// use std::time::Duration;
+/// use bullmq_core::JobOptions;
+/// use bullmq_core::options::{Backoff, KeepJobs};
+///
+/// let opts = JobOptions::new()
+///     .delay(Duration::from_secs(10))
+///     .attempts(5)
+///     .backoff(Backoff::exponential(Duration::from_secs(1)))
+///     .remove_on_complete(KeepJobs::Newest(1000));
+/// opts.validate()?;
+/// # Ok::<(), bullmq_core::options::ValidationError>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, garde::Validate)]
+pub struct JobOptions {
+    /// Total attempts before the job fails for good (`attempts`). Node.js stores 0 when unset.
+    #[garde(skip)]
+    pub attempts: Option<u32>,
+    /// Custom job id (`jobId`); see [`JobId::custom`] for the rules.
+    #[garde(skip)]
+    pub job_id: Option<JobId>,
+    /// Creation time, Unix ms (`timestamp`); now when unset.
+    #[garde(skip)]
+    pub timestamp: Option<u64>,
+    /// 1 (highest) to 2 097 151; 0 or unset means no priority, served before prioritized jobs.
+    #[garde(custom(priority_in_range))]
+    pub priority: Option<u32>,
+    /// Wait this long before the job can run (`delay`).
+    #[garde(skip)]
+    pub delay: Option<Duration>,
+    /// Retry backoff (`backoff`).
+    #[garde(dive)]
+    pub backoff: Option<Backoff>,
+    /// Add to the front of the line instead of the back (`lifo`).
+    #[garde(skip)]
+    pub lifo: Option<bool>,
+    /// Retention once completed (`removeOnComplete`).
+    #[garde(skip)]
+    pub remove_on_complete: Option<KeepJobs>,
+    /// Retention once failed for good (`removeOnFail`).
+    #[garde(skip)]
+    pub remove_on_fail: Option<KeepJobs>,
+    /// Keep at most this many log lines (`keepLogs`, stored as `kl`).
+    #[garde(skip)]
+    pub keep_logs: Option<u32>,
+    /// Keep at most this many stack traces (`stackTraceLimit`).
+    #[garde(skip)]
+    pub stack_trace_limit: Option<u32>,
+    /// Largest accepted size of the JSON data, in UTF-8 bytes (`sizeLimit`).
+    #[garde(skip)]
+    pub size_limit: Option<u64>,
+    /// The parent job, for a child in a flow (`parent`).
+    #[garde(dive)]
+    pub parent: Option<ParentOptions>,
+    /// Fail the parent when this job fails for good (`failParentOnFailure`, `fpof`).
+    #[garde(skip)]
+    pub fail_parent_on_failure: Option<bool>,
+    /// Start the parent as soon as this job fails (`continueParentOnFailure`, `cpof`).
+    #[garde(skip)]
+    pub continue_parent_on_failure: Option<bool>,
+    /// Record the failure in the parent and carry on (`ignoreDependencyOnFailure`, `idof`).
+    #[garde(skip)]
+    pub ignore_dependency_on_failure: Option<bool>,
+    /// Drop this dependency from the parent on failure (`removeDependencyOnFailure`, `rdof`).
+    #[garde(skip)]
+    pub remove_dependency_on_failure: Option<bool>,
+    /// Deduplication (`deduplication`, `de`).
+    #[garde(dive)]
+    pub deduplication: Option<Deduplication>,
+    /// Telemetry context (`tm`, `omc`).
+    #[garde(skip)]
+    pub telemetry: Option<Telemetry>,
+    /// Repeat settings of a scheduler-produced job (`repeat`).
+    #[garde(skip)]
+    pub repeat: Option<RepeatOptions>,
+    /// Previous iteration of a scheduler-produced job, Unix ms (`prevMillis`).
+    #[garde(skip)]
+    pub prev_millis: Option<u64>,
+    /// Options this version does not know (or could not decode), kept verbatim under their
+    /// stored key so that nothing another runtime wrote is lost.
+    #[garde(skip)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+// garde hands custom validators a reference to the field's type.
+#[allow(clippy::ref_option, clippy::trivially_copy_pass_by_ref)]
+fn priority_in_range(priority: &Option<u32>, _ctx: &()) -> garde::Result {
+    match priority {
+        Some(p) if *p > PRIORITY_LIMIT => Err(garde::Error::new(format!(
+            "must be between 0 and {PRIORITY_LIMIT} (got {p})"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $name(mut self, value: $ty) -> Self {
+                self.$name = Some(value);
+                self
+            }
+        )*
+    };
+}
+
+impl JobOptions {
+    /// No options set.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    setters! {
+        /// Sets `attempts`.
+        attempts: u32,
+        /// Sets `timestamp` (Unix ms).
+        timestamp: u64,
+        /// Sets `priority`.
+        priority: u32,
+        /// Sets `delay`.
+        delay: Duration,
+        /// Sets `backoff`.
+        backoff: Backoff,
+        /// Sets `lifo`.
+        lifo: bool,
+        /// Sets `removeOnComplete`.
+        remove_on_complete: KeepJobs,
+        /// Sets `removeOnFail`.
+        remove_on_fail: KeepJobs,
+        /// Sets `keepLogs`.
+        keep_logs: u32,
+        /// Sets `stackTraceLimit`.
+        stack_trace_limit: u32,
+        /// Sets `sizeLimit` (bytes).
+        size_limit: u64,
+        /// Sets `parent`.
+        parent: ParentOptions,
+        /// Sets `failParentOnFailure`.
+        fail_parent_on_failure: bool,
+        /// Sets `continueParentOnFailure`.
+        continue_parent_on_failure: bool,
+        /// Sets `ignoreDependencyOnFailure`.
+        ignore_dependency_on_failure: bool,
+        /// Sets `removeDependencyOnFailure`.
+        remove_dependency_on_failure: bool,
+        /// Sets `deduplication`.
+        deduplication: Deduplication,
+        /// Sets `telemetry`.
+        telemetry: Telemetry,
+        /// Sets `repeat` (scheduler-produced jobs only).
+        repeat: RepeatOptions,
+        /// Sets `prevMillis` (scheduler-produced jobs only).
+        prev_millis: u64,
+    }
+
+    /// Sets a custom `jobId`; [`validate`](Self::validate) checks it.
+    #[must_use]
+    pub fn job_id(mut self, id: impl Into<String>) -> Self {
+        self.job_id = Some(JobId::from(id.into()));
+        self
+    }
+
+    /// Fills the defaults Node.js writes into every job's options (`attempts: 0`), so that a job
+    /// added from Rust stores the same options as its Node.js twin.
+    #[must_use]
+    pub fn with_node_defaults(mut self) -> Self {
+        self.attempts.get_or_insert(0);
+        self
+    }
+
+    /// Checks every rule Node.js BullMQ applies when a job is added, except `sizeLimit`, which
+    /// needs the data (see [`check_data_size`](Self::check_data_size)).
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        let mut extra = Vec::new();
+        let mut problem = |path: &str, message: String| {
+            extra.push(Problem {
+                path: path.to_owned(),
+                message,
+            });
+        };
+        if let Some(Err(err)) = self.job_id.as_ref().map(|id| JobId::custom(id.as_str())) {
+            for p in err.problems() {
+                problem("jobId", p.message.clone());
+            }
+        }
+        for (path, keep) in [
+            ("removeOnComplete", &self.remove_on_complete),
+            ("removeOnFail", &self.remove_on_fail),
+        ] {
+            if let Some(message) = keep.as_ref().and_then(KeepJobs::problem) {
+                problem(path, message);
+            }
+        }
+        let exclusive: Vec<&str> = [
+            (
+                "removeDependencyOnFailure",
+                self.remove_dependency_on_failure,
+            ),
+            ("failParentOnFailure", self.fail_parent_on_failure),
+            ("continueParentOnFailure", self.continue_parent_on_failure),
+            (
+                "ignoreDependencyOnFailure",
+                self.ignore_dependency_on_failure,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| (on == Some(true)).then_some(name))
+        .collect();
+        if exclusive.len() > 1 {
+            problem(
+                exclusive[0],
+                format!("cannot be used together with {}", exclusive[1..].join(", ")),
+            );
+        }
+        if self.deduplication.is_some() && self.parent.is_some() {
+            problem(
+                "deduplication",
+                "cannot be used together with parent".to_owned(),
+            );
+        }
+        if self.extra.contains_key("debounce") {
+            problem(
+                "debounce",
+                "was removed in BullMQ 6; use deduplication".to_owned(),
+            );
+        }
+        ValidationError::check("job options", garde::Validate::validate(self), extra)
+    }
+
+    /// Checks `sizeLimit` against the job's data as it will be stored (its JSON text).
+    ///
+    /// ```
+    /// use bullmq_core::JobOptions;
+    ///
+    /// let opts = JobOptions::new().size_limit(8);
+    /// assert!(opts.check_data_size("resize", r#"{"a":1}"#).is_ok());
+    /// let err = opts.check_data_size("resize", r#"{"a":"long"}"#).unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid job options: sizeLimit: the data of job resize is 12 bytes, over the limit of 8");
+    /// ```
+    pub fn check_data_size(&self, job_name: &str, data_json: &str) -> Result<(), ValidationError> {
+        match self.size_limit {
+            Some(limit) if u64::try_from(data_json.len()).unwrap_or(u64::MAX) > limit => {
+                Err(ValidationError::single(
+                    "job options",
+                    "sizeLimit",
+                    format!(
+                        "the data of job {job_name} is {} bytes, over the limit of {limit}",
+                        data_json.len()
+                    ),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Typed options, validated before anything is written.
+//!
+//! The wire shape (short keys, number encoding) lives in [`crate::codec`]; this module only
+//! knows what the options mean.
+
+mod backoff;
+mod dedup;
+mod job;
+mod keep_jobs;
+mod parent;
+mod repeat;
+mod validation;
+
+pub use backoff::{Backoff, BackoffStrategy};
+pub use dedup::Deduplication;
+pub use job::{JobOptions, PRIORITY_LIMIT};
+pub use keep_jobs::KeepJobs;
+pub use parent::{ParentOptions, Telemetry};
+pub use repeat::RepeatOptions;
+pub use validation::{Problem, ValidationError};

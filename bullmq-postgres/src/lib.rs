@@ -1,0 +1,4 @@
+//! PostgreSQL backend for bullmq.
+#![forbid(unsafe_code)]
+
+pub mod sql;

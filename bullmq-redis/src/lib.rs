@@ -1,0 +1,4 @@
+//! Redis backend for bullmq.
+#![forbid(unsafe_code)]
+
+pub mod scripts;

@@ -1,3 +1,30 @@
-//! bullmq facade.
+#![doc = include_str!("lib.md")]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub use bullmq_core as core;
+pub use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
+pub use bullmq_core::{
+    Error, Job, JobId, JobOptions, JobState, Prefix, QueueName, Result, ScriptError,
+    ScriptErrorCode,
+};
+
+/// The Redis backend (feature `redis`, on by default).
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use bullmq_redis as redis;
+
+/// The PostgreSQL backend (feature `postgres`).
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use bullmq_postgres as postgres;
+
+/// Flows of dependent jobs (feature `flow`).
+#[cfg(feature = "flow")]
+#[cfg_attr(docsrs, doc(cfg(feature = "flow")))]
+pub use bullmq_flow as flow;
+
+/// Job schedulers (feature `scheduler`).
+#[cfg(feature = "scheduler")]
+#[cfg_attr(docsrs, doc(cfg(feature = "scheduler")))]
+pub use bullmq_scheduler as scheduler;

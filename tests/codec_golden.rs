@@ -11,12 +11,13 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use bullmq::core::JobOptions;
 use bullmq::core::codec::{self, KeyStyle};
 use bullmq::core::options::{
-    Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry,
+    Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry, ValidationError,
 };
 use serde_json::{Value, json};
 
@@ -250,17 +251,26 @@ async fn stored_by_lua(con: &mut redis::aio::MultiplexedConnection, packed: &[u8
         .expect("EVAL cjson.encode(cmsgpack.unpack(...))")
 }
 
+/// One run of the Node script per test process, shared by the tests below.
+fn golden() -> &'static (String, Vec<Golden>) {
+    static RUN: OnceLock<(String, Vec<Golden>)> = OnceLock::new();
+    RUN.get_or_init(|| {
+        let prefix = support::unique_prefix();
+        let out = support::run_node("opts-golden.mjs", &[("GOLDEN_PREFIX", &prefix)]);
+        let cases = out
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line from opts-golden.mjs"))
+            .collect();
+        (prefix, cases)
+    })
+}
+
 #[tokio::test]
 async fn job_options_match_node_bullmq_byte_for_byte() {
-    let prefix = support::unique_prefix();
-    let out = support::run_node("opts-golden.mjs", &[("GOLDEN_PREFIX", &prefix)]);
+    let (prefix, cases) = golden();
     let parent = ParentOptions::new("golden-parent", format!("{prefix}:parentq"));
     let mut con = support::redis().await;
 
-    let cases: Vec<Golden> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line from opts-golden.mjs"))
-        .collect();
     let accepted: Vec<&Golden> = cases.iter().filter(|c| c.rejected.is_none()).collect();
     assert!(accepted.len() >= 40, "only {} golden cases", accepted.len());
 
@@ -325,4 +335,61 @@ async fn options_round_trip_through_lua_unchanged() {
         "{long}"
     );
     assert_eq!(codec::options_from_json(&long).expect("long").options, opts);
+}
+
+/// The Rust counterpart of each option set Node.js rejects, or `None` where Rust's types make
+/// the mistake impossible to write.
+fn rust_rejection(name: &str, parent: &ParentOptions) -> Option<Result<(), ValidationError>> {
+    let p = || parent.clone();
+    let o = JobOptions::new;
+    let opts = match name {
+        "priority-over-limit" => o().priority(2_097_152),
+        // `priority` is a `u32`: a fraction cannot be written.
+        "priority-float" => return None,
+        "jobid-integer" => o().job_id("123"),
+        "jobid-colon" => o().job_id("a:b"),
+        "jobid-zero" => o().job_id("0"),
+        "jobid-zero-colon" => o().job_id("0:a:b"),
+        "parent-exclusive-options" => o()
+            .parent(p())
+            .fail_parent_on_failure(true)
+            .ignore_dependency_on_failure(true),
+        "parent-exclusive-options-all" => o()
+            .parent(p())
+            .fail_parent_on_failure(true)
+            .continue_parent_on_failure(true)
+            .ignore_dependency_on_failure(true)
+            .remove_dependency_on_failure(true),
+        "dedup-without-id" => o().deduplication(Deduplication::new("").ttl(ms(1000))),
+        "dedup-with-parent" => o().parent(p()).deduplication(Deduplication::new("x")),
+        "backoff-jitter-over-1" => o().backoff(Backoff::fixed(ms(1000)).jitter(1.5)),
+        "backoff-jitter-negative" => o().backoff(Backoff::fixed(ms(1000)).jitter(-0.1)),
+        "sizelimit-exceeded" => {
+            return Some(
+                o().size_limit(10)
+                    .check_data_size("golden", r#"{"payload":"more than ten bytes"}"#),
+            );
+        }
+        "debounce-removed" => raw(o(), "debounce", json!({"id": "x"})),
+        other => panic!("no Rust counterpart for Node's rejected case {other}"),
+    };
+    Some(opts.validate())
+}
+
+#[test]
+fn what_node_rejects_rust_rejects() {
+    let (prefix, cases) = golden();
+    let parent = ParentOptions::new("golden-parent", format!("{prefix}:parentq"));
+    let rejected: Vec<&Golden> = cases.iter().filter(|c| c.rejected.is_some()).collect();
+    assert!(
+        rejected.len() >= 10,
+        "only {} rejected cases",
+        rejected.len()
+    );
+    for case in rejected {
+        if let Some(result) = rust_rejection(&case.name, &parent) {
+            let err = result.expect_err(&case.name);
+            assert!(!err.problems().is_empty(), "{}: {err}", case.name);
+        }
+    }
 }

@@ -30,7 +30,7 @@ fn number(out: &mut Vec<u8>, value: f64) -> Write {
     }
 }
 
-fn value(out: &mut Vec<u8>, v: &WireValue) -> Write {
+fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
     match v {
         WireValue::Bool(b) => {
             encode::write_bool(out, *b).map_err(ValueWriteError::InvalidMarkerWrite)
@@ -51,7 +51,7 @@ fn value(out: &mut Vec<u8>, v: &WireValue) -> Write {
     }
 }
 
-pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap) -> Write {
+pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap<'_>) -> Write {
     let len = u16::try_from(m.0.len()).unwrap_or(u16::MAX);
     out.push(MAP16);
     out.extend_from_slice(&len.to_be_bytes());

@@ -1,5 +1,6 @@
 //! `JobOptions` to and from the stored shape.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -15,18 +16,18 @@ use crate::options::{
 
 // ---------- encoding ----------
 
-fn uint(n: impl Into<u64>) -> WireValue {
+fn uint(n: impl Into<u64>) -> WireValue<'static> {
     WireValue::UInt(n.into())
 }
 
-fn text(s: &str) -> WireValue {
-    WireValue::Str(s.to_owned())
+fn text(s: &str) -> WireValue<'_> {
+    WireValue::Str(Cow::Borrowed(s))
 }
 
 /// A duration as a JavaScript number of `unit_nanos` units: an integer when whole, else the
 /// nearest double (computed from nanoseconds, so 1.5 ms comes out as exactly 1.5).
 #[allow(clippy::cast_precision_loss)]
-fn in_units(d: Duration, unit_nanos: u64) -> WireValue {
+fn in_units(d: Duration, unit_nanos: u64) -> WireValue<'static> {
     let nanos = d.as_nanos();
     let unit = u128::from(unit_nanos);
     if nanos.is_multiple_of(unit) {
@@ -37,20 +38,16 @@ fn in_units(d: Duration, unit_nanos: u64) -> WireValue {
 }
 
 /// Milliseconds, as every duration option except `KeepJobs.age` is stored.
-fn millis(d: Duration) -> WireValue {
+fn millis(d: Duration) -> WireValue<'static> {
     in_units(d, 1_000_000)
 }
 
-/// Whole seconds when whole, else a fraction (`KeepJobs.age` is in seconds).
-fn seconds(d: Duration) -> WireValue {
-    if d.subsec_nanos() == 0 {
-        uint(d.as_secs())
-    } else {
-        WireValue::Float(d.as_secs_f64())
-    }
+/// Seconds (`KeepJobs.age`).
+fn seconds(d: Duration) -> WireValue<'static> {
+    in_units(d, 1_000_000_000)
 }
 
-fn backoff(b: &Backoff) -> WireValue {
+fn backoff(b: &Backoff) -> WireValue<'_> {
     let mut m = WireMap::default();
     m.push("type", text(b.strategy.as_str()));
     m.push("delay", b.delay.map(millis));
@@ -58,7 +55,7 @@ fn backoff(b: &Backoff) -> WireValue {
     WireValue::Map(m)
 }
 
-fn keep_jobs(k: &KeepJobs) -> WireValue {
+fn keep_jobs(k: &KeepJobs) -> WireValue<'static> {
     match k {
         KeepJobs::RemoveAll => WireValue::Bool(true),
         KeepJobs::KeepAll => WireValue::Bool(false),
@@ -73,7 +70,7 @@ fn keep_jobs(k: &KeepJobs) -> WireValue {
     }
 }
 
-fn dedup(d: &Deduplication) -> WireValue {
+fn dedup(d: &Deduplication) -> WireValue<'_> {
     let mut m = WireMap::default();
     m.push("id", text(&d.id));
     m.push("ttl", d.ttl.map(millis));
@@ -87,7 +84,7 @@ fn dedup(d: &Deduplication) -> WireValue {
     WireValue::Map(m)
 }
 
-fn repeat(r: &RepeatOptions) -> WireValue {
+fn repeat(r: &RepeatOptions) -> WireValue<'_> {
     let mut m = WireMap::default();
     m.push("pattern", r.pattern.as_deref().map(text));
     m.push("every", r.every.map(millis));
@@ -101,7 +98,7 @@ fn repeat(r: &RepeatOptions) -> WireValue {
     m.push("startDate", r.start_date.map(uint));
     m.push("endDate", r.end_date.map(uint));
     for (k, v) in &r.extra {
-        m.push(k, WireValue::from(v));
+        m.push(k.as_str(), WireValue::from(v));
     }
     WireValue::Map(m)
 }
@@ -110,22 +107,22 @@ fn repeat(r: &RepeatOptions) -> WireValue {
 /// (kept raw in `extra`) back in its own slot, so that options passed through Rust keep their
 /// order and therefore their bytes.
 struct Writer<'a> {
-    map: WireMap,
+    map: WireMap<'a>,
     style: KeyStyle,
     extra: &'a BTreeMap<String, Value>,
     placed: Vec<&'a str>,
 }
 
 impl<'a> Writer<'a> {
-    fn put(&mut self, key: &str, value: Option<WireValue>) {
+    fn put(&mut self, key: &'static str, value: Option<WireValue<'a>>) {
         self.put_any(key, &[key], value);
     }
 
-    fn put_compressible(&mut self, c: keys::Compressible, value: Option<WireValue>) {
+    fn put_compressible(&mut self, c: keys::Compressible, value: Option<WireValue<'a>>) {
         self.put_any(c.name(self.style), &[c.short, c.long], value);
     }
 
-    fn put_any(&mut self, key: &str, spellings: &[&str], value: Option<WireValue>) {
+    fn put_any(&mut self, key: &'static str, spellings: &[&str], value: Option<WireValue<'a>>) {
         if let Some(value) = value {
             self.map.push(key, value);
             return;
@@ -137,10 +134,10 @@ impl<'a> Writer<'a> {
         }
     }
 
-    fn finish(mut self) -> WireMap {
+    fn finish(mut self) -> WireMap<'a> {
         for (k, v) in self.extra {
             if !self.placed.contains(&k.as_str()) {
-                self.map.push(k, WireValue::from(v));
+                self.map.push(k.as_str(), WireValue::from(v));
             }
         }
         self.map
@@ -149,7 +146,7 @@ impl<'a> Writer<'a> {
 
 /// The stored map, keys in the order Node.js writes them for options given in field order:
 /// `attempts` first (the `Job` constructor puts its default there), then the rest.
-pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap {
+pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
     let flag = |b: Option<bool>| b.map(WireValue::Bool);
     let mut w = Writer {
         map: WireMap::default(),
@@ -318,8 +315,7 @@ fn read_millis(v: &Value) -> Read<Duration> {
 }
 
 fn read_seconds(v: &Value) -> Read<Duration> {
-    let s = read_f64(v)?;
-    Duration::try_from_secs_f64(s).map_err(|e| format!("expected non-negative seconds: {e}"))
+    read_units(v, 1_000_000_000, "seconds")
 }
 
 fn read_bool(v: &Value) -> Read<bool> {

@@ -2,38 +2,44 @@
 //! ([`super::msgpack`], msgpackr's rules) or as JSON (this file's `Serialize`, JavaScript's
 //! rules: a whole number prints as `5`, not `5.0`).
 
+use std::borrow::Cow;
+
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-/// One stored value.
+/// One stored value, borrowing its text from the options it was made from.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum WireValue {
+pub(crate) enum WireValue<'a> {
     Bool(bool),
     UInt(u64),
     Int(i64),
     Float(f64),
-    Str(String),
-    Array(Vec<WireValue>),
-    Map(WireMap),
+    Str(Cow<'a, str>),
+    Array(Vec<WireValue<'a>>),
+    Map(WireMap<'a>),
     Null,
 }
 
 /// An object whose keys keep the order they were inserted in, like a JavaScript object's
 /// string keys.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct WireMap(pub(crate) Vec<(String, WireValue)>);
+pub(crate) struct WireMap<'a>(pub(crate) Vec<(Cow<'a, str>, WireValue<'a>)>);
 
-impl WireMap {
-    pub(crate) fn push(&mut self, key: &str, value: impl Into<Option<WireValue>>) {
+impl<'a> WireMap<'a> {
+    pub(crate) fn push(
+        &mut self,
+        key: impl Into<Cow<'a, str>>,
+        value: impl Into<Option<WireValue<'a>>>,
+    ) {
         if let Some(value) = value.into() {
-            self.0.push((key.to_owned(), value));
+            self.0.push((key.into(), value));
         }
     }
 }
 
 const JS_SAFE_INT: f64 = 9_007_199_254_740_992.0;
 
-impl Serialize for WireValue {
+impl Serialize for WireValue<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::Bool(b) => s.serialize_bool(*b),
@@ -59,7 +65,7 @@ impl Serialize for WireValue {
     }
 }
 
-impl Serialize for WireMap {
+impl Serialize for WireMap<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for (k, v) in &self.0 {
@@ -69,8 +75,8 @@ impl Serialize for WireMap {
     }
 }
 
-impl From<&serde_json::Value> for WireValue {
-    fn from(value: &serde_json::Value) -> Self {
+impl<'a> From<&'a serde_json::Value> for WireValue<'a> {
+    fn from(value: &'a serde_json::Value) -> Self {
         use serde_json::Value;
         match value {
             Value::Null => Self::Null,
@@ -84,11 +90,11 @@ impl From<&serde_json::Value> for WireValue {
                     Self::Float(n.as_f64().unwrap_or(f64::NAN))
                 }
             }
-            Value::String(text) => Self::Str(text.clone()),
+            Value::String(text) => Self::Str(Cow::Borrowed(text)),
             Value::Array(items) => Self::Array(items.iter().map(Self::from).collect()),
             Value::Object(map) => Self::Map(WireMap(
                 map.iter()
-                    .map(|(k, v)| (k.clone(), Self::from(v)))
+                    .map(|(k, v)| (Cow::Borrowed(k.as_str()), Self::from(v)))
                     .collect(),
             )),
         }

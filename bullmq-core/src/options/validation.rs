@@ -47,7 +47,7 @@ impl ValidationError {
         self.subject
     }
 
-    /// Every broken rule, in field order.
+    /// Every broken rule: per-field rules in field order, then rules that span fields.
     #[must_use]
     pub fn problems(&self) -> &[Problem] {
         &self.problems

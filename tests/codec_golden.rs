@@ -60,10 +60,10 @@ fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
         "attempts-0" => o().attempts(0),
         "attempts-3" => o().attempts(3),
         "attempts-2pow31" => o().attempts(2_147_483_648),
-        "attempts-2pow32" => raw(JobOptions::new(), "attempts", json!(4_294_967_296.0)),
+        "attempts-2pow32" => raw(JobOptions::new(), "attempts", json!(4_294_967_296_u64)),
         "attempts-negative" => raw(JobOptions::new(), "attempts", json!(-1)),
         "attempts-int32-min" => raw(JobOptions::new(), "attempts", json!(-2_147_483_648)),
-        "attempts-below-int32" => raw(JobOptions::new(), "attempts", json!(-2_147_483_649.0)),
+        "attempts-below-int32" => raw(JobOptions::new(), "attempts", json!(-2_147_483_649_i64)),
         "backoff-number" => o().attempts(3).backoff(Backoff::fixed(ms(1000))),
         "backoff-number-0" => o().backoff(Backoff::fixed(ms(0))),
         "backoff-fixed" => o().attempts(3).backoff(Backoff::fixed(ms(500))),
@@ -199,7 +199,7 @@ fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
                     omit_context: Some(true),
                 }),
             "attempts",
-            json!(4_294_967_296.0),
+            json!(4_294_967_296_u64),
         ),
         "combo-parent" => o()
             .job_id("child-1")

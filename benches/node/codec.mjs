@@ -1,6 +1,5 @@
-// Node.js side of the codec benchmark: the same operations as benches/codec.rs, done the way
-// bullmq@6.7.0 does them (its own optsAsJSON/pack and optsFromJSON/rawToJobJson), on the same
-// options. Prints one line per operation: `<name> <ns per op>`.
+// Node.js side of the codec benchmark: the same operations as benches/codec.rs, with bullmq
+// 6.7.0's packer settings and key maps, on the same options. Prints one line per operation: `<name> <ns per op>`.
 //
 // Usage: node benches/node/codec.mjs   (needs `npm ci --prefix tests/node`)
 import { createRequire } from 'node:module';
@@ -11,43 +10,56 @@ const { optsEncodeMap, optsDecodeMap } = require('bullmq/dist/cjs/utils/index.js
 
 const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 
-// bullmq's optsAsJSON / optsFromJSON are module-private in 6.7.0 (redis-queue-backend.js);
-// these follow them statement by statement.
-function optsAsJSON(opts = {}) {
-  const options = {};
-  for (const [k, v] of Object.entries(opts)) {
-    if (typeof v === 'undefined') continue;
-    if (k in optsEncodeMap) options[optsEncodeMap[k]] = v;
-    else if (k === 'telemetry') {
-      if (v.metadata !== undefined) options.tm = v.metadata;
-      if (v.omitContext !== undefined) options.omc = v.omitContext;
-    } else options[k] = v;
+// bullmq 6.7.0 keeps its option encoder and job-hash reader private to its Redis backend, so
+// the same work is spelled out here: rename the six compressible options (bullmq's own maps) and
+// flatten telemetry to tm/omc on the way in; JSON.parse, rename back and parseInt the numeric
+// hash fields on the way out.
+const TELEMETRY_OUT = { metadata: 'tm', omitContext: 'omc' };
+const TELEMETRY_IN = { tm: 'metadata', omc: 'omitContext' };
+
+function encodeOpts(opts) {
+  const out = {};
+  for (const key of Object.keys(opts)) {
+    const value = opts[key];
+    if (value === undefined) continue;
+    if (key !== 'telemetry') {
+      out[optsEncodeMap[key] ?? key] = value;
+      continue;
+    }
+    for (const [long, short] of Object.entries(TELEMETRY_OUT)) {
+      if (value[long] !== undefined) out[short] = value[long];
+    }
   }
-  return options;
+  return out;
 }
-function optsFromJSON(raw) {
-  const opts = JSON.parse(raw || '{}');
-  const options = {};
-  for (const [k, v] of Object.entries(opts)) {
-    if (optsDecodeMap[k]) options[optsDecodeMap[k]] = v;
-    else if (k === 'tm') options.telemetry = { ...options.telemetry, metadata: v };
-    else if (k === 'omc') options.telemetry = { ...options.telemetry, omitContext: v };
-    else options[k] = v;
+
+function decodeOpts(text) {
+  const out = {};
+  const parsed = JSON.parse(text || '{}');
+  for (const key of Object.keys(parsed)) {
+    if (key in TELEMETRY_IN) {
+      out.telemetry = { ...out.telemetry, [TELEMETRY_IN[key]]: parsed[key] };
+    } else {
+      out[optsDecodeMap[key] ?? key] = parsed[key];
+    }
   }
-  return options;
+  return out;
 }
-function rawToJobJson(raw) {
+
+const int = (v, dflt) => parseInt(v ?? dflt);
+function readJobHash(h) {
   return {
-    id: raw.id, name: raw.name, data: raw.data || '{}', opts: optsFromJSON(raw.opts),
-    progress: JSON.parse(raw.progress || '0'), delay: parseInt(raw.delay),
-    priority: parseInt(raw.priority), timestamp: parseInt(raw.timestamp),
-    attemptsStarted: parseInt(raw.ats || '0'), attemptsMade: parseInt(raw.attemptsMade || raw.atm || '0'),
-    stalledCounter: parseInt(raw.stc || '0'),
-    finishedOn: raw.finishedOn ? parseInt(raw.finishedOn) : undefined,
-    processedOn: raw.processedOn ? parseInt(raw.processedOn) : undefined,
-    repeatJobKey: raw.rjk, deduplicationId: raw.deid, failedReason: raw.failedReason,
-    deferredFailure: raw.defa, stacktrace: raw.stacktrace, returnvalue: raw.returnvalue,
-    parentKey: raw.parentKey, parent: raw.parent ? JSON.parse(raw.parent) : undefined, processedBy: raw.pb,
+    id: h.id, name: h.name, data: h.data ?? '{}', opts: decodeOpts(h.opts),
+    progress: JSON.parse(h.progress ?? '0'),
+    timestamp: int(h.timestamp), delay: int(h.delay), priority: int(h.priority),
+    attemptsStarted: int(h.ats, '0'), attemptsMade: int(h.attemptsMade || h.atm, '0'),
+    stalledCounter: int(h.stc, '0'),
+    processedOn: h.processedOn ? int(h.processedOn) : undefined,
+    finishedOn: h.finishedOn ? int(h.finishedOn) : undefined,
+    parent: h.parent ? JSON.parse(h.parent) : undefined,
+    parentKey: h.parentKey, repeatJobKey: h.rjk, deduplicationId: h.deid,
+    failedReason: h.failedReason, stacktrace: h.stacktrace, returnvalue: h.returnvalue,
+    deferredFailure: h.defa, processedBy: h.pb,
   };
 }
 
@@ -57,7 +69,7 @@ const opts = {
   removeOnComplete: 1000, removeOnFail: { age: 86400 }, keepLogs: 50,
   deduplication: { id: 'user-42', ttl: 5000 },
 };
-const stored = JSON.stringify(optsAsJSON(opts));
+const stored = JSON.stringify(encodeOpts(opts));
 const hash = {
   id: '1', name: 'resize', data: '{"url":"https://example.com/a.png","w":640}', opts: stored,
   timestamp: '1', delay: '3000', priority: '0', deid: 'user-42', processedOn: '1700000000500', ats: '1',
@@ -73,8 +85,8 @@ function bench(name, fn) {
   console.log(`${name} ${ns.toFixed(1)}`);
 }
 
-bench('options_to_msgpack', () => packer.pack(optsAsJSON(opts)));
-bench('options_to_json', () => JSON.stringify(optsAsJSON(opts)));
-bench('options_from_json', () => optsFromJSON(stored));
-bench('job_from_hash', () => rawToJobJson(hash));
+bench('options_to_msgpack', () => packer.pack(encodeOpts(opts)));
+bench('options_to_json', () => JSON.stringify(encodeOpts(opts)));
+bench('options_from_json', () => decodeOpts(stored));
+bench('job_from_hash', () => readJobHash(hash));
 if (sink === 42) console.log('');

@@ -7,7 +7,9 @@ use crate::options::ValidationError;
 /// The key prefix every Redis key of a queue starts with; `bull` unless configured.
 pub const DEFAULT_PREFIX: &str = "bull";
 
-/// A queue name: not empty and without `:`, since `:` separates the parts of every key.
+/// A queue name: not empty and without `:`, since `:` separates the parts of every key (both
+/// upstream's rules); and, our addition, without control characters or unbalanced `{`/`}`,
+/// which would break Redis Cluster hash tags.
 ///
 /// ```
 /// use bullmq_core::QueueName;
@@ -23,19 +25,20 @@ impl QueueName {
     /// Validates `name` as upstream's `QueueBase` does.
     pub fn new(name: impl Into<String>) -> Result<Self, ValidationError> {
         let name = name.into();
+        let fail = |message: String| Err(ValidationError::single("queue name", "name", message));
         if name.is_empty() {
-            return Err(ValidationError::single(
-                "queue name",
-                "name",
-                "must not be empty",
-            ));
+            return fail("must not be empty".to_owned());
         }
         if name.contains(':') {
-            return Err(ValidationError::single(
-                "queue name",
-                "name",
-                format!("must not contain ':' (got {name:?})"),
+            return fail(format!("must not contain ':' (got {name:?})"));
+        }
+        if let Some(c) = name.chars().find(|c| c.is_control()) {
+            return fail(format!(
+                "must not contain control characters (found {c:?} in {name:?})"
             ));
+        }
+        if !braces_balanced(&name) {
+            return fail(format!("must not contain unbalanced braces (got {name:?})"));
         }
         Ok(Self(name))
     }
@@ -59,8 +62,9 @@ impl AsRef<str> for QueueName {
     }
 }
 
-/// A key prefix: not empty, and free of whitespace and control characters, which no Redis key
-/// written by upstream contains and which would make keys ambiguous in `CLIENT LIST` output.
+/// A key prefix: not empty; free of whitespace and control characters, because the prefix is
+/// part of every connection's client name and Redis refuses names with spaces; and with
+/// balanced `{…}`, so a Redis Cluster hash tag is never cut in half.
 ///
 /// `:` and `{…}` hash tags are allowed, as upstream allows them.
 ///
@@ -78,20 +82,18 @@ impl Prefix {
     /// Validates `prefix`.
     pub fn new(prefix: impl Into<String>) -> Result<Self, ValidationError> {
         let prefix = prefix.into();
+        let fail = |message: String| Err(ValidationError::single("prefix", "prefix", message));
         if prefix.is_empty() {
-            return Err(ValidationError::single(
-                "prefix",
-                "prefix",
-                "must not be empty",
-            ));
+            return fail("must not be empty".to_owned());
         }
         if let Some(c) = prefix.chars().find(|c| c.is_whitespace() || c.is_control()) {
-            return Err(ValidationError::single(
-                "prefix",
-                "prefix",
-                format!(
-                    "must not contain whitespace or control characters (found {c:?} in {prefix:?})"
-                ),
+            return fail(format!(
+                "must not contain whitespace or control characters (found {c:?} in {prefix:?})"
+            ));
+        }
+        if !braces_balanced(&prefix) {
+            return fail(format!(
+                "must not contain unbalanced braces (got {prefix:?})"
             ));
         }
         Ok(Self(prefix))
@@ -114,4 +116,18 @@ impl fmt::Display for Prefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// True when every `{` is closed by a later `}` and no `}` comes unopened.
+fn braces_balanced(s: &str) -> bool {
+    let mut open = 0usize;
+    for c in s.chars() {
+        match c {
+            '{' => open += 1,
+            '}' if open == 0 => return false,
+            '}' => open -= 1,
+            _ => {}
+        }
+    }
+    open == 0
 }

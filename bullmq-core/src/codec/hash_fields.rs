@@ -87,6 +87,11 @@ where
     let mut legacy_attempts = None;
     for (k, v) in fields {
         let (k, v) = (k.as_ref(), v.as_ref());
+        // Node reads an empty field as missing (`raw.data || '{}'`, `raw.ats || '0'`, …); only
+        // the texts it keeps as they are may be empty.
+        if v.is_empty() && ![field::NAME, field::RETURN_VALUE, field::FAILED_REASON].contains(&k) {
+            continue;
+        }
         match k {
             field::NAME => job.name = v.to_owned(),
             field::DATA => {
@@ -142,8 +147,9 @@ where
             _ => {}
         }
     }
-    // Upstream reads `attemptsMade || atm`: the legacy field wins when it is non-zero.
-    if let Some(legacy) = legacy_attempts.filter(|n| *n != 0) {
+    // Upstream reads `attemptsMade || atm` on the stored strings: a non-empty legacy field wins,
+    // even "0".
+    if let Some(legacy) = legacy_attempts {
         job.attempts_made = legacy;
     }
     Ok(job)

@@ -27,26 +27,34 @@
 //! # Ok::<(), bullmq_core::codec::CodecError>(())
 //! ```
 //!
-//! ## Where our bytes can differ from Node's, and why it does not matter
+//! ## How the bytes match msgpackr's, and where they cannot
 //!
-//! - **Key order.** msgpackr packs keys in the JavaScript object's insertion order, which is
-//!   the order the caller wrote them in (after `attempts`, which the `Job` constructor puts
-//!   first). A typed struct has no such order: we always write
-//!   `attempts, jobId, timestamp, priority, delay, backoff, lifo, removeOnComplete,
-//!   removeOnFail, keepLogs, stackTraceLimit, sizeLimit, parent, fpof, cpof, idof, rdof, de,
-//!   tm, omc, repeat, prevMillis`, then unknown keys. Options written by Node in that order give
-//!   identical bytes; in any other order the map holds the same entries, and the scripts read
-//!   them by key.
-//! - **Numbers.** We follow msgpackr: integers from -2^31 to 2^32-1 as msgpack integers,
-//!   anything else (larger integers, fractions) as float64; so equal numbers give equal bytes.
-//!   On the way into Redis, cjson then re-encodes every number with 14 significant digits
-//!   (`1234567890123456` is stored as `1.2345678901235e+15`) for both runtimes alike; the
-//!   decoder accepts such whole floats for integer options.
-//! - **Empty arrays** are stored by cjson as `{}`; no typed option is an array, and unknown
-//!   options are kept as they were read.
-//! - **Durations** are whole milliseconds (seconds for `KeepJobs` age) when they are whole,
-//!   and fractional JavaScript numbers otherwise.
+//! `tests/codec_golden.rs` runs Node.js BullMQ 6.7.0 on 74 option sets and checks that our
+//! bytes are msgpackr's, byte for byte, and that Redis stores them as the same JSON. What makes
+//! that hold, and its limits:
+//!
+//! - **Map headers.** msgpackr writes every object with a map16 header (`0xde`), even small
+//!   ones where plain msgpack writers use a fixmap; so do we.
+//! - **Numbers.** msgpackr writes a number as a msgpack integer only when it is an integer from
+//!   -2^31 to 2^32-1, and as a float64 otherwise (2^32, 1.5, -2^31-1, 13-digit timestamps); so
+//!   do we. A `u64` above 2^53 is rounded to the nearest double on the way, exactly as it is
+//!   in JavaScript, where it could not be held exactly to begin with.
+//! - **Key order.** msgpackr follows the JavaScript object's insertion order: `attempts` first
+//!   (Node's `Job` constructor puts its default there), then the order the caller wrote. A typed
+//!   struct has no such order; we write `attempts, jobId, timestamp, priority, delay, backoff,
+//!   lifo, removeOnComplete, removeOnFail, keepLogs, stackTraceLimit, sizeLimit, parent, fpof,
+//!   cpof, idof, rdof, de, tm, omc, repeat, prevMillis`, then unknown keys. Options a Node.js
+//!   caller wrote in another order pack to the same entries in another order; the scripts read
+//!   them by key, so nothing changes but the bytes. Options we read and could not type (a
+//!   negative `attempts`, say) are written back in their own slot, not at the end.
+//! - **What Redis stores.** The Lua scripts store `cjson.encode(cmsgpack.unpack(opts))`, which
+//!   writes numbers with 14 significant digits (`1234567890123456` becomes
+//!   `1.2345678901235e+15`) and empty arrays as `{}`, for both runtimes alike. The decoder
+//!   accepts whole floats for integer options, as Node's `JSON.parse` does.
+//! - **Durations** are whole milliseconds (seconds for `KeepJobs` age) when they are whole, and
+//!   fractional JavaScript numbers otherwise.
 
+mod entries;
 pub(crate) mod hash_fields;
 mod keys;
 mod msgpack;
@@ -105,9 +113,17 @@ pub fn options_to_value(opts: &JobOptions, style: KeyStyle) -> serde_json::Value
 
 /// Reads options stored as JSON by any runtime, in either key style.
 pub fn options_from_json(json: &str) -> Result<DecodedOptions, CodecError> {
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| CodecError::OptionsNotJson(e.to_string()))?;
-    options_from_value(&value)
+    let not_json = |e: serde_json::Error| CodecError::OptionsNotJson(e.to_string());
+    let entries::Entries(entries) = serde_json::from_str(json).map_err(not_json)?;
+    let Some(entries) = entries else {
+        return Err(CodecError::OptionsNotJson(format!("found {}", json.trim())));
+    };
+    let mut out = DecodedOptions::default();
+    for (key, raw) in entries {
+        let value: serde_json::Value = serde_json::from_str(raw.get()).map_err(not_json)?;
+        options::decode_entry(&mut out, &key, &value);
+    }
+    Ok(out)
 }
 
 /// Reads options from a parsed JSON value.
@@ -122,7 +138,29 @@ pub fn options_from_value(value: &serde_json::Value) -> Result<DecodedOptions, C
 
 /// Reads msgpack-packed options (what a Node.js producer sends to the scripts).
 pub fn options_from_msgpack(bytes: &[u8]) -> Result<DecodedOptions, CodecError> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         rmp_serde::from_slice(bytes).map_err(|e| CodecError::OptionsNotMsgpack(e.to_string()))?;
+    whole_floats_to_integers(&mut value);
     options_from_value(&value).map_err(|_| CodecError::OptionsNotMsgpack("not a map".to_owned()))
+}
+
+/// msgpackr packs integers outside 32 bits as float64; JavaScript cannot tell them apart from
+/// integers, so neither do we: whole floats up to 2^53 become JSON integers again.
+fn whole_floats_to_integers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => {
+            let whole =
+                |f: &f64| n.is_f64() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0;
+            if let Some(f) = n.as_f64().filter(whole) {
+                // Whole and within 2^53, so the conversion is exact.
+                #[allow(clippy::cast_possible_truncation)]
+                let int = f as i64;
+                *value = Value::from(int);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_floats_to_integers),
+        Value::Object(map) => map.values_mut().for_each(whole_floats_to_integers),
+        _ => {}
+    }
 }

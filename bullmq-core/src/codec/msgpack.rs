@@ -52,10 +52,16 @@ fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
 }
 
 pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap<'_>) -> Write {
-    let len = u16::try_from(m.0.len()).unwrap_or(u16::MAX);
+    // msgpackr refuses objects too large for a map16 header; so do we, rather than drop entries.
+    let len = u16::try_from(m.0.len()).map_err(|_| {
+        ValueWriteError::InvalidDataWrite(std::io::Error::other(format!(
+            "a map of {} entries is more than msgpackr's 65535",
+            m.0.len()
+        )))
+    })?;
     out.push(MAP16);
     out.extend_from_slice(&len.to_be_bytes());
-    for (k, v) in m.0.iter().take(usize::from(len)) {
+    for (k, v) in &m.0 {
         encode::write_str(out, k)?;
         value(out, v)?;
     }

@@ -25,15 +25,17 @@ fn text(s: &str) -> WireValue<'_> {
 }
 
 /// A duration as a JavaScript number of `unit_nanos` units: an integer when whole, else the
-/// nearest double (computed from nanoseconds, so 1.5 ms comes out as exactly 1.5).
+/// whole part plus the fraction, each converted on its own so neither loses digits to the other.
 #[allow(clippy::cast_precision_loss)]
 fn in_units(d: Duration, unit_nanos: u64) -> WireValue<'static> {
     let nanos = d.as_nanos();
     let unit = u128::from(unit_nanos);
-    if nanos.is_multiple_of(unit) {
-        WireValue::UInt(u64::try_from(nanos / unit).unwrap_or(u64::MAX))
+    let whole = u64::try_from(nanos / unit).unwrap_or(u64::MAX);
+    let rest = nanos % unit;
+    if rest == 0 {
+        WireValue::UInt(whole)
     } else {
-        WireValue::Float(nanos as f64 / unit_nanos as f64)
+        WireValue::Float(whole as f64 + rest as f64 / unit_nanos as f64)
     }
 }
 
@@ -282,32 +284,36 @@ fn whole_units(n: u64, unit_nanos: u64) -> Option<Duration> {
     Some(Duration::new(secs, sub))
 }
 
-/// The inverse of [`in_units`]: whole numbers exactly, fractions to the nearest nanosecond.
+/// The inverse of [`in_units`]: whole numbers exactly; otherwise the whole part exactly and the
+/// fraction to the nearest nanosecond.
 fn read_units(v: &Value, unit_nanos: u64, unit: &str) -> Read<Duration> {
-    let x = match v.as_u64() {
-        Some(n) => {
-            return whole_units(n, unit_nanos).ok_or_else(|| format!("{n} {unit} is too long"));
-        }
-        None => read_f64(v)?,
-    };
+    let too_long = || format!("{} {unit} is too long", describe(v));
+    if let Some(n) = v.as_u64() {
+        return whole_units(n, unit_nanos).ok_or_else(too_long);
+    }
+    let x = read_f64(v)?;
     if x < 0.0 {
         return Err(format!(
             "expected a non-negative number of {unit}, found {}",
             describe(v)
         ));
     }
-    if x.fract() == 0.0 && x < 18_446_744_073_709_551_616.0 {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        return whole_units(x as u64, unit_nanos).ok_or_else(|| format!("{x} {unit} is too long"));
+    if x >= 18_446_744_073_709_551_616.0 {
+        return Err(too_long());
     }
-    #[allow(clippy::cast_precision_loss)]
-    let nanos = (x * unit_nanos as f64).round();
-    if nanos < 18_446_744_073_709_551_616.0 {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        return Ok(Duration::from_nanos(nanos as u64));
-    }
-    #[allow(clippy::cast_precision_loss)]
-    Duration::try_from_secs_f64(x * unit_nanos as f64 / 1e9).map_err(|e| format!("{x} {unit}: {e}"))
+    let whole = x.trunc();
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let (whole, frac_nanos) = (
+        whole as u64,
+        ((x - whole) * unit_nanos as f64).round() as u64,
+    );
+    whole_units(whole, unit_nanos)
+        .and_then(|d| d.checked_add(Duration::from_nanos(frac_nanos)))
+        .ok_or_else(too_long)
 }
 
 fn read_millis(v: &Value) -> Read<Duration> {
@@ -474,71 +480,69 @@ fn telemetry_slot(o: &mut JobOptions) -> &mut Telemetry {
 pub(crate) fn from_map(map: &Map<String, Value>) -> DecodedOptions {
     let mut out = DecodedOptions::default();
     for (key, value) in map {
-        let k = key.as_str();
-        let long = keys::COMPRESSIBLE
-            .iter()
-            .find(|c| c.short == k || c.long == k)
-            .map_or(k, |c| c.long);
-        match long {
-            "attempts" => put(&mut out, k, value, read_u32, |o| &mut o.attempts),
-            "jobId" => put(
-                &mut out,
-                k,
-                value,
-                |v| read_string(v).map(JobId::from),
-                |o| &mut o.job_id,
-            ),
-            "timestamp" => put(&mut out, k, value, read_u64, |o| &mut o.timestamp),
-            "priority" => put(&mut out, k, value, read_u32, |o| &mut o.priority),
-            "delay" => put(&mut out, k, value, read_millis, |o| &mut o.delay),
-            "backoff" => put(&mut out, k, value, read_backoff, |o| &mut o.backoff),
-            "lifo" => put(&mut out, k, value, read_bool, |o| &mut o.lifo),
-            "removeOnComplete" => put(&mut out, k, value, read_keep_jobs, |o| {
-                &mut o.remove_on_complete
-            }),
-            "removeOnFail" => put(&mut out, k, value, read_keep_jobs, |o| {
-                &mut o.remove_on_fail
-            }),
-            "keepLogs" => put(&mut out, k, value, read_u32, |o| &mut o.keep_logs),
-            "stackTraceLimit" => put(&mut out, k, value, read_u32, |o| &mut o.stack_trace_limit),
-            "sizeLimit" => put(&mut out, k, value, read_u64, |o| &mut o.size_limit),
-            "parent" => put(&mut out, k, value, read_parent, |o| &mut o.parent),
-            "failParentOnFailure" => put(&mut out, k, value, read_bool, |o| {
-                &mut o.fail_parent_on_failure
-            }),
-            "continueParentOnFailure" => {
-                put(&mut out, k, value, read_bool, |o| {
-                    &mut o.continue_parent_on_failure
-                });
-            }
-            "ignoreDependencyOnFailure" => {
-                put(&mut out, k, value, read_bool, |o| {
-                    &mut o.ignore_dependency_on_failure
-                });
-            }
-            "removeDependencyOnFailure" => {
-                put(&mut out, k, value, read_bool, |o| {
-                    &mut o.remove_dependency_on_failure
-                });
-            }
-            "deduplication" => put(&mut out, k, value, read_dedup, |o| &mut o.deduplication),
-            keys::TELEMETRY_METADATA => {
-                put(&mut out, k, value, read_string, |o| {
-                    &mut telemetry_slot(o).metadata
-                });
-            }
-            keys::TELEMETRY_OMIT_CONTEXT => {
-                put(&mut out, k, value, read_bool, |o| {
-                    &mut telemetry_slot(o).omit_context
-                });
-            }
-            keys::TELEMETRY => put(&mut out, k, value, read_telemetry, |o| &mut o.telemetry),
-            "repeat" => put(&mut out, k, value, read_repeat, |o| &mut o.repeat),
-            "prevMillis" => put(&mut out, k, value, read_u64, |o| &mut o.prev_millis),
-            _ => {
-                out.options.extra.insert(key.clone(), value.clone());
-            }
-        }
+        decode_entry(&mut out, key, value);
     }
     out
+}
+
+/// Reads one stored option into `out`.
+pub(crate) fn decode_entry(out: &mut DecodedOptions, k: &str, value: &Value) {
+    let long = keys::COMPRESSIBLE
+        .iter()
+        .find(|c| c.short == k || c.long == k)
+        .map_or(k, |c| c.long);
+    match long {
+        "attempts" => put(out, k, value, read_u32, |o| &mut o.attempts),
+        "jobId" => put(
+            out,
+            k,
+            value,
+            |v| read_string(v).map(JobId::from),
+            |o| &mut o.job_id,
+        ),
+        "timestamp" => put(out, k, value, read_u64, |o| &mut o.timestamp),
+        "priority" => put(out, k, value, read_u32, |o| &mut o.priority),
+        "delay" => put(out, k, value, read_millis, |o| &mut o.delay),
+        "backoff" => put(out, k, value, read_backoff, |o| &mut o.backoff),
+        "lifo" => put(out, k, value, read_bool, |o| &mut o.lifo),
+        "removeOnComplete" => put(out, k, value, read_keep_jobs, |o| &mut o.remove_on_complete),
+        "removeOnFail" => put(out, k, value, read_keep_jobs, |o| &mut o.remove_on_fail),
+        "keepLogs" => put(out, k, value, read_u32, |o| &mut o.keep_logs),
+        "stackTraceLimit" => put(out, k, value, read_u32, |o| &mut o.stack_trace_limit),
+        "sizeLimit" => put(out, k, value, read_u64, |o| &mut o.size_limit),
+        "parent" => put(out, k, value, read_parent, |o| &mut o.parent),
+        "failParentOnFailure" => put(out, k, value, read_bool, |o| &mut o.fail_parent_on_failure),
+        "continueParentOnFailure" => {
+            put(out, k, value, read_bool, |o| {
+                &mut o.continue_parent_on_failure
+            });
+        }
+        "ignoreDependencyOnFailure" => {
+            put(out, k, value, read_bool, |o| {
+                &mut o.ignore_dependency_on_failure
+            });
+        }
+        "removeDependencyOnFailure" => {
+            put(out, k, value, read_bool, |o| {
+                &mut o.remove_dependency_on_failure
+            });
+        }
+        "deduplication" => put(out, k, value, read_dedup, |o| &mut o.deduplication),
+        keys::TELEMETRY_METADATA => {
+            put(out, k, value, read_string, |o| {
+                &mut telemetry_slot(o).metadata
+            });
+        }
+        keys::TELEMETRY_OMIT_CONTEXT => {
+            put(out, k, value, read_bool, |o| {
+                &mut telemetry_slot(o).omit_context
+            });
+        }
+        keys::TELEMETRY => put(out, k, value, read_telemetry, |o| &mut o.telemetry),
+        "repeat" => put(out, k, value, read_repeat, |o| &mut o.repeat),
+        "prevMillis" => put(out, k, value, read_u64, |o| &mut o.prev_millis),
+        _ => {
+            out.options.extra.insert(k.to_owned(), value.clone());
+        }
+    }
 }

@@ -130,7 +130,11 @@ impl Job {
             priority: opts.priority.unwrap_or(0),
             parent_key: opts.parent.as_ref().map(crate::options::ParentOptions::key),
             parent,
-            deduplication_id: opts.deduplication.as_ref().map(|d| d.id.clone()),
+            deduplication_id: opts
+                .deduplication
+                .as_ref()
+                .map(|d| d.id.clone())
+                .filter(|id| !id.is_empty()),
             telemetry_metadata: None,
             opts,
             invalid_opts: Vec::new(),

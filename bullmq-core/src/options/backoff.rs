@@ -117,11 +117,12 @@ impl Backoff {
     }
 
     /// The delay before the next attempt after `attempts_made` failures, as upstream's built-in
-    /// strategies compute it, with `random` in `[0, 1)` standing in for `Math.random()`.
-    /// `None` for custom strategies, which the worker resolves.
+    /// strategies compute it in JavaScript numbers (milliseconds as doubles, `Math.round` and
+    /// `Math.floor` included), with `random` in `[0, 1)` standing in for `Math.random()`.
+    /// `None` for custom strategies, which the worker resolves. Saturates at `Duration::MAX`.
     #[must_use]
     pub fn delay_for_attempt(&self, attempts_made: u32, random: f64) -> Option<Duration> {
-        let base = self.delay.map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+        let base = self.delay.map_or(0.0, millis_f64);
         let jitter = self.jitter.unwrap_or(0.0);
         let max_ms = match self.strategy {
             BackoffStrategy::Fixed => base,
@@ -129,7 +130,7 @@ impl Backoff {
                 let exp = i32::try_from(attempts_made)
                     .unwrap_or(i32::MAX)
                     .saturating_sub(1);
-                (2f64.powi(exp) * base).round()
+                js_round(2f64.powi(exp) * base)
             }
             BackoffStrategy::Custom(_) => return None,
         };
@@ -139,6 +140,29 @@ impl Backoff {
         } else {
             max_ms
         };
-        Some(Duration::from_secs_f64((ms.max(0.0)) / 1000.0))
+        Some(duration_from_millis_f64(ms))
     }
+}
+
+/// A duration as JavaScript's number of milliseconds, exact for whole milliseconds.
+#[allow(clippy::cast_precision_loss)]
+fn millis_f64(d: Duration) -> f64 {
+    d.as_millis() as f64 + f64::from(d.subsec_nanos() % 1_000_000) / 1e6
+}
+
+/// `Math.round`: halves go up, also for negative numbers.
+fn js_round(x: f64) -> f64 {
+    (x + 0.5).floor()
+}
+
+/// Milliseconds back to a duration: exact when whole, saturating when huge, zero when negative.
+fn duration_from_millis_f64(ms: f64) -> Duration {
+    if ms.is_nan() || ms <= 0.0 {
+        return Duration::ZERO;
+    }
+    if ms.fract() == 0.0 && ms < 18_446_744_073_709_551_616.0 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        return Duration::from_millis(ms as u64);
+    }
+    Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX)
 }

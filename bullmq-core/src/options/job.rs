@@ -64,7 +64,7 @@ pub struct JobOptions {
     /// Keep at most this many stack traces (`stackTraceLimit`).
     #[garde(skip)]
     pub stack_trace_limit: Option<u32>,
-    /// Largest accepted size of the JSON data, in UTF-8 bytes (`sizeLimit`).
+    /// Largest accepted size of the JSON data, in UTF-8 bytes (`sizeLimit`); 0 means no limit.
     #[garde(skip)]
     pub size_limit: Option<u64>,
     /// The parent job, for a child in a flow (`parent`).
@@ -174,7 +174,8 @@ impl JobOptions {
         prev_millis: u64,
     }
 
-    /// Sets a custom `jobId`; [`validate`](Self::validate) checks it.
+    /// Sets a custom `jobId`; [`validate`](Self::validate) checks it. An empty id means "no
+    /// custom id", as in Node.js: the datastore generates one.
     #[must_use]
     pub fn job_id(mut self, id: impl Into<String>) -> Self {
         self.job_id = Some(JobId::from(id.into()));
@@ -199,7 +200,9 @@ impl JobOptions {
                 message,
             });
         };
-        if let Some(Err(err)) = self.job_id.as_ref().map(|id| JobId::custom(id.as_str())) {
+        // An empty id is no custom id (Node checks `if (opts.jobId)`); the store generates one.
+        let custom = self.job_id.as_ref().filter(|id| !id.as_str().is_empty());
+        if let Some(Err(err)) = custom.map(|id| JobId::custom(id.as_str())) {
             for p in err.problems() {
                 problem("jobId", p.message.clone());
             }
@@ -260,7 +263,10 @@ impl JobOptions {
     /// ```
     pub fn check_data_size(&self, job_name: &str, data_json: &str) -> Result<(), ValidationError> {
         match self.size_limit {
-            Some(limit) if u64::try_from(data_json.len()).unwrap_or(u64::MAX) > limit => {
+            // Node checks `sizeLimit && size > sizeLimit`: 0 means no limit.
+            Some(limit)
+                if limit > 0 && u64::try_from(data_json.len()).unwrap_or(u64::MAX) > limit =>
+            {
                 Err(ValidationError::single(
                     "job options",
                     "sizeLimit",

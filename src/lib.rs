@@ -5,8 +5,8 @@
 pub use bullmq_core as core;
 pub use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
 pub use bullmq_core::{
-    Error, Job, JobId, JobOptions, JobState, Prefix, QueueName, Result, ScriptError,
-    ScriptErrorCode,
+    BulkJob, Error, Job, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Result,
+    ScriptError, ScriptErrorCode,
 };
 
 /// The Redis backend (feature `redis`, on by default).

@@ -8,8 +8,10 @@ pub mod error;
 pub mod job;
 mod names;
 pub mod options;
+mod queue;
 
 pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode};
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
+pub use queue::{BulkJob, Queue};

@@ -89,11 +89,10 @@ async function deleteByPattern(client, pattern) {
 }
 
 const PARENT_KEY = `${PARENT.queue}:${PARENT.id}`;
-const PARENT_DEPS_KEY = `${PARENT_KEY}:dependencies`;
 
 // A minimal job hash standing in for a parent waiting on its children. The add
 // scripts only check `EXISTS parentKey` and then SADD the child key to
-// `<parentKey>:dependencies`. Idempotent, so concurrent runs can share it.
+// `<parentKey>:dependencies`.
 async function ensureParent(client) {
   await client.hset(PARENT_KEY, {
     name: 'golden-parent',
@@ -103,17 +102,6 @@ async function ensureParent(client) {
     delay: '0',
     priority: '0',
   });
-}
-
-// Drop our own child links; delete the parent only if no other run is using it.
-async function releaseParent(client, childKeys) {
-  if (childKeys.length) await client.srem(PARENT_DEPS_KEY, ...childKeys);
-  await client.eval(
-    "if redis.call('SCARD', KEYS[2]) == 0 then redis.call('DEL', KEYS[1], KEYS[2]) return 1 end return 0",
-    2,
-    PARENT_KEY,
-    PARENT_DEPS_KEY,
-  );
 }
 
 async function main() {
@@ -144,31 +132,14 @@ async function main() {
 
   const admin = new IORedis(REDIS_URL, { maxRetriesPerRequest: 3 });
   const lines = [];
-  const parentChildKeys = [];
-  let usedParent = false;
 
   try {
     for (const [index, { name, opts }] of corpus.entries()) {
       const queue = new Queue(`q${index}`, { connection, prefix: PREFIX });
       try {
-        const hasParent = !!opts.parent;
-        let job;
-        for (let attempt = 0; ; attempt++) {
-          captured = [];
-          if (hasParent) {
-            usedParent = true;
-            await ensureParent(admin);
-          }
-          try {
-            job = await queue.add(JOB_NAME, {}, structuredClone(opts));
-            break;
-          } catch (err) {
-            // A concurrent run may have deleted the shared parent in between.
-            if (hasParent && err.code === -5 && attempt < 5) continue;
-            throw err;
-          }
-        }
-        if (hasParent) parentChildKeys.push(`${PREFIX}:q${index}:${job.id}`);
+        captured = [];
+        if (opts.parent) await ensureParent(admin);
+        const job = await queue.add(JOB_NAME, {}, structuredClone(opts));
 
         if (captured.length === 0) throw new Error(`${name}: no add script call was intercepted`);
         const last = captured[captured.length - 1];
@@ -188,6 +159,7 @@ async function main() {
 
         const line = {
           name,
+          queue: `q${index}`,
           script: last.script,
           jobId: job.id,
           msgpack,
@@ -225,8 +197,8 @@ async function main() {
     }
   } finally {
     try {
-      await deleteByPattern(admin, `${PREFIX}:*`);
-      if (usedParent) await releaseParent(admin, parentChildKeys);
+      // GOLDEN_KEEP=1 leaves the jobs for the caller to compare with, and to delete.
+      if (process.env.GOLDEN_KEEP !== '1') await deleteByPattern(admin, `${PREFIX}:*`);
     } finally {
       connection.disconnect();
       admin.disconnect();

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod corpus;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -65,4 +67,26 @@ pub fn run_node(script: &str, env: &[(&str, &str)]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("node output is UTF-8")
+}
+
+/// Deletes every key under a prefix when dropped, so a test cleans up even when it fails.
+pub struct PrefixGuard(pub String);
+
+impl Drop for PrefixGuard {
+    fn drop(&mut self) {
+        let Ok(client) = redis::Client::open(redis_url().as_str()) else {
+            return;
+        };
+        let Ok(mut con) = client.get_connection() else {
+            return;
+        };
+        let pattern = format!("{}:*", self.0);
+        let keys: Vec<String> = redis::cmd("KEYS")
+            .arg(&pattern)
+            .query(&mut con)
+            .unwrap_or_default();
+        for chunk in keys.chunks(500) {
+            let _: redis::RedisResult<()> = redis::cmd("DEL").arg(chunk).query(&mut con);
+        }
+    }
 }

@@ -59,10 +59,12 @@ pub(crate) mod hash_fields;
 mod keys;
 mod msgpack;
 mod options;
+mod script_args;
 mod wire;
 
 pub use keys::KeyStyle;
 pub use options::{DecodedOptions, InvalidOption};
+pub use script_args::{AddJobArgs, pack_add_job_args};
 
 use crate::options::JobOptions;
 

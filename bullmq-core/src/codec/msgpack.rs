@@ -30,7 +30,7 @@ fn number(out: &mut Vec<u8>, value: f64) -> Write {
     }
 }
 
-fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
+pub(crate) fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
     match v {
         WireValue::Bool(b) => {
             encode::write_bool(out, *b).map_err(ValueWriteError::InvalidMarkerWrite)

@@ -127,6 +127,13 @@ impl<'a> Writer<'a> {
     fn put_any(&mut self, key: &'static str, spellings: &[&str], value: Option<WireValue<'a>>) {
         if let Some(value) = value {
             self.map.push(key, value);
+            // A typed value wins over a raw one stored under either spelling.
+            self.placed.extend(
+                spellings
+                    .iter()
+                    .filter_map(|s| self.extra.get_key_value(*s))
+                    .map(|(k, _)| k.as_str()),
+            );
             return;
         }
         let raw = spellings.iter().find_map(|s| self.extra.get_key_value(*s));

@@ -182,11 +182,77 @@ impl JobOptions {
         self
     }
 
+    /// These options over `defaults`, field by field: a field set here wins (Node.js merges a
+    /// queue's `defaultJobOptions` the same way, shallowly). Unknown options merge by key.
+    #[must_use]
+    pub fn or(self, defaults: &Self) -> Self {
+        let d = defaults.clone();
+        let mut extra = d.extra;
+        extra.extend(self.extra);
+        Self {
+            attempts: self.attempts.or(d.attempts),
+            job_id: self.job_id.or(d.job_id),
+            timestamp: self.timestamp.or(d.timestamp),
+            priority: self.priority.or(d.priority),
+            delay: self.delay.or(d.delay),
+            backoff: self.backoff.or(d.backoff),
+            lifo: self.lifo.or(d.lifo),
+            remove_on_complete: self.remove_on_complete.or(d.remove_on_complete),
+            remove_on_fail: self.remove_on_fail.or(d.remove_on_fail),
+            keep_logs: self.keep_logs.or(d.keep_logs),
+            stack_trace_limit: self.stack_trace_limit.or(d.stack_trace_limit),
+            size_limit: self.size_limit.or(d.size_limit),
+            parent: self.parent.or(d.parent),
+            fail_parent_on_failure: self.fail_parent_on_failure.or(d.fail_parent_on_failure),
+            continue_parent_on_failure: self
+                .continue_parent_on_failure
+                .or(d.continue_parent_on_failure),
+            ignore_dependency_on_failure: self
+                .ignore_dependency_on_failure
+                .or(d.ignore_dependency_on_failure),
+            remove_dependency_on_failure: self
+                .remove_dependency_on_failure
+                .or(d.remove_dependency_on_failure),
+            deduplication: self.deduplication.or(d.deduplication),
+            telemetry: self.telemetry.or(d.telemetry),
+            repeat: self.repeat.or(d.repeat),
+            prev_millis: self.prev_millis.or(d.prev_millis),
+            extra,
+        }
+    }
+
+    /// Whether the job starts delayed: Node.js adds it through the delayed path when
+    /// `typeof delay == 'number' && delay > 0`, also for a value we keep raw in `extra`.
+    #[must_use]
+    pub fn is_delayed(&self) -> bool {
+        match self.delay {
+            Some(d) => !d.is_zero(),
+            None => self.raw_number("delay").is_some_and(|d| d > 0.0),
+        }
+    }
+
+    /// Whether the job goes to the prioritized set: Node.js checks that `priority` is truthy,
+    /// so a (raw) negative priority counts too.
+    #[must_use]
+    pub fn is_prioritized(&self) -> bool {
+        match self.priority {
+            Some(p) => p > 0,
+            None => self.raw_number("priority").is_some_and(|p| p != 0.0),
+        }
+    }
+
+    fn raw_number(&self, key: &str) -> Option<f64> {
+        self.extra.get(key).and_then(serde_json::Value::as_f64)
+    }
+
     /// Fills the defaults Node.js writes into every job's options (`attempts: 0`), so that a job
     /// added from Rust stores the same options as its Node.js twin.
     #[must_use]
     pub fn with_node_defaults(mut self) -> Self {
-        self.attempts.get_or_insert(0);
+        // A stored `attempts` we could not type (kept in `extra`) is still Node's value.
+        if !self.extra.contains_key("attempts") {
+            self.attempts.get_or_insert(0);
+        }
         self
     }
 

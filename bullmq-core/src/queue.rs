@@ -1,0 +1,155 @@
+//! `Queue`: the producer and admin side, over any backend.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::backend::{AddJobs, NewJob, ParentKeyOpts};
+use crate::clock::{Clock, SystemClock};
+use crate::codec::CodecError;
+use crate::{Job, JobOptions, QueueName, Result};
+
+/// A queue, as Node.js BullMQ's `Queue`: add jobs and manage the queue.
+///
+/// Generic over the backend `B`; each group of methods asks only for the backend sections it
+/// uses.
+///
+/// ```
+/// use bullmq_core::backend::AddJobs;
+/// use bullmq_core::{JobOptions, Queue};
+///
+/// async fn welcome<B: AddJobs>(queue: &Queue<B>) -> bullmq_core::Result<()> {
+///     let data = serde_json::json!({"to": "a@b.c"});
+///     let job = queue.add("welcome", &data, JobOptions::new().attempts(3)).await?;
+///     println!("added job {}", job.id);
+///     Ok(())
+/// }
+/// ```
+pub struct Queue<B> {
+    name: QueueName,
+    backend: B,
+    clock: Arc<dyn Clock>,
+    defaults: JobOptions,
+}
+
+impl<B> std::fmt::Debug for Queue<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One job of [`Queue::add_bulk`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkJob<T> {
+    /// The job's name.
+    pub name: String,
+    /// Its data.
+    pub data: T,
+    /// Its options.
+    pub opts: JobOptions,
+}
+
+impl<B> Queue<B> {
+    /// A queue named `name` on `backend`.
+    pub fn new(name: QueueName, backend: B) -> Self {
+        Self {
+            name,
+            backend,
+            clock: Arc::new(SystemClock),
+            defaults: JobOptions::default(),
+        }
+    }
+
+    /// Options every job starts from; a job's own options win, field by field, as in Node.js.
+    #[must_use]
+    pub fn default_job_options(mut self, defaults: JobOptions) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    /// Reads time from `clock` instead of the system clock.
+    #[must_use]
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The queue's name.
+    pub fn name(&self) -> &QueueName {
+        &self.name
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Builds a job as Node.js does before it is sent: defaults merged, every rule checked,
+    /// data serialized once.
+    fn prepare<T: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        data: &T,
+        opts: JobOptions,
+    ) -> Result<Job> {
+        let data = serde_json::to_string(data).map_err(|e| CodecError::Encode {
+            what: "job data",
+            reason: e.to_string(),
+        })?;
+        let opts = opts.or(&self.defaults);
+        opts.validate()?;
+        opts.check_data_size(name, &data)?;
+        Ok(Job::new(
+            name,
+            data,
+            opts.with_node_defaults(),
+            self.clock.now_ms(),
+        ))
+    }
+}
+
+fn parent_key_opts(job: &Job) -> ParentKeyOpts {
+    ParentKeyOpts {
+        parent_dependencies_key: job.parent_key.as_ref().map(|k| format!("{k}:dependencies")),
+        parent_key: job.parent_key.clone(),
+        ..ParentKeyOpts::default()
+    }
+}
+
+impl<B: AddJobs> Queue<B> {
+    /// Adds a job; its data is anything `serde` can write as JSON.
+    ///
+    /// Every option rule is checked first; nothing is written when one fails. The returned job
+    /// carries the id the store gave it (for a duplicate or deduplicated job, the id of the job
+    /// that already exists).
+    pub async fn add<T: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        data: &T,
+        opts: JobOptions,
+    ) -> Result<Job> {
+        let mut job = self.prepare(name, data, opts)?;
+        job.id = self.backend.add_job(&job, &parent_key_opts(&job)).await?;
+        Ok(job)
+    }
+
+    /// Adds many jobs in one round trip; every job is checked before any is written.
+    pub async fn add_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<Job>> {
+        let entries = jobs
+            .into_iter()
+            .map(|j| {
+                let job = self.prepare(&j.name, &j.data, j.opts)?;
+                let parent = parent_key_opts(&job);
+                Ok(NewJob { job, parent })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let ids = self.backend.add_jobs(&entries).await?;
+        Ok(entries
+            .into_iter()
+            .zip(ids)
+            .map(|(entry, id)| Job { id, ..entry.job })
+            .collect())
+    }
+}

@@ -1,0 +1,127 @@
+//! [`RedisBackend`]: one queue on one Redis, through upstream's Lua scripts.
+//!
+//! Each file of this module implements one section of `bullmq_core::backend`, with the same
+//! file name as the trait's own file in core.
+
+mod add;
+
+use std::sync::Arc;
+
+use bullmq_core::{Prefix, QueueName, Result};
+use redis::aio::ConnectionManager;
+
+use crate::error::wrap;
+use crate::keys::QueueKeys;
+
+/// How to reach Redis and which key prefix to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisOptions {
+    /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS.
+    pub url: String,
+    /// The key prefix; `bull` by default, like Node.js.
+    pub prefix: Prefix,
+}
+
+impl RedisOptions {
+    /// Options for `url` with the default prefix.
+    #[must_use]
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            prefix: Prefix::default(),
+        }
+    }
+
+    /// Sets the key prefix.
+    #[must_use]
+    pub fn prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = prefix;
+        self
+    }
+}
+
+/// The Redis backend of one queue.
+///
+/// Cloning is cheap and shares the connection, which reconnects by itself after a failure:
+/// the failed call returns an error whose kind is `Connection`, the next one reconnects.
+#[derive(Clone)]
+pub struct RedisBackend {
+    con: ConnectionManager,
+    keys: Arc<QueueKeys>,
+    prefix: Prefix,
+    queue: QueueName,
+}
+
+impl std::fmt::Debug for RedisBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisBackend")
+            .field("queue", &self.keys.qualified_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisBackend {
+    /// Connects to Redis for `queue`.
+    ///
+    /// ```no_run
+    /// # async fn run() -> bullmq_core::Result<()> {
+    /// use bullmq_core::QueueName;
+    /// use bullmq_redis::{RedisBackend, RedisOptions};
+    ///
+    /// let emails = QueueName::new("emails")?;
+    /// let backend = RedisBackend::connect(&RedisOptions::new("redis://127.0.0.1:6379"), emails).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(options: &RedisOptions, queue: QueueName) -> Result<Self> {
+        let client =
+            redis::Client::open(options.url.as_str()).map_err(wrap("parse the Redis URL"))?;
+        let con = ConnectionManager::new(client)
+            .await
+            .map_err(wrap("connect"))?;
+        Ok(Self::with_connection(con, options.prefix.clone(), queue))
+    }
+
+    /// A backend for `queue` on an existing connection.
+    #[must_use]
+    pub fn with_connection(con: ConnectionManager, prefix: Prefix, queue: QueueName) -> Self {
+        let keys = Arc::new(QueueKeys::new(&prefix, &queue));
+        Self {
+            con,
+            keys,
+            prefix,
+            queue,
+        }
+    }
+
+    /// A backend for another queue (and prefix) on the same connection.
+    #[must_use]
+    pub fn sibling(&self, queue: QueueName, prefix: Option<Prefix>) -> Self {
+        Self::with_connection(
+            self.con.clone(),
+            prefix.unwrap_or_else(|| self.prefix.clone()),
+            queue,
+        )
+    }
+
+    /// The queue's keys.
+    #[must_use]
+    pub fn keys(&self) -> &QueueKeys {
+        &self.keys
+    }
+
+    /// The queue's name.
+    #[must_use]
+    pub fn queue(&self) -> &QueueName {
+        &self.queue
+    }
+
+    /// The key prefix.
+    #[must_use]
+    pub fn prefix(&self) -> &Prefix {
+        &self.prefix
+    }
+
+    pub(crate) fn connection(&self) -> ConnectionManager {
+        self.con.clone()
+    }
+}

@@ -8,6 +8,7 @@
 mod backend;
 mod error;
 mod keys;
+mod reply;
 mod script;
 pub mod scripts;
 

@@ -54,6 +54,9 @@
 //! - **Durations** are whole milliseconds (seconds for `KeepJobs` age) when they are whole, and
 //!   fractional JavaScript numbers otherwise.
 
+mod args_admin;
+mod args_queries;
+mod args_worker;
 mod entries;
 pub(crate) mod hash_fields;
 mod keys;
@@ -64,6 +67,9 @@ mod wire;
 
 pub use keys::KeyStyle;
 pub use options::{DecodedOptions, InvalidOption};
+pub use args_admin::*;
+pub use args_queries::*;
+pub use args_worker::*;
 pub use script_args::{AddJobArgs, pack_add_job_args};
 
 use crate::options::JobOptions;

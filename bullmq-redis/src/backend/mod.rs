@@ -4,11 +4,23 @@
 //! file name as the trait's own file in core.
 
 mod add;
+mod admin;
+mod blocking;
+mod events;
+mod lifecycle;
+mod locks;
+mod meta;
+mod mutations;
+mod queries;
+mod schedulers;
+mod transitions;
 
 use std::sync::Arc;
 
+use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::{Prefix, QueueName, Result};
-use redis::aio::ConnectionManager;
+use redis::aio::{ConnectionManager, MultiplexedConnection};
+use tokio::sync::Mutex;
 
 use crate::error::wrap;
 use crate::keys::QueueKeys;
@@ -46,7 +58,12 @@ impl RedisOptions {
 /// the failed call returns an error whose kind is `Connection`, the next one reconnects.
 #[derive(Clone)]
 pub struct RedisBackend {
+    client: redis::Client,
     con: ConnectionManager,
+    /// The dedicated connection for blocking waits (`BZPOPMIN`), opened on first use so that a
+    /// blocked call never holds up the shared connection.
+    blocking: Arc<Mutex<Option<MultiplexedConnection>>>,
+    clock: Arc<dyn Clock>,
     keys: Arc<QueueKeys>,
     prefix: Prefix,
     queue: QueueName,

@@ -1,0 +1,1 @@
+//! Packed script arguments (in progress).

@@ -1,0 +1,1 @@
+//! `admin` section for Redis (in progress).

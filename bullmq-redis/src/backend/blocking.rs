@@ -1,0 +1,1 @@
+//! `blocking` section for Redis (in progress).

@@ -1,0 +1,1 @@
+//! `events` section for Redis (in progress).

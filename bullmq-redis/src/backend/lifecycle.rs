@@ -1,0 +1,1 @@
+//! `lifecycle` section for Redis (in progress).

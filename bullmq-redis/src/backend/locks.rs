@@ -1,0 +1,1 @@
+//! `locks` section for Redis (in progress).

@@ -1,0 +1,1 @@
+//! `meta` section for Redis (in progress).

@@ -1,0 +1,1 @@
+//! `mutations` section for Redis (in progress).

@@ -1,0 +1,1 @@
+//! `queries` section for Redis (in progress).

@@ -1,0 +1,1 @@
+//! `schedulers` section for Redis (in progress).

@@ -1,0 +1,1 @@
+//! `transitions` section for Redis (in progress).

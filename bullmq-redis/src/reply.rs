@@ -24,7 +24,8 @@ pub(crate) fn int(v: &Value) -> Option<i64> {
         Value::Int(n) => Some(*n),
         Value::BulkString(b) => std::str::from_utf8(b).ok()?.trim().parse().ok(),
         Value::SimpleString(s) => s.trim().parse().ok(),
-        Value::Double(d) if d.fract() == 0.0 => {
+        Value::Double(d) if d.fract() == 0.0 =>
+        {
             #[allow(clippy::cast_possible_truncation)]
             Some(*d as i64)
         }
@@ -50,18 +51,23 @@ pub(crate) fn items(v: &Value) -> &[Value] {
 pub(crate) fn field_pairs(id: &str, v: &Value) -> Result<Vec<(String, String)>, JobDecodeError> {
     let pairs: Vec<(&Value, &Value)> = match v {
         Value::Map(map) => map.iter().map(|(k, v)| (k, v)).collect(),
-        other => items(other).chunks_exact(2).map(|kv| (&kv[0], &kv[1])).collect(),
+        other => items(other)
+            .chunks_exact(2)
+            .map(|kv| (&kv[0], &kv[1]))
+            .collect(),
     };
     pairs
         .into_iter()
         .map(|(k, v)| {
             let key = text(k).unwrap_or_default();
             let value = match v {
-                Value::BulkString(b) => String::from_utf8(b.clone()).map_err(|_| JobDecodeError {
-                    job_id: id.to_owned(),
-                    field: "(hash)",
-                    reason: format!("field {key:?} is not UTF-8"),
-                })?,
+                Value::BulkString(b) => {
+                    String::from_utf8(b.clone()).map_err(|_| JobDecodeError {
+                        job_id: id.to_owned(),
+                        field: "(hash)",
+                        reason: format!("field {key:?} is not UTF-8"),
+                    })?
+                }
                 other => text(other).unwrap_or_default(),
             };
             Ok((key, value))

@@ -65,11 +65,11 @@ mod options;
 mod script_args;
 mod wire;
 
-pub use keys::KeyStyle;
-pub use options::{DecodedOptions, InvalidOption};
 pub use args_admin::*;
 pub use args_queries::*;
 pub use args_worker::*;
+pub use keys::KeyStyle;
+pub use options::{DecodedOptions, InvalidOption};
 pub use script_args::{AddJobArgs, pack_add_job_args};
 
 use crate::options::JobOptions;

@@ -92,32 +92,54 @@ impl RedisBackend {
     pub async fn connect(options: &RedisOptions, queue: QueueName) -> Result<Self> {
         let client =
             redis::Client::open(options.url.as_str()).map_err(wrap("parse the Redis URL"))?;
-        let con = ConnectionManager::new(client)
+        let con = ConnectionManager::new(client.clone())
             .await
             .map_err(wrap("connect"))?;
-        Ok(Self::with_connection(con, options.prefix.clone(), queue))
+        let keys = Arc::new(QueueKeys::new(&options.prefix, &queue));
+        Ok(Self {
+            client,
+            con,
+            blocking: Arc::default(),
+            clock: Arc::new(SystemClock),
+            keys,
+            prefix: options.prefix.clone(),
+            queue,
+        })
     }
 
-    /// A backend for `queue` on an existing connection.
+    /// Reads time from `clock` (every timestamp the scripts receive).
     #[must_use]
-    pub fn with_connection(con: ConnectionManager, prefix: Prefix, queue: QueueName) -> Self {
-        let keys = Arc::new(QueueKeys::new(&prefix, &queue));
+    pub fn with_clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// A backend for another queue (and prefix) on the same connections.
+    #[must_use]
+    pub fn sibling(&self, queue: QueueName, prefix: Option<Prefix>) -> Self {
+        let prefix = prefix.unwrap_or_else(|| self.prefix.clone());
         Self {
-            con,
-            keys,
+            keys: Arc::new(QueueKeys::new(&prefix, &queue)),
             prefix,
             queue,
+            blocking: Arc::default(),
+            ..self.clone()
         }
     }
 
-    /// A backend for another queue (and prefix) on the same connection.
-    #[must_use]
-    pub fn sibling(&self, queue: QueueName, prefix: Option<Prefix>) -> Self {
-        Self::with_connection(
-            self.con.clone(),
-            prefix.unwrap_or_else(|| self.prefix.clone()),
-            queue,
-        )
+    /// Now, Unix ms, from the backend's clock.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The client, to open dedicated connections.
+    pub(crate) fn client(&self) -> &redis::Client {
+        &self.client
+    }
+
+    /// The dedicated blocking connection's slot.
+    pub(crate) fn blocking_slot(&self) -> &Mutex<Option<MultiplexedConnection>> {
+        &self.blocking
     }
 
     /// The queue's keys.

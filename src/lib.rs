@@ -14,6 +14,10 @@ pub use bullmq_core::{
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use bullmq_redis as redis;
 
+/// The backend the enabled features choose: Redis when `redis` is on.
+#[cfg(feature = "redis")]
+pub type DefaultBackend = bullmq_redis::RedisBackend;
+
 /// The PostgreSQL backend (feature `postgres`).
 #[cfg(feature = "postgres")]
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]

@@ -213,3 +213,27 @@ async fn a_flow_adds_the_parent_waiting_for_its_children() {
     children.sort();
     assert_eq!(children, ["c1", "c2"]);
 }
+
+#[tokio::test]
+async fn default_job_options_apply_under_a_jobs_own() {
+    let prefix = support::unique_prefix();
+    let _cleanup = support::PrefixGuard(prefix.clone());
+    let q = queue(&prefix, "defaults").await.default_job_options(
+        JobOptions::new()
+            .attempts(5)
+            .remove_on_complete(bullmq::KeepJobs::RemoveAll),
+    );
+    let job = q
+        .add("x", &json!({}), JobOptions::new().attempts(2))
+        .await
+        .expect("add");
+    let mut con = support::redis().await;
+    let opts: String = redis::cmd("HGET")
+        .arg(format!("{prefix}:defaults:{}", job.id))
+        .arg("opts")
+        .query_async(&mut con)
+        .await
+        .expect("HGET");
+    let opts: serde_json::Value = serde_json::from_str(&opts).expect("JSON");
+    assert_eq!(opts, json!({"attempts": 2, "removeOnComplete": true}));
+}

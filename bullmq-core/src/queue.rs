@@ -29,7 +29,7 @@ pub struct Queue<B> {
     name: QueueName,
     backend: B,
     clock: Arc<dyn Clock>,
-    defaults: JobOptions,
+    defaults: Option<JobOptions>,
 }
 
 impl<B> std::fmt::Debug for Queue<B> {
@@ -58,14 +58,14 @@ impl<B> Queue<B> {
             name,
             backend,
             clock: Arc::new(SystemClock),
-            defaults: JobOptions::default(),
+            defaults: None,
         }
     }
 
     /// Options every job starts from; a job's own options win, field by field, as in Node.js.
     #[must_use]
     pub fn default_job_options(mut self, defaults: JobOptions) -> Self {
-        self.defaults = defaults;
+        self.defaults = Some(defaults);
         self
     }
 
@@ -98,7 +98,10 @@ impl<B> Queue<B> {
             what: "job data",
             reason: e.to_string(),
         })?;
-        let opts = opts.or(&self.defaults);
+        let opts = match &self.defaults {
+            Some(defaults) => opts.or(defaults),
+            None => opts,
+        };
         opts.validate()?;
         opts.check_data_size(name, &data)?;
         Ok(Job::new(

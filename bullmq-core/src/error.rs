@@ -39,6 +39,9 @@ pub enum Error {
         /// The backend that refused it.
         backend: &'static str,
     },
+    /// Obliteration refused to go on (the queue is not paused, or has active jobs).
+    #[error(transparent)]
+    ObliterateRefused(#[from] crate::backend::ObliterateRefusal),
     /// The queue, worker or backend was closed.
     #[error("the {0} is closed")]
     Closed(&'static str),

@@ -71,7 +71,8 @@ pub struct CompleteArgs {
     pub return_value: String,
     /// Retention of completed jobs.
     pub keep: KeepJobs,
-    /// Take the next job in the same round trip.
+    /// Take the next job in the same round trip, with these worker settings. As upstream does,
+    /// the next job is locked with `token` (this job's token); `fetch_next.token` is not used.
     pub fetch_next: Option<FetchParams>,
     /// Collect per-minute metrics, keeping this many data points.
     pub max_metrics_size: Option<u32>,
@@ -86,9 +87,11 @@ pub struct FailArgs {
     pub failed_reason: String,
     /// Retention of failed jobs.
     pub keep: KeepJobs,
-    /// Fields to write along (the stack trace).
+    /// Fields to write along (the stack trace); `failedReason` is added from `failed_reason`
+    /// when unset, since Node.js always sends it.
     pub fields: FieldUpdates,
-    /// Take the next job in the same round trip.
+    /// Take the next job in the same round trip, with these worker settings. As upstream does,
+    /// the next job is locked with `token` (this job's token); `fetch_next.token` is not used.
     pub fetch_next: Option<FetchParams>,
     /// Collect per-minute metrics, keeping this many data points.
     pub max_metrics_size: Option<u32>,
@@ -107,7 +110,8 @@ pub struct DelayArgs {
     pub skip_attempt: bool,
     /// Fields to write along.
     pub fields: FieldUpdates,
-    /// Take the next job in the same round trip.
+    /// Take the next job in the same round trip, with these worker settings. As upstream does,
+    /// the next job is locked with `token` (this job's token); `fetch_next.token` is not used.
     pub fetch_next: Option<FetchParams>,
 }
 

@@ -2,11 +2,14 @@
 //! `addParentJob` and, for flows, `releaseParentIfNoPendingDependencies`.
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
+use std::task::Poll;
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, AddJobArgs};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
-use redis::{ErrorKind, ServerErrorKind, Value};
+use redis::aio::ConnectionLike;
+use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
 use super::RedisBackend;
 use crate::error::{unexpected, wrap};
@@ -14,13 +17,75 @@ use crate::keys::QueueKeys;
 use crate::script::{self, ScriptCall};
 use crate::scripts::{self, LuaScript};
 
+/// One add-script call: the script, its `KEYS` (borrowed from the queue's keys) and its three
+/// `ARGV`, written straight into one command buffer sized up front.
+///
+/// The general [`ScriptCall`] copies every key and argument into its own buffer and then again
+/// into a growing command; `add_bulk` builds a thousand of these per call, so the add path
+/// skips both.
+struct AddCall<'a> {
+    script: &'static LuaScript,
+    keys: Vec<&'a str>,
+    /// `ARGV[1]`: the packed add arguments.
+    args: Vec<u8>,
+    /// `ARGV[2]`: the job's data, as JSON.
+    data: &'a str,
+    /// `ARGV[3]`: the packed options.
+    opts: Vec<u8>,
+}
+
+impl AddCall<'_> {
+    /// `verb head numkeys KEYS... ARGV...`: `EVALSHA sha1 ...` or `EVAL text ...`.
+    fn command(&self, verb: &str, head: &str) -> Cmd {
+        debug_assert_eq!(
+            self.keys.len(),
+            self.script.num_keys,
+            "{} takes {} keys",
+            self.script.name,
+            self.script.num_keys
+        );
+        let argv = [self.args.as_slice(), self.data.as_bytes(), &self.opts];
+        let bytes = verb.len()
+            + head.len()
+            + 2
+            + self.keys.iter().map(|k| k.len()).sum::<usize>()
+            + argv.iter().map(|a| a.len()).sum::<usize>();
+        let mut cmd = Cmd::with_capacity(3 + self.keys.len() + argv.len(), bytes);
+        cmd.arg(verb).arg(head).arg(self.keys.len());
+        for key in &self.keys {
+            cmd.arg(*key);
+        }
+        for arg in argv {
+            cmd.arg(arg);
+        }
+        cmd
+    }
+
+    /// The `EVALSHA` command, for pipelines.
+    fn evalsha(&self) -> Cmd {
+        self.command("EVALSHA", self.script.sha1)
+    }
+
+    /// Runs the script, sending its text when Redis does not have it cached (`NOSCRIPT`).
+    async fn invoke<C: ConnectionLike>(&self, con: &mut C) -> redis::RedisResult<Value> {
+        match self.evalsha().query_async(con).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                self.command("EVAL", self.script.text)
+                    .query_async(con)
+                    .await
+            }
+            other => other,
+        }
+    }
+}
+
 /// Which add script a job goes through, and its call: upstream's routing.
-fn add_call(
-    keys: &QueueKeys,
-    job: &Job,
+fn add_call<'a>(
+    keys: &'a QueueKeys,
+    job: &'a Job,
     parent: &ParentKeyOpts,
     defer_parent_release: bool,
-) -> Result<(&'static LuaScript, ScriptCall)> {
+) -> Result<AddCall<'a>> {
     let dedup_key = job
         .deduplication_id
         .as_deref()
@@ -38,50 +103,60 @@ fn add_call(
         defer_parent_release: defer_parent_release || parent.defer_parent_release,
     })?;
     let opts = codec::options_to_msgpack(&job.opts)?;
-    let (script, call) = if parent.add_to_waiting_children {
-        let call = ScriptCall::default()
-            .key(&keys.meta)
-            .key(&keys.id)
-            .key(&keys.delayed)
-            .key(&keys.waiting_children)
-            .key(&keys.completed)
-            .key(&keys.events);
-        (&scripts::ADD_PARENT_JOB, call)
+    let (script, keys) = if parent.add_to_waiting_children {
+        let keys = vec![
+            keys.meta.as_str(),
+            &keys.id,
+            &keys.delayed,
+            &keys.waiting_children,
+            &keys.completed,
+            &keys.events,
+        ];
+        (&scripts::ADD_PARENT_JOB, keys)
     } else if job.opts.is_delayed() {
-        let call = ScriptCall::default()
-            .key(&keys.marker)
-            .key(&keys.meta)
-            .key(&keys.id)
-            .key(&keys.delayed)
-            .key(&keys.completed)
-            .key(&keys.events);
-        (&scripts::ADD_DELAYED_JOB, call)
+        let keys = vec![
+            keys.marker.as_str(),
+            &keys.meta,
+            &keys.id,
+            &keys.delayed,
+            &keys.completed,
+            &keys.events,
+        ];
+        (&scripts::ADD_DELAYED_JOB, keys)
     } else if job.opts.is_prioritized() {
-        let call = ScriptCall::default()
-            .key(&keys.marker)
-            .key(&keys.meta)
-            .key(&keys.id)
-            .key(&keys.prioritized)
-            .key(&keys.delayed)
-            .key(&keys.completed)
-            .key(&keys.active)
-            .key(&keys.events)
-            .key(&keys.priority_counter);
-        (&scripts::ADD_PRIORITIZED_JOB, call)
+        let keys = vec![
+            keys.marker.as_str(),
+            &keys.meta,
+            &keys.id,
+            &keys.prioritized,
+            &keys.delayed,
+            &keys.completed,
+            &keys.active,
+            &keys.events,
+            &keys.priority_counter,
+        ];
+        (&scripts::ADD_PRIORITIZED_JOB, keys)
     } else {
-        let call = ScriptCall::default()
-            .key(&keys.wait)
-            .key(&keys.paused)
-            .key(&keys.meta)
-            .key(&keys.id)
-            .key(&keys.completed)
-            .key(&keys.delayed)
-            .key(&keys.active)
-            .key(&keys.events)
-            .key(&keys.marker);
-        (&scripts::ADD_STANDARD_JOB, call)
+        let keys = vec![
+            keys.wait.as_str(),
+            &keys.paused,
+            &keys.meta,
+            &keys.id,
+            &keys.completed,
+            &keys.delayed,
+            &keys.active,
+            &keys.events,
+            &keys.marker,
+        ];
+        (&scripts::ADD_STANDARD_JOB, keys)
     };
-    Ok((script, call.arg(args).arg(&job.data).arg(opts)))
+    Ok(AddCall {
+        script,
+        keys,
+        args,
+        data: &job.data,
+        opts,
+    })
 }
 
 /// The add scripts answer with the job id, or a negative code.
@@ -129,40 +204,78 @@ const ADD_SCRIPTS: [&LuaScript; 5] = [
     &scripts::RELEASE_PARENT_IF_NO_PENDING_DEPENDENCIES,
 ];
 
+/// Jobs per write of [`AddJobs::add_jobs`]: each batch is sent as soon as it is packed, so
+/// that Redis runs it while the next one is packed, rather than waiting for the whole bulk.
+const BULK_WRITE: usize = 128;
+
+/// Replies of one pipelined batch of add calls, one per call.
+type BatchReplies = redis::RedisResult<Vec<redis::RedisResult<Value>>>;
+
+/// Polls `fut` once, so that the request it makes is queued on the connection now; returns
+/// its output if it is already done.
+async fn start<F: Future + Unpin>(fut: &mut F) -> Option<F::Output> {
+    std::future::poll_fn(|cx| match Pin::new(&mut *fut).poll(cx) {
+        Poll::Ready(out) => Poll::Ready(Some(out)),
+        Poll::Pending => Poll::Ready(None),
+    })
+    .await
+}
+
 impl AddJobs for RedisBackend {
     async fn add_job(&self, job: &Job, parent: &ParentKeyOpts) -> Result<JobId> {
-        let (script, call) = add_call(&self.keys, job, parent, false)?;
+        let call = add_call(&self.keys, job, parent, false)?;
         let reply = call
-            .invoke(&mut self.connection(), script)
+            .invoke(&mut self.connection())
             .await
             .map_err(wrap("add a job"))?;
         Ok(added_id(&reply, job, parent)?)
     }
 
     async fn add_jobs(&self, jobs: &[NewJob]) -> Result<Vec<JobId>> {
-        let mut con = self.connection();
-        let calls = jobs
-            .iter()
-            .map(|j| add_call(&self.keys, &j.job, &j.parent, false))
-            .collect::<Result<Vec<_>>>()?;
-        // One round trip for all; a job whose script Redis had not cached is run again on its
-        // own (a NOSCRIPT reply means the script did not run).
-        let mut pipe = redis::pipe();
-        pipe.ignore_errors();
-        for (script, call) in &calls {
-            pipe.add_command(call.evalsha(script));
+        // Every job is encoded before any is sent (into a vector sized up front: collecting
+        // `Result`s cannot know the length, and would grow it by copying).
+        let mut calls = Vec::with_capacity(jobs.len());
+        for j in jobs {
+            calls.push(add_call(&self.keys, &j.job, &j.parent, false)?);
         }
-        let replies: Vec<redis::RedisResult<Value>> =
-            pipe.query_async(&mut con).await.map_err(wrap("add jobs"))?;
+        // Pipelined on the shared connection, one write per batch: each batch is queued as
+        // soon as it is packed, and the yield lets the connection write it out, so Redis works
+        // on it while the next one is packed. Replies come back in order.
+        let mut batches = Vec::with_capacity(calls.len().div_ceil(BULK_WRITE));
+        for batch in calls.chunks(BULK_WRITE) {
+            let mut pipe = redis::pipe();
+            pipe.ignore_errors();
+            for call in batch {
+                pipe.add_command(call.evalsha());
+            }
+            let mut con = self.connection();
+            let mut replies = Box::pin(async move { pipe.query_async::<_>(&mut con).await });
+            let done: Option<BatchReplies> = start(&mut replies).await;
+            if let Some(Err(e)) = done {
+                return Err(wrap("add jobs")(e));
+            }
+            batches.push((replies, done));
+            tokio::task::yield_now().await;
+        }
+        let mut con = self.connection();
         let mut ids = Vec::with_capacity(jobs.len());
-        for ((reply, (script, call)), entry) in replies.into_iter().zip(&calls).zip(jobs) {
-            let reply = if is_noscript(&reply) {
-                call.invoke(&mut con, script).await
-            } else {
-                reply
-            };
-            let reply = reply.map_err(wrap("add jobs"))?;
-            ids.push(added_id(&reply, &entry.job, &entry.parent)?);
+        let mut calls = calls.iter().zip(jobs);
+        for (pending, done) in batches {
+            let replies = match done {
+                Some(replies) => replies,
+                None => pending.await,
+            }
+            .map_err(wrap("add jobs"))?;
+            for (reply, (call, entry)) in replies.into_iter().zip(calls.by_ref()) {
+                // NOSCRIPT means the script did not run: run this job again on its own.
+                let reply = if is_noscript(&reply) {
+                    call.invoke(&mut con).await
+                } else {
+                    reply
+                };
+                let reply = reply.map_err(wrap("add jobs"))?;
+                ids.push(added_id(&reply, &entry.job, &entry.parent)?);
+            }
         }
         Ok(ids)
     }
@@ -178,8 +291,8 @@ impl AddJobs for RedisBackend {
         let mut parents = BTreeMap::new();
         for node in nodes {
             let keys = QueueKeys::new(&node.prefix, &node.queue);
-            let (script, call) = add_call(&keys, &node.entry.job, &node.entry.parent, true)?;
-            pipe.add_command(call.evalsha(script));
+            let call = add_call(&keys, &node.entry.job, &node.entry.parent, true)?;
+            pipe.add_command(call.evalsha());
             if let (Some(parent), Some(parent_key)) =
                 (&node.entry.job.parent, &node.entry.parent.parent_key)
             {

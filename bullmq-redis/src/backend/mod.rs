@@ -19,8 +19,7 @@ use std::sync::Arc;
 
 use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::{Prefix, QueueName, Result};
-use redis::aio::{ConnectionManager, MultiplexedConnection};
-use tokio::sync::Mutex;
+use redis::aio::ConnectionManager;
 
 use crate::error::wrap;
 use crate::keys::QueueKeys;
@@ -60,9 +59,9 @@ impl RedisOptions {
 pub struct RedisBackend {
     client: redis::Client,
     con: ConnectionManager,
-    /// The dedicated connection for blocking waits (`BZPOPMIN`), opened on first use so that a
-    /// blocked call never holds up the shared connection.
-    blocking: Arc<Mutex<Option<MultiplexedConnection>>>,
+    /// The dedicated connections (blocking waits, event reads) and the closing flag, shared by
+    /// clones; a sibling gets its own.
+    state: Arc<lifecycle::ConnState>,
     clock: Arc<dyn Clock>,
     keys: Arc<QueueKeys>,
     prefix: Prefix,
@@ -99,7 +98,7 @@ impl RedisBackend {
         Ok(Self {
             client,
             con,
-            blocking: Arc::default(),
+            state: Arc::default(),
             clock: Arc::new(SystemClock),
             keys,
             prefix: options.prefix.clone(),
@@ -122,7 +121,7 @@ impl RedisBackend {
             keys: Arc::new(QueueKeys::new(&prefix, &queue)),
             prefix,
             queue,
-            blocking: Arc::default(),
+            state: Arc::default(),
             ..self.clone()
         }
     }
@@ -135,11 +134,6 @@ impl RedisBackend {
     /// The client, to open dedicated connections.
     pub(crate) fn client(&self) -> &redis::Client {
         &self.client
-    }
-
-    /// The dedicated blocking connection's slot.
-    pub(crate) fn blocking_slot(&self) -> &Mutex<Option<MultiplexedConnection>> {
-        &self.blocking
     }
 
     /// The queue's keys.

@@ -1,1 +1,275 @@
-//! `mutations` section for Redis (in progress).
+//! `JobMutations` for Redis: `updateData`, `updateProgress`, `addLog`, `changeDelay`,
+//! `changePriority`, `removeJob`, `removeUnprocessedChildren`, `removeChildDependency` and
+//! `removeDeduplicationKey`, plus the plain commands Node.js uses for `clearLogs` and
+//! `deleteDeduplicationKey`.
+
+use std::time::Duration;
+
+use bullmq_core::backend::JobMutations;
+use bullmq_core::codec::CodecError;
+use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
+use redis::{AsyncCommands, Value};
+
+use super::RedisBackend;
+use crate::error::{unexpected, wrap};
+use crate::reply;
+use crate::script::ScriptCall;
+use crate::scripts::{self, LuaScript};
+
+/// How a script's negative answer is reported: upstream's command name, plus the parent key
+/// and the expected state where upstream's message names them.
+#[derive(Clone, Copy)]
+struct Refusal<'a> {
+    command: &'static str,
+    job_id: &'a JobId,
+    parent_key: Option<&'a str>,
+    state: Option<&'static str>,
+}
+
+impl<'a> Refusal<'a> {
+    fn new(command: &'static str, job_id: &'a JobId) -> Self {
+        Self {
+            command,
+            job_id,
+            parent_key: None,
+            state: None,
+        }
+    }
+
+    /// The reply as a status code: negative ones become the script error, others are returned.
+    fn check(self, context: &'static str, reply: &Value) -> Result<i64> {
+        let code = reply::expect_int(context, reply)?;
+        if code >= 0 {
+            return Ok(code);
+        }
+        let code = ScriptErrorCode::try_from(code).map_err(|_| unexpected(context, reply))?;
+        Err(ScriptError {
+            code,
+            command: self.command,
+            job_id: Some(self.job_id.to_string()),
+            parent_key: self.parent_key.map(str::to_owned),
+            state: self.state.map(str::to_owned),
+        }
+        .into())
+    }
+}
+
+impl RedisBackend {
+    /// Runs `script` and reads its status code, mapping refusals to script errors.
+    async fn run_checked(
+        &self,
+        call: ScriptCall,
+        script: &LuaScript,
+        context: &'static str,
+        refusal: Refusal<'_>,
+    ) -> Result<i64> {
+        let reply = call
+            .invoke(&mut self.connection(), script)
+            .await
+            .map_err(wrap(context))?;
+        refusal.check(context, &reply)
+    }
+
+    fn logs_key(&self, job_id: &JobId) -> String {
+        format!("{}:logs", self.keys().job(job_id.as_str()))
+    }
+}
+
+impl JobMutations for RedisBackend {
+    async fn update_data(&self, job_id: &JobId, data: &str) -> Result<()> {
+        let call = ScriptCall::default()
+            .key(self.keys().job(job_id.as_str()))
+            .arg(data);
+        let refusal = Refusal::new("updateData", job_id);
+        self.run_checked(call, &scripts::UPDATE_DATA, "update job data", refusal)
+            .await?;
+        Ok(())
+    }
+
+    async fn update_progress(&self, job_id: &JobId, progress: &serde_json::Value) -> Result<()> {
+        let progress = serde_json::to_string(progress).map_err(|e| CodecError::Encode {
+            what: "job progress",
+            reason: e.to_string(),
+        })?;
+        let keys = self.keys();
+        let call = ScriptCall::default()
+            .key(keys.job(job_id.as_str()))
+            .key(&keys.events)
+            .key(&keys.meta)
+            .arg(job_id.as_str())
+            .arg(progress);
+        let refusal = Refusal::new("updateProgress", job_id);
+        self.run_checked(
+            call,
+            &scripts::UPDATE_PROGRESS,
+            "update job progress",
+            refusal,
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn add_log(&self, job_id: &JobId, row: &str, keep_logs: Option<u32>) -> Result<u64> {
+        // Node.js sends an empty string for "keep all", and 0 is falsy there too.
+        let keep = keep_logs
+            .filter(|n| *n > 0)
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        let call = ScriptCall::default()
+            .key(self.keys().job(job_id.as_str()))
+            .key(self.logs_key(job_id))
+            .arg(job_id.as_str())
+            .arg(row)
+            .arg(keep);
+        let refusal = Refusal::new("addLog", job_id);
+        let count = self
+            .run_checked(call, &scripts::ADD_LOG, "add a job log", refusal)
+            .await?;
+        Ok(count.unsigned_abs())
+    }
+
+    async fn clear_logs(&self, job_id: &JobId, keep_logs: Option<u32>) -> Result<()> {
+        let key = self.logs_key(job_id);
+        let mut con = self.connection();
+        match keep_logs.filter(|n| *n > 0) {
+            Some(keep) => {
+                redis::cmd("LTRIM")
+                    .arg(&key)
+                    .arg(-i64::from(keep))
+                    .arg(-1)
+                    .query_async::<()>(&mut con)
+                    .await
+                    .map_err(wrap("trim job logs"))?;
+            }
+            None => {
+                con.del::<_, ()>(&key)
+                    .await
+                    .map_err(wrap("clear job logs"))?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn change_delay(&self, job_id: &JobId, delay: Duration) -> Result<()> {
+        let keys = self.keys();
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        let call = ScriptCall::default()
+            .key(&keys.delayed)
+            .key(&keys.meta)
+            .key(&keys.marker)
+            .key(&keys.events)
+            .arg(delay_ms)
+            .arg(self.now_ms())
+            .arg(job_id.as_str())
+            .arg(keys.job(job_id.as_str()));
+        let refusal = Refusal {
+            state: Some("delayed"),
+            ..Refusal::new("changeDelay", job_id)
+        };
+        self.run_checked(
+            call,
+            &scripts::CHANGE_DELAY,
+            "change a job's delay",
+            refusal,
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn change_priority(&self, job_id: &JobId, priority: u32, lifo: bool) -> Result<()> {
+        let keys = self.keys();
+        let call = ScriptCall::default()
+            .key(&keys.wait)
+            .key(&keys.paused)
+            .key(&keys.meta)
+            .key(&keys.prioritized)
+            .key(&keys.active)
+            .key(&keys.priority_counter)
+            .key(&keys.marker)
+            .arg(priority)
+            .arg(&keys.job_prefix)
+            .arg(job_id.as_str())
+            .arg(u8::from(lifo));
+        let refusal = Refusal::new("changePriority", job_id);
+        self.run_checked(
+            call,
+            &scripts::CHANGE_PRIORITY,
+            "change a job's priority",
+            refusal,
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn remove(&self, job_id: &JobId, remove_children: bool) -> Result<bool> {
+        let keys = self.keys();
+        let call = ScriptCall::default()
+            .key(keys.job(job_id.as_str()))
+            .key(&keys.repeat)
+            .arg(job_id.as_str())
+            .arg(u8::from(remove_children))
+            .arg(&keys.job_prefix);
+        let refusal = Refusal::new("removeJob", job_id);
+        let removed = self
+            .run_checked(call, &scripts::REMOVE_JOB, "remove a job", refusal)
+            .await?;
+        Ok(removed == 1)
+    }
+
+    async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
+        let keys = self.keys();
+        ScriptCall::default()
+            .key(keys.job(job_id.as_str()))
+            .key(&keys.meta)
+            .arg(&keys.job_prefix)
+            .arg(job_id.as_str())
+            .invoke(
+                &mut self.connection(),
+                &scripts::REMOVE_UNPROCESSED_CHILDREN,
+            )
+            .await
+            .map_err(wrap("remove unprocessed children"))?;
+        Ok(())
+    }
+
+    async fn remove_child_dependency(&self, job_id: &JobId, parent_key: &str) -> Result<bool> {
+        let keys = self.keys();
+        let call = ScriptCall::default()
+            .key(&keys.job_prefix)
+            .arg(keys.job(job_id.as_str()))
+            .arg(parent_key);
+        let refusal = Refusal {
+            parent_key: Some(parent_key),
+            ..Refusal::new("removeChildDependency", job_id)
+        };
+        let context = "remove a child dependency";
+        // 0: detached; 1: the child was not attached to that parent.
+        let code = self
+            .run_checked(call, &scripts::REMOVE_CHILD_DEPENDENCY, context, refusal)
+            .await?;
+        Ok(code == 0)
+    }
+
+    async fn remove_deduplication_key(
+        &self,
+        deduplication_id: &str,
+        job_id: &JobId,
+    ) -> Result<bool> {
+        let reply = ScriptCall::default()
+            .key(self.keys().deduplication(deduplication_id))
+            .arg(job_id.as_str())
+            .invoke(&mut self.connection(), &scripts::REMOVE_DEDUPLICATION_KEY)
+            .await
+            .map_err(wrap("remove a deduplication key"))?;
+        Ok(reply::expect_int("remove a deduplication key", &reply)? > 0)
+    }
+
+    async fn delete_deduplication_key(&self, deduplication_id: &str) -> Result<bool> {
+        let removed: u64 = self
+            .connection()
+            .del(self.keys().deduplication(deduplication_id))
+            .await
+            .map_err(wrap("delete a deduplication key"))?;
+        Ok(removed > 0)
+    }
+}

@@ -1,1 +1,591 @@
-//! `queries` section for Redis (in progress).
+//! `Queries` for Redis: upstream's read-only scripts (`getStateV2`, `isFinished`, `isMaxed`,
+//! `getRateLimitTtl`, `getCounts`, `getCountsPerPriority`, `getRanges`, `getDependencyCounts`,
+//! `getMetrics`, `paginate`) and the plain commands Node.js issues for the rest.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use bullmq_core::backend::{
+    ClientInfo, ClientRole, Dependencies, DependenciesQuery, DependencyKind, FinishStatus, JobLogs,
+    Lifecycle, Metrics, Page, Queries, Range,
+};
+use bullmq_core::codec;
+use bullmq_core::job::{FinishedState, JobType};
+use bullmq_core::{Error, Job, JobId, JobState, Result};
+use redis::{Cmd, Value};
+
+use super::RedisBackend;
+use super::lifecycle::parse_node_key;
+use crate::error::{unexpected, wrap};
+use crate::reply;
+use crate::script::ScriptCall;
+use crate::scripts::{self, LuaScript};
+
+/// How many `SSCAN`/`HSCAN` rounds one `paginate` call may take (Node.js' `maxIterations`).
+const PAGINATE_MAX_ITERATIONS: u64 = 5;
+
+/// The types kept in lists, which `getRanges` reads newest first even when asked oldest first;
+/// Node.js turns those slices around.
+fn is_list(t: JobType) -> bool {
+    matches!(codec::job_type_arg(t), "wait" | "active")
+}
+
+/// The key suffix of a parent's dependency list.
+fn dependency_suffix(kind: DependencyKind) -> &'static str {
+    match kind {
+        DependencyKind::Processed => "processed",
+        DependencyKind::Unprocessed => "dependencies",
+        DependencyKind::Ignored => "failed",
+        DependencyKind::Failed => "unsuccessful",
+    }
+}
+
+/// `CLIENT LIST` text as Node.js' `parseClientList` reads it (lines of space-separated
+/// `key=value`), keeping the clients whose name `keep` accepts.
+fn parse_client_list(list: &str, keep: impl Fn(&str) -> bool) -> Vec<ClientInfo> {
+    list.lines()
+        .filter_map(|line| {
+            let raw: Vec<(String, String)> = line
+                .split(' ')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect();
+            let field = |key: &str| raw.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+            let name = field("name").filter(|n| keep(n))?;
+            let addr = field("addr").unwrap_or_default();
+            let age = field("age").and_then(|s| s.parse().ok());
+            let idle = field("idle").and_then(|s| s.parse().ok());
+            Some(ClientInfo {
+                name,
+                addr,
+                age,
+                idle,
+                raw,
+            })
+        })
+        .collect()
+}
+
+/// `LRANGE` bounds for a log page: oldest-first slices as asked, newest-first ones counted
+/// from the tail (and turned around after), as Node.js' `getJobLogs` does.
+fn log_bounds(range: Range) -> (i64, i64) {
+    if range.asc {
+        (range.start, range.end)
+    } else {
+        let from_tail = |i: i64| i.saturating_add(1).saturating_neg();
+        (from_tail(range.end), from_tail(range.start))
+    }
+}
+
+impl RedisBackend {
+    async fn run(&self, call: ScriptCall, script: &LuaScript, what: &'static str) -> Result<Value> {
+        call.invoke(&mut self.connection(), script)
+            .await
+            .map_err(wrap(what))
+    }
+
+    async fn query(&self, cmd: &Cmd, what: &'static str) -> Result<Value> {
+        cmd.query_async(&mut self.connection())
+            .await
+            .map_err(wrap(what))
+    }
+
+    /// Runs `commands` in one round trip (`MULTI` when `atomic`), one reply each.
+    async fn pipeline(
+        &self,
+        commands: &[Cmd],
+        atomic: bool,
+        what: &'static str,
+    ) -> Result<Vec<Value>> {
+        let mut pipe = redis::pipe();
+        if atomic {
+            pipe.atomic();
+        }
+        for cmd in commands {
+            pipe.add_command(cmd.clone());
+        }
+        pipe.query_async(&mut self.connection())
+            .await
+            .map_err(wrap(what))
+    }
+
+    fn job_part(&self, job_id: &JobId, suffix: &str) -> String {
+        self.keys().to_key(&format!("{job_id}:{suffix}"))
+    }
+
+    /// `LPOS` (Redis 6.0.6 and later, as `getStateV2` needs too).
+    async fn in_list(&self, list: &str, job_id: &JobId) -> Result<bool> {
+        let at: Option<i64> = redis::cmd("LPOS")
+            .arg(self.keys().to_key(list))
+            .arg(job_id.as_str())
+            .query_async(&mut self.connection())
+            .await
+            .map_err(wrap("look for a job in a list"))?;
+        Ok(at.is_some())
+    }
+
+    /// Every entry of all four dependency lists (Node.js' `getDependencies` without options).
+    async fn all_dependencies(&self, job_id: &JobId) -> Result<Dependencies> {
+        let key = |suffix| self.job_part(job_id, suffix);
+        let mut unsuccessful = redis::cmd("ZRANGE");
+        unsuccessful.arg(key("unsuccessful")).arg(0).arg(-1);
+        let commands = [
+            redis::cmd("HGETALL").arg(key("processed")).clone(),
+            redis::cmd("SMEMBERS").arg(key("dependencies")).clone(),
+            redis::cmd("HGETALL").arg(key("failed")).clone(),
+            unsuccessful,
+        ];
+        let replies = self
+            .pipeline(&commands, false, "read a job's dependencies")
+            .await?;
+        let [processed, unprocessed, ignored, failed] = replies.as_slice() else {
+            return Err(unexpected(
+                "read a job's dependencies",
+                &Value::Array(replies.clone()),
+            ));
+        };
+        Ok(Dependencies {
+            processed: Some((reply::text_pairs(processed), 0)),
+            unprocessed: Some((reply::text_items(unprocessed), 0)),
+            ignored: Some((reply::text_pairs(ignored), 0)),
+            failed: Some((reply::text_items(failed), 0)),
+        })
+    }
+
+    /// The command reading one page of one dependency list.
+    fn dependency_page(
+        &self,
+        job_id: &JobId,
+        kind: DependencyKind,
+        cursor: u64,
+        count: u64,
+    ) -> Cmd {
+        let key = self.job_part(job_id, dependency_suffix(kind));
+        match kind {
+            DependencyKind::Processed | DependencyKind::Ignored => redis::cmd("HSCAN")
+                .arg(key)
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(count)
+                .clone(),
+            DependencyKind::Unprocessed => redis::cmd("SSCAN")
+                .arg(key)
+                .arg(cursor)
+                .arg("COUNT")
+                .arg(count)
+                .clone(),
+            // The failed children are a sorted set: the cursor is an offset.
+            // `1 0` is an empty range: a page of nothing must not read as `0 -1` (everything).
+            DependencyKind::Failed if count == 0 => {
+                redis::cmd("ZRANGE").arg(key).arg(1).arg(0).clone()
+            }
+            DependencyKind::Failed => {
+                let last = cursor.saturating_add(count - 1);
+                redis::cmd("ZRANGE").arg(key).arg(cursor).arg(last).clone()
+            }
+        }
+    }
+
+    /// One `paginate` call and the loop around it, as Node.js' `paginate`.
+    async fn paginate_key(
+        &self,
+        key: &str,
+        start: u64,
+        end: Option<u64>,
+        fetch_jobs: bool,
+    ) -> Result<Page> {
+        let page_size = end.map(|end| end.saturating_add(1).saturating_sub(start));
+        let end_arg = end.map_or(-1, |e| i64::try_from(e).unwrap_or(i64::MAX));
+        let (mut cursor, mut offset) = (0_u64, 0_u64);
+        let mut page = Page::default();
+        loop {
+            let taken = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
+            let mut call = ScriptCall::default()
+                .key(key)
+                .arg(start.saturating_add(taken))
+                .arg(end_arg)
+                .arg(cursor)
+                .arg(offset)
+                .arg(PAGINATE_MAX_ITERATIONS);
+            if fetch_jobs {
+                call = call.arg(1);
+            }
+            let raw = self
+                .run(call, &scripts::PAGINATE, "paginate dependencies")
+                .await?;
+            let got = reply::paginate(&raw)?;
+            (cursor, offset, page.total) = (got.cursor, got.offset, got.total);
+            for ((member, _), fields) in got.items.iter().zip(got.jobs) {
+                let id = parse_node_key(member).map_or_else(|| member.clone(), |k| k.id);
+                // An empty hash: the child is gone.
+                if let Some(job) = reply::job(&id, fields) {
+                    page.jobs.push(job?);
+                }
+            }
+            page.items.extend(got.items);
+            let taken = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
+            if cursor == 0 || page_size.is_some_and(|size| taken >= size) {
+                break;
+            }
+        }
+        page.cursor = cursor;
+        Ok(page)
+    }
+}
+
+impl Queries for RedisBackend {
+    /// `getStateV2`; its `unknown` (no such job) is `None`.
+    async fn get_state(&self, job_id: &JobId) -> Result<Option<JobState>> {
+        let k = self.keys();
+        let call = ScriptCall::default()
+            .key(&k.completed)
+            .key(&k.failed)
+            .key(&k.delayed)
+            .key(&k.active)
+            .key(&k.wait)
+            .key(&k.paused)
+            .key(&k.waiting_children)
+            .key(&k.prioritized)
+            .arg(job_id.as_str());
+        let state = self
+            .run(call, &scripts::GET_STATE_V2, "read a job's state")
+            .await?;
+        match reply::text(&state).as_deref() {
+            Some("unknown") => Ok(None),
+            Some(name) => name
+                .parse()
+                .map(Some)
+                .map_err(|_| unexpected("read a job's state", &state)),
+            None => Err(unexpected("read a job's state", &state)),
+        }
+    }
+
+    /// `isFinished`, asking for the return value or failure reason.
+    async fn is_finished(&self, job_id: &JobId) -> Result<FinishStatus> {
+        let k = self.keys();
+        let call = ScriptCall::default()
+            .key(&k.completed)
+            .key(&k.failed)
+            .key(k.job(job_id.as_str()))
+            .arg(job_id.as_str())
+            .arg("1");
+        let status = self
+            .run(call, &scripts::IS_FINISHED, "check whether a job finished")
+            .await?;
+        reply::finish_status(&status)
+    }
+
+    async fn is_maxed(&self) -> Result<bool> {
+        let k = self.keys();
+        let call = ScriptCall::default().key(&k.meta).key(&k.active);
+        let maxed = self
+            .run(call, &scripts::IS_MAXED, "check the global concurrency")
+            .await?;
+        Ok(reply::count(&maxed) == 1)
+    }
+
+    /// `LPOS` for the lists (`waiting` is the `wait` or the legacy `paused` list), `ZSCORE`
+    /// for the sorted sets, as Node.js' `isJobInState`.
+    async fn is_job_in_state(&self, state: JobState, job_id: &JobId) -> Result<bool> {
+        match state {
+            JobState::Waiting => {
+                Ok(self.in_list("wait", job_id).await? || self.in_list("paused", job_id).await?)
+            }
+            JobState::Active => self.in_list("active", job_id).await,
+            sorted => {
+                let score: Option<f64> = redis::cmd("ZSCORE")
+                    .arg(self.keys().to_key(sorted.as_str()))
+                    .arg(job_id.as_str())
+                    .query_async(&mut self.connection())
+                    .await
+                    .map_err(wrap("look for a job in a sorted set"))?;
+                Ok(score.is_some())
+            }
+        }
+    }
+
+    /// `HGETALL` of the job hash; a hash that cannot be read is `Error::JobDecode`.
+    async fn get_job(&self, job_id: &JobId) -> Result<Option<Job>> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(self.keys().job(job_id.as_str()));
+        let fields = self.query(&cmd, "read a job").await?;
+        match reply::job(job_id.as_str(), &fields) {
+            None => Ok(None),
+            Some(job) => Ok(Some(job?)),
+        }
+    }
+
+    /// `GET <prefix>:<queue>:de:<id>`.
+    async fn get_deduplication_job_id(&self, deduplication_id: &str) -> Result<Option<JobId>> {
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.keys().deduplication(deduplication_id));
+        let id = self.query(&cmd, "read a deduplication key").await?;
+        Ok(reply::text(&id).map(JobId::from))
+    }
+
+    /// `LRANGE` and `LLEN` of `<job>:logs` in one `MULTI`, as Node.js.
+    async fn get_job_logs(&self, job_id: &JobId, range: Range) -> Result<JobLogs> {
+        let key = self.job_part(job_id, "logs");
+        let (start, end) = log_bounds(range);
+        let commands = [
+            redis::cmd("LRANGE").arg(&key).arg(start).arg(end).clone(),
+            redis::cmd("LLEN").arg(&key).clone(),
+        ];
+        let replies = self.pipeline(&commands, true, "read a job's logs").await?;
+        let [lines, count] = replies.as_slice() else {
+            return Err(unexpected(
+                "read a job's logs",
+                &Value::Array(replies.clone()),
+            ));
+        };
+        let mut logs = reply::text_items(lines);
+        if !range.asc {
+            logs.reverse();
+        }
+        Ok(JobLogs {
+            logs,
+            count: reply::count(count),
+        })
+    }
+
+    /// `getRateLimitTtl`; `None` for `max_jobs` lets the script use the queue's global limit.
+    async fn get_rate_limit_ttl(&self, max_jobs: Option<u64>) -> Result<Duration> {
+        let k = self.keys();
+        let call = ScriptCall::default()
+            .key(&k.limiter)
+            .key(&k.meta)
+            .arg(max_jobs.unwrap_or(0));
+        let ttl = self
+            .run(call, &scripts::GET_RATE_LIMIT_TTL, "read the rate limit")
+            .await?;
+        // -1 (no expiry) and -2 (no key) mean not limited for our purpose.
+        Ok(Duration::from_millis(reply::count(&ttl)))
+    }
+
+    async fn get_counts(&self, types: &[JobType], delayed_before: Option<u64>) -> Result<Vec<u64>> {
+        let mut call = ScriptCall::default().key(&self.keys().job_prefix);
+        if let Some(cutoff) = delayed_before {
+            call = call.arg(cutoff);
+        }
+        for t in types {
+            call = call.arg(codec::job_type_arg(*t));
+        }
+        let counts = self.run(call, &scripts::GET_COUNTS, "count jobs").await?;
+        Ok(reply::counts(&counts))
+    }
+
+    async fn get_counts_per_priority(&self, priorities: &[u32]) -> Result<Vec<u64>> {
+        let k = self.keys();
+        let call = ScriptCall::default()
+            .key(&k.wait)
+            .key(&k.prioritized)
+            .arg(priorities);
+        let counts = self
+            .run(
+                call,
+                &scripts::GET_COUNTS_PER_PRIORITY,
+                "count jobs per priority",
+            )
+            .await?;
+        Ok(reply::counts(&counts))
+    }
+
+    /// `getRanges`, then what Node.js' `Queue#getRanges` does with it: list slices read
+    /// oldest first are turned around, and an id met twice is kept once, where first met.
+    async fn get_ranges(&self, types: &[JobType], range: Range) -> Result<Vec<JobId>> {
+        let mut call = ScriptCall::default()
+            .key(&self.keys().job_prefix)
+            .arg(range.start)
+            .arg(range.end)
+            .arg(if range.asc { "1" } else { "0" });
+        for t in types {
+            call = call.arg(codec::job_type_arg(*t));
+        }
+        let lists = self.run(call, &scripts::GET_RANGES, "list job ids").await?;
+        let mut seen = HashSet::new();
+        let mut ids = Vec::new();
+        for (t, mut list) in types.iter().zip(reply::text_lists(&lists)) {
+            if range.asc && is_list(*t) {
+                list.reverse();
+            }
+            ids.extend(
+                list.into_iter()
+                    .filter(|id| seen.insert(id.clone()))
+                    .map(JobId::from),
+            );
+        }
+        Ok(ids)
+    }
+
+    async fn get_dependency_counts(
+        &self,
+        job_id: &JobId,
+        kinds: &[DependencyKind],
+    ) -> Result<Vec<u64>> {
+        let mut call = ScriptCall::default()
+            .key(self.job_part(job_id, "processed"))
+            .key(self.job_part(job_id, "dependencies"))
+            .key(self.job_part(job_id, "failed"))
+            .key(self.job_part(job_id, "unsuccessful"));
+        for kind in kinds {
+            call = call.arg(kind.as_str());
+        }
+        let counts = self
+            .run(
+                call,
+                &scripts::GET_DEPENDENCY_COUNTS,
+                "count a job's dependencies",
+            )
+            .await?;
+        Ok(reply::counts(&counts))
+    }
+
+    /// Node.js' `getDependencies`: with no list asked, every entry of all four lists; else
+    /// one page per list asked, in one pipeline: `HSCAN` for processed and ignored children,
+    /// `SSCAN` for unprocessed ones, `ZRANGE` for failed ones, whose cursor is an offset.
+    ///
+    /// Unlike Node.js, a failed page is `ZRANGE cursor cursor+count-1` (Node.js asks for
+    /// `cursor count-1`, empty past the first page) and its next cursor is 0 once a page comes
+    /// back short (Node.js' grows forever), as upstream's PostgreSQL backend pages.
+    async fn get_dependencies(
+        &self,
+        job_id: &JobId,
+        query: &DependenciesQuery,
+    ) -> Result<Dependencies> {
+        if query.lists.is_empty() {
+            return self.all_dependencies(job_id).await;
+        }
+        let commands: Vec<Cmd> = query
+            .lists
+            .iter()
+            .map(|&(kind, cursor, count)| self.dependency_page(job_id, kind, cursor, count))
+            .collect();
+        let replies = self
+            .pipeline(&commands, false, "page a job's dependencies")
+            .await?;
+        let mut out = Dependencies::default();
+        for (&(kind, cursor, count), page) in query.lists.iter().zip(&replies) {
+            const WHAT: &str = "page a job's dependencies";
+            match kind {
+                DependencyKind::Processed => {
+                    let (next, page) = reply::scan_page(WHAT, page)?;
+                    out.processed = Some((reply::text_pairs(page), next));
+                }
+                DependencyKind::Ignored => {
+                    let (next, page) = reply::scan_page(WHAT, page)?;
+                    out.ignored = Some((reply::text_pairs(page), next));
+                }
+                DependencyKind::Unprocessed => {
+                    let (next, page) = reply::scan_page(WHAT, page)?;
+                    out.unprocessed = Some((reply::text_items(page), next));
+                }
+                DependencyKind::Failed => {
+                    let keys = reply::text_items(page);
+                    let full = u64::try_from(keys.len()).unwrap_or(u64::MAX) >= count;
+                    let next = if full && count > 0 {
+                        cursor.saturating_add(count)
+                    } else {
+                        0
+                    };
+                    out.failed = Some((keys, next));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn get_processed_children_values(&self, job_id: &JobId) -> Result<Vec<(String, String)>> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(self.job_part(job_id, "processed"));
+        let values = self.query(&cmd, "read processed children").await?;
+        Ok(reply::text_pairs(&values))
+    }
+
+    async fn get_ignored_children_failures(&self, job_id: &JobId) -> Result<Vec<(String, String)>> {
+        let mut cmd = redis::cmd("HGETALL");
+        cmd.arg(self.job_part(job_id, "failed"));
+        let failures = self.query(&cmd, "read ignored children failures").await?;
+        Ok(reply::text_pairs(&failures))
+    }
+
+    /// `getMetrics` on `metrics:<kind>` and `metrics:<kind>:data`.
+    async fn get_metrics(&self, kind: FinishedState, start: i64, end: i64) -> Result<Metrics> {
+        let k = self.keys();
+        let call = ScriptCall::default()
+            .key(k.to_key(&format!("metrics:{}", kind.as_str())))
+            .key(k.to_key(&format!("metrics:{}:data", kind.as_str())))
+            .arg(start)
+            .arg(end);
+        let metrics = self
+            .run(call, &scripts::GET_METRICS, "read metrics")
+            .await?;
+        reply::metrics(&metrics)
+    }
+
+    /// `CLIENT LIST`, keeping this queue's workers (`<prefix>:<base64(queue)>`, `…:w:<name>`)
+    /// and `QueueEvents` (`…:qe`): the names Node.js' `getWorkers` and `getQueueEvents` match.
+    async fn get_client_list(&self) -> Result<Vec<ClientInfo>> {
+        let mut cmd = redis::cmd("CLIENT");
+        cmd.arg("LIST");
+        let list = self.query(&cmd, "list clients").await?;
+        let list = reply::text(&list).ok_or_else(|| unexpected("list clients", &list))?;
+        let base = self.client_name(&ClientRole::Queue);
+        let worker = format!("{base}:w:");
+        let events = self.client_name(&ClientRole::QueueEvents);
+        Ok(parse_client_list(&list, |name| {
+            name == base || name.starts_with(&worker) || name == events
+        }))
+    }
+
+    /// The `paginate` script over `<job>:processed`, `<job>:dependencies` or `<job>:failed`;
+    /// `end == u64::MAX` reads to the end (Node.js' `-1`). Upstream's script pages only sets and
+    /// hashes, so the failed children (a sorted set) are refused as `Error::Unsupported`.
+    async fn paginate(
+        &self,
+        job_id: &JobId,
+        kind: DependencyKind,
+        start: u64,
+        end: u64,
+        fetch_jobs: bool,
+    ) -> Result<Page> {
+        if kind == DependencyKind::Failed {
+            return Err(Error::Unsupported {
+                operation: "paginate (failed children)",
+                backend: "redis",
+            });
+        }
+        let key = self.job_part(job_id, dependency_suffix(kind));
+        let end = (end != u64::MAX).then_some(end);
+        self.paginate_key(&key, start, end, fetch_jobs).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bullmq_core::backend::Range;
+
+    use super::{log_bounds, parse_client_list};
+
+    #[test]
+    fn newest_first_log_pages_count_from_the_tail() {
+        let r = |start, end, asc| Range { start, end, asc };
+        assert_eq!(log_bounds(r(0, -1, true)), (0, -1));
+        assert_eq!(log_bounds(r(0, -1, false)), (0, -1));
+        assert_eq!(log_bounds(r(0, 1, false)), (-2, -1));
+        assert_eq!(log_bounds(r(2, 4, false)), (-5, -3));
+    }
+
+    #[test]
+    fn client_list_lines_are_key_value_pairs() {
+        let list = "id=3 addr=127.0.0.1:5000 name=bull:cQ==:w:a age=12 idle=0 cmd=bzpopmin\r\n\
+                    id=4 addr=127.0.0.1:5001 name= age=1 idle=1\r\n";
+        let clients = parse_client_list(list, |n| n.starts_with("bull:cQ=="));
+        assert_eq!(clients.len(), 1);
+        let c = &clients[0];
+        assert_eq!(
+            (c.name.as_str(), c.addr.as_str(), c.age, c.idle),
+            ("bull:cQ==:w:a", "127.0.0.1:5000", Some(12), Some(0))
+        );
+        assert_eq!(c.raw[5], ("cmd".to_owned(), "bzpopmin".to_owned()));
+    }
+}

@@ -1,4 +1,13 @@
 //! `Queue`: the producer and admin side, over any backend.
+//!
+//! One file per group of methods: adding here, [`getters`] (jobs, counts, meta), [`admin`]
+//! (pause, clean, limits, removal) and [`observability`] (metrics, Prometheus, workers).
+
+mod admin;
+mod getters;
+mod observability;
+
+pub use getters::QueueMetaInfo;
 
 use std::sync::Arc;
 
@@ -140,14 +149,14 @@ impl<B: AddJobs> Queue<B> {
 
     /// Adds many jobs in one round trip; every job is checked before any is written.
     pub async fn add_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<Job>> {
-        let entries = jobs
-            .into_iter()
-            .map(|j| {
-                let job = self.prepare(&j.name, &j.data, j.opts)?;
-                let parent = parent_key_opts(&job);
-                Ok(NewJob { job, parent })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        // Sized up front: collecting `Result`s cannot know the length, and growing a vector of
+        // jobs by copying costs more than preparing them.
+        let mut entries = Vec::with_capacity(jobs.len());
+        for j in jobs {
+            let job = self.prepare(&j.name, &j.data, j.opts)?;
+            let parent = parent_key_opts(&job);
+            entries.push(NewJob { job, parent });
+        }
         let ids = self.backend.add_jobs(&entries).await?;
         Ok(entries
             .into_iter()

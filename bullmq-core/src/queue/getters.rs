@@ -1,0 +1,247 @@
+//! Reading jobs, counts and the queue's configuration (upstream: `QueueGetters`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::Queue;
+use crate::backend::{JobLogs, Queries, QueueMeta, Range, RateLimiter};
+use crate::job::JobType;
+use crate::{Job, JobId, JobState, Result};
+
+/// Every state, in the order upstream's `getJobCounts()` lists them when asked for none.
+const ALL_TYPES: [JobType; 7] = [
+    JobType::State(JobState::Active),
+    JobType::State(JobState::Completed),
+    JobType::State(JobState::Delayed),
+    JobType::State(JobState::Failed),
+    JobType::State(JobState::Prioritized),
+    JobType::State(JobState::Waiting),
+    JobType::State(JobState::WaitingChildren),
+];
+
+/// The queue's `meta` hash, typed (upstream: `getMeta()`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueMetaInfo {
+    /// Whether the queue is paused.
+    pub paused: bool,
+    /// Global concurrency, if set.
+    pub concurrency: Option<u64>,
+    /// Global rate limit: jobs per window, if set.
+    pub max: Option<u64>,
+    /// Global rate limit: the window in ms, if set.
+    pub duration: Option<u64>,
+    /// Approximate maximum length of the event stream.
+    pub max_len_events: Option<u64>,
+    /// The library that wrote the queue last, e.g. `bullmq:6.7.0`.
+    pub version: Option<String>,
+    /// Any other field, verbatim.
+    pub other: BTreeMap<String, String>,
+}
+
+fn number(v: Option<&String>) -> Option<u64> {
+    v.and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|f| f.is_finite() && *f >= 0.0)
+        .map(|f| {
+            // Every runtime writes these fields as integers; a fraction is truncated.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let n = f as u64;
+            n
+        })
+}
+
+/// Upstream's default when no type is given; duplicates dropped, order kept.
+fn sanitize(types: &[JobType]) -> Vec<JobType> {
+    if types.is_empty() {
+        return ALL_TYPES.to_vec();
+    }
+    let mut out: Vec<JobType> = Vec::with_capacity(types.len());
+    for t in types {
+        if !out.contains(t) {
+            out.push(*t);
+        }
+    }
+    out
+}
+
+impl<B: Queries> Queue<B> {
+    /// One job, or `None` when there is no such job.
+    pub async fn get_job(&self, id: &JobId) -> Result<Option<Job>> {
+        self.backend.get_job(id).await
+    }
+
+    /// Jobs in the given states (every state when empty), sliced by `range` across them;
+    /// jobs removed in between are skipped.
+    pub async fn get_jobs(&self, types: &[JobType], range: Range) -> Result<Vec<Job>> {
+        let ids = self.backend.get_ranges(&sanitize(types), range).await?;
+        let mut jobs = Vec::with_capacity(ids.len());
+        for id in &ids {
+            if let Some(job) = self.backend.get_job(id).await? {
+                jobs.push(job);
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// Waiting jobs.
+    pub async fn get_waiting(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::Waiting.into()], range).await
+    }
+
+    /// Active jobs.
+    pub async fn get_active(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::Active.into()], range).await
+    }
+
+    /// Delayed jobs.
+    pub async fn get_delayed(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::Delayed.into()], range).await
+    }
+
+    /// Prioritized jobs.
+    pub async fn get_prioritized(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::Prioritized.into()], range).await
+    }
+
+    /// Completed jobs.
+    pub async fn get_completed(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::Completed.into()], range).await
+    }
+
+    /// Failed jobs.
+    pub async fn get_failed(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::Failed.into()], range).await
+    }
+
+    /// Parents waiting for their children.
+    pub async fn get_waiting_children(&self, range: Range) -> Result<Vec<Job>> {
+        self.get_jobs(&[JobState::WaitingChildren.into()], range)
+            .await
+    }
+
+    /// Jobs per type (every state when empty), in the order asked.
+    pub async fn get_job_counts(&self, types: &[JobType]) -> Result<Vec<(JobType, u64)>> {
+        let types = sanitize(types);
+        let counts = self.backend.get_counts(&types, None).await?;
+        Ok(types.into_iter().zip(counts).collect())
+    }
+
+    /// The sum of the counts of `types`.
+    pub async fn get_job_count_by_types(&self, types: &[JobType]) -> Result<u64> {
+        Ok(self
+            .get_job_counts(types)
+            .await?
+            .iter()
+            .map(|(_, n)| n)
+            .sum())
+    }
+
+    /// Jobs still to be processed: waiting, delayed, prioritized and waiting for children.
+    pub async fn count(&self) -> Result<u64> {
+        let types = [
+            JobState::Waiting,
+            JobState::Delayed,
+            JobState::Prioritized,
+            JobState::WaitingChildren,
+        ];
+        self.get_job_count_by_types(&types.map(JobType::from)).await
+    }
+
+    /// Delayed jobs, only those due before `before_ms` (Unix ms) when given.
+    pub async fn get_delayed_count(&self, before_ms: Option<u64>) -> Result<u64> {
+        let counts = self
+            .backend
+            .get_counts(&[JobState::Delayed.into()], before_ms)
+            .await?;
+        Ok(counts.first().copied().unwrap_or(0))
+    }
+
+    /// Waiting jobs per priority (duplicates asked for once).
+    pub async fn get_counts_per_priority(&self, priorities: &[u32]) -> Result<Vec<(u32, u64)>> {
+        let mut unique: Vec<u32> = Vec::with_capacity(priorities.len());
+        for p in priorities {
+            if !unique.contains(p) {
+                unique.push(*p);
+            }
+        }
+        let counts = self.backend.get_counts_per_priority(&unique).await?;
+        Ok(unique.into_iter().zip(counts).collect())
+    }
+
+    /// The job's state; `None` when there is no such job.
+    pub async fn get_job_state(&self, id: &JobId) -> Result<Option<JobState>> {
+        self.backend.get_state(id).await
+    }
+
+    /// A page of a job's log (upstream's default: everything, oldest first).
+    pub async fn get_job_logs(&self, id: &JobId, range: Range) -> Result<JobLogs> {
+        self.backend.get_job_logs(id, range).await
+    }
+
+    /// How long the queue stays rate limited (zero when it is not).
+    pub async fn get_rate_limit_ttl(&self, max_jobs: Option<u64>) -> Result<Duration> {
+        self.backend.get_rate_limit_ttl(max_jobs).await
+    }
+
+    /// The job that holds a deduplication id.
+    pub async fn get_deduplication_job_id(&self, deduplication_id: &str) -> Result<Option<JobId>> {
+        self.backend
+            .get_deduplication_job_id(deduplication_id)
+            .await
+    }
+
+    /// Whether the queue's global concurrency is reached.
+    pub async fn is_maxed(&self) -> Result<bool> {
+        self.backend.is_maxed().await
+    }
+}
+
+impl<B: QueueMeta> Queue<B> {
+    /// Whether the queue is paused.
+    pub async fn is_paused(&self) -> Result<bool> {
+        self.backend.has_queue_meta_field("paused").await
+    }
+
+    /// The global concurrency, if set.
+    pub async fn get_global_concurrency(&self) -> Result<Option<u64>> {
+        Ok(number(
+            self.backend
+                .get_queue_meta_field("concurrency")
+                .await?
+                .as_ref(),
+        ))
+    }
+
+    /// The global rate limit, if both of its fields are set.
+    pub async fn get_global_rate_limit(&self) -> Result<Option<RateLimiter>> {
+        let fields = self
+            .backend
+            .get_queue_meta_fields(&["max", "duration"])
+            .await?;
+        let max = number(fields.first().and_then(Option::as_ref));
+        let duration = number(fields.get(1).and_then(Option::as_ref));
+        Ok(max.zip(duration).map(|(max, ms)| RateLimiter {
+            max,
+            duration: Duration::from_millis(ms),
+        }))
+    }
+
+    /// The queue's configuration.
+    pub async fn get_meta(&self) -> Result<QueueMetaInfo> {
+        let mut fields: BTreeMap<String, String> =
+            self.backend.get_queue_meta().await?.into_iter().collect();
+        Ok(QueueMetaInfo {
+            paused: fields.remove("paused").as_deref() == Some("1"),
+            concurrency: number(fields.remove("concurrency").as_ref()),
+            max: number(fields.remove("max").as_ref()),
+            duration: number(fields.remove("duration").as_ref()),
+            max_len_events: number(fields.remove("opts.maxLenEvents").as_ref()),
+            version: fields.remove("version"),
+            other: fields,
+        })
+    }
+
+    /// The `version` the queue's meta holds (`bullmq:6.7.0` once any client wrote it).
+    pub async fn get_version(&self) -> Result<Option<String>> {
+        self.backend.get_queue_meta_field("version").await
+    }
+}

@@ -115,6 +115,13 @@ async fn jobs_added_by_rust_equal_their_node_twins() {
             placement(&mut con, &node_queue, node_id).await,
             "{name}: where the job is"
         );
+        if i == 0 {
+            // Both queues' meta hashes, as each runtime's `Queue` writes them on start.
+            let theirs = hash(&mut con, &format!("{node_queue}:meta")).await;
+            let ours = hash(&mut con, &format!("{rust_queue}:meta")).await;
+            assert_eq!(ours, theirs, "meta");
+            assert_eq!(ours.get("version").map(Vec::as_slice), Some(&b"bullmq:6.7.0"[..]));
+        }
         compared += 1;
     }
     assert!(compared >= 40, "only {compared} cases compared");

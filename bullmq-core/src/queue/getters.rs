@@ -242,6 +242,7 @@ impl<B: QueueMeta> Queue<B> {
 
     /// The `version` the queue's meta holds (`bullmq:6.7.0` once any client wrote it).
     pub async fn get_version(&self) -> Result<Option<String>> {
+        self.write_meta().await?;
         self.backend.get_queue_meta_field("version").await
     }
 }

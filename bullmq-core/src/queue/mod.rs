@@ -10,10 +10,11 @@ mod observability;
 pub use getters::QueueMetaInfo;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::backend::{AddJobs, NewJob, ParentKeyOpts};
+use crate::backend::{AddJobs, NewJob, ParentKeyOpts, QueueMeta};
 use crate::clock::{Clock, SystemClock};
 use crate::codec::CodecError;
 use crate::{Job, JobOptions, QueueName, Result};
@@ -39,7 +40,18 @@ pub struct Queue<B> {
     backend: B,
     clock: Arc<dyn Clock>,
     defaults: Option<JobOptions>,
+    max_len_events: u64,
+    /// Set once the queue's `meta` hash has been written, as Node.js writes it on start.
+    meta_written: AtomicBool,
 }
+
+/// The library name and version written to a queue's `meta.version`: the Node.js BullMQ
+/// release whose behaviour this crate reproduces, so that tools reading it (bull-board, Node's
+/// `getVersion()`) treat the queue as the 6.7.0 queue it is.
+pub const LIB_VERSION: &str = "bullmq:6.7.0";
+
+/// Upstream's default approximate length of the event stream (`streams.events.maxLen`).
+pub const DEFAULT_MAX_LEN_EVENTS: u64 = 10_000;
 
 impl<B> std::fmt::Debug for Queue<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -68,7 +80,17 @@ impl<B> Queue<B> {
             backend,
             clock: Arc::new(SystemClock),
             defaults: None,
+            max_len_events: DEFAULT_MAX_LEN_EVENTS,
+            meta_written: AtomicBool::new(false),
         }
+    }
+
+    /// The approximate length the event stream is trimmed to (upstream:
+    /// `streams.events.maxLen`, 10,000 by default).
+    #[must_use]
+    pub fn max_len_events(mut self, max: u64) -> Self {
+        self.max_len_events = max;
+        self
     }
 
     /// Options every job starts from; a job's own options win, field by field, as in Node.js.
@@ -130,7 +152,24 @@ fn parent_key_opts(job: &Job) -> ParentKeyOpts {
     }
 }
 
-impl<B: AddJobs> Queue<B> {
+impl<B: QueueMeta> Queue<B> {
+    /// Writes the queue's `meta` (`opts.maxLenEvents`, `version`) as a Node.js `Queue` does when
+    /// it starts; done once, before the first job is added.
+    pub async fn write_meta(&self) -> Result<()> {
+        if self.meta_written.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let values = [
+            ("opts.maxLenEvents", self.max_len_events.to_string()),
+            ("version", LIB_VERSION.to_owned()),
+        ];
+        self.backend.set_queue_meta(&values).await?;
+        self.meta_written.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl<B: AddJobs + QueueMeta> Queue<B> {
     /// Adds a job; its data is anything `serde` can write as JSON.
     ///
     /// Every option rule is checked first; nothing is written when one fails. The returned job
@@ -143,6 +182,7 @@ impl<B: AddJobs> Queue<B> {
         opts: JobOptions,
     ) -> Result<Job> {
         let mut job = self.prepare(name, data, opts)?;
+        self.write_meta().await?;
         job.id = self.backend.add_job(&job, &parent_key_opts(&job)).await?;
         Ok(job)
     }
@@ -157,6 +197,7 @@ impl<B: AddJobs> Queue<B> {
             let parent = parent_key_opts(&job);
             entries.push(NewJob { job, parent });
         }
+        self.write_meta().await?;
         let ids = self.backend.add_jobs(&entries).await?;
         Ok(entries
             .into_iter()

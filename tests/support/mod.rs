@@ -44,6 +44,12 @@ pub fn node_dir() -> PathBuf {
 /// Runs `node <script>` in `tests/node` with `env`, returning its stdout; panics with what to
 /// do when Node.js or the pinned packages are missing, or the script fails.
 pub fn run_node(script: &str, env: &[(&str, &str)]) -> String {
+    run_node_args(&[script], env)
+}
+
+/// Runs `node <args…>` in `tests/node`; see [`run_node`].
+pub fn run_node_args(args: &[&str], env: &[(&str, &str)]) -> String {
+    let script = args.first().copied().unwrap_or_default();
     let dir = node_dir();
     assert!(
         dir.join("node_modules").join("bullmq").exists(),
@@ -51,7 +57,7 @@ pub fn run_node(script: &str, env: &[(&str, &str)]) -> String {
         dir.display()
     );
     let mut cmd = Command::new("node");
-    cmd.arg(script)
+    cmd.args(args)
         .current_dir(&dir)
         .env("REDIS_URL", redis_url());
     for (k, v) in env {

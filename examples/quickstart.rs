@@ -1,48 +1,69 @@
-//! Quick start for what exists today: typed job options, validated as Node.js BullMQ validates
-//! them, and written exactly as Node.js BullMQ 6.7.0 writes them to Redis and PostgreSQL.
+//! Quick start: add jobs to a Redis queue from Rust, exactly as Node.js BullMQ 6.7.0 would, and
+//! read them back. A Node.js `Worker` on the same queue processes them.
 //!
-//! Run with `cargo run --example quickstart`.
+//! Run with `cargo run --example quickstart` (Redis at `REDIS_URL`, default
+//! `redis://127.0.0.1:6379`).
 
 use std::time::Duration;
 
-use bullmq::core::codec::{self, KeyStyle};
-use bullmq::{Backoff, Deduplication, JobOptions, KeepJobs};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{Backoff, BulkJob, Deduplication, JobOptions, KeepJobs, Queue, QueueName};
+use serde::Serialize;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+#[derive(Serialize)]
+struct Email<'a> {
+    to: &'a str,
+    subject: &'a str,
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let name = QueueName::new("quickstart-emails")?;
+    let backend = RedisBackend::connect(&RedisOptions::new(url), name.clone()).await?;
+    let queue = Queue::new(name, backend);
+
+    // One job, with the options a Node.js user knows.
     let opts = JobOptions::new()
         .attempts(5)
         .backoff(Backoff::exponential(Duration::from_secs(1)))
-        .delay(Duration::from_secs(30))
         .remove_on_complete(KeepJobs::Newest(1000))
-        .deduplication(Deduplication::new("invoice-42").ttl(Duration::from_secs(60)));
-    opts.validate()?;
+        .deduplication(Deduplication::new("welcome-ada").ttl(Duration::from_secs(60)));
+    let email = Email {
+        to: "ada@example.com",
+        subject: "Welcome",
+    };
+    let job = queue.add("welcome", &email, opts).await?;
+    println!("added job {} ({})", job.id, job.data);
 
-    // The bytes a Node.js producer would pass to the add script for the same options.
-    println!(
-        "msgpack (ARGV[3]):   {}",
-        hex(&codec::options_to_msgpack(&opts)?)
-    );
-    // The `opts` field of the job hash on Redis, and the `opts` column on PostgreSQL.
-    println!(
-        "Redis opts field:    {}",
-        codec::options_to_json(&opts, KeyStyle::Short)
-    );
-    println!(
-        "PostgreSQL opts:     {}",
-        codec::options_to_json(&opts, KeyStyle::Long)
-    );
+    // Many jobs in one round trip.
+    let batch = (0..3)
+        .map(|i| BulkJob {
+            name: "digest".to_owned(),
+            data: serde_json::json!({ "week": i }),
+            opts: JobOptions::new(),
+        })
+        .collect();
+    let added = queue.add_bulk(batch).await?;
+    println!("added {} more", added.len());
 
-    // Bad input is refused before anything is written, with the field and the bound.
-    if let Err(err) = JobOptions::new()
-        .priority(5_000_000)
-        .job_id("42")
-        .validate()
+    // Read back what Redis holds, as Node.js would.
+    let stored = queue.get_job(&job.id).await?.ok_or("the job vanished")?;
+    println!(
+        "state: {:?}, attempts allowed: {:?}",
+        queue.get_job_state(&job.id).await?,
+        stored.opts.attempts
+    );
+    println!("waiting in the queue: {}", queue.count().await?);
+
+    // Bad input is refused before anything is written, naming the field and the bound.
+    if let Err(err) = queue
+        .add("x", &(), JobOptions::new().priority(5_000_000))
+        .await
     {
-        println!("rejected:            {err}");
+        println!("refused: {err}");
     }
-    Ok(())
-}
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    queue.obliterate(true, 1000).await?;
+    Ok(())
 }

@@ -120,7 +120,10 @@ async fn jobs_added_by_rust_equal_their_node_twins() {
             let theirs = hash(&mut con, &format!("{node_queue}:meta")).await;
             let ours = hash(&mut con, &format!("{rust_queue}:meta")).await;
             assert_eq!(ours, theirs, "meta");
-            assert_eq!(ours.get("version").map(Vec::as_slice), Some(&b"bullmq:6.7.0"[..]));
+            assert_eq!(
+                ours.get("version").map(Vec::as_slice),
+                Some(&b"bullmq:6.7.0"[..])
+            );
         }
         compared += 1;
     }

@@ -14,4 +14,7 @@ pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, Scri
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
-pub use queue::{BulkJob, DEFAULT_MAX_LEN_EVENTS, LIB_VERSION, Queue, QueueMetaInfo};
+pub use queue::{
+    BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
+    QueueMetaInfo,
+};

@@ -33,7 +33,12 @@ impl BackendError for RedisError {
             BackendErrorKind::Timeout
         } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
             BackendErrorKind::Connection
-        } else if matches!(e.kind(), redis::ErrorKind::Server(_)) {
+        } else if matches!(
+            e.kind(),
+            redis::ErrorKind::Server(_) | redis::ErrorKind::AuthenticationFailed
+        ) {
+            // A refused password is the server's answer, not a lost connection: retrying it
+            // would only repeat the refusal.
             BackendErrorKind::Server
         } else if matches!(
             e.kind(),

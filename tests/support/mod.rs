@@ -96,3 +96,170 @@ impl Drop for PrefixGuard {
         }
     }
 }
+
+/// A private `redis-server` on a free loopback port, killed (and its folder removed) on drop;
+/// for tests that kill connections or need TLS, so the shared server is never disturbed.
+pub struct PrivateRedis {
+    child: std::process::Child,
+    /// The port it listens on (TLS only when started with [`PrivateRedis::start_tls`]).
+    pub port: u16,
+    /// Its working folder (certificates live here too).
+    pub dir: PathBuf,
+}
+
+impl PrivateRedis {
+    /// A plain-TCP server.
+    pub fn start() -> Self {
+        Self::start_with(|port, _| vec!["--port".into(), port.to_string()])
+    }
+
+    /// A TLS-only server (`--port 0`) whose certificate, for `localhost` and `127.0.0.1`, is
+    /// signed by a throwaway CA at `<dir>/ca.crt`. Panics with the reason when the installed
+    /// `redis-server` was built without TLS or `openssl` is missing.
+    pub fn start_tls() -> Self {
+        Self::start_with(|port, dir| {
+            make_test_certificates(dir);
+            let file = |name: &str| dir.join(name).display().to_string();
+            vec![
+                "--port".into(),
+                "0".into(),
+                "--tls-port".into(),
+                port.to_string(),
+                "--tls-cert-file".into(),
+                file("server.crt"),
+                "--tls-key-file".into(),
+                file("server.key"),
+                "--tls-ca-cert-file".into(),
+                file("ca.crt"),
+                "--tls-auth-clients".into(),
+                "no".into(),
+            ]
+        })
+    }
+
+    /// A server started with `args(port, dir)` plus no persistence.
+    pub fn start_with(args: impl FnOnce(u16, &std::path::Path) -> Vec<String>) -> Self {
+        let dir = std::env::temp_dir().join(unique_prefix());
+        std::fs::create_dir_all(&dir).expect("create a temp folder");
+        let port = free_port();
+        let mut cmd = Command::new("redis-server");
+        cmd.args(args(port, &dir))
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(&dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
+        let mut server = Self { child, port, dir };
+        server.wait_listening();
+        server
+    }
+
+    /// Reads the server's log until it says it is ready; panics with its output if it exits
+    /// first. The log pipe is closed afterwards (Redis ignores SIGPIPE), so it never fills up.
+    fn wait_listening(&mut self) {
+        use std::io::BufRead;
+        let stdout = self.child.stdout.take().expect("piped stdout");
+        let mut log = String::new();
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.contains("Ready to accept connections") {
+                return;
+            }
+            log.push_str(&line);
+            log.push('\n');
+        }
+        if let Some(mut stderr) = self.child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut log);
+        }
+        let status = self.child.wait().expect("wait for redis-server");
+        panic!("redis-server exited ({status}) before it was ready:\n{log}");
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).expect("bind a free port");
+    listener.local_addr().expect("local address").port()
+}
+
+/// `ca.crt`/`ca.key` and a CA-signed `server.crt`/`server.key` for `localhost` and
+/// `127.0.0.1`, made with the `openssl` command.
+pub fn make_test_certificates(dir: &std::path::Path) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run `openssl` ({e}): install OpenSSL"));
+        assert!(
+            out.status.success(),
+            "openssl {args:?} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(
+        dir.join("server.ext"),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("write server.ext");
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=bullmq test CA",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=localhost",
+    ]);
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "1",
+        "-extfile",
+        "server.ext",
+    ]);
+}

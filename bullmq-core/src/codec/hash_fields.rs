@@ -108,6 +108,10 @@ where
                 job.invalid_opts = decoded.invalid;
             }
             field::TIMESTAMP => job.timestamp = int_field(id, field::TIMESTAMP, v)?,
+            // Node accepts a negative delay and stores it; the job simply is not delayed.
+            field::DELAY if v.trim().parse::<f64>().is_ok_and(|d| d < 0.0) => {
+                job.delay = Duration::ZERO;
+            }
             field::DELAY => job.delay = Duration::from_millis(int_field(id, field::DELAY, v)?),
             field::PRIORITY => job.priority = small_int_field(id, field::PRIORITY, v)?,
             field::PROCESSED_ON => job.processed_on = Some(int_field(id, field::PROCESSED_ON, v)?),

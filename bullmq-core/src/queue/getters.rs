@@ -1,10 +1,10 @@
 //! Reading jobs, counts and the queue's configuration (upstream: `QueueGetters`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use super::Queue;
-use crate::backend::{JobLogs, Queries, QueueMeta, Range, RateLimiter};
+use crate::backend::{DependencyKind, JobLogs, Page, Queries, QueueMeta, Range, RateLimiter};
 use crate::job::JobType;
 use crate::{Job, JobId, JobState, Result};
 
@@ -18,6 +18,10 @@ const ALL_TYPES: [JobType; 7] = [
     JobType::State(JobState::Waiting),
     JobType::State(JobState::WaitingChildren),
 ];
+
+/// How many windows one state's bounded slice reads to refill itself (upstream's
+/// `GET_JOBS_MAX_BACKFILL_ITERATIONS`).
+const GET_JOBS_MAX_BACKFILL_ROUNDS: usize = 5;
 
 /// The queue's `meta` hash, typed (upstream: `getMeta()`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -69,17 +73,67 @@ impl<B: Queries> Queue<B> {
         self.backend.get_job(id).await
     }
 
-    /// Jobs in the given states (every state when empty), sliced by `range` across them;
-    /// jobs removed in between are skipped.
+    /// Jobs in the given states (every state when empty), each state sliced by `range`, in
+    /// the order asked; a job met twice is kept where first met.
+    ///
+    /// Ids whose job is gone are skipped. For a range of non-negative indexes the slice is
+    /// refilled from further along its state, as Node.js' `getJobs` script does, so a page
+    /// keeps its size when some of its jobs were removed.
     pub async fn get_jobs(&self, types: &[JobType], range: Range) -> Result<Vec<Job>> {
-        let ids = self.backend.get_ranges(&sanitize(types), range).await?;
-        let mut jobs = Vec::with_capacity(ids.len());
-        for id in &ids {
+        let types = sanitize(types);
+        let mut seen = HashSet::new();
+        let mut jobs = Vec::new();
+        for t in types {
+            for job in self.jobs_of_type(t, range).await? {
+                if seen.insert(job.id.clone()) {
+                    jobs.push(job);
+                }
+            }
+        }
+        Ok(jobs)
+    }
+
+    /// One state's slice of [`get_jobs`](Self::get_jobs), refilled when bounded.
+    async fn jobs_of_type(&self, t: JobType, range: Range) -> Result<Vec<Job>> {
+        let mut jobs = Vec::new();
+        if range.start < 0 || range.end < 0 {
+            let ids = self.backend.get_ranges(&[t], range).await?;
+            self.push_existing(&ids, usize::MAX, &mut jobs).await?;
+            return Ok(jobs);
+        }
+        let needed = range.end.saturating_sub(range.start).saturating_add(1);
+        let wanted = usize::try_from(needed).unwrap_or(0);
+        let mut cursor = range.start;
+        for _ in 0..GET_JOBS_MAX_BACKFILL_ROUNDS {
+            if jobs.len() >= wanted {
+                break;
+            }
+            let window = Range {
+                start: cursor,
+                end: cursor.saturating_add(needed - 1),
+                asc: range.asc,
+            };
+            let ids = self.backend.get_ranges(&[t], window).await?;
+            if ids.is_empty() {
+                break;
+            }
+            self.push_existing(&ids, wanted, &mut jobs).await?;
+            cursor = cursor.saturating_add(i64::try_from(ids.len()).unwrap_or(i64::MAX));
+        }
+        Ok(jobs)
+    }
+
+    /// Appends the jobs of `ids` that still exist, until `jobs` holds `wanted`.
+    async fn push_existing(&self, ids: &[JobId], wanted: usize, jobs: &mut Vec<Job>) -> Result<()> {
+        for id in ids {
+            if jobs.len() >= wanted {
+                break;
+            }
             if let Some(job) = self.backend.get_job(id).await? {
                 jobs.push(job);
             }
         }
-        Ok(jobs)
+        Ok(())
     }
 
     /// Waiting jobs.
@@ -187,6 +241,24 @@ impl<B: Queries> Queue<B> {
         self.backend
             .get_deduplication_job_id(deduplication_id)
             .await
+    }
+
+    /// A page of a parent's children of one kind, with the child jobs themselves (upstream:
+    /// `Queue#getDependencies`): items `start..=end`, or to the last one when `end` is `None`.
+    ///
+    /// Items are child keys, with the return value (JSON text) for processed children and the
+    /// failure reason for ignored ones. Upstream reads the unprocessed set for every kind but
+    /// `processed`; here each kind reads its own list, so `Ignored` pages the ignored failures.
+    /// Failed children are a sorted set the store's pager may not support.
+    pub async fn get_dependencies(
+        &self,
+        parent: &JobId,
+        kind: DependencyKind,
+        start: u64,
+        end: Option<u64>,
+    ) -> Result<Page> {
+        let end = end.unwrap_or(u64::MAX);
+        self.backend.paginate(parent, kind, start, end, true).await
     }
 
     /// Whether the queue's global concurrency is reached.

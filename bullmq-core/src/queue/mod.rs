@@ -1,13 +1,16 @@
 //! `Queue`: the producer and admin side, over any backend.
 //!
-//! One file per group of methods: adding here, [`getters`] (jobs, counts, meta), [`admin`]
-//! (pause, clean, limits, removal) and [`observability`] (metrics, Prometheus, workers).
+//! One file per group of methods: adding here, `getters` (jobs, counts, meta), `admin`
+//! (pause, clean, limits, removal), `observability` (metrics, Prometheus, workers) and
+//! `job_ref` (one job's operations, Node's `Job` methods, through [`JobRef`]).
 
 mod admin;
 mod getters;
+mod job_ref;
 mod observability;
 
 pub use getters::QueueMetaInfo;
+pub use job_ref::{FailOutcome, JobFailure, JobRef};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,10 +28,10 @@ use crate::{Job, JobOptions, QueueName, Result};
 /// uses.
 ///
 /// ```
-/// use bullmq_core::backend::AddJobs;
+/// use bullmq_core::backend::Backend;
 /// use bullmq_core::{JobOptions, Queue};
 ///
-/// async fn welcome<B: AddJobs>(queue: &Queue<B>) -> bullmq_core::Result<()> {
+/// async fn welcome<B: Backend>(queue: &Queue<B>) -> bullmq_core::Result<()> {
 ///     let data = serde_json::json!({"to": "a@b.c"});
 ///     let job = queue.add("welcome", &data, JobOptions::new().attempts(3)).await?;
 ///     println!("added job {}", job.id);

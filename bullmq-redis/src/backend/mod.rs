@@ -25,12 +25,26 @@ use crate::error::wrap;
 use crate::keys::QueueKeys;
 
 /// How to reach Redis and which key prefix to use.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// `rediss://` URLs need the `tls` feature (rustls). The server's certificate is then checked
+/// against the Mozilla roots bundled with the crate, and its host name against the URL; to trust
+/// a private CA instead, pass its certificate with [`ca_certificate`](Self::ca_certificate).
+///
+/// ```
+/// use bullmq_redis::RedisOptions;
+///
+/// let opts = RedisOptions::new("rediss://:secret@cache.internal:6380");
+/// assert!(!format!("{opts:?}").contains("secret"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
 pub struct RedisOptions {
     /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS.
     pub url: String,
     /// The key prefix; `bull` by default, like Node.js.
     pub prefix: Prefix,
+    /// PEM certificate(s) of the CA that signed the server's certificate, for `rediss://`; when
+    /// set, only these are trusted (not the bundled roots). Needs the `tls` feature.
+    pub ca_certificate: Option<Vec<u8>>,
 }
 
 impl RedisOptions {
@@ -40,6 +54,7 @@ impl RedisOptions {
         Self {
             url: url.into(),
             prefix: Prefix::default(),
+            ca_certificate: None,
         }
     }
 
@@ -48,6 +63,70 @@ impl RedisOptions {
     pub fn prefix(mut self, prefix: Prefix) -> Self {
         self.prefix = prefix;
         self
+    }
+
+    /// Trusts the CA whose certificate (PEM, as read from a `ca.crt` file) is `pem`, for a
+    /// `rediss://` server whose certificate a private CA signed.
+    #[must_use]
+    pub fn ca_certificate(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.ca_certificate = Some(pem.into());
+        self
+    }
+
+    /// The client for these options, with the private CA when one is set.
+    fn client(&self) -> Result<redis::Client> {
+        let url = self.url.as_str();
+        match &self.ca_certificate {
+            None => redis::Client::open(url).map_err(wrap("parse the Redis URL")),
+            Some(pem) => client_trusting(url, pem),
+        }
+    }
+}
+
+#[cfg(feature = "tls")]
+fn client_trusting(url: &str, ca_pem: &[u8]) -> Result<redis::Client> {
+    let certificates = redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(ca_pem.to_vec()),
+    };
+    redis::Client::build_with_tls(url, certificates).map_err(wrap("set up TLS for the Redis URL"))
+}
+
+#[cfg(not(feature = "tls"))]
+fn client_trusting(_url: &str, _ca_pem: &[u8]) -> Result<redis::Client> {
+    let source = redis::RedisError::from((
+        redis::ErrorKind::InvalidClientConfig,
+        "a CA certificate needs the `tls` feature of bullmq-redis",
+    ));
+    Err(wrap("set up TLS for the Redis URL")(source))
+}
+
+impl std::fmt::Debug for RedisOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password: print it without one.
+        f.debug_struct("RedisOptions")
+            .field("url", &redact_password(&self.url))
+            .field("prefix", &self.prefix)
+            .field(
+                "ca_certificate",
+                &self.ca_certificate.as_ref().map(|_| "<pem>"),
+            )
+            .finish()
+    }
+}
+
+/// `scheme://user:secret@host` as `scheme://user:***@host`; other URLs unchanged.
+fn redact_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+        None => url.to_owned(),
     }
 }
 
@@ -89,8 +168,17 @@ impl RedisBackend {
     /// # Ok(()) }
     /// ```
     pub async fn connect(options: &RedisOptions, queue: QueueName) -> Result<Self> {
-        let client =
-            redis::Client::open(options.url.as_str()).map_err(wrap("parse the Redis URL"))?;
+        let client = options.client()?;
+        // One plain attempt first: the manager retries its first connection with backoff for
+        // about ten seconds whatever the error, so a refused port, an untrusted certificate or
+        // a wrong password would otherwise hang `connect` that long. Reconnects after a lost
+        // connection keep the manager's backoff.
+        drop(
+            client
+                .get_multiplexed_async_connection()
+                .await
+                .map_err(wrap("connect"))?,
+        );
         let con = ConnectionManager::new(client.clone())
             .await
             .map_err(wrap("connect"))?;

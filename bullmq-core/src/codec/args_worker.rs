@@ -24,7 +24,8 @@ pub struct FinishOpts<'a> {
     pub token: &'a str,
     /// The worker's name, stored as the next job's `pb`.
     pub worker_name: Option<&'a str>,
-    /// Retention of the finished job; see [`keep_jobs_map`] for how each form is sent.
+    /// Retention of the finished job, sent as `keepJobs`: `RemoveAll` as `{count: 0}`,
+    /// `KeepAll` as `{count: -1}`, `Newest(n)` as `{count: n}`, the object form as it is.
     pub keep_jobs: &'a KeepJobs,
     /// The worker's rate limit.
     pub limiter: Option<&'a RateLimiter>,

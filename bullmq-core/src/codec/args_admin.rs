@@ -4,7 +4,6 @@
 //! The template and iteration options travel as ordinary packed job options
 //! ([`super::options_to_msgpack`]); only the schedule itself has a shape of its own.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
 use super::msgpack;
@@ -13,27 +12,9 @@ use super::{CodecError, options_from_json};
 use crate::backend::JobSchedulerRecord;
 use crate::options::RepeatOptions;
 
-fn text(s: &str) -> WireValue<'_> {
-    WireValue::Str(Cow::Borrowed(s))
-}
-
-/// A duration as JavaScript milliseconds: whole when it is whole, fractional otherwise.
-fn millis(d: Duration) -> WireValue<'static> {
-    if d.subsec_nanos().is_multiple_of(1_000_000) {
-        WireValue::UInt(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-    } else {
-        WireValue::Float(d.as_secs_f64() * 1000.0)
-    }
-}
-
 /// JavaScript truthiness of an optional timestamp: `0` counts as absent.
 fn truthy(v: Option<u64>) -> Option<u64> {
     v.filter(|n| *n != 0)
-}
-
-/// A value Node.js has none for: msgpackr (with `encodeUndefinedAsNil`) writes it as nil.
-fn nil(v: Option<WireValue<'_>>) -> WireValue<'_> {
-    v.unwrap_or(WireValue::Null)
 }
 
 /// Packs `ARGV[2]` of `addJobScheduler`: the schedule the script stores in the scheduler hash.
@@ -61,22 +42,34 @@ pub fn pack_job_scheduler_opts(
         .every
         .and(schedule.offset)
         .filter(|o| !o.is_zero())
-        .map(millis);
+        .map(WireValue::millis);
     let mut m = WireMap::default();
-    m.push("name", text(name));
+    m.push("name", WireValue::text(name));
     m.push(
         "startDate",
-        nil(truthy(schedule.start_date).map(WireValue::UInt)),
+        WireValue::or_nil(truthy(schedule.start_date).map(WireValue::UInt)),
     );
     m.push(
         "endDate",
-        nil(truthy(schedule.end_date).map(WireValue::UInt)),
+        WireValue::or_nil(truthy(schedule.end_date).map(WireValue::UInt)),
     );
-    m.push("tz", nil(schedule.tz.as_deref().map(text)));
-    m.push("pattern", nil(schedule.pattern.as_deref().map(text)));
-    m.push("every", nil(schedule.every.map(millis)));
-    m.push("limit", nil(schedule.limit.map(WireValue::UInt)));
-    m.push("offset", nil(offset));
+    m.push(
+        "tz",
+        WireValue::or_nil(schedule.tz.as_deref().map(WireValue::text)),
+    );
+    m.push(
+        "pattern",
+        WireValue::or_nil(schedule.pattern.as_deref().map(WireValue::text)),
+    );
+    m.push(
+        "every",
+        WireValue::or_nil(schedule.every.map(WireValue::millis)),
+    );
+    m.push(
+        "limit",
+        WireValue::or_nil(schedule.limit.map(WireValue::UInt)),
+    );
+    m.push("offset", WireValue::or_nil(offset));
     let mut out = Vec::with_capacity(64);
     msgpack::map(&mut out, &m).map_err(|e| CodecError::Encode {
         what: "job scheduler options",

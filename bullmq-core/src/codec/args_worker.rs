@@ -5,12 +5,10 @@
 //! included; msgpackr (with `encodeUndefinedAsNil`) writes those as nil. So every map here has
 //! a fixed set of keys in Node's order, absent values packed as nil.
 
-use std::borrow::Cow;
 use std::time::Duration;
 
 use super::CodecError;
-use super::msgpack;
-use super::wire::{WireMap, WireValue};
+use super::wire::{self, WireMap, WireValue};
 use crate::backend::{FetchParams, FieldUpdates, RateLimiter};
 use crate::options::KeepJobs;
 
@@ -45,36 +43,10 @@ pub struct FinishOpts<'a> {
     pub rdof: bool,
 }
 
-fn text(s: &str) -> WireValue<'_> {
-    WireValue::Str(Cow::Borrowed(s))
-}
-
-fn nil_or<'a>(v: Option<WireValue<'a>>) -> WireValue<'a> {
-    v.unwrap_or(WireValue::Null)
-}
-
-/// A duration as a JavaScript number of `unit_nanos` units: whole when it divides evenly.
-#[allow(clippy::cast_precision_loss)]
-fn in_units(d: Duration, unit_nanos: u64) -> WireValue<'static> {
-    let nanos = d.as_nanos();
-    let unit = u128::from(unit_nanos);
-    let whole = u64::try_from(nanos / unit).unwrap_or(u64::MAX);
-    let rest = nanos % unit;
-    if rest == 0 {
-        WireValue::UInt(whole)
-    } else {
-        WireValue::Float(whole as f64 + rest as f64 / unit_nanos as f64)
-    }
-}
-
-fn millis(d: Duration) -> WireValue<'static> {
-    in_units(d, 1_000_000)
-}
-
 fn limiter(l: &RateLimiter) -> WireValue<'static> {
     let mut m = WireMap::default();
     m.push("max", WireValue::UInt(l.max));
-    m.push("duration", millis(l.duration));
+    m.push("duration", WireValue::millis(l.duration));
     WireValue::Map(m)
 }
 
@@ -88,21 +60,12 @@ fn keep_jobs_map(k: &KeepJobs) -> WireValue<'static> {
         KeepJobs::KeepAll => m.push("count", WireValue::Int(-1)),
         KeepJobs::Newest(n) => m.push("count", WireValue::UInt(*n)),
         KeepJobs::Policy { age, count, limit } => {
-            m.push("age", age.map(|a| in_units(a, 1_000_000_000)));
+            m.push("age", age.map(WireValue::seconds));
             m.push("count", count.map(WireValue::UInt));
             m.push("limit", limit.map(WireValue::UInt));
         }
     }
     WireValue::Map(m)
-}
-
-fn encode(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, CodecError> {
-    let mut out = Vec::with_capacity(64);
-    msgpack::value(&mut out, v).map_err(|e| CodecError::Encode {
-        what,
-        reason: e.to_string(),
-    })?;
-    Ok(out)
 }
 
 /// Packs the options map of `moveToActive` (`ARGV[3]`), which `moveToDelayed` also takes when
@@ -128,32 +91,44 @@ fn encode(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, CodecError> 
 /// ```
 pub fn pack_fetch_opts(token: &str, fetch: &FetchParams) -> Result<Vec<u8>, CodecError> {
     let mut m = WireMap::default();
-    m.push("token", text(token));
-    m.push("lockDuration", millis(fetch.lock_duration));
-    m.push("limiter", nil_or(fetch.limiter.as_ref().map(limiter)));
-    m.push("name", nil_or(fetch.worker_name.as_deref().map(text)));
-    encode("moveToActive options", &WireValue::Map(m))
+    m.push("token", WireValue::text(token));
+    m.push("lockDuration", WireValue::millis(fetch.lock_duration));
+    m.push(
+        "limiter",
+        WireValue::or_nil(fetch.limiter.as_ref().map(limiter)),
+    );
+    m.push(
+        "name",
+        WireValue::or_nil(fetch.worker_name.as_deref().map(WireValue::text)),
+    );
+    wire::pack("moveToActive options", &WireValue::Map(m))
 }
 
 /// Packs the options map of `moveToFinished` (`ARGV[8]`).
 pub fn pack_finish_opts(o: &FinishOpts<'_>) -> Result<Vec<u8>, CodecError> {
     let mut m = WireMap::default();
-    m.push("token", text(o.token));
-    m.push("name", nil_or(o.worker_name.map(text)));
+    m.push("token", WireValue::text(o.token));
+    m.push(
+        "name",
+        WireValue::or_nil(o.worker_name.map(WireValue::text)),
+    );
     m.push("keepJobs", keep_jobs_map(o.keep_jobs));
-    m.push("limiter", nil_or(o.limiter.map(limiter)));
-    m.push("lockDuration", nil_or(o.lock_duration.map(millis)));
+    m.push("limiter", WireValue::or_nil(o.limiter.map(limiter)));
+    m.push(
+        "lockDuration",
+        WireValue::or_nil(o.lock_duration.map(WireValue::millis)),
+    );
     m.push("attempts", WireValue::UInt(u64::from(o.attempts)));
     m.push(
         "maxMetricsSize",
         o.max_metrics_size
-            .map_or_else(|| text(""), |n| WireValue::UInt(u64::from(n))),
+            .map_or_else(|| WireValue::text(""), |n| WireValue::UInt(u64::from(n))),
     );
     m.push("fpof", WireValue::Bool(o.fpof));
     m.push("cpof", WireValue::Bool(o.cpof));
     m.push("idof", WireValue::Bool(o.idof));
     m.push("rdof", WireValue::Bool(o.rdof));
-    encode("moveToFinished options", &WireValue::Map(m))
+    wire::pack("moveToFinished options", &WireValue::Map(m))
 }
 
 /// Packs `fieldsToUpdate` as the flat `[field, value, …]` array the scripts `HMSET`, in
@@ -177,20 +152,20 @@ pub fn pack_field_updates(f: &FieldUpdates) -> Result<Option<Vec<u8>>, CodecErro
     ];
     for (field, value) in entries {
         if let Some(value) = value {
-            items.push(text(field));
-            items.push(text(value));
+            items.push(WireValue::text(field));
+            items.push(WireValue::text(value));
         }
     }
     if items.is_empty() {
         return Ok(None);
     }
-    encode("fields to update", &WireValue::Array(items)).map(Some)
+    wire::pack("fields to update", &WireValue::Array(items)).map(Some)
 }
 
 /// Packs a list of strings as a msgpack array (the token and job id lists of `extendLocks`).
 pub fn pack_strings<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<Vec<u8>, CodecError> {
-    let items = items.into_iter().map(text).collect();
-    encode("string list", &WireValue::Array(items))
+    let items = items.into_iter().map(WireValue::text).collect();
+    wire::pack("string list", &WireValue::Array(items))
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! `JobOptions` to and from the stored shape.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -16,43 +15,10 @@ use crate::options::{
 
 // ---------- encoding ----------
 
-fn uint(n: impl Into<u64>) -> WireValue<'static> {
-    WireValue::UInt(n.into())
-}
-
-fn text(s: &str) -> WireValue<'_> {
-    WireValue::Str(Cow::Borrowed(s))
-}
-
-/// A duration as a JavaScript number of `unit_nanos` units: an integer when whole, else the
-/// whole part plus the fraction, each converted on its own so neither loses digits to the other.
-#[allow(clippy::cast_precision_loss)]
-fn in_units(d: Duration, unit_nanos: u64) -> WireValue<'static> {
-    let nanos = d.as_nanos();
-    let unit = u128::from(unit_nanos);
-    let whole = u64::try_from(nanos / unit).unwrap_or(u64::MAX);
-    let rest = nanos % unit;
-    if rest == 0 {
-        WireValue::UInt(whole)
-    } else {
-        WireValue::Float(whole as f64 + rest as f64 / unit_nanos as f64)
-    }
-}
-
-/// Milliseconds, as every duration option except `KeepJobs.age` is stored.
-fn millis(d: Duration) -> WireValue<'static> {
-    in_units(d, 1_000_000)
-}
-
-/// Seconds (`KeepJobs.age`).
-fn seconds(d: Duration) -> WireValue<'static> {
-    in_units(d, 1_000_000_000)
-}
-
 fn backoff(b: &Backoff) -> WireValue<'_> {
     let mut m = WireMap::default();
-    m.push("type", text(b.strategy.as_str()));
-    m.push("delay", b.delay.map(millis));
+    m.push("type", WireValue::text(b.strategy.as_str()));
+    m.push("delay", b.delay.map(WireValue::millis));
     m.push("jitter", b.jitter.map(WireValue::Float));
     WireValue::Map(m)
 }
@@ -61,12 +27,12 @@ fn keep_jobs(k: &KeepJobs) -> WireValue<'static> {
     match k {
         KeepJobs::RemoveAll => WireValue::Bool(true),
         KeepJobs::KeepAll => WireValue::Bool(false),
-        KeepJobs::Newest(n) => uint(*n),
+        KeepJobs::Newest(n) => WireValue::uint(*n),
         KeepJobs::Policy { age, count, limit } => {
             let mut m = WireMap::default();
-            m.push("age", age.map(seconds));
-            m.push("count", count.map(uint));
-            m.push("limit", limit.map(uint));
+            m.push("age", age.map(WireValue::seconds));
+            m.push("count", count.map(WireValue::uint));
+            m.push("limit", limit.map(WireValue::uint));
             WireValue::Map(m)
         }
     }
@@ -74,8 +40,8 @@ fn keep_jobs(k: &KeepJobs) -> WireValue<'static> {
 
 fn dedup(d: &Deduplication) -> WireValue<'_> {
     let mut m = WireMap::default();
-    m.push("id", text(&d.id));
-    m.push("ttl", d.ttl.map(millis));
+    m.push("id", WireValue::text(&d.id));
+    m.push("ttl", d.ttl.map(WireValue::millis));
     m.push("extend", d.extend.map(WireValue::Bool));
     m.push("replace", d.replace.map(WireValue::Bool));
     m.push("reschedule", d.reschedule.map(WireValue::Bool));
@@ -88,17 +54,17 @@ fn dedup(d: &Deduplication) -> WireValue<'_> {
 
 fn repeat(r: &RepeatOptions) -> WireValue<'_> {
     let mut m = WireMap::default();
-    m.push("pattern", r.pattern.as_deref().map(text));
-    m.push("every", r.every.map(millis));
-    m.push("limit", r.limit.map(uint));
-    m.push("tz", r.tz.as_deref().map(text));
-    m.push("key", r.key.as_deref().map(text));
+    m.push("pattern", r.pattern.as_deref().map(WireValue::text));
+    m.push("every", r.every.map(WireValue::millis));
+    m.push("limit", r.limit.map(WireValue::uint));
+    m.push("tz", r.tz.as_deref().map(WireValue::text));
+    m.push("key", r.key.as_deref().map(WireValue::text));
     m.push("immediately", r.immediately.map(WireValue::Bool));
-    m.push("prevMillis", r.prev_millis.map(uint));
-    m.push("offset", r.offset.map(millis));
-    m.push("count", r.count.map(uint));
-    m.push("startDate", r.start_date.map(uint));
-    m.push("endDate", r.end_date.map(uint));
+    m.push("prevMillis", r.prev_millis.map(WireValue::uint));
+    m.push("offset", r.offset.map(WireValue::millis));
+    m.push("count", r.count.map(WireValue::uint));
+    m.push("startDate", r.start_date.map(WireValue::uint));
+    m.push("endDate", r.end_date.map(WireValue::uint));
     for (k, v) in &r.extra {
         m.push(k.as_str(), WireValue::from(v));
     }
@@ -163,11 +129,14 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
         extra: &o.extra,
         placed: Vec::new(),
     };
-    w.put("attempts", o.attempts.map(uint));
-    w.put("jobId", o.job_id.as_ref().map(|id| text(id.as_str())));
-    w.put("timestamp", o.timestamp.map(uint));
-    w.put("priority", o.priority.map(uint));
-    w.put("delay", o.delay.map(millis));
+    w.put("attempts", o.attempts.map(WireValue::uint));
+    w.put(
+        "jobId",
+        o.job_id.as_ref().map(|id| WireValue::text(id.as_str())),
+    );
+    w.put("timestamp", o.timestamp.map(WireValue::uint));
+    w.put("priority", o.priority.map(WireValue::uint));
+    w.put("delay", o.delay.map(WireValue::millis));
     w.put("backoff", o.backoff.as_ref().map(backoff));
     w.put("lifo", flag(o.lifo));
     w.put(
@@ -175,15 +144,15 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
         o.remove_on_complete.as_ref().map(keep_jobs),
     );
     w.put("removeOnFail", o.remove_on_fail.as_ref().map(keep_jobs));
-    w.put_compressible(keys::KEEP_LOGS, o.keep_logs.map(uint));
-    w.put("stackTraceLimit", o.stack_trace_limit.map(uint));
-    w.put("sizeLimit", o.size_limit.map(uint));
+    w.put_compressible(keys::KEEP_LOGS, o.keep_logs.map(WireValue::uint));
+    w.put("stackTraceLimit", o.stack_trace_limit.map(WireValue::uint));
+    w.put("sizeLimit", o.size_limit.map(WireValue::uint));
     w.put(
         "parent",
         o.parent.as_ref().map(|p| {
             let mut pm = WireMap::default();
-            pm.push("id", text(&p.id));
-            pm.push("queue", text(&p.queue));
+            pm.push("id", WireValue::text(&p.id));
+            pm.push("queue", WireValue::text(&p.queue));
             WireValue::Map(pm)
         }),
     );
@@ -199,7 +168,9 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
     );
     w.put_compressible(keys::DEDUPLICATION, o.deduplication.as_ref().map(dedup));
     let telemetry = o.telemetry.as_ref();
-    let metadata = telemetry.and_then(|t| t.metadata.as_deref()).map(text);
+    let metadata = telemetry
+        .and_then(|t| t.metadata.as_deref())
+        .map(WireValue::text);
     let omit = flag(telemetry.and_then(|t| t.omit_context));
     match style {
         KeyStyle::Short => {
@@ -217,7 +188,7 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
         }
     }
     w.put("repeat", o.repeat.as_ref().map(repeat));
-    w.put("prevMillis", o.prev_millis.map(uint));
+    w.put("prevMillis", o.prev_millis.map(WireValue::uint));
     w.finish()
 }
 

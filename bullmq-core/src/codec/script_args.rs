@@ -1,7 +1,5 @@
 //! Packed arguments of upstream's Lua scripts, byte-identical to what Node.js sends.
 
-use std::borrow::Cow;
-
 use super::CodecError;
 use super::msgpack;
 use super::wire::{WireMap, WireValue};
@@ -33,18 +31,10 @@ pub struct AddJobArgs<'a> {
     pub defer_parent_release: bool,
 }
 
-fn text(s: &str) -> WireValue<'_> {
-    WireValue::Str(Cow::Borrowed(s))
-}
-
-fn or_nil<'a>(v: Option<WireValue<'a>>) -> WireValue<'a> {
-    v.unwrap_or(WireValue::Null)
-}
-
 fn parent_ref(p: &ParentRef) -> WireValue<'_> {
     let mut m = WireMap::default();
-    m.push("id", p.id.as_deref().map(text));
-    m.push("queueKey", text(&p.queue_key));
+    m.push("id", p.id.as_deref().map(WireValue::text));
+    m.push("queueKey", WireValue::text(&p.queue_key));
     m.push("fpof", p.fpof.map(WireValue::Bool));
     m.push("rdof", p.rdof.map(WireValue::Bool));
     m.push("idof", p.idof.map(WireValue::Bool));
@@ -55,15 +45,15 @@ fn parent_ref(p: &ParentRef) -> WireValue<'_> {
 /// Packs `ARGV[1]` of the add scripts.
 pub fn pack_add_job_args(args: &AddJobArgs<'_>) -> Result<Vec<u8>, CodecError> {
     let items = vec![
-        text(args.key_prefix),
-        text(args.custom_id),
-        text(args.name),
+        WireValue::text(args.key_prefix),
+        WireValue::text(args.custom_id),
+        WireValue::text(args.name),
         WireValue::UInt(args.timestamp),
-        or_nil(args.parent_key.map(text)),
-        or_nil(args.parent_dependencies_key.map(text)),
-        or_nil(args.parent.map(parent_ref)),
-        or_nil(args.repeat_job_key.map(text)),
-        or_nil(args.deduplication_key.map(text)),
+        WireValue::or_nil(args.parent_key.map(WireValue::text)),
+        WireValue::or_nil(args.parent_dependencies_key.map(WireValue::text)),
+        WireValue::or_nil(args.parent.map(parent_ref)),
+        WireValue::or_nil(args.repeat_job_key.map(WireValue::text)),
+        WireValue::or_nil(args.deduplication_key.map(WireValue::text)),
         if args.defer_parent_release {
             WireValue::UInt(1)
         } else {

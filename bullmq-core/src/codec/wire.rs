@@ -3,6 +3,7 @@
 //! rules: a whole number prints as `5`, not `5.0`).
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -99,4 +100,59 @@ impl<'a> From<&'a serde_json::Value> for WireValue<'a> {
             )),
         }
     }
+}
+
+impl<'a> WireValue<'a> {
+    /// A string borrowed from its owner.
+    pub(crate) fn text(s: &'a str) -> Self {
+        Self::Str(Cow::Borrowed(s))
+    }
+
+    /// A value Node.js has none for: msgpackr (with `encodeUndefinedAsNil`) writes nil.
+    pub(crate) fn or_nil(v: Option<Self>) -> Self {
+        v.unwrap_or(Self::Null)
+    }
+}
+
+impl WireValue<'static> {
+    /// An unsigned integer.
+    pub(crate) fn uint(n: impl Into<u64>) -> Self {
+        Self::UInt(n.into())
+    }
+
+    /// A duration as JavaScript's number of milliseconds (every duration option but
+    /// `KeepJobs.age`).
+    pub(crate) fn millis(d: Duration) -> Self {
+        Self::in_units(d, 1_000_000)
+    }
+
+    /// A duration as JavaScript's number of seconds (`KeepJobs.age`).
+    pub(crate) fn seconds(d: Duration) -> Self {
+        Self::in_units(d, 1_000_000_000)
+    }
+
+    /// A duration in `unit_nanos` units: an integer when whole, else the whole part plus the
+    /// fraction, each converted on its own so neither loses digits to the other.
+    #[allow(clippy::cast_precision_loss)]
+    fn in_units(d: Duration, unit_nanos: u64) -> Self {
+        let nanos = d.as_nanos();
+        let unit = u128::from(unit_nanos);
+        let whole = u64::try_from(nanos / unit).unwrap_or(u64::MAX);
+        let rest = nanos % unit;
+        if rest == 0 {
+            Self::UInt(whole)
+        } else {
+            Self::Float(whole as f64 + rest as f64 / unit_nanos as f64)
+        }
+    }
+}
+
+/// Packs a value as msgpackr would, naming what it is in the error.
+pub(crate) fn pack(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, super::CodecError> {
+    let mut out = Vec::with_capacity(64);
+    super::msgpack::value(&mut out, v).map_err(|e| super::CodecError::Encode {
+        what,
+        reason: e.to_string(),
+    })?;
+    Ok(out)
 }

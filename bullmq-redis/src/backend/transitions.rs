@@ -16,6 +16,7 @@ use redis::Value;
 
 use super::RedisBackend;
 use crate::error::{unexpected, wrap};
+use crate::keys::QueueKeys;
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
@@ -114,17 +115,7 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     })?;
     let fields = c.fields.map(fields_arg).transpose()?.unwrap_or_default();
     let timestamp = backend.now_ms();
-    let call = ScriptCall::default()
-        .key(&k.wait)
-        .key(&k.active)
-        .key(&k.prioritized)
-        .key(&k.events)
-        .key(&k.stalled)
-        .key(&k.limiter)
-        .key(&k.delayed)
-        .key(&k.paused)
-        .key(&k.meta)
-        .key(&k.priority_counter)
+    let call = fetch_keys(k)
         .key(target_key)
         .key(k.job(c.job.id.as_str()))
         .key(k.to_key(&format!("metrics:{}", c.target.as_str())))
@@ -152,21 +143,27 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     })
 }
 
+/// The first ten keys of `moveToActive`, which `moveToFinished` shares in the same order
+/// because it can take the next job in the same call.
+fn fetch_keys(k: &QueueKeys) -> ScriptCall {
+    ScriptCall::default()
+        .key(&k.wait)
+        .key(&k.active)
+        .key(&k.prioritized)
+        .key(&k.events)
+        .key(&k.stalled)
+        .key(&k.limiter)
+        .key(&k.delayed)
+        .key(&k.paused)
+        .key(&k.meta)
+        .key(&k.priority_counter)
+}
+
 impl Transitions for RedisBackend {
     async fn move_to_active(&self, fetch: &FetchParams) -> Result<NextJob> {
         const CONTEXT: &str = "move a job to active";
         let k = self.keys();
-        let call = ScriptCall::default()
-            .key(&k.wait)
-            .key(&k.active)
-            .key(&k.prioritized)
-            .key(&k.events)
-            .key(&k.stalled)
-            .key(&k.limiter)
-            .key(&k.delayed)
-            .key(&k.paused)
-            .key(&k.meta)
-            .key(&k.priority_counter)
+        let call = fetch_keys(k)
             .key(&k.marker)
             .arg(&k.job_prefix)
             .arg(self.now_ms())

@@ -195,7 +195,8 @@ pub trait Queries: Send + Sync {
     /// The clients connected to the store that belong to this queue.
     fn get_client_list(&self) -> impl Future<Output = Result<Vec<ClientInfo>>> + Send;
 
-    /// A page of one of a parent's dependency lists, with the jobs when `fetch_jobs`.
+    /// A page of one of a parent's dependency lists, items `start..=end` (`end == u64::MAX`
+    /// reads to the end), with the jobs when `fetch_jobs`.
     fn paginate(
         &self,
         job_id: &JobId,

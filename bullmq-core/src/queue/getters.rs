@@ -78,7 +78,10 @@ impl<B: Queries> Queue<B> {
     ///
     /// Ids whose job is gone are skipped. For a range of non-negative indexes the slice is
     /// refilled from further along its state, as Node.js' `getJobs` script does, so a page
-    /// keeps its size when some of its jobs were removed.
+    /// keeps its size when some of its jobs were removed. A job that cannot be decoded fails
+    /// the call with [`Error::JobDecode`](crate::Error::JobDecode) naming it and the field, as
+    /// Node.js' `getJobs` fails on it; read it alone with [`get_job`](Self::get_job) to
+    /// inspect it.
     pub async fn get_jobs(&self, types: &[JobType], range: Range) -> Result<Vec<Job>> {
         let types = sanitize(types);
         let mut seen = HashSet::new();

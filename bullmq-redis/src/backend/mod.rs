@@ -23,6 +23,8 @@ use redis::aio::ConnectionManager;
 
 use crate::error::wrap;
 use crate::keys::QueueKeys;
+use crate::script::ScriptCall;
+use crate::scripts::LuaScript;
 
 /// How to reach Redis and which key prefix to use.
 ///
@@ -212,6 +214,19 @@ impl RedisBackend {
             state: Arc::default(),
             ..self.clone()
         }
+    }
+
+    /// Runs one upstream script on the shared connection; `what` names the operation in the
+    /// error.
+    pub(crate) async fn run(
+        &self,
+        call: ScriptCall,
+        script: &LuaScript,
+        what: &'static str,
+    ) -> Result<redis::Value> {
+        call.invoke(&mut self.connection(), script)
+            .await
+            .map_err(wrap(what))
     }
 
     /// Now, Unix ms, from the backend's clock.

@@ -19,7 +19,7 @@ use super::lifecycle::parse_node_key;
 use crate::error::{unexpected, wrap};
 use crate::reply;
 use crate::script::ScriptCall;
-use crate::scripts::{self, LuaScript};
+use crate::scripts;
 
 /// How many `SSCAN`/`HSCAN` rounds one `paginate` call may take (Node.js' `maxIterations`).
 const PAGINATE_MAX_ITERATIONS: u64 = 5;
@@ -78,12 +78,6 @@ fn log_bounds(range: Range) -> (i64, i64) {
 }
 
 impl RedisBackend {
-    async fn run(&self, call: ScriptCall, script: &LuaScript, what: &'static str) -> Result<Value> {
-        call.invoke(&mut self.connection(), script)
-            .await
-            .map_err(wrap(what))
-    }
-
     async fn query(&self, cmd: &Cmd, what: &'static str) -> Result<Value> {
         cmd.query_async(&mut self.connection())
             .await

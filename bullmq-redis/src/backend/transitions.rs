@@ -15,11 +15,11 @@ use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::Value;
 
 use super::RedisBackend;
-use crate::error::{unexpected, wrap};
+use crate::error::unexpected;
 use crate::keys::QueueKeys;
 use crate::reply;
 use crate::script::ScriptCall;
-use crate::scripts::{self, LuaScript};
+use crate::scripts;
 
 /// Where a script refusal happened, for the error upstream would raise.
 struct Refusal {
@@ -80,17 +80,6 @@ struct FinishCall<'a> {
     fields: Option<&'a FieldUpdates>,
 }
 
-async fn run(
-    backend: &RedisBackend,
-    context: &'static str,
-    script: &LuaScript,
-    call: ScriptCall,
-) -> Result<Value> {
-    call.invoke(&mut backend.connection(), script)
-        .await
-        .map_err(wrap(context))
-}
-
 /// `moveToFinished`, shared by completion and failure.
 async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> {
     const CONTEXT: &str = "move a job to a finished state";
@@ -129,7 +118,9 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
         .arg(&k.job_prefix)
         .arg(packed)
         .arg(fields);
-    let reply = run(backend, CONTEXT, &scripts::MOVE_TO_FINISHED, call).await?;
+    let reply = backend
+        .run(call, &scripts::MOVE_TO_FINISHED, CONTEXT)
+        .await?;
     let next = match &reply {
         Value::Array(_) => Some(reply::next_job(CONTEXT, &reply)?),
         other => match reply::int(other) {
@@ -168,7 +159,7 @@ impl Transitions for RedisBackend {
             .arg(&k.job_prefix)
             .arg(self.now_ms())
             .arg(codec::pack_fetch_opts(fetch.token.as_str(), fetch)?);
-        let reply = run(self, CONTEXT, &scripts::MOVE_TO_ACTIVE, call).await?;
+        let reply = self.run(call, &scripts::MOVE_TO_ACTIVE, CONTEXT).await?;
         reply::next_job(CONTEXT, &reply)
     }
 
@@ -243,7 +234,7 @@ impl Transitions for RedisBackend {
             .arg(fields_arg(&args.fields)?)
             .arg(flag(args.fetch_next.is_some()))
             .arg(fetch_opts);
-        let reply = run(self, CONTEXT, &scripts::MOVE_TO_DELAYED, call).await?;
+        let reply = self.run(call, &scripts::MOVE_TO_DELAYED, CONTEXT).await?;
         match &reply {
             Value::Array(_) => Ok(Some(reply::next_job(CONTEXT, &reply)?)),
             other => match reply::int(other) {
@@ -283,7 +274,9 @@ impl Transitions for RedisBackend {
             .arg(self.now_ms())
             .arg(job_id.as_str())
             .arg(&k.job_prefix);
-        let reply = run(self, CONTEXT, &scripts::MOVE_TO_WAITING_CHILDREN, call).await?;
+        let reply = self
+            .run(call, &scripts::MOVE_TO_WAITING_CHILDREN, CONTEXT)
+            .await?;
         match reply::int(&reply) {
             Some(0) => Ok(true),
             Some(1) => Ok(false),
@@ -319,7 +312,9 @@ impl Transitions for RedisBackend {
             .arg(job_id.as_str())
             .arg(token.map_or("0", |t| t.as_str()))
             .arg(k.job(job_id.as_str()));
-        let reply = run(self, CONTEXT, &scripts::MOVE_JOB_FROM_ACTIVE_TO_WAIT, call).await?;
+        let reply = self
+            .run(call, &scripts::MOVE_JOB_FROM_ACTIVE_TO_WAIT, CONTEXT)
+            .await?;
         match reply::int(&reply) {
             Some(pttl) if pttl >= 0 => Ok(Duration::from_millis(pttl.unsigned_abs())),
             _ => Err(refused(
@@ -361,7 +356,7 @@ impl Transitions for RedisBackend {
             .arg(job_id.as_str())
             .arg(token.map_or("0", |t| t.as_str()))
             .arg(fields_arg(fields)?);
-        let reply = run(self, CONTEXT, &scripts::RETRY_JOB, call).await?;
+        let reply = self.run(call, &scripts::RETRY_JOB, CONTEXT).await?;
         match reply::int(&reply) {
             Some(0) => Ok(()),
             _ => Err(refused(
@@ -410,7 +405,7 @@ impl Transitions for RedisBackend {
             .arg(state.as_str())
             .arg(flag(opts.reset_attempts_made))
             .arg(flag(opts.reset_attempts_started));
-        let reply = run(self, CONTEXT, &scripts::REPROCESS_JOB, call).await?;
+        let reply = self.run(call, &scripts::REPROCESS_JOB, CONTEXT).await?;
         match reply::int(&reply) {
             Some(1) => Ok(()),
             _ => Err(refused(
@@ -440,7 +435,7 @@ impl Transitions for RedisBackend {
             .key(&k.marker)
             .arg(&k.job_prefix)
             .arg(job_id.as_str());
-        let reply = run(self, CONTEXT, &scripts::PROMOTE, call).await?;
+        let reply = self.run(call, &scripts::PROMOTE, CONTEXT).await?;
         match reply::int(&reply) {
             Some(0) => Ok(()),
             _ => Err(refused(
@@ -472,7 +467,9 @@ impl Transitions for RedisBackend {
             .arg(&k.job_prefix)
             .arg(self.now_ms())
             .arg(ms(check.stalled_interval));
-        let reply = run(self, CONTEXT, &scripts::MOVE_STALLED_JOBS_TO_WAIT, call).await?;
+        let reply = self
+            .run(call, &scripts::MOVE_STALLED_JOBS_TO_WAIT, CONTEXT)
+            .await?;
         match &reply {
             Value::Array(_) | Value::Nil => Ok(reply::text_items(&reply)
                 .into_iter()

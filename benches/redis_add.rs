@@ -26,7 +26,9 @@
 //! adds 200 jobs per mode without warm-up. Env: `BENCH_JOBS` (20,000), `BENCH_WARMUP`
 //! (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`), `BENCH_RUNTIME` (`multi_thread`, the
 //! default, or `current_thread`), `BENCH_TASK` (`spawn`: run each mode in a spawned task, on a
-//! runtime worker, instead of in `block_on` on the main thread as `#[tokio::main]` does).
+//! runtime worker, instead of in `block_on` on the main thread as `#[tokio::main]` does),
+//! `BENCH_DIRECT_CONNECTIONS` (`RedisOptions::direct_connections`; 0 sends every call through
+//! redis-rs's multiplexed connection).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -102,6 +104,8 @@ struct Config {
     current_thread: bool,
     /// Runs each mode in a spawned task (on a runtime worker) rather than in `block_on`.
     spawn: bool,
+    /// `RedisOptions::direct_connections`.
+    direct_connections: usize,
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -144,6 +148,11 @@ impl Config {
             modes,
             current_thread: std::env::var("BENCH_RUNTIME").is_ok_and(|v| v == "current_thread"),
             spawn: std::env::var("BENCH_TASK").is_ok_and(|v| v == "spawn"),
+            direct_connections: usize::try_from(env_u64(
+                "BENCH_DIRECT_CONNECTIONS",
+                bullmq::redis::DEFAULT_DIRECT_CONNECTIONS as u64,
+            ))
+            .expect("BENCH_DIRECT_CONNECTIONS fits in usize"),
         }
     }
 }
@@ -213,8 +222,9 @@ fn unique_prefix(tag: &str) -> String {
 
 async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
     let name = QueueName::new(QUEUE).expect("queue name");
-    let options =
-        RedisOptions::new(config.url.as_str()).prefix(Prefix::new(prefix).expect("prefix"));
+    let options = RedisOptions::new(config.url.as_str())
+        .prefix(Prefix::new(prefix).expect("prefix"))
+        .direct_connections(config.direct_connections);
     let backend = RedisBackend::connect(&options, name.clone())
         .await
         .expect("connect the queue");

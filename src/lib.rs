@@ -4,6 +4,14 @@
 
 pub use bullmq_core as core;
 pub use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
+pub use bullmq_core::queue_events::{
+    EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
+    ReceivedEvent, WaitError,
+};
+pub use bullmq_core::worker::{
+    ActiveJob, CancellationToken, JobError, ProcessResult, Processor, Worker, WorkerEvent,
+    WorkerOptions,
+};
 pub use bullmq_core::{
     BulkJob, Error, Job, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Result,
     ScriptError, ScriptErrorCode,

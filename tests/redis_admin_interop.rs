@@ -153,8 +153,8 @@ async fn clean_and_retry_cross_runtimes() {
             failed_reason: format!("bad {i}"),
             keep: bullmq::KeepJobs::KeepAll,
             fields: bullmq::core::backend::FieldUpdates::default(),
-            fetch_next: None,
-            max_metrics_size: None,
+            worker: std::sync::Arc::default(),
+            fetch_next: false,
         };
         t.queue
             .backend()

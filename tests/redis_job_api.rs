@@ -281,12 +281,12 @@ async fn manual_moves_refuse_another_token() {
     let wrong = token("wrong");
 
     let err = a
-        .move_to_completed(&1, &wrong, None)
+        .move_to_completed(&1, &wrong, false)
         .await
         .expect_err("mismatch");
     assert_eq!(script_code(&err), ScriptErrorCode::LockMismatch);
     let err = a
-        .move_to_failed(&JobFailure::new("x"), &wrong, None)
+        .move_to_failed(&JobFailure::new("x"), &wrong, false)
         .await
         .expect_err("mismatch");
     assert_eq!(script_code(&err), ScriptErrorCode::LockMismatch);
@@ -330,7 +330,7 @@ async fn manual_moves_refuse_another_token() {
     // The right token completes it, storing the return value as JSON.
     e.clock.set(NOW + 500);
     let finished = a
-        .move_to_completed(&json!({"ok": true}), &token("right"), None)
+        .move_to_completed(&json!({"ok": true}), &token("right"), false)
         .await
         .expect("complete");
     assert_eq!(finished.finished_on, NOW + 500);
@@ -430,7 +430,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
         e.take("t").await;
         let failure = JobFailure::new(format!("boom {n}")).stack(format!("Error: boom {n}\n at x"));
         let outcome = a
-            .move_to_failed(&failure, &token("t"), None)
+            .move_to_failed(&failure, &token("t"), false)
             .await
             .expect("fail");
         assert_eq!(outcome, expected);
@@ -450,7 +450,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     e.clock.set(NOW + 9);
     let failure = JobFailure::new("boom 3").stack("Error: boom 3\n at x");
     let outcome = a
-        .move_to_failed(&failure, &token("t"), None)
+        .move_to_failed(&failure, &token("t"), false)
         .await
         .expect("fail");
     assert!(matches!(outcome, FailOutcome::Failed(f) if f.finished_on == NOW + 9));
@@ -481,7 +481,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
         .stack("Error: fatal")
         .unrecoverable();
     let outcome = z
-        .move_to_failed(&failure, &token("t"), None)
+        .move_to_failed(&failure, &token("t"), false)
         .await
         .expect("fail");
     assert!(matches!(outcome, FailOutcome::Failed(_)));
@@ -499,7 +499,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     e.take("t").await;
     let b = e.q.job(JobId::from("b"));
     let outcome = b
-        .move_to_failed(&JobFailure::new("later"), &token("t"), None)
+        .move_to_failed(&JobFailure::new("later"), &token("t"), false)
         .await
         .expect("fail");
     assert!(
@@ -520,7 +520,7 @@ async fn retry_and_remove() {
     e.add("a", JobOptions::new()).await;
     e.take("t").await;
     let a = e.q.job(JobId::from("a"));
-    a.move_to_completed(&"done", &token("t"), None)
+    a.move_to_completed(&"done", &token("t"), false)
         .await
         .expect("complete");
     assert_eq!(e.field("a", "atm").await.as_deref(), Some("1"));
@@ -614,13 +614,13 @@ async fn children_values_failures_and_dependencies() {
 
     assert_eq!(e.take("t").await.as_str(), "c1");
     e.q.job(JobId::from("c1"))
-        .move_to_completed(&json!({"v": 1}), &token("t"), None)
+        .move_to_completed(&json!({"v": 1}), &token("t"), false)
         .await
         .expect("complete c1");
     assert_eq!(e.take("t").await.as_str(), "c2");
     let outcome =
         e.q.job(JobId::from("c2"))
-            .move_to_failed(&JobFailure::new("c2 broke"), &token("t"), None)
+            .move_to_failed(&JobFailure::new("c2 broke"), &token("t"), false)
             .await
             .expect("fail c2");
     assert!(matches!(outcome, FailOutcome::Failed(_)));
@@ -699,7 +699,7 @@ async fn remove_unprocessed_children_leaves_finished_ones() {
     }
     assert_eq!(e.take("t").await.as_str(), "c1");
     e.q.job(JobId::from("c1"))
-        .move_to_completed(&0, &token("t"), None)
+        .move_to_completed(&0, &token("t"), false)
         .await
         .expect("complete");
 
@@ -742,7 +742,7 @@ async fn job_of_uses_the_jobs_own_options() {
     // removeOnComplete: true removes the job as it completes.
     assert_eq!(e.take("t").await.as_str(), "a");
     handle
-        .move_to_completed(&1, &token("t"), None)
+        .move_to_completed(&1, &token("t"), false)
         .await
         .expect("complete");
     assert!(!e.exists("a").await);

@@ -111,8 +111,11 @@ impl Ctx {
             token: LockToken::new(token),
             return_value: value.to_owned(),
             keep: KeepJobs::KeepAll,
-            fetch_next: None,
-            max_metrics_size: Some(10),
+            worker: std::sync::Arc::new(bullmq::core::backend::WorkerSettings {
+                max_metrics_size: Some(10),
+                ..bullmq::core::backend::WorkerSettings::default()
+            }),
+            fetch_next: false,
         };
         self.backend()
             .move_to_completed(job, &args)
@@ -126,8 +129,11 @@ impl Ctx {
             failed_reason: reason.to_owned(),
             keep: KeepJobs::KeepAll,
             fields: FieldUpdates::default(),
-            fetch_next: None,
-            max_metrics_size: Some(10),
+            worker: std::sync::Arc::new(bullmq::core::backend::WorkerSettings {
+                max_metrics_size: Some(10),
+                ..bullmq::core::backend::WorkerSettings::default()
+            }),
+            fetch_next: false,
         };
         self.backend()
             .move_to_failed(job, &args)

@@ -9,6 +9,8 @@ pub mod job;
 mod names;
 pub mod options;
 mod queue;
+pub mod queue_events;
+pub mod worker;
 
 pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode};
 pub use job::{Job, JobId, JobState};
@@ -18,3 +20,4 @@ pub use queue::{
     BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
     QueueMetaInfo,
 };
+pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};

@@ -35,10 +35,13 @@ impl BackendError for RedisError {
             BackendErrorKind::Connection
         } else if matches!(
             e.kind(),
-            redis::ErrorKind::Server(_) | redis::ErrorKind::AuthenticationFailed
+            redis::ErrorKind::Server(_)
+                | redis::ErrorKind::Extension
+                | redis::ErrorKind::AuthenticationFailed
         ) {
             // A refused password is the server's answer, not a lost connection: retrying it
-            // would only repeat the refusal.
+            // would only repeat the refusal. `Extension` is an error reply whose code the
+            // client does not list (`WRONGPASS`, `NOPERM`, …).
             BackendErrorKind::Server
         } else if matches!(
             e.kind(),

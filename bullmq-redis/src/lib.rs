@@ -7,13 +7,16 @@
 #![forbid(unsafe_code)]
 
 mod backend;
+mod connection;
 mod error;
 mod keys;
 mod reply;
 mod script;
 pub mod scripts;
 
-pub use backend::{RedisBackend, RedisOptions};
+pub use backend::{
+    DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisBackend, RedisOptions,
+};
 pub use error::RedisError;
 pub use keys::QueueKeys;
 

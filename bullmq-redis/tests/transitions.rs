@@ -15,15 +15,15 @@ use bullmq_core::backend::{
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Error, JobId, JobOptions, ScriptErrorCode};
-use support::{Ctx, T0, entry, fetch};
+use support::{Ctx, T0, entry, fetch, worker_settings};
 
 fn complete(token: &str, value: &str, keep: KeepJobs) -> CompleteArgs {
     CompleteArgs {
         token: LockToken::new(token),
         return_value: value.to_owned(),
         keep,
-        fetch_next: None,
-        max_metrics_size: None,
+        worker: std::sync::Arc::default(),
+        fetch_next: false,
     }
 }
 
@@ -183,7 +183,8 @@ async fn move_to_completed_can_take_the_next_job_in_the_same_call() {
     ctx.take("tok").await;
 
     let args = CompleteArgs {
-        fetch_next: Some(fetch("ignored")),
+        worker: worker_settings(),
+        fetch_next: true,
         ..complete("tok", "null", KeepJobs::KeepAll)
     };
     let done = ctx.backend.move_to_completed(&first, &args).await.unwrap();
@@ -230,8 +231,8 @@ async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
             stacktrace: Some(vec!["Error: boom\n    at run (x.js:1:1)".to_owned()]),
             ..FieldUpdates::default()
         },
-        fetch_next: None,
-        max_metrics_size: None,
+        worker: std::sync::Arc::default(),
+        fetch_next: false,
     };
     let done = ctx.backend.move_to_failed(&job, &args).await.unwrap();
     assert_eq!(done.finished_on, T0 + 40);
@@ -353,7 +354,8 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
                 token: Some(LockToken::new("tok")),
                 skip_attempt: false,
                 fields: FieldUpdates::default(),
-                fetch_next: None,
+                worker: std::sync::Arc::default(),
+                fetch_next: false,
             },
         )
         .await
@@ -412,7 +414,8 @@ async fn a_deliberate_delay_does_not_count_as_an_attempt_and_can_fetch_next() {
                 token: Some(LockToken::new("tok")),
                 skip_attempt: true,
                 fields: FieldUpdates::default(),
-                fetch_next: Some(fetch("ignored")),
+                worker: worker_settings(),
+                fetch_next: true,
             },
         )
         .await
@@ -693,7 +696,10 @@ async fn metrics_are_collected_when_asked_for() {
     let job = ctx.add("a", JobOptions::new()).await;
     ctx.take("tok").await;
     let args = CompleteArgs {
-        max_metrics_size: Some(10),
+        worker: std::sync::Arc::new(bullmq_core::backend::WorkerSettings {
+            max_metrics_size: Some(10),
+            ..bullmq_core::backend::WorkerSettings::default()
+        }),
         ..complete("tok", "1", KeepJobs::KeepAll)
     };
     ctx.backend.move_to_completed(&job, &args).await.unwrap();

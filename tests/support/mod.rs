@@ -105,6 +105,8 @@ pub struct PrivateRedis {
     pub port: u16,
     /// Its working folder (certificates live here too).
     pub dir: PathBuf,
+    /// The arguments it was started with, to start it again the same way.
+    args: Vec<String>,
 }
 
 impl PrivateRedis {
@@ -142,18 +144,42 @@ impl PrivateRedis {
         let dir = std::env::temp_dir().join(unique_prefix());
         std::fs::create_dir_all(&dir).expect("create a temp folder");
         let port = free_port();
-        let mut cmd = Command::new("redis-server");
-        cmd.args(args(port, &dir))
-            .args(["--save", "", "--appendonly", "no", "--dir"])
-            .arg(&dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
-        let mut server = Self { child, port, dir };
+        let args = args(port, &dir);
+        let child = Self::spawn(&args, &dir);
+        let mut server = Self {
+            child,
+            port,
+            dir,
+            args,
+        };
         server.wait_listening();
         server
+    }
+
+    fn spawn(args: &[String], dir: &std::path::Path) -> std::process::Child {
+        let mut cmd = Command::new("redis-server");
+        cmd.args(args)
+            .args(["--save", "", "--appendonly", "no", "--dir"])
+            .arg(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd.spawn()
+            .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"))
+    }
+
+    /// Kills the server with SIGKILL (a crash: no persistence, so its data is gone); start it
+    /// again with [`restart`](Self::restart).
+    pub fn kill_server(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again, on the same port with the same arguments (killing it first
+    /// if it still runs).
+    pub fn restart(&mut self) {
+        self.kill_server();
+        self.child = Self::spawn(&self.args, &self.dir);
+        self.wait_listening();
     }
 
     /// Reads the server's log until it says it is ready; panics with its output if it exits
@@ -175,6 +201,11 @@ impl PrivateRedis {
         }
         let status = self.child.wait().expect("wait for redis-server");
         panic!("redis-server exited ({status}) before it was ready:\n{log}");
+    }
+
+    /// The server's process id (to freeze it with SIGSTOP).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// `redis://127.0.0.1:<port>`.

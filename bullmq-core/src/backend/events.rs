@@ -15,7 +15,8 @@ pub struct StreamEvent {
     pub fields: Vec<(String, String)>,
 }
 
-/// The event stream (upstream: `trimEvents`, `publishEvent`, `readEvents`).
+/// The event stream (upstream: `trimEvents`, `publishEvent`, `readEvents`, and the `$`
+/// resolution of upstream's PostgreSQL `read_events_max`).
 pub trait Events: Send + Sync {
     /// Trims the stream to about `max_length` entries; returns how many were removed.
     fn trim_events(&self, max_length: u64) -> impl Future<Output = Result<u64>> + Send;
@@ -33,4 +34,9 @@ pub trait Events: Send + Sync {
         after: &EventId,
         block: Duration,
     ) -> impl Future<Output = Result<Vec<StreamEvent>>> + Send;
+
+    /// The id of the newest entry (the lowest possible id when the stream is empty): reading
+    /// after it sees every event added from now on, as `$` does, but stays valid across
+    /// reads, so a reader that reconnects before its first event loses none.
+    fn last_event_id(&self) -> impl Future<Output = Result<EventId>> + Send;
 }

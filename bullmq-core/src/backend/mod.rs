@@ -68,7 +68,7 @@ pub use queries::{
 pub use schedulers::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};
 pub use transitions::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, Finished, NextJob,
-    ReprocessOptions, StalledCheck, Transitions,
+    ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
 };
 pub use types::{DependencyKind, EventId, LockToken, Range, RateLimiter};
 

@@ -1,6 +1,7 @@
 //! Moving jobs between states.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::types::{LockToken, RateLimiter};
@@ -19,6 +20,42 @@ pub struct FetchParams {
     pub limiter: Option<RateLimiter>,
     /// The worker's name, stored as the job's `pb` field.
     pub worker_name: Option<String>,
+}
+
+/// The settings of the worker that moves a job, which Node.js sends with every finishing move
+/// (`moveToFinished`'s options map, `moveToDelayed`'s when it fetches), whether or not the
+/// move fetches the next job. A [`Queue`](crate::Queue)'s own handle has none of them: Node.js
+/// `Job` methods on a job read through a `Queue` send them as nil, which `Default` gives.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerSettings {
+    /// The worker's name (`name`), stored as the next job's `pb`.
+    pub name: Option<String>,
+    /// The worker's lock duration (`lockDuration`).
+    pub lock_duration: Option<Duration>,
+    /// The worker's rate limit (`limiter`).
+    pub limiter: Option<RateLimiter>,
+    /// Data points of per-minute metrics to keep (`metrics.maxDataPoints`); `None`: no metrics.
+    pub max_metrics_size: Option<u32>,
+    /// The worker's `removeOnComplete`, used when the job has none.
+    pub remove_on_complete: Option<KeepJobs>,
+    /// The worker's `removeOnFail`, used when the job has none.
+    pub remove_on_fail: Option<KeepJobs>,
+}
+
+impl WorkerSettings {
+    /// The retention a finished `job` gets, as upstream's `getKeepJobs` decides: the job's own
+    /// option, else the worker's, else keep all.
+    #[must_use]
+    pub fn keep_for(&self, job: &Job, state: FinishedState) -> KeepJobs {
+        let (own, worker) = match state {
+            FinishedState::Completed => (&job.opts.remove_on_complete, &self.remove_on_complete),
+            FinishedState::Failed => (&job.opts.remove_on_fail, &self.remove_on_fail),
+        };
+        own.as_ref()
+            .or(worker.as_ref())
+            .cloned()
+            .unwrap_or(KeepJobs::KeepAll)
+    }
 }
 
 /// A job taken by a worker. The id is always known; the job itself may fail to decode if
@@ -69,13 +106,12 @@ pub struct CompleteArgs {
     pub token: LockToken,
     /// The return value as JSON text.
     pub return_value: String,
-    /// Retention of completed jobs.
+    /// Retention of completed jobs (see [`WorkerSettings::keep_for`]).
     pub keep: KeepJobs,
-    /// Take the next job in the same round trip, with these worker settings. As upstream does,
-    /// the next job is locked with `token` (this job's token); `fetch_next.token` is not used.
-    pub fetch_next: Option<FetchParams>,
-    /// Collect per-minute metrics, keeping this many data points.
-    pub max_metrics_size: Option<u32>,
+    /// The moving worker's settings, sent whether or not it fetches.
+    pub worker: Arc<WorkerSettings>,
+    /// Take the next job in the same round trip, locked with `token` as upstream does.
+    pub fetch_next: bool,
 }
 
 /// Arguments of [`Transitions::move_to_failed`].
@@ -85,16 +121,15 @@ pub struct FailArgs {
     pub token: LockToken,
     /// The error message, stored as raw text.
     pub failed_reason: String,
-    /// Retention of failed jobs.
+    /// Retention of failed jobs (see [`WorkerSettings::keep_for`]).
     pub keep: KeepJobs,
     /// Fields to write along (the stack trace); `failedReason` is added from `failed_reason`
     /// when unset, since Node.js always sends it.
     pub fields: FieldUpdates,
-    /// Take the next job in the same round trip, with these worker settings. As upstream does,
-    /// the next job is locked with `token` (this job's token); `fetch_next.token` is not used.
-    pub fetch_next: Option<FetchParams>,
-    /// Collect per-minute metrics, keeping this many data points.
-    pub max_metrics_size: Option<u32>,
+    /// The moving worker's settings, sent whether or not it fetches.
+    pub worker: Arc<WorkerSettings>,
+    /// Take the next job in the same round trip, locked with `token` as upstream does.
+    pub fetch_next: bool,
 }
 
 /// Arguments of [`Transitions::move_to_delayed`].
@@ -110,9 +145,10 @@ pub struct DelayArgs {
     pub skip_attempt: bool,
     /// Fields to write along.
     pub fields: FieldUpdates,
-    /// Take the next job in the same round trip, with these worker settings. As upstream does,
-    /// the next job is locked with `token` (this job's token); `fetch_next.token` is not used.
-    pub fetch_next: Option<FetchParams>,
+    /// The moving worker's settings; `moveToDelayed` sends them only when it fetches.
+    pub worker: Arc<WorkerSettings>,
+    /// Take the next job in the same round trip, locked with `token` as upstream does.
+    pub fetch_next: bool,
 }
 
 /// Which counters a reprocessed job starts over with (upstream: `RetryOptions`).

@@ -68,16 +68,40 @@ fn keep_jobs_map(k: &KeepJobs) -> WireValue<'static> {
     WireValue::Map(m)
 }
 
-/// Packs the options map of `moveToActive` (`ARGV[3]`), which `moveToDelayed` also takes when
-/// it fetches the next job: `{token, lockDuration, limiter, name}`.
-///
-/// `token` is passed apart because a transition that fetches locks the next job with the token
-/// of the job it moves, as upstream does.
+/// The options map of `moveToActive` (`ARGV[3]`), which `moveToDelayed` also takes when it
+/// fetches the next job: `{token, lockDuration, limiter, name}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchOpts<'a> {
+    /// The token the taken job is locked with. A transition that fetches locks the next job
+    /// with the token of the job it moves, as upstream does.
+    pub token: &'a str,
+    /// The worker's lock duration (nil when unset, as a `Queue`'s `Job` sends it).
+    pub lock_duration: Option<Duration>,
+    /// The worker's rate limit.
+    pub limiter: Option<&'a RateLimiter>,
+    /// The worker's name, stored as the job's `pb`.
+    pub worker_name: Option<&'a str>,
+}
+
+impl<'a> FetchOpts<'a> {
+    /// The options of a plain `moveToActive` with `fetch`'s token and settings.
+    #[must_use]
+    pub fn of(fetch: &'a FetchParams) -> Self {
+        Self {
+            token: fetch.token.as_str(),
+            lock_duration: Some(fetch.lock_duration),
+            limiter: fetch.limiter.as_ref(),
+            worker_name: fetch.worker_name.as_deref(),
+        }
+    }
+}
+
+/// Packs the options map of `moveToActive` (`ARGV[3]`).
 ///
 /// ```
 /// use std::time::Duration;
 /// use bullmq_core::backend::{FetchParams, LockToken};
-/// use bullmq_core::codec;
+/// use bullmq_core::codec::{self, FetchOpts};
 ///
 /// let fetch = FetchParams {
 ///     token: LockToken::new("0"),
@@ -85,21 +109,21 @@ fn keep_jobs_map(k: &KeepJobs) -> WireValue<'static> {
 ///     limiter: None,
 ///     worker_name: None,
 /// };
-/// let bytes = codec::pack_fetch_opts("0", &fetch)?;
+/// let bytes = codec::pack_fetch_opts(&FetchOpts::of(&fetch))?;
 /// assert_eq!(&bytes[..3], &[0xde, 0x00, 0x04]); // msgpackr's map16 header, four keys
 /// # Ok::<(), bullmq_core::codec::CodecError>(())
 /// ```
-pub fn pack_fetch_opts(token: &str, fetch: &FetchParams) -> Result<Vec<u8>, CodecError> {
+pub fn pack_fetch_opts(o: &FetchOpts<'_>) -> Result<Vec<u8>, CodecError> {
     let mut m = WireMap::default();
-    m.push("token", WireValue::text(token));
-    m.push("lockDuration", WireValue::millis(fetch.lock_duration));
+    m.push("token", WireValue::text(o.token));
     m.push(
-        "limiter",
-        WireValue::or_nil(fetch.limiter.as_ref().map(limiter)),
+        "lockDuration",
+        WireValue::or_nil(o.lock_duration.map(WireValue::millis)),
     );
+    m.push("limiter", WireValue::or_nil(o.limiter.map(limiter)));
     m.push(
         "name",
-        WireValue::or_nil(fetch.worker_name.as_deref().map(WireValue::text)),
+        WireValue::or_nil(o.worker_name.map(WireValue::text)),
     );
     wire::pack("moveToActive options", &WireValue::Map(m))
 }
@@ -196,7 +220,12 @@ mod tests {
             max: 10,
             duration: Duration::from_secs(1),
         };
-        let full = pack_fetch_opts("w1:1", &fetch(Some(limiter), Some("alpha"))).unwrap();
+        let params = fetch(Some(limiter), Some("alpha"));
+        let full = pack_fetch_opts(&FetchOpts {
+            token: "w1:1",
+            ..FetchOpts::of(&params)
+        })
+        .unwrap();
         assert_eq!(
             hex(&full),
             "de0004a5746f6b656ea477313a31ac6c6f636b4475726174696f6ecd7530a76c696d69746572de0002\

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -14,12 +15,12 @@ use serde::Serialize;
 use super::Queue;
 use crate::backend::{
     CompleteArgs, DelayArgs, Dependencies, DependenciesQuery, DependencyKind, FailArgs,
-    FetchParams, FieldUpdates, Finished, JobMutations, LockToken, Locks, NextJob, Queries,
-    ReprocessOptions, Transitions,
+    FieldUpdates, Finished, JobMutations, LockToken, Locks, NextJob, Queries, ReprocessOptions,
+    Transitions, WorkerSettings,
 };
 use crate::codec::CodecError;
 use crate::job::{FinishedState, JobDecodeError};
-use crate::options::{KeepJobs, ParentOptions, ValidationError};
+use crate::options::{ParentOptions, ValidationError};
 use crate::{Error, Job, JobId, JobState, Result, ScriptError, ScriptErrorCode};
 
 /// Every dependency list, in the order upstream counts them when asked for none.
@@ -51,6 +52,8 @@ pub struct JobRef<'q, B> {
     queue: &'q Queue<B>,
     id: JobId,
     job: Option<&'q Job>,
+    /// The settings of the worker moving the job; none for a queue's own handle.
+    worker: Option<Arc<WorkerSettings>>,
 }
 
 impl<B> Clone for JobRef<'_, B> {
@@ -59,6 +62,7 @@ impl<B> Clone for JobRef<'_, B> {
             queue: self.queue,
             id: self.id.clone(),
             job: self.job,
+            worker: self.worker.clone(),
         }
     }
 }
@@ -80,6 +84,7 @@ impl<B> Queue<B> {
             queue: self,
             id,
             job: None,
+            worker: None,
         }
     }
 
@@ -89,6 +94,7 @@ impl<B> Queue<B> {
             queue: self,
             id: job.id.clone(),
             job: Some(job),
+            worker: None,
         }
     }
 }
@@ -154,6 +160,20 @@ pub enum FailOutcome {
 }
 
 impl<'q, B> JobRef<'q, B> {
+    /// Moves the job as the worker with `settings` does (manual processing): the finishing
+    /// moves then send the worker's name, lock duration, limiter and metrics setting, and
+    /// fall back on its retention, as a Node.js `Job` obtained from a `Worker` does.
+    #[must_use]
+    pub fn by_worker(mut self, settings: Arc<WorkerSettings>) -> Self {
+        self.worker = Some(settings);
+        self
+    }
+
+    /// The settings sent with a finishing move (none for a queue's own handle).
+    fn worker_settings(&self) -> Arc<WorkerSettings> {
+        self.worker.clone().unwrap_or_default()
+    }
+
     /// The job's id.
     #[must_use]
     pub fn id(&self) -> &JobId {
@@ -474,7 +494,8 @@ impl<B: Transitions> JobRef<'_, B> {
             token: Some(token.clone()),
             skip_attempt: true,
             fields: FieldUpdates::default(),
-            fetch_next: None,
+            worker: self.worker_settings(),
+            fetch_next: false,
         };
         self.queue.backend.move_to_delayed(&self.id, &args).await?;
         Ok(delay)
@@ -489,26 +510,23 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
     }
 
     /// Completes the job held with `token`, storing `return_value` as JSON. Retention follows
-    /// the job's `removeOnComplete`; with `fetch_next`, the next job is taken in the same round
-    /// trip.
+    /// the job's `removeOnComplete` (then the worker's, see [`by_worker`](Self::by_worker));
+    /// with `fetch_next`, the next job is taken in the same round trip and locked with `token`.
     pub async fn move_to_completed<T: Serialize + ?Sized>(
         &self,
         return_value: &T,
         token: &LockToken,
-        fetch_next: Option<FetchParams>,
+        fetch_next: bool,
     ) -> Result<Finished> {
         let return_value = encode("return value", return_value)?;
         let job = self.load("moveToFinished").await?;
+        let worker = self.worker_settings();
         let args = CompleteArgs {
             token: token.clone(),
             return_value,
-            keep: job
-                .opts
-                .remove_on_complete
-                .clone()
-                .unwrap_or(KeepJobs::KeepAll),
+            keep: worker.keep_for(&job, FinishedState::Completed),
+            worker,
             fetch_next,
-            max_metrics_size: None,
         };
         self.queue.backend.move_to_completed(&job, &args).await
     }
@@ -521,7 +539,7 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
         &self,
         failure: &JobFailure,
         token: &LockToken,
-        fetch_next: Option<FetchParams>,
+        fetch_next: bool,
     ) -> Result<FailOutcome> {
         let job = self.load("moveToFinished").await?;
         let fields = FieldUpdates {
@@ -542,6 +560,7 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
                     token: Some(token.clone()),
                     skip_attempt: false,
                     fields,
+                    worker: self.worker_settings(),
                     fetch_next,
                 };
                 let next = backend.move_to_delayed(&self.id, &args).await?;
@@ -555,13 +574,14 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
                 Ok(FailOutcome::Retried)
             }
             None => {
+                let worker = self.worker_settings();
                 let args = FailArgs {
                     token: token.clone(),
                     failed_reason: failure.message.clone(),
-                    keep: job.opts.remove_on_fail.clone().unwrap_or(KeepJobs::KeepAll),
+                    keep: worker.keep_for(&job, FinishedState::Failed),
                     fields,
+                    worker,
                     fetch_next,
-                    max_metrics_size: None,
                 };
                 Ok(FailOutcome::Failed(
                     backend.move_to_failed(&job, &args).await?,

@@ -81,6 +81,28 @@ impl Events for RedisBackend {
             .await?;
         read.map_or_else(|| Ok(Vec::new()), |v| reply::stream_events(&v))
     }
+
+    /// `XREVRANGE <events> + - COUNT 1`: the newest entry's id, or `0-0` (below every id
+    /// Redis gives) when the stream is empty or missing.
+    async fn last_event_id(&self) -> Result<EventId> {
+        let newest: Value = redis::cmd("XREVRANGE")
+            .arg(&self.keys().events)
+            .arg("+")
+            .arg("-")
+            .arg("COUNT")
+            .arg(1)
+            .query_async(&mut self.connection())
+            .await
+            .map_err(wrap("read the last event id"))?;
+        match reply::items(&newest).first() {
+            None => Ok(EventId::new("0-0")),
+            Some(entry) => reply::items(entry)
+                .first()
+                .and_then(reply::text)
+                .map(EventId::new)
+                .ok_or_else(|| unexpected("read the last event id", &newest)),
+        }
+    }
 }
 
 #[cfg(test)]

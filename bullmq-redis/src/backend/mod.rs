@@ -16,11 +16,13 @@ mod schedulers;
 mod transitions;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bullmq_core::clock::{Clock, SystemClock};
+use bullmq_core::options::ValidationError;
 use bullmq_core::{Prefix, QueueName, Result};
-use redis::aio::ConnectionManager;
 
+use crate::connection::SharedConnection;
 use crate::error::wrap;
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
@@ -47,7 +49,20 @@ pub struct RedisOptions {
     /// PEM certificate(s) of the CA that signed the server's certificate, for `rediss://`; when
     /// set, only these are trusted (not the bundled roots). Needs the `tls` feature.
     pub ca_certificate: Option<Vec<u8>>,
+    /// How long a command may wait for its reply before it fails with a timeout (and its
+    /// connection is replaced): a hung server makes calls fail rather than hang. 5 s by default.
+    pub response_timeout: Duration,
+    /// How many connections the backend (with its clones and siblings) may use for calls in
+    /// flight at once, each serving one call at a time; calls beyond them share one
+    /// multiplexed connection. 8 by default; 0 sends every call through the multiplexed one.
+    pub direct_connections: usize,
 }
+
+/// [`RedisOptions::response_timeout`] by default.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// [`RedisOptions::direct_connections`] by default.
+pub const DEFAULT_DIRECT_CONNECTIONS: usize = 8;
 
 impl RedisOptions {
     /// Options for `url` with the default prefix.
@@ -57,7 +72,36 @@ impl RedisOptions {
             url: url.into(),
             prefix: Prefix::default(),
             ca_certificate: None,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            direct_connections: DEFAULT_DIRECT_CONNECTIONS,
         }
+    }
+
+    /// Sets how long a command may wait for its reply.
+    #[must_use]
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// Sets how many calls may each have a connection of their own at once.
+    #[must_use]
+    pub fn direct_connections(mut self, count: usize) -> Self {
+        self.direct_connections = count;
+        self
+    }
+
+    /// Refuses settings no connection can work with.
+    fn check(&self) -> Result<()> {
+        if self.response_timeout.is_zero() {
+            return Err(ValidationError::single(
+                "redis options",
+                "response_timeout",
+                "must be greater than zero",
+            )
+            .into());
+        }
+        Ok(())
     }
 
     /// Sets the key prefix.
@@ -113,6 +157,8 @@ impl std::fmt::Debug for RedisOptions {
                 "ca_certificate",
                 &self.ca_certificate.as_ref().map(|_| "<pem>"),
             )
+            .field("response_timeout", &self.response_timeout)
+            .field("direct_connections", &self.direct_connections)
             .finish()
     }
 }
@@ -139,7 +185,7 @@ fn redact_password(url: &str) -> String {
 #[derive(Clone)]
 pub struct RedisBackend {
     client: redis::Client,
-    con: ConnectionManager,
+    con: SharedConnection,
     /// The dedicated connections (blocking waits, event reads) and the closing flag, shared by
     /// clones; a sibling gets its own.
     state: Arc<lifecycle::ConnState>,
@@ -171,19 +217,14 @@ impl RedisBackend {
     /// ```
     pub async fn connect(options: &RedisOptions, queue: QueueName) -> Result<Self> {
         let client = options.client()?;
-        // One plain attempt first: the manager retries its first connection with backoff for
-        // about ten seconds whatever the error, so a refused port, an untrusted certificate or
-        // a wrong password would otherwise hang `connect` that long. Reconnects after a lost
-        // connection keep the manager's backoff.
-        drop(
-            client
-                .get_multiplexed_async_connection()
-                .await
-                .map_err(wrap("connect"))?,
-        );
-        let con = ConnectionManager::new(client.clone())
-            .await
-            .map_err(wrap("connect"))?;
+        options.check()?;
+        let con = SharedConnection::connect(
+            client.clone(),
+            options.direct_connections,
+            options.response_timeout,
+        )
+        .await
+        .map_err(wrap("connect"))?;
         let keys = Arc::new(QueueKeys::new(&options.prefix, &queue));
         Ok(Self {
             client,
@@ -257,7 +298,7 @@ impl RedisBackend {
         &self.prefix
     }
 
-    pub(crate) fn connection(&self) -> ConnectionManager {
+    pub(crate) fn connection(&self) -> SharedConnection {
         self.con.clone()
     }
 }

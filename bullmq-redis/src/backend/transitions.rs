@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use bullmq_core::backend::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FieldUpdates, Finished, LockToken, NextJob,
-    ReprocessOptions, StalledCheck, Transitions,
+    ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
 };
-use bullmq_core::codec::{self, FinishOpts};
+use bullmq_core::codec::{self, FetchOpts, FinishOpts};
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
@@ -75,8 +75,8 @@ struct FinishCall<'a> {
     token: &'a str,
     value: &'a str,
     keep: &'a KeepJobs,
-    fetch_next: Option<&'a FetchParams>,
-    max_metrics_size: Option<u32>,
+    worker: &'a WorkerSettings,
+    fetch_next: bool,
     fields: Option<&'a FieldUpdates>,
 }
 
@@ -91,12 +91,12 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     };
     let packed = codec::pack_finish_opts(&FinishOpts {
         token: c.token,
-        worker_name: c.fetch_next.and_then(|f| f.worker_name.as_deref()),
+        worker_name: c.worker.name.as_deref(),
         keep_jobs: c.keep,
-        limiter: c.fetch_next.and_then(|f| f.limiter.as_ref()),
-        lock_duration: c.fetch_next.map(|f| f.lock_duration),
+        limiter: c.worker.limiter.as_ref(),
+        lock_duration: c.worker.lock_duration,
         attempts: opts.attempts.unwrap_or(0),
-        max_metrics_size: c.max_metrics_size,
+        max_metrics_size: c.worker.max_metrics_size,
         fpof: opts.fail_parent_on_failure.unwrap_or(false),
         cpof: opts.continue_parent_on_failure.unwrap_or(false),
         idof: opts.ignore_dependency_on_failure.unwrap_or(false),
@@ -114,7 +114,7 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
         .arg(prop)
         .arg(c.value)
         .arg(c.target.as_str())
-        .arg(flag(c.fetch_next.is_some()))
+        .arg(flag(c.fetch_next))
         .arg(&k.job_prefix)
         .arg(packed)
         .arg(fields);
@@ -124,7 +124,7 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     let next = match &reply {
         Value::Array(_) => Some(reply::next_job(CONTEXT, &reply)?),
         other => match reply::int(other) {
-            Some(0) => c.fetch_next.map(|_| NextJob::default()),
+            Some(0) => c.fetch_next.then(NextJob::default),
             _ => return Err(refused(CONTEXT, other, &FINISH, &c.job.id)),
         },
     };
@@ -158,7 +158,7 @@ impl Transitions for RedisBackend {
             .key(&k.marker)
             .arg(&k.job_prefix)
             .arg(self.now_ms())
-            .arg(codec::pack_fetch_opts(fetch.token.as_str(), fetch)?);
+            .arg(codec::pack_fetch_opts(&FetchOpts::of(fetch))?);
         let reply = self.run(call, &scripts::MOVE_TO_ACTIVE, CONTEXT).await?;
         reply::next_job(CONTEXT, &reply)
     }
@@ -172,8 +172,8 @@ impl Transitions for RedisBackend {
                 token: args.token.as_str(),
                 value: &args.return_value,
                 keep: &args.keep,
-                fetch_next: args.fetch_next.as_ref(),
-                max_metrics_size: args.max_metrics_size,
+                worker: &args.worker,
+                fetch_next: args.fetch_next,
                 fields: None,
             },
         )
@@ -197,8 +197,8 @@ impl Transitions for RedisBackend {
                 token: args.token.as_str(),
                 value: &args.failed_reason,
                 keep: &args.keep,
-                fetch_next: args.fetch_next.as_ref(),
-                max_metrics_size: args.max_metrics_size,
+                worker: &args.worker,
+                fetch_next: args.fetch_next,
                 fields: Some(&fields),
             },
         )
@@ -209,9 +209,17 @@ impl Transitions for RedisBackend {
         const CONTEXT: &str = "move a job to delayed";
         let k = self.keys();
         let token = args.token.as_ref().map_or("0", |t| t.as_str());
-        let fetch_opts = match &args.fetch_next {
-            Some(fetch) => codec::pack_fetch_opts(token, fetch)?,
-            None => Vec::new(),
+        // Node.js packs the worker's settings only when it fetches; otherwise the argument is
+        // `undefined`, which reaches the script as an empty string.
+        let fetch_opts = if args.fetch_next {
+            codec::pack_fetch_opts(&FetchOpts {
+                token,
+                lock_duration: args.worker.lock_duration,
+                limiter: args.worker.limiter.as_ref(),
+                worker_name: args.worker.name.as_deref(),
+            })?
+        } else {
+            Vec::new()
         };
         let call = ScriptCall::default()
             .key(&k.marker)
@@ -232,13 +240,13 @@ impl Transitions for RedisBackend {
             .arg(ms(args.delay))
             .arg(flag(args.skip_attempt))
             .arg(fields_arg(&args.fields)?)
-            .arg(flag(args.fetch_next.is_some()))
+            .arg(flag(args.fetch_next))
             .arg(fetch_opts);
         let reply = self.run(call, &scripts::MOVE_TO_DELAYED, CONTEXT).await?;
         match &reply {
             Value::Array(_) => Ok(Some(reply::next_job(CONTEXT, &reply)?)),
             other => match reply::int(other) {
-                Some(0) => Ok(args.fetch_next.as_ref().map(|_| NextJob::default())),
+                Some(0) => Ok(args.fetch_next.then(NextJob::default)),
                 _ => Err(refused(
                     CONTEXT,
                     other,

@@ -65,6 +65,15 @@ pub(crate) fn fetch(token: &str) -> FetchParams {
     }
 }
 
+/// The settings of the worker `fetch` describes, as its finishing moves send them.
+pub(crate) fn worker_settings() -> std::sync::Arc<bullmq_core::backend::WorkerSettings> {
+    std::sync::Arc::new(bullmq_core::backend::WorkerSettings {
+        name: Some("w1".to_owned()),
+        lock_duration: Some(LOCK),
+        ..bullmq_core::backend::WorkerSettings::default()
+    })
+}
+
 impl Ctx {
     pub(crate) async fn new() -> Self {
         let prefix = format!("bullmq-test-{}", uuid::Uuid::new_v4().simple());

@@ -1,0 +1,141 @@
+//! Taking the next job: a blocking wait on the queue's marker while the queue is drained, then
+//! `moveToActive` (upstream: `Worker#_getNextJob`, `waitForJob`, `moveToActive`).
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::shared::Shared;
+use crate::backend::{Backend, FetchParams, FetchedJob, LockToken, NextJob};
+use crate::{BackendErrorKind, Error, Result};
+
+/// The pause after a failed blocking wait (upstream: `DELAY_TIME_1`).
+const WAIT_RETRY_DELAY: Duration = Duration::from_millis(100);
+
+/// True for a failure of the connection itself (the worker waits and tries again), as opposed
+/// to a refusal or a bad reply.
+pub(crate) fn is_connection_error(err: &Error) -> bool {
+    matches!(
+        err.backend_kind(),
+        Some(BackendErrorKind::Connection | BackendErrorKind::Timeout)
+    )
+}
+
+impl<B: Backend> Shared<B> {
+    /// The next job for `token`, if any: waits on the marker first when the queue was found
+    /// empty and `block` is set.
+    pub(crate) async fn get_next(
+        &self,
+        token: &LockToken,
+        block: bool,
+    ) -> Result<Option<FetchedJob>> {
+        if self.is_paused() || self.is_closing() {
+            return Ok(None);
+        }
+        let limited = self.limit_until.load(Ordering::SeqCst) != 0;
+        if self.drained.load(Ordering::SeqCst) && block && !limited {
+            let block_until = self.wait_for_job().await;
+            self.block_until.store(block_until, Ordering::SeqCst);
+            if block_until == 0 || block_until <= self.now_ms() {
+                return self.move_to_active(token).await;
+            }
+            return Ok(None);
+        }
+        if self.is_rate_limited() {
+            return Ok(None);
+        }
+        self.move_to_active(token).await
+    }
+
+    /// `moveToActive` with this worker's settings.
+    pub(crate) async fn move_to_active(&self, token: &LockToken) -> Result<Option<FetchedJob>> {
+        let fetch = FetchParams {
+            token: token.clone(),
+            lock_duration: self.opts.lock_duration,
+            limiter: self.opts.limiter,
+            worker_name: self.opts.name.clone(),
+        };
+        let next = self.queue.backend().move_to_active(&fetch).await?;
+        Ok(self.take(next))
+    }
+
+    /// Records what a fetch reported and returns its job (upstream: `nextJobFromJobData`).
+    pub(crate) fn take(&self, next: NextJob) -> Option<FetchedJob> {
+        self.update_delays(&next);
+        match next.job {
+            None => {
+                self.mark_drained();
+                None
+            }
+            Some(job) => {
+                self.drained.store(false, Ordering::SeqCst);
+                Some(job)
+            }
+        }
+    }
+
+    /// Blocks on the marker; returns when the next job can be taken (Unix ms, 0 = now), or
+    /// `u64::MAX` when the wait failed or should not happen (upstream: `waitForJob`).
+    async fn wait_for_job(&self) -> u64 {
+        if self.is_paused() || self.is_closing() || self.is_rate_limited() {
+            return u64::MAX;
+        }
+        let block_until = self.block_until.load(Ordering::SeqCst);
+        let Some(timeout) = self.block_timeout(block_until) else {
+            return 0;
+        };
+        // Delays are only meaningful for one wait (upstream resets them here too).
+        self.limit_until.store(0, Ordering::SeqCst);
+        self.block_until.store(0, Ordering::SeqCst);
+        match self.queue.backend().wait_for_job(timeout).await {
+            Ok(Some(marker)) if block_until != 0 && marker.score > block_until => block_until,
+            Ok(Some(marker)) => marker.score,
+            Ok(None) => 0,
+            Err(err) => {
+                if !is_connection_error(&err) {
+                    self.emit_error(err);
+                }
+                if !self.is_closing() {
+                    if let Err(err) = self.queue.backend().reconnect_blocking().await
+                        && !is_connection_error(&err)
+                    {
+                        self.emit_error(err);
+                    }
+                    self.sleep(WAIT_RETRY_DELAY).await;
+                }
+                u64::MAX
+            }
+        }
+    }
+
+    /// How long to block: until the next delayed job (within the store's bounds), else the
+    /// drain delay; `None` when a delayed job is already due.
+    fn block_timeout(&self, block_until: u64) -> Option<Duration> {
+        let bounds = self.queue.backend().block_timeouts();
+        if block_until == 0 {
+            return Some(self.opts.drain_delay.max(bounds.minimum));
+        }
+        let now = self.now_ms();
+        if block_until <= now {
+            return None;
+        }
+        let delay = Duration::from_millis(block_until - now);
+        Some(if delay < bounds.minimum {
+            bounds.minimum
+        } else {
+            delay.min(bounds.maximum)
+        })
+    }
+
+    /// Waits while the queue is rate limited, at most `maximum_rate_limit_delay` at a time so
+    /// that delayed jobs still get promoted (upstream: `waitForRateLimit`).
+    pub(crate) async fn wait_for_rate_limit(&self) {
+        let until = self.limit_until.load(Ordering::SeqCst);
+        let now = self.now_ms();
+        if until > now {
+            let delay = Duration::from_millis(until - now).min(self.opts.maximum_rate_limit_delay);
+            self.sleep(delay).await;
+            self.drained.store(false, Ordering::SeqCst);
+            self.limit_until.store(0, Ordering::SeqCst);
+        }
+    }
+}

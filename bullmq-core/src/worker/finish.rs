@@ -1,0 +1,350 @@
+//! Running one job and making the move its outcome asks for (upstream: `processJob`,
+//! `handleCompleted`, `handleFailed`, `Job#moveToFailed`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::active_job::ActiveJob;
+use super::events::WorkerEvent;
+use super::fetch::is_connection_error;
+use super::processor::{JobError, ProcessResult, Processor};
+use super::retry::{self, RetryDecision};
+use super::shared::Shared;
+use crate::backend::{
+    Backend, CompleteArgs, DelayArgs, FailArgs, FetchedJob, FieldUpdates, LockToken, NextJob,
+};
+use crate::codec::CodecError;
+use crate::job::FinishedState;
+use crate::options::ValidationError;
+use crate::{Error, Job, JobId, JobOptions, Result};
+
+/// The pause before a finishing move is tried again after a failure that is not the
+/// connection's (a bad reply): short, so a job is not held, but not a busy loop.
+const SHORT_RETRY: Duration = Duration::from_millis(100);
+
+/// Processes `fetched` and finishes it; returns the next job when the finishing move took one.
+pub(crate) async fn process<B: Backend, P: Processor<B>>(
+    shared: &Arc<Shared<B>>,
+    processor: &Arc<P>,
+    fetched: FetchedJob,
+    token: &LockToken,
+) -> Option<FetchedJob> {
+    let job = match fetched.job {
+        Ok(job) => Arc::new(job),
+        Err(decode) => return fail_corrupt(shared, fetched.id, decode, token).await,
+    };
+    // Before the job runs, as upstream does: its scheduler's next iteration is added now.
+    super::scheduler::advance(shared, &job).await;
+    if shared.observed() {
+        shared.emit(WorkerEvent::Active {
+            job: Arc::clone(&job),
+        });
+    }
+    if let Some(message) = unrecoverable_message(&job, shared) {
+        let outcome = Err(JobError::Unrecoverable { message });
+        return finish(shared, &job, token, outcome).await;
+    }
+    let cancel = shared.force.child_token();
+    shared
+        .locks
+        .track(job.id.clone(), token.clone(), cancel.clone());
+    let active = ActiveJob::new(Arc::clone(&job), token.clone(), Arc::clone(shared));
+    let processor = Arc::clone(processor);
+    // A task of its own, so that a panicking processor fails its job instead of the worker.
+    let run = tokio::spawn(async move { processor.process(active, cancel).await });
+    let outcome = match run.await {
+        Ok(outcome) => outcome,
+        Err(err) if err.is_panic() => {
+            let message = format!("processor panicked: {}", panic_message(err.into_panic()));
+            Err(JobError::Failed {
+                stack: Some(format!("Error: {message}")),
+                message,
+            })
+        }
+        Err(_) => Err(JobError::failed("processor was cancelled")),
+    };
+    shared.locks.untrack(&job.id);
+    finish(shared, &job, token, outcome).await
+}
+
+/// The text of a panic payload.
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(|| "unknown panic payload".to_owned(), |s| (*s).to_owned()),
+    }
+}
+
+/// A reason to fail the job before running it (upstream: `getUnrecoverableErrorMessage`).
+fn unrecoverable_message<B>(job: &Job, shared: &Shared<B>) -> Option<String> {
+    if let Some(reason) = &job.deferred_failure {
+        return Some(reason.clone());
+    }
+    match shared.opts.max_started_attempts {
+        Some(max) if max > 0 && max < job.attempts_started => {
+            Some("job started more than allowable limit".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Fails a job that cannot be read, with a reason that says so.
+async fn fail_corrupt<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    id: JobId,
+    decode: crate::job::JobDecodeError,
+    token: &LockToken,
+) -> Option<FetchedJob> {
+    let message = format!("job {id} could not be decoded and was failed: {decode}");
+    shared.emit_error(Error::JobDecode(decode));
+    // Only the id matters to the scripts; the job's own options could not be read.
+    let mut stub = Job::new("", "{}".to_owned(), JobOptions::new(), 0);
+    stub.id = id;
+    finish(
+        shared,
+        &Arc::new(stub),
+        token,
+        Err(JobError::unrecoverable(message)),
+    )
+    .await
+}
+
+/// Makes the move `outcome` asks for; a connection failure is retried after
+/// `run_retry_delay` until it goes through or the worker closes, anything else is reported.
+pub(crate) async fn finish<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    job: &Arc<Job>,
+    token: &LockToken,
+    outcome: ProcessResult,
+) -> Option<FetchedJob> {
+    loop {
+        if shared.force.is_cancelled() || shared.queue.backend().is_closing() {
+            // Closed with force (or past the close timeout): the processor was cancelled, so
+            // its outcome is not the job's; the job stays active for the stalled check.
+            return None;
+        }
+        match finish_once(shared, job, token, &outcome).await {
+            Ok(next) => return next,
+            Err(err) => {
+                let connection = is_connection_error(&err);
+                shared.emit_error(err);
+                if !connection || shared.is_closing() {
+                    return None;
+                }
+                shared
+                    .sleep(shared.opts.run_retry_delay.max(SHORT_RETRY))
+                    .await;
+            }
+        }
+    }
+}
+
+async fn finish_once<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    job: &Arc<Job>,
+    token: &LockToken,
+    outcome: &ProcessResult,
+) -> Result<Option<FetchedJob>> {
+    let backend = shared.queue.backend();
+    let fetch_next = shared.may_fetch_next();
+    match outcome {
+        Ok(value) => {
+            let return_value = serde_json::to_string(value).map_err(|e| CodecError::Encode {
+                what: "return value",
+                reason: e.to_string(),
+            })?;
+            let args = CompleteArgs {
+                token: token.clone(),
+                keep: shared.settings.keep_for(job, FinishedState::Completed),
+                return_value,
+                worker: Arc::clone(&shared.settings),
+                fetch_next,
+            };
+            let done = backend.move_to_completed(job, &args).await?;
+            if shared.observed() {
+                shared.emit(WorkerEvent::Completed {
+                    job: Arc::clone(job),
+                    return_value: args.return_value,
+                });
+            }
+            Ok(next_of(shared, done.next))
+        }
+        Err(JobError::Failed { message, stack }) => {
+            fail(
+                shared,
+                job,
+                token,
+                message,
+                stack.as_deref(),
+                false,
+                fetch_next,
+            )
+            .await
+        }
+        Err(JobError::Unrecoverable { message }) => {
+            let stack = format!("UnrecoverableError: {message}");
+            fail(shared, job, token, message, Some(&stack), true, fetch_next).await
+        }
+        Err(JobError::Delay { until }) => {
+            let now = shared.now_ms();
+            let args = DelayArgs {
+                timestamp: now,
+                delay: Duration::from_millis(until.saturating_sub(now)),
+                token: Some(token.clone()),
+                skip_attempt: true,
+                fields: FieldUpdates::default(),
+                worker: Arc::clone(&shared.settings),
+                fetch_next,
+            };
+            let next = backend.move_to_delayed(&job.id, &args).await?;
+            Ok(next_of(shared, next))
+        }
+        Err(JobError::RateLimited { delay }) => {
+            backend.set_rate_limit(*delay).await?;
+            let ttl = backend
+                .move_job_from_active_to_wait(&job.id, Some(token))
+                .await?;
+            shared.update_delays(&NextJob {
+                rate_limit_ttl: Some(ttl),
+                ..NextJob::default()
+            });
+            Ok(None)
+        }
+        Err(JobError::BackToWait) => {
+            backend
+                .move_job_from_active_to_wait(&job.id, Some(token))
+                .await?;
+            fetch_after_move(shared, token, fetch_next).await
+        }
+        Err(JobError::WaitingChildren) => {
+            let parked = backend
+                .move_to_waiting_children(&job.id, token, None)
+                .await?;
+            if !parked {
+                backend
+                    .move_job_from_active_to_wait(&job.id, Some(token))
+                    .await?;
+            }
+            fetch_after_move(shared, token, fetch_next).await
+        }
+    }
+}
+
+/// After a move that cannot fetch by itself, takes the next job as upstream does.
+async fn fetch_after_move<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    token: &LockToken,
+    fetch_next: bool,
+) -> Result<Option<FetchedJob>> {
+    if fetch_next {
+        shared.move_to_active(token).await
+    } else {
+        Ok(None)
+    }
+}
+
+fn next_of<B: Backend>(shared: &Shared<B>, next: Option<NextJob>) -> Option<FetchedJob> {
+    next.and_then(|n| shared.take(n))
+}
+
+/// A failed attempt, as `Job#moveToFailed` handles it: stack trace appended, then retried
+/// after its backoff, at once, or failed for good.
+async fn fail<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    job: &Arc<Job>,
+    token: &LockToken,
+    message: &str,
+    stack: Option<&str>,
+    unrecoverable: bool,
+    fetch_next: bool,
+) -> Result<Option<FetchedJob>> {
+    let backend = shared.queue.backend();
+    let decision = retry::decide(
+        job,
+        message,
+        unrecoverable,
+        shared.opts.max_started_attempts,
+        &shared.backoffs,
+    )
+    .unwrap_or_else(|unknown| {
+        shared.emit_error(
+            ValidationError::single(
+                "backoff",
+                "backoff.type",
+                format!(
+                    "unknown backoff strategy {:?}: register it on the worker; job {} failed \
+                     without retry",
+                    unknown.0, job.id
+                ),
+            )
+            .into(),
+        );
+        RetryDecision::Fail
+    });
+    let fields = FieldUpdates {
+        stacktrace: Some(next_stacktrace(
+            &job.stacktrace,
+            stack,
+            job.opts.stack_trace_limit,
+        )),
+        failed_reason: Some(message.to_owned()),
+        telemetry_metadata: None,
+    };
+    let (next, retried) = match decision {
+        RetryDecision::After(delay) => {
+            let args = DelayArgs {
+                timestamp: shared.now_ms(),
+                delay,
+                token: Some(token.clone()),
+                skip_attempt: false,
+                fields,
+                worker: Arc::clone(&shared.settings),
+                fetch_next,
+            };
+            (backend.move_to_delayed(&job.id, &args).await?, true)
+        }
+        RetryDecision::Now => {
+            let lifo = job.opts.lifo.unwrap_or(false);
+            backend
+                .retry_job(&job.id, lifo, Some(token), &fields)
+                .await?;
+            (None, true)
+        }
+        RetryDecision::Fail => {
+            let args = FailArgs {
+                token: token.clone(),
+                failed_reason: message.to_owned(),
+                keep: shared.settings.keep_for(job, FinishedState::Failed),
+                fields,
+                worker: Arc::clone(&shared.settings),
+                fetch_next,
+            };
+            (backend.move_to_failed(job, &args).await?.next, false)
+        }
+    };
+    if shared.observed() {
+        shared.emit(WorkerEvent::Failed {
+            job: Arc::clone(job),
+            reason: message.to_owned(),
+            retried,
+        });
+    }
+    Ok(next_of(shared, next))
+}
+
+/// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as
+/// upstream's `updateStacktrace` does (no stack: unchanged).
+fn next_stacktrace(current: &[String], stack: Option<&str>, limit: Option<u32>) -> Vec<String> {
+    let mut traces = current.to_vec();
+    let Some(stack) = stack else {
+        return traces;
+    };
+    traces.push(stack.to_owned());
+    match limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)) {
+        Some(0) => Vec::new(),
+        Some(limit) if traces.len() > limit => traces.split_off(traces.len() - limit),
+        _ => traces,
+    }
+}

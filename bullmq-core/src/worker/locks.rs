@@ -1,0 +1,122 @@
+//! Lock renewal: one timer renews the locks of every job in progress with a single
+//! `extendLocks` call (upstream: `LockManager`); a lock found lost cancels that job's token.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::events::WorkerEvent;
+use super::shared::Shared;
+use crate::backend::{Backend, LockToken};
+use crate::{Error, JobId, ScriptError, ScriptErrorCode};
+
+/// A job in progress whose lock the worker keeps alive.
+struct Tracked {
+    token: LockToken,
+    cancel: CancellationToken,
+    renewed_at: Instant,
+}
+
+/// The jobs in progress, by id.
+#[derive(Default)]
+pub(crate) struct LockTracker {
+    jobs: Mutex<HashMap<JobId, Tracked>>,
+}
+
+impl LockTracker {
+    /// Starts keeping `id`'s lock alive; `cancel` is cancelled if the lock is lost.
+    pub(crate) fn track(&self, id: JobId, token: LockToken, cancel: CancellationToken) {
+        let tracked = Tracked {
+            token,
+            cancel,
+            renewed_at: Instant::now(),
+        };
+        self.lock().insert(id, tracked);
+    }
+
+    /// Stops renewing `id`'s lock (the job finished, or is about to).
+    pub(crate) fn untrack(&self, id: &JobId) {
+        self.lock().remove(id);
+    }
+
+    /// Cancels every job's token (a forced close).
+    pub(crate) fn cancel_all(&self) {
+        for tracked in self.lock().values() {
+            tracked.cancel.cancel();
+        }
+    }
+
+    /// The locks last renewed more than `older_than` ago, marked as renewed now (upstream
+    /// renews a lock once it is half a renewal period old).
+    fn due(&self, older_than: Duration) -> Vec<(JobId, LockToken)> {
+        let now = Instant::now();
+        let mut jobs = self.lock();
+        jobs.iter_mut()
+            .filter(|(_, t)| now.duration_since(t.renewed_at) >= older_than)
+            .map(|(id, t)| {
+                t.renewed_at = now;
+                (id.clone(), t.token.clone())
+            })
+            .collect()
+    }
+
+    /// Cancels the token of a job whose lock was lost; true when it was tracked.
+    fn lost(&self, id: &JobId) -> bool {
+        self.lock().get(id).is_some_and(|t| {
+            t.cancel.cancel();
+            true
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<JobId, Tracked>> {
+        self.jobs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Renews locks until the worker closes: every half renewal period, the locks older than half
+/// a period are extended together.
+pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
+    let period = shared.opts.lock_renew_time() / 2;
+    if period.is_zero() {
+        return;
+    }
+    loop {
+        // Renewal goes on while a closing worker waits for its jobs; it has its own stop.
+        tokio::select! {
+            () = tokio::time::sleep(period) => {}
+            () = shared.stop_renewal.cancelled() => return,
+        }
+        let due = shared.locks.due(period);
+        if due.is_empty() {
+            continue;
+        }
+        let backend = shared.queue.backend();
+        match backend.extend_locks(&due, shared.opts.lock_duration).await {
+            Ok(lost) => {
+                for id in lost {
+                    if shared.locks.lost(&id) {
+                        shared.emit(WorkerEvent::LockLost { job_id: id.clone() });
+                        shared.emit_error(lock_lost(&id));
+                    }
+                }
+            }
+            Err(err) => shared.emit_error(err),
+        }
+    }
+}
+
+/// The error reported for a lock that could not be renewed (upstream: "could not renew lock
+/// for job <id>").
+fn lock_lost(id: &JobId) -> Error {
+    ScriptError {
+        code: ScriptErrorCode::LockNotFound,
+        command: "extendLocks",
+        job_id: Some(id.to_string()),
+        parent_key: None,
+        state: Some("active".to_owned()),
+    }
+    .into()
+}

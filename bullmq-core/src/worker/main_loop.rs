@@ -1,0 +1,73 @@
+//! The main loop: keeps up to `concurrency` jobs in progress, each in a task that processes
+//! its job and takes the next one in the same round trip as it finishes (upstream:
+//! `Worker#mainLoop`).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::fetch::is_connection_error;
+use super::finish;
+use super::processor::Processor;
+use super::shared::Shared;
+use crate::backend::{Backend, FetchedJob, LockToken};
+
+/// The pause after a failed fetch that is not the connection's, so a persistent refusal
+/// does not spin.
+const SHORT_RETRY: Duration = Duration::from_millis(100);
+
+/// Runs until the worker closes. Errors are reported as events and the loop carries on.
+pub(crate) async fn run<B: Backend, P: Processor<B>>(shared: Arc<Shared<B>>, processor: Arc<P>) {
+    while !shared.is_closing() {
+        let busy =
+            shared.active.load(Ordering::SeqCst) >= shared.concurrency.load(Ordering::SeqCst);
+        if shared.is_paused() || busy {
+            tokio::select! {
+                () = shared.wake.notified() => {}
+                () = shared.shutdown.cancelled() => {}
+            }
+            continue;
+        }
+        if shared.is_rate_limited() {
+            shared.wait_for_rate_limit().await;
+            continue;
+        }
+        let token = shared.new_token();
+        match shared.get_next(&token, true).await {
+            Ok(Some(job)) => spawn_job(&shared, &processor, job, token),
+            Ok(None) => {}
+            Err(err) => {
+                let delay = if is_connection_error(&err) {
+                    shared.opts.run_retry_delay
+                } else {
+                    SHORT_RETRY
+                };
+                if !shared.is_closing() {
+                    shared.emit_error(err);
+                }
+                shared.sleep(delay).await;
+            }
+        }
+    }
+}
+
+/// Starts a task for `job`; it goes on with each next job its finishing move takes.
+pub(crate) fn spawn_job<B: Backend, P: Processor<B>>(
+    shared: &Arc<Shared<B>>,
+    processor: &Arc<P>,
+    job: FetchedJob,
+    token: LockToken,
+) {
+    shared.active.fetch_add(1, Ordering::SeqCst);
+    let task_shared = Arc::clone(shared);
+    let processor = Arc::clone(processor);
+    let handle = tokio::spawn(async move {
+        let mut current = Some(job);
+        while let Some(job) = current.take() {
+            current = finish::process(&task_shared, &processor, job, &token).await;
+        }
+        task_shared.active.fetch_sub(1, Ordering::SeqCst);
+        task_shared.wake.notify_one();
+    });
+    shared.track_task(handle);
+}

@@ -1,0 +1,453 @@
+//! [`Worker`]: processes a queue's jobs, alongside Node.js BullMQ workers on the same queue.
+//!
+//! It works as upstream's `Worker` does: a blocking wait on the queue's marker while the queue
+//! is empty, `moveToActive`, and a finishing move that takes the next job in the same round
+//! trip, so a busy worker makes one call per job. One timer renews every lock in a single
+//! `extendLocks` call; a lock found lost cancels that job's token, and its late finish is
+//! refused by the store (a [`ScriptError`](crate::ScriptError) event). The stalled-jobs check
+//! runs on its interval. Every failure is reported as a [`WorkerEvent::Error`] and the worker
+//! carries on; only [`close`](Worker::close) stops it.
+//!
+//! ```no_run
+//! # async fn demo<B: bullmq_core::backend::Backend>(backend: B) -> bullmq_core::Result<()> {
+//! use bullmq_core::QueueName;
+//! use bullmq_core::worker::{ActiveJob, JobError, Worker, WorkerOptions};
+//! use tokio_util::sync::CancellationToken;
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Email { to: String }
+//!
+//! let worker = Worker::new(
+//!     QueueName::new("emails")?,
+//!     backend,
+//!     WorkerOptions::new().concurrency(10),
+//!     |job: ActiveJob<B>, _cancel: CancellationToken| async move {
+//!         let email: Email = job.data_as()?;
+//!         job.update_progress(&50).await?;
+//!         if email.to.is_empty() {
+//!             return Err(JobError::unrecoverable("no recipient"));
+//!         }
+//!         Ok(serde_json::json!({ "sent": email.to }))
+//!     },
+//! )
+//! .await?;
+//! // … later
+//! worker.close().await;
+//! # Ok(()) }
+//! ```
+
+mod active_job;
+mod events;
+mod fetch;
+mod finish;
+mod locks;
+mod main_loop;
+mod options;
+mod processor;
+mod retry;
+mod scheduler;
+mod shared;
+mod stalled;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+pub use active_job::ActiveJob;
+pub use events::WorkerEvent;
+pub use options::WorkerOptions;
+pub use processor::{JobError, ProcessResult, Processor};
+pub use retry::BackoffFn;
+pub use scheduler::RepeatStrategy;
+/// The token a processor gets, cancelled when its job's lock is lost or the worker is closed
+/// with force (re-exported from `tokio-util`).
+pub use tokio_util::sync::CancellationToken;
+
+use self::shared::Shared;
+use crate::backend::{Backend, ClientRole, LockToken, WorkerSettings};
+use crate::{Error, Job, JobRef, Queue, QueueName, Result};
+
+/// Processes the jobs of one queue with `P`. See the [module docs](self).
+pub struct Worker<B: Backend, P: Processor<B>> {
+    shared: Arc<Shared<B>>,
+    processor: Arc<P>,
+    /// The main loop, while running.
+    main: Mutex<Option<JoinHandle<()>>>,
+    /// The timers (lock renewal, stalled check), while running.
+    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl<B: Backend, P: Processor<B>> std::fmt::Debug for Worker<B, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker")
+            .field("queue", self.shared.queue.name())
+            .field("running", &self.is_running())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Worker`] with custom backoff strategies.
+pub struct WorkerBuilder<B, P> {
+    queue: Queue<B>,
+    processor: P,
+    options: WorkerOptions,
+    backoffs: HashMap<String, BackoffFn>,
+    repeat_strategy: Option<RepeatStrategy>,
+}
+
+impl<B: Backend, P: Processor<B>> WorkerBuilder<B, P> {
+    /// Sets how the next run of a cron-`pattern` job scheduler is computed when this worker
+    /// takes one of its jobs (upstream: `settings.repeatStrategy`): given the time to start
+    /// from (Unix ms), the schedule and the job name, it returns the next run, or `None` when
+    /// the schedule has no more. `every` schedulers need none.
+    #[must_use]
+    pub fn repeat_strategy(
+        mut self,
+        strategy: impl Fn(u64, &crate::options::RepeatOptions, &str) -> Option<u64>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        self.repeat_strategy = Some(Arc::new(strategy));
+        self
+    }
+
+    /// Sets the options.
+    #[must_use]
+    pub fn options(mut self, options: WorkerOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Registers a custom backoff strategy, used by jobs whose `backoff.type` is `name`.
+    #[must_use]
+    pub fn backoff_strategy(
+        mut self,
+        name: impl Into<String>,
+        strategy: impl Fn(u32, &Job, &str) -> Option<Duration> + Send + Sync + 'static,
+    ) -> Self {
+        self.backoffs.insert(name.into(), Arc::new(strategy));
+        self
+    }
+
+    /// Validates the options, names the worker's connection (so `getWorkers()` in any runtime
+    /// lists it) and, with `autorun`, starts processing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] for bad options; a backend error when the connection fails.
+    pub async fn build(self) -> Result<Worker<B, P>> {
+        self.options.validate()?;
+        let role = ClientRole::Worker {
+            name: self.options.name.clone(),
+        };
+        self.queue.backend().set_client_role(role).await?;
+        let autorun = self.options.autorun;
+        let worker = Worker {
+            shared: Arc::new(Shared::new(
+                self.queue,
+                self.options,
+                self.backoffs,
+                self.repeat_strategy,
+            )),
+            processor: Arc::new(self.processor),
+            main: Mutex::new(None),
+            tasks: Mutex::new(Vec::new()),
+        };
+        if autorun {
+            worker.run()?;
+        }
+        Ok(worker)
+    }
+}
+
+impl<B, F, Fut> Worker<B, F>
+where
+    B: Backend,
+    F: Fn(ActiveJob<B>, CancellationToken) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ProcessResult> + Send,
+{
+    /// A worker for the queue `name` on `backend`, running the closure `processor`.
+    ///
+    /// The worker owns `backend` and closes it when it closes: give it its own connection.
+    ///
+    /// # Errors
+    ///
+    /// See [`WorkerBuilder::build`].
+    pub async fn new(
+        name: QueueName,
+        backend: B,
+        options: WorkerOptions,
+        processor: F,
+    ) -> Result<Self> {
+        Self::builder(Queue::new(name, backend), processor)
+            .options(options)
+            .build()
+            .await
+    }
+}
+
+impl<B: Backend, P: Processor<B>> Worker<B, P> {
+    /// A builder for a worker of `queue` running `processor` (a closure or a [`Processor`]).
+    pub fn builder(queue: Queue<B>, processor: P) -> WorkerBuilder<B, P> {
+        WorkerBuilder {
+            queue,
+            processor,
+            options: WorkerOptions::default(),
+            backoffs: HashMap::new(),
+            repeat_strategy: None,
+        }
+    }
+
+    /// Starts processing (done by the builder when `autorun` is set).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`] once closing; nothing happens when already running.
+    pub fn run(&self) -> Result<()> {
+        if self.shared.is_closing() {
+            return Err(Error::Closed("worker"));
+        }
+        if self.shared.running.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let shared = &self.shared;
+        let main = tokio::spawn(main_loop::run(
+            Arc::clone(shared),
+            Arc::clone(&self.processor),
+        ));
+        *self.main.lock().unwrap_or_else(PoisonError::into_inner) = Some(main);
+        if !shared.opts.skip_lock_renewal {
+            let renewal = tokio::spawn(locks::renew_locks(Arc::clone(shared)));
+            self.tasks().push(renewal);
+        }
+        self.start_stalled_check();
+        Ok(())
+    }
+
+    /// Starts the stalled-jobs check (done by [`run`](Self::run); call it when processing
+    /// manually, as upstream's `startStalledCheckTimer`).
+    pub fn start_stalled_check(&self) {
+        if self.shared.opts.skip_stalled_check || self.shared.is_closing() {
+            return;
+        }
+        let handle = tokio::spawn(stalled::check_stalled(Arc::clone(&self.shared)));
+        self.tasks().push(handle);
+    }
+
+    /// The worker's events; see [`WorkerEvent`].
+    #[must_use]
+    pub fn events(&self) -> broadcast::Receiver<WorkerEvent> {
+        self.shared.events.subscribe()
+    }
+
+    /// The worker's queue.
+    #[must_use]
+    pub fn queue(&self) -> &Queue<B> {
+        &self.shared.queue
+    }
+
+    /// The settings the worker's moves send (name, lock duration, limiter, metrics).
+    #[must_use]
+    pub fn settings(&self) -> Arc<WorkerSettings> {
+        Arc::clone(&self.shared.settings)
+    }
+
+    /// True from [`run`](Self::run) until closed.
+    #[must_use]
+    pub fn is_running(&self) -> bool {
+        self.shared.running.load(Ordering::SeqCst)
+    }
+
+    /// True while paused.
+    #[must_use]
+    pub fn is_paused(&self) -> bool {
+        self.shared.is_paused()
+    }
+
+    /// How many jobs are in progress.
+    #[must_use]
+    pub fn active_count(&self) -> usize {
+        self.shared.active.load(Ordering::SeqCst)
+    }
+
+    /// How many jobs are processed at once.
+    #[must_use]
+    pub fn concurrency(&self) -> usize {
+        self.shared.concurrency.load(Ordering::SeqCst)
+    }
+
+    /// Changes the concurrency while running.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] for 0.
+    pub fn set_concurrency(&self, concurrency: usize) -> Result<()> {
+        WorkerOptions::new().concurrency(concurrency).validate()?;
+        self.shared.concurrency.store(concurrency, Ordering::SeqCst);
+        self.shared.wake.notify_one();
+        Ok(())
+    }
+
+    /// Stops taking jobs; unless `do_not_wait_active`, waits for those in progress.
+    pub async fn pause(&self, do_not_wait_active: bool) {
+        if self.shared.paused.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        // Wake a blocking wait, so the loop sees the pause now rather than after drainDelay.
+        if let Err(err) = self.shared.queue.backend().disconnect_blocking(true).await {
+            self.shared.emit_error(err);
+        }
+        if !do_not_wait_active {
+            while self.active_count() > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        self.shared.emit(WorkerEvent::Paused);
+    }
+
+    /// Takes jobs again after [`pause`](Self::pause).
+    pub fn resume(&self) {
+        if self.shared.paused.swap(false, Ordering::SeqCst) {
+            self.shared.wake.notify_one();
+            self.shared.emit(WorkerEvent::Resumed);
+        }
+    }
+
+    /// Takes the next job for manual processing (upstream: `getNextJob`), locked with `token`
+    /// (create one with [`LockToken::new`]); `block` waits on the queue's marker up to
+    /// `drain_delay` when the queue is empty. Finish it through
+    /// [`job`](Self::job)`(&job)`'s moves with the same token. A job that cannot be read is
+    /// failed with a reason that says so and reported as an error.
+    ///
+    /// # Errors
+    ///
+    /// A backend error, or [`Error::JobDecode`] for an unreadable job.
+    pub async fn get_next_job(&self, token: &LockToken, block: bool) -> Result<Option<Job>> {
+        let Some(fetched) = self.shared.get_next(token, block).await? else {
+            return Ok(None);
+        };
+        match fetched.job {
+            Ok(job) => {
+                scheduler::advance(&self.shared, &job).await;
+                Ok(Some(job))
+            }
+            Err(decode) => {
+                let err = decode.clone();
+                let fetched = crate::backend::FetchedJob {
+                    id: fetched.id,
+                    job: Err(decode),
+                };
+                // Fails it; never fetches, since a manual worker is not running its loop.
+                let paused = self.shared.paused.swap(true, Ordering::SeqCst);
+                finish::process(&self.shared, &self.processor, fetched, token).await;
+                self.shared.paused.store(paused, Ordering::SeqCst);
+                Err(Error::JobDecode(err))
+            }
+        }
+    }
+
+    /// A handle on `job` whose moves (`move_to_completed`, `move_to_failed`, …) send this
+    /// worker's settings, as a Node.js job taken by a worker does.
+    #[must_use]
+    pub fn job<'a>(&'a self, job: &'a Job) -> JobRef<'a, B> {
+        self.shared
+            .queue
+            .job_of(job)
+            .by_worker(Arc::clone(&self.shared.settings))
+    }
+
+    /// Closes gracefully: stops taking jobs, waits for those in progress, then closes the
+    /// backend.
+    pub async fn close(&self) {
+        self.close_inner(None, false).await;
+    }
+
+    /// Closes, waiting at most `timeout` for the jobs in progress; those still running then
+    /// are cancelled and left to the stalled-jobs check (never lost). True when every job
+    /// finished in time.
+    pub async fn close_timeout(&self, timeout: Duration) -> bool {
+        self.close_inner(Some(timeout), false).await
+    }
+
+    /// Closes at once: jobs in progress are cancelled and left active, for the stalled-jobs
+    /// check of any worker to take back.
+    pub async fn close_force(&self) {
+        self.close_inner(None, true).await;
+    }
+
+    async fn close_inner(&self, timeout: Option<Duration>, force: bool) -> bool {
+        let shared = &self.shared;
+        if shared.closing.swap(true, Ordering::SeqCst) {
+            return true;
+        }
+        shared.emit(WorkerEvent::Closing);
+        shared.shutdown.cancel();
+        shared.wake.notify_one();
+        if let Err(err) = shared.queue.backend().disconnect_blocking(true).await {
+            shared.emit_error(err);
+        }
+        // The loop stops taking jobs once closing; a job it took meanwhile still gets its task.
+        let main = self
+            .main
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(main) = main {
+            if force {
+                main.abort();
+            }
+            let _ = main.await;
+        }
+        let mut jobs: Vec<_> = shared
+            .tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+            .collect();
+        let finished = if force {
+            false
+        } else {
+            let all = async {
+                for job in &mut jobs {
+                    let _ = job.await;
+                }
+            };
+            match timeout {
+                Some(t) => tokio::time::timeout(t, all).await.is_ok(),
+                None => {
+                    all.await;
+                    true
+                }
+            }
+        };
+        if !finished {
+            shared.force.cancel();
+            shared.locks.cancel_all();
+            for job in &jobs {
+                job.abort();
+            }
+        }
+        shared.stop_renewal.cancel();
+        let tasks: Vec<_> = self.tasks().drain(..).collect();
+        for task in tasks {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Err(err) = shared.queue.backend().close(force || !finished).await {
+            shared.emit_error(err);
+        }
+        shared.running.store(false, Ordering::SeqCst);
+        shared.emit(WorkerEvent::Closed);
+        finished
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<JoinHandle<()>>> {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,178 @@
+//! The state a worker's loop, its job tasks, its timers and its handle share.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
+
+use super::events::WorkerEvent;
+use super::locks::LockTracker;
+use super::options::WorkerOptions;
+use super::retry::BackoffFn;
+use super::scheduler::RepeatStrategy;
+use crate::backend::{LockToken, NextJob, WorkerSettings};
+use crate::clock::{Clock, SystemClock};
+use crate::{Error, Queue};
+
+/// How many events a subscriber may fall behind before it misses some.
+const EVENT_BUFFER: usize = 1024;
+
+/// Shared by everything a worker runs.
+pub(crate) struct Shared<B> {
+    pub(crate) queue: Queue<B>,
+    pub(crate) opts: WorkerOptions,
+    pub(crate) settings: Arc<WorkerSettings>,
+    pub(crate) backoffs: HashMap<String, BackoffFn>,
+    /// Next runs of cron-pattern schedulers (none: their jobs' advancement is an error).
+    pub(crate) repeat_strategy: Option<RepeatStrategy>,
+    pub(crate) events: broadcast::Sender<WorkerEvent>,
+    /// The worker's id, prefix of every lock token it hands out (upstream: a UUID).
+    id: String,
+    next_token: AtomicU64,
+    pub(crate) concurrency: AtomicUsize,
+    /// Jobs taken and not finished yet (including the one being fetched by a finishing job).
+    pub(crate) active: AtomicUsize,
+    /// Signalled when a job finishes, the concurrency grows, or the worker resumes or closes.
+    pub(crate) wake: Notify,
+    pub(crate) paused: AtomicBool,
+    pub(crate) closing: AtomicBool,
+    pub(crate) running: AtomicBool,
+    /// Set once the queue was found empty; cleared when a job is taken.
+    pub(crate) drained: AtomicBool,
+    /// Unix ms until which the queue is rate limited (0: not limited).
+    pub(crate) limit_until: AtomicU64,
+    /// Unix ms when the next delayed job is due (0: none known).
+    pub(crate) block_until: AtomicU64,
+    pub(crate) locks: LockTracker,
+    /// Cancelled when the worker closes: ends timers, waits and the loop.
+    pub(crate) shutdown: CancellationToken,
+    /// Cancelled on a forced close: every processor's token is a child of it.
+    pub(crate) force: CancellationToken,
+    /// Cancelled once a closing worker's jobs are done: ends lock renewal.
+    pub(crate) stop_renewal: CancellationToken,
+    clock: SystemClock,
+    /// Tasks the loop spawned, so `close` can wait for them.
+    pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl<B> Shared<B> {
+    pub(crate) fn new(
+        queue: Queue<B>,
+        opts: WorkerOptions,
+        backoffs: HashMap<String, BackoffFn>,
+        repeat_strategy: Option<RepeatStrategy>,
+    ) -> Self {
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        Self {
+            settings: Arc::new(opts.settings()),
+            concurrency: AtomicUsize::new(opts.concurrency),
+            locks: LockTracker::default(),
+            queue,
+            opts,
+            backoffs,
+            repeat_strategy,
+            events,
+            id,
+            next_token: AtomicU64::new(0),
+            active: AtomicUsize::new(0),
+            wake: Notify::new(),
+            paused: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
+            running: AtomicBool::new(false),
+            drained: AtomicBool::new(false),
+            limit_until: AtomicU64::new(0),
+            block_until: AtomicU64::new(0),
+            shutdown: CancellationToken::new(),
+            force: CancellationToken::new(),
+            stop_renewal: CancellationToken::new(),
+            clock: SystemClock,
+            tasks: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// A fresh lock token: `<worker id>:<n>`, as upstream builds them.
+    pub(crate) fn new_token(&self) -> LockToken {
+        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
+        LockToken::new(format!("{}:{n}", self.id))
+    }
+
+    /// Sends an event; nobody listening is fine.
+    pub(crate) fn emit(&self, event: WorkerEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// True when someone listens, so events that cost a copy are built only then.
+    pub(crate) fn observed(&self) -> bool {
+        self.events.receiver_count() > 0
+    }
+
+    pub(crate) fn emit_error(&self, err: Error) {
+        tracing::warn!(queue = %self.queue.name(), error = %err, "worker error");
+        self.emit(WorkerEvent::Error(Arc::new(err)));
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn is_rate_limited(&self) -> bool {
+        self.limit_until.load(Ordering::SeqCst) > self.now_ms()
+    }
+
+    /// Whether a finishing job may take the next one in the same call (upstream:
+    /// `numTotal() <= concurrency && !(closing || paused)`).
+    pub(crate) fn may_fetch_next(&self) -> bool {
+        !self.is_closing()
+            && !self.is_paused()
+            && self.active.load(Ordering::SeqCst) <= self.concurrency.load(Ordering::SeqCst)
+    }
+
+    /// Records the delays a fetch reported (upstream: `updateDelays`).
+    pub(crate) fn update_delays(&self, next: &NextJob) {
+        let limit = next
+            .rate_limit_ttl
+            .filter(|d| !d.is_zero())
+            .map_or(0, |d| self.now_ms().saturating_add(millis(d)));
+        self.limit_until.store(limit, Ordering::SeqCst);
+        self.block_until
+            .store(next.next_delayed_at.unwrap_or(0), Ordering::SeqCst);
+    }
+
+    /// Marks the queue drained, emitting `drained` the first time.
+    pub(crate) fn mark_drained(&self) {
+        if !self.drained.swap(true, Ordering::SeqCst) {
+            self.emit(WorkerEvent::Drained);
+        }
+    }
+
+    /// Waits `delay`, or less if the worker closes meanwhile.
+    pub(crate) async fn sleep(&self, delay: Duration) {
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = self.shutdown.cancelled() => {}
+        }
+    }
+
+    pub(crate) fn track_task(&self, handle: tokio::task::JoinHandle<()>) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(handle);
+    }
+}
+
+/// Whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,35 @@
+//! The stalled-jobs check: every `stalled_interval`, jobs whose lock expired are moved back to
+//! wait, or failed once they stalled more than `max_stalled_count` times (upstream:
+//! `Worker#stalledChecker`, `moveStalledJobsToWait`).
+
+use std::sync::Arc;
+
+use super::events::WorkerEvent;
+use super::shared::Shared;
+use crate::backend::{Backend, StalledCheck};
+
+/// Runs the check at once, then every interval, until the worker closes; skipped while paused.
+pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
+    let check = StalledCheck {
+        max_stalled_count: shared.opts.max_stalled_count,
+        stalled_interval: shared.opts.stalled_interval,
+    };
+    while !shared.shutdown.is_cancelled() {
+        if !shared.is_paused() {
+            match shared
+                .queue
+                .backend()
+                .move_stalled_jobs_to_wait(&check)
+                .await
+            {
+                Ok(ids) => {
+                    for job_id in ids {
+                        shared.emit(WorkerEvent::Stalled { job_id });
+                    }
+                }
+                Err(err) => shared.emit_error(err),
+            }
+        }
+        shared.sleep(check.stalled_interval).await;
+    }
+}

@@ -1,0 +1,255 @@
+//! The connection the backend's commands and scripts run on (blocking waits and event reads
+//! have their own, see `backend::lifecycle`).
+//!
+//! A small pool of [direct connections](direct), each used by one call at a time, so that a
+//! call writes its request and reads its reply itself; calls beyond the pool's size share one
+//! redis-rs multiplexed connection (`ConnectionManager`), which pipelines any number of them.
+//! A sequential producer or a worker at modest concurrency thus never pays for the multiplexed
+//! connection's task hops, and a burst of thousands of concurrent calls still uses a bounded
+//! number of sockets.
+//!
+//! Failures: a connection that fails or times out mid-request is dropped (its reply may still
+//! be on the way, so it cannot be reused) and the caller gets the error; the next call opens a
+//! fresh one. An idle connection that the server closed is noticed and replaced before use.
+
+mod direct;
+mod frame;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
+use tokio::sync::OnceCell;
+
+use direct::{DirectConnection, Target};
+
+/// How long opening a connection may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The backend's command connection; clones share it.
+#[derive(Clone)]
+pub(crate) struct SharedConnection {
+    pool: Arc<Pool>,
+}
+
+struct Pool {
+    client: redis::Client,
+    /// `None` when the server is reached in a way the direct path does not speak (TLS, RESP3).
+    target: Option<Target>,
+    /// How many direct connections may exist at once.
+    max_direct: usize,
+    /// Direct connections in use plus idle ones.
+    direct_count: AtomicUsize,
+    idle: Mutex<Vec<DirectConnection>>,
+    /// For calls beyond `max_direct`, and for every call when there is no `target`.
+    shared: OnceCell<ConnectionManager>,
+    response_timeout: Duration,
+}
+
+/// A direct connection checked out of the pool; counted in `direct_count` until dropped,
+/// returned to the pool only by [`Pool::give_back`].
+struct Lease<'a> {
+    pool: &'a Pool,
+    con: Option<DirectConnection>,
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        if self.con.take().is_some() {
+            // Not given back: dropped after an error, a timeout or a cancelled call.
+            self.pool.direct_count.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl SharedConnection {
+    /// Opens the first connection at once, so that a wrong address, password or certificate
+    /// fails here rather than on the first call.
+    pub(crate) async fn connect(
+        client: redis::Client,
+        max_direct: usize,
+        response_timeout: Duration,
+    ) -> RedisResult<Self> {
+        let target = Target::for_client(client.get_connection_info());
+        let pool = Arc::new(Pool {
+            client,
+            target,
+            max_direct,
+            direct_count: AtomicUsize::new(0),
+            idle: Mutex::new(Vec::new()),
+            shared: OnceCell::new(),
+            response_timeout,
+        });
+        match (&pool.target, max_direct) {
+            (Some(target), 1..) => {
+                let first = DirectConnection::open(target, CONNECT_TIMEOUT).await?;
+                pool.direct_count.fetch_add(1, Ordering::AcqRel);
+                pool.lock_idle().push(first);
+            }
+            _ => {
+                // One plain attempt first: the manager retries its first connection with
+                // backoff whatever the error, so a refused port, an untrusted certificate or a
+                // wrong password would otherwise hang here a while.
+                drop(pool.client.get_multiplexed_async_connection().await?);
+                pool.shared().await?;
+            }
+        }
+        Ok(Self { pool })
+    }
+
+    /// Sends the packed request `write` puts in the buffer and reads `count` replies.
+    async fn exchange(
+        &self,
+        count: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> RedisResult<Option<Vec<Value>>> {
+        let pool = &*self.pool;
+        let Some(mut lease) = pool.lease().await? else {
+            return Ok(None);
+        };
+        let Some(con) = lease.con.as_mut() else {
+            return Ok(None);
+        };
+        write(con.request_buffer());
+        let replies = tokio::time::timeout(pool.response_timeout, con.exchange(count))
+            .await
+            .map_err(|_| direct::timed_out("waiting for Redis to answer"))??;
+        pool.give_back(lease);
+        Ok(Some(replies))
+    }
+
+    async fn command(&self, cmd: &Cmd) -> RedisResult<Value> {
+        let direct = self
+            .exchange(1, |buf| cmd.write_packed_command(buf))
+            .await?;
+        match direct.and_then(|mut replies| replies.pop()) {
+            Some(reply) => Ok(reply),
+            None => self.pool.shared().await?.req_packed_command(cmd).await,
+        }
+    }
+
+    async fn pipeline(
+        &self,
+        pipeline: &Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        let direct = self
+            .exchange(offset + count, |buf| {
+                buf.extend_from_slice(&pipeline.get_packed_pipeline());
+            })
+            .await?;
+        let Some(mut replies) = direct else {
+            return self
+                .pool
+                .shared()
+                .await?
+                .req_packed_commands(pipeline, offset, count)
+                .await;
+        };
+        // The replies skipped are a transaction's `OK` and `QUEUED`s: a command that could
+        // not be queued answered with its error there, and that error explains the
+        // transaction's failure better than `EXECABORT`.
+        for skipped in replies.drain(..offset) {
+            skipped.extract_error()?;
+        }
+        Ok(replies)
+    }
+}
+
+impl Pool {
+    fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<DirectConnection>> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// An idle direct connection, a new one if the pool has room, or `None` (use the shared
+    /// connection).
+    async fn lease(&self) -> RedisResult<Option<Lease<'_>>> {
+        let Some(target) = &self.target else {
+            return Ok(None);
+        };
+        loop {
+            let idle = self.lock_idle().pop();
+            let Some(con) = idle else { break };
+            let lease = Lease {
+                pool: self,
+                con: Some(con),
+            };
+            if lease
+                .con
+                .as_ref()
+                .is_some_and(DirectConnection::is_reusable)
+            {
+                return Ok(Some(lease));
+            }
+            // Closed by the server while idle: dropping the lease forgets it.
+        }
+        let reserved = self
+            .direct_count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max_direct).then_some(n + 1)
+            })
+            .is_ok();
+        if !reserved {
+            return Ok(None);
+        }
+        let mut lease = Lease {
+            pool: self,
+            con: None,
+        };
+        match DirectConnection::open(target, CONNECT_TIMEOUT).await {
+            Ok(con) => {
+                lease.con = Some(con);
+                Ok(Some(lease))
+            }
+            Err(e) => {
+                self.direct_count.fetch_sub(1, Ordering::AcqRel);
+                Err(e)
+            }
+        }
+    }
+
+    fn give_back(&self, mut lease: Lease<'_>) {
+        if let Some(con) = lease.con.take() {
+            self.lock_idle().push(con);
+        }
+    }
+
+    /// The multiplexed connection, opened on first use.
+    async fn shared(&self) -> RedisResult<ConnectionManager> {
+        self.shared
+            .get_or_try_init(|| {
+                let config = ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(CONNECT_TIMEOUT))
+                    .set_response_timeout(Some(self.response_timeout))
+                    .set_number_of_retries(2);
+                ConnectionManager::new_with_config(self.client.clone(), config)
+            })
+            .await
+            .cloned()
+    }
+}
+
+impl ConnectionLike for SharedConnection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        Box::pin(self.command(cmd))
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        Box::pin(self.pipeline(pipeline, offset, count))
+    }
+
+    fn get_db(&self) -> i64 {
+        self.pool.target.as_ref().map_or_else(
+            || self.pool.client.get_connection_info().redis_settings().db(),
+            Target::db,
+        )
+    }
+}

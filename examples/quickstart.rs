@@ -1,69 +1,114 @@
-//! Quick start: add jobs to a Redis queue from Rust, exactly as Node.js BullMQ 6.7.0 would, and
-//! read them back. A Node.js `Worker` on the same queue processes them.
+//! Quick start: a Rust worker processes a queue that a Node.js BullMQ 6.7.0 producer fills
+//! (or, when Node.js is not set up, a Rust producer), printing progress as it goes.
 //!
-//! Run with `cargo run --example quickstart` (Redis at `REDIS_URL`, default
-//! `redis://127.0.0.1:6379`).
+//! ```sh
+//! npm ci --prefix tests/node      # once, for the Node.js producer (optional)
+//! cargo run --example quickstart  # Redis at REDIS_URL, default redis://127.0.0.1:6379
+//! ```
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Backoff, BulkJob, Deduplication, JobOptions, KeepJobs, Queue, QueueName};
-use serde::Serialize;
+use bullmq::{
+    ActiveJob, Backoff, BulkJob, CancellationToken, JobError, JobOptions, Queue, QueueName,
+    Worker, WorkerEvent, WorkerOptions,
+};
+use serde::Deserialize;
+use serde_json::json;
 
-#[derive(Serialize)]
-struct Email<'a> {
-    to: &'a str,
-    subject: &'a str,
+/// What the producers put in each job.
+#[derive(Deserialize)]
+struct Resize {
+    image: String,
+    width: u32,
+}
+
+const JOBS: usize = 5;
+
+/// The processor: any async closure over the job; its `Ok` value is the job's return value,
+/// its `Err` fails the attempt (retried per the job's `attempts` and `backoff`).
+async fn resize(
+    job: ActiveJob<RedisBackend>,
+    _cancel: CancellationToken,
+) -> Result<serde_json::Value, JobError> {
+    let task: Resize = job.data_as()?;
+    for percent in [25, 50, 75, 100] {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        job.update_progress(&percent).await?;
+    }
+    Ok(json!({ "thumbnail": format!("thumb-{}", task.image), "width": task.width }))
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-    let name = QueueName::new("quickstart-emails")?;
-    let backend = RedisBackend::connect(&RedisOptions::new(url), name.clone()).await?;
-    let queue = Queue::new(name, backend);
+    let options = RedisOptions::new(url.as_str());
+    let name = QueueName::new("quickstart")?;
 
-    // One job, with the options a Node.js user knows.
-    let opts = JobOptions::new()
-        .attempts(5)
-        .backoff(Backoff::exponential(Duration::from_secs(1)))
-        .remove_on_complete(KeepJobs::Newest(1000))
-        .deduplication(Deduplication::new("welcome-ada").ttl(Duration::from_secs(60)));
-    let email = Email {
-        to: "ada@example.com",
-        subject: "Welcome",
-    };
-    let job = queue.add("welcome", &email, opts).await?;
-    println!("added job {} ({})", job.id, job.data);
+    // The worker gets a connection of its own (it closes it when it closes).
+    let worker_backend = RedisBackend::connect(&options, name.clone()).await?;
+    let worker = Worker::new(
+        name.clone(),
+        worker_backend,
+        WorkerOptions::new().concurrency(2),
+        resize,
+    )
+    .await?;
+    let mut events = worker.events();
 
-    // Many jobs in one round trip.
-    let batch = (0..3)
-        .map(|i| BulkJob {
-            name: "digest".to_owned(),
-            data: serde_json::json!({ "week": i }),
-            opts: JobOptions::new(),
-        })
-        .collect();
-    let added = queue.add_bulk(batch).await?;
-    println!("added {} more", added.len());
-
-    // Read back what Redis holds, as Node.js would.
-    let stored = queue.get_job(&job.id).await?.ok_or("the job vanished")?;
-    println!(
-        "state: {:?}, attempts allowed: {:?}",
-        queue.get_job_state(&job.id).await?,
-        stored.opts.attempts
+    let queue = Queue::new(
+        name.clone(),
+        RedisBackend::connect(&options, name.clone()).await?,
     );
-    println!("waiting in the queue: {}", queue.count().await?);
-
-    // Bad input is refused before anything is written, naming the field and the bound.
-    if let Err(err) = queue
-        .add("x", &(), JobOptions::new().priority(5_000_000))
-        .await
-    {
-        println!("refused: {err}");
+    if !produce_with_node(&url, name.as_str()) {
+        println!("(Node.js producer not set up: run `npm ci --prefix tests/node`; adding from Rust)");
+        let opts = JobOptions::new()
+            .attempts(3)
+            .backoff(Backoff::exponential(Duration::from_millis(500)));
+        let jobs = (1..=JOBS)
+            .map(|i| BulkJob {
+                name: "resize".to_owned(),
+                data: json!({ "image": format!("photo-{i}.jpg"), "width": 320 * i }),
+                opts: opts.clone(),
+            })
+            .collect();
+        for job in queue.add_bulk(jobs).await? {
+            println!("rust: added job {} ({})", job.id, job.data);
+        }
     }
 
+    let mut done = 0;
+    while done < JOBS {
+        match events.recv().await? {
+            WorkerEvent::Progress { job_id, progress } => println!("job {job_id}: {progress}%"),
+            WorkerEvent::Completed { job, return_value } => {
+                done += 1;
+                println!("job {} completed: {return_value}", job.id);
+            }
+            WorkerEvent::Failed { job, reason, .. } => println!("job {} failed: {reason}", job.id),
+            WorkerEvent::Error(err) => println!("worker error: {err}"),
+            _ => {}
+        }
+    }
+
+    worker.close().await;
     queue.obliterate(true, 1000).await?;
+    println!("done: {done} jobs processed by the Rust worker");
     Ok(())
+}
+
+/// Runs the Node.js producer, if Node.js and the pinned bullmq are installed.
+fn produce_with_node(url: &str, queue: &str) -> bool {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node");
+    if !dir.join("node_modules/bullmq").is_dir() {
+        return false;
+    }
+    let status = Command::new("node")
+        .current_dir(&dir)
+        .args(["quickstart-producer.mjs", queue, &JOBS.to_string()])
+        .env("REDIS_URL", url)
+        .status();
+    matches!(status, Ok(s) if s.success())
 }

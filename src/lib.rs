@@ -35,6 +35,9 @@ pub use bullmq_postgres as postgres;
 #[cfg(feature = "flow")]
 #[cfg_attr(docsrs, doc(cfg(feature = "flow")))]
 pub use bullmq_flow as flow;
+#[cfg(feature = "flow")]
+#[cfg_attr(docsrs, doc(cfg(feature = "flow")))]
+pub use bullmq_flow::{FlowJob, FlowOptions, FlowProducer, GetFlowOptions, JobNode};
 
 /// Job schedulers (feature `scheduler`).
 #[cfg(feature = "scheduler")]

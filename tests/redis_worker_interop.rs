@@ -205,12 +205,7 @@ const NODE_STUCK: &str = "repeatjobkey-stripped";
 
 /// Cases where the Rust worker is known to differ, with why. The test fails when one of them
 /// stops differing, so that the entry is removed with the fix.
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
-    "priority-negative",
-    "the job hash's `priority` is -1 (Node.js accepts a negative priority unchecked); the \
-     codec reads it as u32 (`Job::priority`), so the Rust worker fails the job as undecodable \
-     where Node.js runs it (bullmq-core/src/codec/hash_fields.rs)",
-)];
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 #[tokio::test]
 async fn node_added_corpus_processed_by_rust_matches_a_node_worker() {

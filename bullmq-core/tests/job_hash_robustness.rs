@@ -420,18 +420,19 @@ fn numbers_in_exponent_or_fraction_form_are_truncated() {
 }
 
 #[test]
-fn priority_past_u32_is_an_error_naming_priority() {
-    let err = read(&[("priority", "99999999999")]).unwrap_err();
+fn priority_is_read_as_stored_even_negative_and_refused_past_i64() {
+    // Node.js stores a negative priority unchecked, and a Node worker runs such a job.
+    assert_eq!(read(&[("priority", "-1")]).unwrap().priority, -1);
+    // Above PRIORITY_LIMIT is read as stored too: validation is for adding.
     assert_eq!(
-        err.to_string(),
-        "job 1: field `priority`: 99999999999 is larger than 4294967295"
+        read(&[("priority", "99999999999")]).unwrap().priority,
+        99_999_999_999
     );
+    let err = read(&[("priority", "99999999999999999999")]).unwrap_err();
     assert_eq!(err.field, "priority");
-    // Above PRIORITY_LIMIT but within u32 is read as stored: validation is for adding.
-    assert_eq!(
-        read(&[("priority", "3000000")]).unwrap().priority,
-        3_000_000
-    );
+    assert!(err.to_string().starts_with("job 1: field `priority`:"), "{err}");
+    let err = read(&[("priority", "-x")]).unwrap_err();
+    assert_eq!(err.field, "priority");
 }
 
 #[test]

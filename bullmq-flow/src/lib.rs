@@ -1,5 +1,13 @@
-//! `FlowProducer` for bullmq: trees of dependent jobs that may span queues.
-//!
-//! Status: the crate exists so the workspace has its final shape; the producer itself is
-//! built on the `bullmq_core::backend` contract in a later milestone (see README.md).
+#![doc = include_str!("lib.md")]
 #![forbid(unsafe_code)]
+
+mod flow_job;
+mod job_node;
+mod options;
+mod producer;
+mod tree;
+
+pub use flow_job::FlowJob;
+pub use job_node::JobNode;
+pub use options::{FlowOptions, GetFlowOptions};
+pub use producer::FlowProducer;

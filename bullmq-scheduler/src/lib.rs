@@ -1,5 +1,12 @@
-//! `JobScheduler` for bullmq: cron and every-N schedules compatible with Node.js BullMQ.
+//! `JobScheduler` for bullmq: cron and every-N schedules compatible with Node.js BullMQ 6.7.0.
 //!
-//! Status: the crate exists so the workspace has its final shape; the scheduler itself is
-//! built on the `bullmq_core::backend` contract in a later milestone (see README.md).
+//! - [`cron`]: cron patterns read exactly as Node.js's cron-parser 5 reads them.
 #![forbid(unsafe_code)]
+
+pub mod cron;
+pub mod scheduler;
+
+pub use scheduler::{
+    IterationPlan, JobScheduler, JobTemplate, ScheduledIteration, SchedulerError,
+    next_cron_millis, plan_iteration, validate_schedule,
+};

@@ -62,6 +62,25 @@ fn small_int_field(id: &str, name: &'static str, raw: &str) -> Result<u32, JobDe
     })
 }
 
+/// A signed integer field: `priority`, which Node.js stores unchecked, so a negative one is
+/// possible and must read back as what it is.
+fn signed_int_field(id: &str, name: &'static str, raw: &str) -> Result<i64, JobDecodeError> {
+    if let Some(magnitude) = raw.trim().strip_prefix('-') {
+        let n = int_field(id, name, magnitude)?;
+        return i64::try_from(n).map(|n| -n).map_err(|_| JobDecodeError {
+            job_id: id.to_owned(),
+            field: name,
+            reason: format!("-{n} is smaller than {}", i64::MIN + 1),
+        });
+    }
+    let n = int_field(id, name, raw)?;
+    i64::try_from(n).map_err(|_| JobDecodeError {
+        job_id: id.to_owned(),
+        field: name,
+        reason: format!("{n} is larger than {}", i64::MAX),
+    })
+}
+
 fn json_field(
     id: &str,
     name: &'static str,
@@ -113,7 +132,7 @@ where
                 job.delay = Duration::ZERO;
             }
             field::DELAY => job.delay = Duration::from_millis(int_field(id, field::DELAY, v)?),
-            field::PRIORITY => job.priority = small_int_field(id, field::PRIORITY, v)?,
+            field::PRIORITY => job.priority = signed_int_field(id, field::PRIORITY, v)?,
             field::PROCESSED_ON => job.processed_on = Some(int_field(id, field::PROCESSED_ON, v)?),
             field::FINISHED_ON => job.finished_on = Some(int_field(id, field::FINISHED_ON, v)?),
             // Node keeps a return value that is not JSON as text; so do we.

@@ -69,7 +69,7 @@ pub use args_admin::*;
 pub use args_queries::*;
 pub use args_worker::*;
 pub use keys::KeyStyle;
-pub use options::{DecodedOptions, InvalidOption};
+pub use options::{DecodedOptions, InvalidOption, ParentAt};
 pub use script_args::{AddJobArgs, pack_add_job_args};
 
 use crate::options::JobOptions;
@@ -96,12 +96,23 @@ pub enum CodecError {
 
 /// Packs options as msgpack, the way Node.js BullMQ passes them to its Lua scripts.
 pub fn options_to_msgpack(opts: &JobOptions) -> Result<Vec<u8>, CodecError> {
+    options_to_msgpack_with(opts, ParentAt::InOrder)
+}
+
+/// [`options_to_msgpack`] with `parent` placed as `parent_at` says (`Last` for a flow's
+/// nodes, as Node's `FlowProducer` sends them).
+pub fn options_to_msgpack_with(
+    opts: &JobOptions,
+    parent_at: ParentAt,
+) -> Result<Vec<u8>, CodecError> {
     let mut out = Vec::with_capacity(64);
-    msgpack::map(&mut out, &options::to_wire(opts, KeyStyle::Short)).map_err(|e| {
-        CodecError::Encode {
-            what: "job options",
-            reason: e.to_string(),
-        }
+    msgpack::map(
+        &mut out,
+        &options::to_wire(opts, KeyStyle::Short, parent_at),
+    )
+    .map_err(|e| CodecError::Encode {
+        what: "job options",
+        reason: e.to_string(),
     })?;
     Ok(out)
 }
@@ -110,13 +121,13 @@ pub fn options_to_msgpack(opts: &JobOptions) -> Result<Vec<u8>, CodecError> {
 #[must_use]
 pub fn options_to_json(opts: &JobOptions, style: KeyStyle) -> String {
     // Serializing an in-memory tree of strings, numbers and maps into a String cannot fail.
-    serde_json::to_string(&options::to_wire(opts, style)).unwrap_or_default()
+    serde_json::to_string(&options::to_wire(opts, style, ParentAt::InOrder)).unwrap_or_default()
 }
 
 /// Writes options as a JSON value in the given key style.
 #[must_use]
 pub fn options_to_value(opts: &JobOptions, style: KeyStyle) -> serde_json::Value {
-    serde_json::to_value(options::to_wire(opts, style)).unwrap_or_default()
+    serde_json::to_value(options::to_wire(opts, style, ParentAt::InOrder)).unwrap_or_default()
 }
 
 /// Reads options stored as JSON by any runtime, in either key style.

@@ -109,19 +109,40 @@ impl<'a> Writer<'a> {
         }
     }
 
-    fn finish(mut self) -> WireMap<'a> {
+    /// Appends the raw options not placed yet, except those spelled as in `held` (placed
+    /// after them by the caller).
+    fn put_unplaced(&mut self, held: &[&str]) {
         for (k, v) in self.extra {
-            if !self.placed.contains(&k.as_str()) {
+            if !self.placed.contains(&k.as_str()) && !held.contains(&k.as_str()) {
                 self.map.push(k.as_str(), WireValue::from(v));
             }
         }
-        self.map
     }
+}
+
+/// Where `parent` goes in the options map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParentAt {
+    /// In field order, as `Queue.add` passes a user's options.
+    InOrder,
+    /// After every other option: Node's `FlowProducer` builds a node's options as
+    /// `{...queueDefaults, ...opts, parent}`, and the scripts keep that order into the stored
+    /// JSON.
+    Last,
+}
+
+fn parent(o: &JobOptions) -> Option<WireValue<'_>> {
+    o.parent.as_ref().map(|p| {
+        let mut pm = WireMap::default();
+        pm.push("id", WireValue::text(&p.id));
+        pm.push("queue", WireValue::text(&p.queue));
+        WireValue::Map(pm)
+    })
 }
 
 /// The stored map, keys in the order Node.js writes them for options given in field order:
 /// `attempts` first (the `Job` constructor puts its default there), then the rest.
-pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
+pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> WireMap<'_> {
     let flag = |b: Option<bool>| b.map(WireValue::Bool);
     let mut w = Writer {
         map: WireMap::default(),
@@ -147,15 +168,9 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
     w.put_compressible(keys::KEEP_LOGS, o.keep_logs.map(WireValue::uint));
     w.put("stackTraceLimit", o.stack_trace_limit.map(WireValue::uint));
     w.put("sizeLimit", o.size_limit.map(WireValue::uint));
-    w.put(
-        "parent",
-        o.parent.as_ref().map(|p| {
-            let mut pm = WireMap::default();
-            pm.push("id", WireValue::text(&p.id));
-            pm.push("queue", WireValue::text(&p.queue));
-            WireValue::Map(pm)
-        }),
-    );
+    if parent_at == ParentAt::InOrder {
+        w.put("parent", parent(o));
+    }
     w.put_compressible(keys::FAIL_PARENT, flag(o.fail_parent_on_failure));
     w.put_compressible(keys::CONTINUE_PARENT, flag(o.continue_parent_on_failure));
     w.put_compressible(
@@ -189,7 +204,14 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle) -> WireMap<'_> {
     }
     w.put("repeat", o.repeat.as_ref().map(repeat));
     w.put("prevMillis", o.prev_millis.map(WireValue::uint));
-    w.finish()
+    match parent_at {
+        ParentAt::InOrder => w.put_unplaced(&[]),
+        ParentAt::Last => {
+            w.put_unplaced(&["parent"]);
+            w.put("parent", parent(o));
+        }
+    }
+    w.map
 }
 
 // ---------- decoding ----------

@@ -36,8 +36,8 @@ pub struct Job {
     pub timestamp: u64,
     /// `delay`.
     pub delay: Duration,
-    /// `priority` (0 = none).
-    pub priority: u32,
+    /// `priority` (0 = none). Signed: Node.js stores a negative priority unchecked.
+    pub priority: i64,
     /// `processedOn`: when the last attempt started, Unix ms.
     pub processed_on: Option<u64>,
     /// `finishedOn`: when the job completed or failed, Unix ms.
@@ -127,7 +127,7 @@ impl Job {
             data,
             timestamp: opts.timestamp.unwrap_or(timestamp),
             delay: opts.delay.unwrap_or_default(),
-            priority: opts.priority.unwrap_or(0),
+            priority: i64::from(opts.priority.unwrap_or(0)),
             parent_key: opts.parent.as_ref().map(crate::options::ParentOptions::key),
             parent,
             deduplication_id: opts

@@ -1,7 +1,9 @@
 //! Running one job and making the move its outcome asks for (upstream: `processJob`,
 //! `handleCompleted`, `handleFailed`, `Job#moveToFailed`).
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use super::active_job::ActiveJob;
@@ -16,7 +18,7 @@ use crate::backend::{
 use crate::codec::CodecError;
 use crate::job::FinishedState;
 use crate::options::ValidationError;
-use crate::{Error, Job, JobId, JobOptions, Result};
+use crate::{Error, Job, JobId, JobOptions, Result, ScriptErrorCode};
 
 /// The pause before a finishing move is tried again after a failure that is not the
 /// connection's (a bad reply): short, so a job is not held, but not a busy loop.
@@ -49,22 +51,37 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
         .locks
         .track(job.id.clone(), token.clone(), cancel.clone());
     let active = ActiveJob::new(Arc::clone(&job), token.clone(), Arc::clone(shared));
-    let processor = Arc::clone(processor);
-    // A task of its own, so that a panicking processor fails its job instead of the worker.
-    let run = tokio::spawn(async move { processor.process(active, cancel).await });
-    let outcome = match run.await {
+    // An async block, so that a processor panicking before it returns its future is caught too.
+    let outcome = match run_caught(async { processor.process(active, cancel).await }).await {
         Ok(outcome) => outcome,
-        Err(err) if err.is_panic() => {
-            let message = format!("processor panicked: {}", panic_message(err.into_panic()));
+        Err(payload) => {
+            let message = format!("processor panicked: {}", panic_message(payload));
             Err(JobError::Failed {
                 stack: Some(format!("Error: {message}")),
                 message,
             })
         }
-        Err(_) => Err(JobError::failed("processor was cancelled")),
     };
     shared.locks.untrack(&job.id);
     finish(shared, &job, token, outcome).await
+}
+
+/// Runs the processor's future in this task, a panic in it caught as `Err(payload)`, so that a
+/// panicking processor fails its job instead of the worker. Polling it here rather than in a
+/// task of its own saves a spawn, a scheduling hop and often a wake-up on another runtime
+/// thread per job; the job's own task is already a task per job slot.
+async fn run_caught<F: Future<Output = ProcessResult>>(
+    fut: F,
+) -> std::result::Result<ProcessResult, Box<dyn std::any::Any + Send>> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+            Ok(Poll::Ready(outcome)) => Poll::Ready(Ok(outcome)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    })
+    .await
 }
 
 /// The text of a panic payload.
@@ -117,7 +134,7 @@ pub(crate) async fn finish<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
-    outcome: ProcessResult,
+    mut outcome: ProcessResult,
 ) -> Option<FetchedJob> {
     loop {
         if shared.force.is_cancelled() || shared.queue.backend().is_closing() {
@@ -129,7 +146,12 @@ pub(crate) async fn finish<B: Backend>(
             Ok(next) => return next,
             Err(err) => {
                 let connection = is_connection_error(&err);
+                let refusal = refused_move(&outcome, &err);
                 shared.emit_error(err);
+                if let Some(failure) = refusal {
+                    outcome = Err(failure);
+                    continue;
+                }
                 if !connection || shared.is_closing() {
                     return None;
                 }
@@ -138,6 +160,25 @@ pub(crate) async fn finish<B: Backend>(
                     .await;
             }
         }
+    }
+}
+
+/// The failure Node records when the store refuses to complete a job, or to park it in
+/// waiting-children: there the refusal is thrown (by `moveToCompleted`, or by
+/// `moveToWaitingChildren` inside the processor) and the worker fails the job with it; a job
+/// with a failed child fails for good, as upstream throws an `UnrecoverableError` for it.
+/// Left alone, the job would stay active until the stalled check, only to be refused again.
+fn refused_move(outcome: &ProcessResult, err: &Error) -> Option<JobError> {
+    match (outcome, err) {
+        (Ok(_) | Err(JobError::WaitingChildren), Error::Script(e)) => {
+            let message = e.to_string();
+            Some(if e.code == ScriptErrorCode::FailedChildren {
+                JobError::Unrecoverable { message }
+            } else {
+                JobError::failed(message)
+            })
+        }
+        _ => None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::Poll;
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
-use bullmq_core::codec::{self, AddJobArgs};
+use bullmq_core::codec::{self, AddJobArgs, ParentAt};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::aio::ConnectionLike;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
@@ -85,6 +85,7 @@ fn add_call<'a>(
     job: &'a Job,
     parent: &ParentKeyOpts,
     defer_parent_release: bool,
+    parent_last: bool,
 ) -> Result<AddCall<'a>> {
     let dedup_key = job
         .deduplication_id
@@ -102,7 +103,12 @@ fn add_call<'a>(
         deduplication_key: dedup_key.as_deref(),
         defer_parent_release: defer_parent_release || parent.defer_parent_release,
     })?;
-    let opts = codec::options_to_msgpack(&job.opts)?;
+    let parent_at = if parent_last {
+        ParentAt::Last
+    } else {
+        ParentAt::InOrder
+    };
+    let opts = codec::options_to_msgpack_with(&job.opts, parent_at)?;
     let (script, keys) = if parent.add_to_waiting_children {
         let keys = vec![
             keys.meta.as_str(),
@@ -223,7 +229,7 @@ async fn start<F: Future + Unpin>(fut: &mut F) -> Option<F::Output> {
 
 impl AddJobs for RedisBackend {
     async fn add_job(&self, job: &Job, parent: &ParentKeyOpts) -> Result<JobId> {
-        let call = add_call(&self.keys, job, parent, false)?;
+        let call = add_call(&self.keys, job, parent, false, false)?;
         let reply = call
             .invoke(&mut self.connection())
             .await
@@ -236,7 +242,7 @@ impl AddJobs for RedisBackend {
         // `Result`s cannot know the length, and would grow it by copying).
         let mut calls = Vec::with_capacity(jobs.len());
         for j in jobs {
-            calls.push(add_call(&self.keys, &j.job, &j.parent, false)?);
+            calls.push(add_call(&self.keys, &j.job, &j.parent, false, false)?);
         }
         // Pipelined on the shared connection, one write per batch: each batch is queued as
         // soon as it is packed, and the yield lets the connection write it out, so Redis works
@@ -291,7 +297,7 @@ impl AddJobs for RedisBackend {
         let mut parents = BTreeMap::new();
         for node in nodes {
             let keys = QueueKeys::new(&node.prefix, &node.queue);
-            let call = add_call(&keys, &node.entry.job, &node.entry.parent, true)?;
+            let call = add_call(&keys, &node.entry.job, &node.entry.parent, true, true)?;
             pipe.add_command(call.evalsha());
             if let (Some(parent), Some(parent_key)) =
                 (&node.entry.job.parent, &node.entry.parent.parent_key)

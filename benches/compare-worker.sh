@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Worker throughput of bullmq-rs (ours), the official Rust port (bullmq-official 1.2.5) and
+# Node.js BullMQ 6.7.0, on the same Redis in the same run, printed as markdown tables.
+#
+#   benches/compare-worker.sh
+#
+# Builds ours (`cargo bench --bench redis_worker --no-run`) and the official port's harness
+# (`cargo build --release --manifest-path benches/official/Cargo.toml`, binary `worker`), then
+# runs the built binaries and `node benches/node/worker.mjs` one mode at a time, interleaved:
+# for each round, for each mode, the three implementations one after the other (their order
+# rotating from round to round), so that a noisy stretch of the machine hits all three alike.
+# The tables show each figure's median over the rounds and the issue's targets, met or
+# missed (benches/compare-worker-table.py). The raw JSON lines and the load average before
+# each run are kept in target/bench-worker/.
+#
+# Env: BENCH_JOBS (20000 per mode), BENCH_ROUNDS (5), BENCH_MODES (all:
+# instant-c{1,10,100,500}-{keep,remove},sleep10ms-c100); BENCH_WARMUP and REDIS_URL are passed
+# on to the three harnesses. Needs `npm ci --prefix tests/node` and Python 3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${BENCH_ROUNDS:-5}
+all_modes=""
+for c in 1 10 100 500; do all_modes+="instant-c$c-keep,instant-c$c-remove,"; done
+modes=${BENCH_MODES:-${all_modes}sleep10ms-c100}
+export BENCH_JOBS=${BENCH_JOBS:-20000}
+
+echo "building bullmq-rs (cargo bench --no-run)..." >&2
+ours=$(cargo bench --bench redis_worker --no-run --message-format=json-render-diagnostics |
+  python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "redis_worker" and m.get("executable"):
+        print(m["executable"])
+')
+echo "building bullmq-official (cargo build --release)..." >&2
+cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
+  --target-dir benches/official/target --bin worker
+official=benches/official/target/release/worker
+
+mkdir -p target/bench-worker
+stamp=$(date +%Y%m%dT%H%M%S)
+results=target/bench-worker/results-$stamp.jsonl
+loads=target/bench-worker/load-$stamp.txt
+: >"$results"
+: >"$loads"
+
+run() { # impl mode
+  case $1 in
+    bullmq-rs) "$ours" --mode "$2" ;;
+    bullmq-official) "$official" --mode "$2" ;;
+    bullmq-node) node benches/node/worker.mjs --mode "$2" ;;
+  esac
+}
+
+impls=(bullmq-node bullmq-official bullmq-rs)
+for ((round = 0; round < rounds; round++)); do
+  for mode in ${modes//,/ }; do
+    for ((k = 0; k < ${#impls[@]}; k++)); do
+      impl=${impls[$(((k + round) % ${#impls[@]}))]}
+      echo "$(date +%T) $mode $impl load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$loads"
+      echo "round $((round + 1))/$rounds: $mode, $impl" >&2
+      run "$impl" "$mode" | tee -a "$results" >&2
+    done
+  done
+done
+
+echo "raw results: $results; load averages: $loads" >&2
+echo "load average (1 min) before the runs: $(cut -d" " -f5 "$loads" | sort -n | python3 -c '
+import statistics, sys
+v = [float(x) for x in sys.stdin.read().split()]
+print(f"min {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")')"
+echo
+python3 benches/compare-worker-table.py "$results"

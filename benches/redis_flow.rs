@@ -1,0 +1,124 @@
+//! Flow creation on Redis: 1,000 flows of a parent with 10 children, added one awaited
+//! `FlowProducer::add` at a time (`sequential`) and 100 trees per `add_bulk` (`bulk100`).
+//!
+//! `benches/node/flow.mjs` runs the same modes with Node.js BullMQ 6.7.0's `FlowProducer`;
+//! `benches/compare-flow.sh` runs both on the same Redis and prints the ratio. Each mode runs
+//! on a fresh key prefix (deleted afterwards) after an unmeasured warm-up, checks the job
+//! count, and prints one JSON line:
+//!
+//! ```text
+//! {"impl":"bullmq-rs","mode":"sequential","flows":1000,"jobs":11000,"secs":..,"flows_per_sec":..}
+//! ```
+//!
+//! `cargo bench --bench redis_flow --features flow [-- --mode NAME]`; `-- --test` (CI's smoke
+//! run) adds 20 flows per mode without warm-up. Env: `BENCH_FLOWS` (1,000), `REDIS_URL`.
+
+use std::time::Instant;
+
+use bullmq::flow::{FlowJob, FlowProducer};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{Prefix, QueueName};
+use serde_json::json;
+
+const CHILDREN: usize = 10;
+const BULK: usize = 100;
+
+fn tree(i: usize) -> FlowJob {
+    let q = |n: &str| QueueName::new(n).expect("queue name");
+    FlowJob::new(
+        q("bench-parents"),
+        "parent",
+        json!({"i": i, "payload": "parent job"}),
+    )
+    .children(
+        (0..CHILDREN).map(|c| FlowJob::new(q("bench-children"), "child", json!({"i": i, "c": c}))),
+    )
+}
+
+async fn run(url: &str, mode: &str, flows: usize, print: bool) {
+    let prefix = format!("bench-flow-{}", uuid::Uuid::new_v4().simple());
+    let options = RedisOptions::new(url).prefix(Prefix::new(&prefix).expect("prefix"));
+    let backend = RedisBackend::connect(&options, QueueName::new("bench-parents").expect("name"))
+        .await
+        .expect("connect to Redis");
+    let producer = FlowProducer::new(backend);
+    let start = Instant::now();
+    match mode {
+        "sequential" => {
+            for i in 0..flows {
+                producer.add(tree(i)).await.expect("add a flow");
+            }
+        }
+        "bulk100" => {
+            for chunk in (0..flows).collect::<Vec<_>>().chunks(BULK) {
+                producer
+                    .add_bulk(chunk.iter().map(|i| tree(*i)).collect())
+                    .await
+                    .expect("add flows");
+            }
+        }
+        other => panic!("unknown mode {other} (sequential, bulk100)"),
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let client = redis::Client::open(url).expect("url");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let waiting: usize = redis::cmd("LLEN")
+        .arg(format!("{prefix}:bench-children:wait"))
+        .query_async(&mut con)
+        .await
+        .expect("LLEN");
+    assert_eq!(waiting, flows * CHILDREN, "every child was added");
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(&mut con)
+        .await
+        .expect("KEYS");
+    for chunk in keys.chunks(500) {
+        let _: () = redis::cmd("DEL")
+            .arg(chunk)
+            .query_async(&mut con)
+            .await
+            .expect("DEL");
+    }
+    if print {
+        let line = json!({
+            "impl": "bullmq-rs", "mode": mode, "flows": flows, "jobs": flows * (CHILDREN + 1),
+            "secs": secs, "flows_per_sec": f64::from(u32::try_from(flows).unwrap_or(u32::MAX)) / secs,
+        });
+        println!("{line}");
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let smoke = args.iter().any(|a| a == "--test");
+    let modes: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--mode")
+        .map(|w| w[1].clone())
+        .collect();
+    let modes = if modes.is_empty() {
+        vec!["sequential".to_owned(), "bulk100".to_owned()]
+    } else {
+        modes
+    };
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let flows = if smoke {
+        20
+    } else {
+        std::env::var("BENCH_FLOWS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000)
+    };
+    for mode in &modes {
+        if !smoke {
+            run(&url, mode, flows / 10, false).await;
+        }
+        run(&url, mode, flows, true).await;
+    }
+}

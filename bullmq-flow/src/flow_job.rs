@@ -1,0 +1,82 @@
+//! [`FlowJob`]: one node of a flow to add, with its children (Node's `FlowJob`).
+
+use bullmq_core::{JobOptions, Prefix, QueueName};
+
+/// A job of a flow and the jobs it waits for.
+///
+/// A node with children is stored in `waiting-children` and runs once every child has
+/// finished; a leaf is added like any job. Children may live in other queues and under other
+/// prefixes.
+///
+/// ```
+/// use bullmq_core::{JobOptions, QueueName};
+/// use bullmq_flow::FlowJob;
+/// use serde_json::json;
+///
+/// let q = QueueName::new("steps")?;
+/// let flow = FlowJob::new(q.clone(), "all", json!({}))
+///     .child(FlowJob::new(q.clone(), "one", json!({"n": 1})))
+///     .child(FlowJob::new(q, "two", json!({"n": 2})).opts(JobOptions::new().attempts(3)));
+/// assert_eq!(flow.children.len(), 2);
+/// # Ok::<(), bullmq_core::options::ValidationError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowJob {
+    /// The queue the job is added to.
+    pub queue: QueueName,
+    /// The job's name.
+    pub name: String,
+    /// Its data, stored as JSON text.
+    pub data: serde_json::Value,
+    /// The key prefix of its queue; the producer's own when `None` (as Node, a child does not
+    /// inherit its parent's prefix).
+    pub prefix: Option<Prefix>,
+    /// Its options. A child's `parent` is set by the producer; a root's `parent` attaches the
+    /// whole flow to an existing job.
+    pub opts: JobOptions,
+    /// The jobs it waits for.
+    pub children: Vec<FlowJob>,
+}
+
+impl FlowJob {
+    /// A job named `name` in `queue` with `data`, no options and no children.
+    #[must_use]
+    pub fn new(queue: QueueName, name: impl Into<String>, data: serde_json::Value) -> Self {
+        Self {
+            queue,
+            name: name.into(),
+            data,
+            prefix: None,
+            opts: JobOptions::new(),
+            children: Vec::new(),
+        }
+    }
+
+    /// Sets the job's options.
+    #[must_use]
+    pub fn opts(mut self, opts: JobOptions) -> Self {
+        self.opts = opts;
+        self
+    }
+
+    /// Puts the job under another key prefix.
+    #[must_use]
+    pub fn prefix(mut self, prefix: Prefix) -> Self {
+        self.prefix = Some(prefix);
+        self
+    }
+
+    /// Adds one child.
+    #[must_use]
+    pub fn child(mut self, child: FlowJob) -> Self {
+        self.children.push(child);
+        self
+    }
+
+    /// Adds several children.
+    #[must_use]
+    pub fn children(mut self, children: impl IntoIterator<Item = FlowJob>) -> Self {
+        self.children.extend(children);
+        self
+    }
+}

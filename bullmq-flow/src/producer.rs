@@ -1,0 +1,232 @@
+//! [`FlowProducer`]: adds flows atomically and reads them back (Node's `FlowProducer`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bullmq_core::backend::{Backend, DependenciesQuery, DependencyKind};
+use bullmq_core::clock::{Clock, SystemClock};
+use bullmq_core::{Error, Prefix, QueueName, Result};
+
+use crate::tree::{Builder, prefix_of};
+use crate::{FlowJob, FlowOptions, GetFlowOptions, JobNode};
+
+/// Adds trees of dependent jobs, spanning queues and prefixes, in one transaction; reads them
+/// back with [`get_flow`](Self::get_flow).
+///
+/// It holds one backend (bound to any queue: each node names its own) and reaches every
+/// other queue through [`Lifecycle::for_queue`](bullmq_core::backend::Lifecycle::for_queue), sharing that backend's connections.
+pub struct FlowProducer<B> {
+    backend: B,
+    clock: Arc<dyn Clock>,
+}
+
+impl<B> std::fmt::Debug for FlowProducer<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlowProducer").finish_non_exhaustive()
+    }
+}
+
+type NodeFuture<'a> = Pin<Box<dyn Future<Output = Result<Option<JobNode>>> + Send + 'a>>;
+
+impl<B: Backend> FlowProducer<B> {
+    /// A producer writing through `backend`; nodes without a prefix of their own go under
+    /// the backend's prefix.
+    pub fn new(backend: B) -> Self {
+        Self {
+            backend,
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Reads time (the jobs' `timestamp`) from `clock` instead of the system clock.
+    #[must_use]
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Adds a flow: the root and every descendant, or nothing when an option is invalid.
+    ///
+    /// Jobs without a `jobId` get a random UUID, as Node's. The returned tree carries the
+    /// ids the store gave (the existing job's for a duplicate id). A root that could not be
+    /// attached to the parent its options name fails the call with the script's error, as in
+    /// Node.
+    pub async fn add(&self, flow: FlowJob) -> Result<JobNode> {
+        self.add_with(flow, &FlowOptions::default()).await
+    }
+
+    /// [`add`](Self::add) with per-queue default options.
+    pub async fn add_with(&self, flow: FlowJob, opts: &FlowOptions) -> Result<JobNode> {
+        let mut trees = self.add_trees(vec![flow], opts, true).await?;
+        trees.pop().ok_or(Error::Closed("flow producer"))
+    }
+
+    /// Adds several flows in one transaction; every tree is checked before any is written.
+    ///
+    /// As in Node, a root that the store refused keeps its generated id and no error is
+    /// raised for it.
+    pub async fn add_bulk(&self, flows: Vec<FlowJob>) -> Result<Vec<JobNode>> {
+        self.add_bulk_with(flows, &FlowOptions::default()).await
+    }
+
+    /// [`add_bulk`](Self::add_bulk) with per-queue default options (Node's `addBulk` has
+    /// none).
+    pub async fn add_bulk_with(
+        &self,
+        flows: Vec<FlowJob>,
+        opts: &FlowOptions,
+    ) -> Result<Vec<JobNode>> {
+        self.add_trees(flows, opts, false).await
+    }
+
+    async fn add_trees(
+        &self,
+        flows: Vec<FlowJob>,
+        opts: &FlowOptions,
+        root_errors: bool,
+    ) -> Result<Vec<JobNode>> {
+        if self.backend.is_closing() {
+            return Err(Error::Closed("flow producer"));
+        }
+        let mut builder = Builder {
+            backend: &self.backend,
+            opts,
+            now: self.clock.now_ms(),
+            entries: Vec::new(),
+        };
+        let mut trees = Vec::with_capacity(flows.len());
+        for flow in flows {
+            trees.push(builder.node(flow, None)?);
+        }
+        let entries = builder.entries;
+        let outcomes = self.backend.add_flow(&entries).await?;
+        let mut outcomes = outcomes.into_iter();
+        for tree in &mut trees {
+            let mut root = true;
+            assign_ids(tree, &mut outcomes, &mut root, root_errors)?;
+        }
+        Ok(trees)
+    }
+
+    /// Reads the tree rooted at `query.id`: `None` when that job does not exist. Children come
+    /// processed first, then unprocessed, failed and ignored, as in Node; a child whose job
+    /// is gone is left out.
+    pub async fn get_flow(&self, query: &GetFlowOptions) -> Result<Option<JobNode>> {
+        let backend = self.backend.for_queue(&query.queue, query.prefix.as_ref());
+        let prefix = match &query.prefix {
+            Some(prefix) => prefix.clone(),
+            None => prefix_of(&backend)?,
+        };
+        self.get_node(
+            backend,
+            query.queue.clone(),
+            prefix,
+            query.id.clone(),
+            query.depth,
+            query.max_children,
+        )
+        .await
+    }
+
+    fn get_node(
+        &self,
+        backend: B,
+        queue: QueueName,
+        prefix: Prefix,
+        id: bullmq_core::JobId,
+        depth: u32,
+        max_children: u64,
+    ) -> NodeFuture<'_> {
+        Box::pin(async move {
+            let Some(job) = backend.get_job(&id).await? else {
+                return Ok(None);
+            };
+            let mut node = JobNode {
+                queue,
+                prefix,
+                job,
+                children: Vec::new(),
+            };
+            if depth <= 1 {
+                return Ok(Some(node));
+            }
+            let query = DependenciesQuery {
+                lists: [
+                    DependencyKind::Processed,
+                    DependencyKind::Unprocessed,
+                    DependencyKind::Failed,
+                    DependencyKind::Ignored,
+                ]
+                .into_iter()
+                .map(|kind| (kind, 0, max_children))
+                .collect(),
+            };
+            let deps = backend.get_dependencies(&id, &query).await?;
+            let keys = deps
+                .processed
+                .into_iter()
+                .flat_map(|(pairs, _)| pairs.into_iter().map(|(key, _)| key))
+                .chain(deps.unprocessed.into_iter().flat_map(|(keys, _)| keys))
+                .chain(deps.failed.into_iter().flat_map(|(keys, _)| keys))
+                .chain(
+                    deps.ignored
+                        .into_iter()
+                        .flat_map(|(pairs, _)| pairs.into_iter().map(|(key, _)| key)),
+                );
+            for key in keys {
+                let Some(parts) = backend.parse_node_key(&key) else {
+                    continue;
+                };
+                let queue = QueueName::new(parts.queue)?;
+                let prefix = Prefix::new(parts.prefix)?;
+                let child = self.backend.for_queue(&queue, Some(&prefix));
+                let found = self
+                    .get_node(
+                        child,
+                        queue,
+                        prefix,
+                        parts.id.into(),
+                        depth - 1,
+                        max_children,
+                    )
+                    .await?;
+                node.children.extend(found);
+            }
+            Ok(Some(node))
+        })
+    }
+
+    /// Closes the backend's connections.
+    pub async fn close(&self) -> Result<()> {
+        self.backend.close(false).await
+    }
+}
+
+/// Gives each node of `tree` (in the order its entries were written) the id the store
+/// answered; the first root's refusal is an error when `root_errors`.
+fn assign_ids<I>(
+    tree: &mut JobNode,
+    outcomes: &mut I,
+    root: &mut bool,
+    root_errors: bool,
+) -> Result<()>
+where
+    I: Iterator<Item = std::result::Result<bullmq_core::JobId, bullmq_core::ScriptError>>,
+{
+    match outcomes.next() {
+        Some(Ok(id)) => tree.job.id = id,
+        Some(Err(e)) if *root && root_errors => return Err(e.into()),
+        Some(Err(_)) | None => {}
+    }
+    *root = false;
+    for child in &mut tree.children {
+        assign_ids(child, outcomes, root, root_errors)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,284 @@
+//! `JobScheduler`: Node.js BullMQ's job schedulers (`queue.upsertJobScheduler` and friends) on
+//! any backend that implements the `Schedulers` section.
+
+mod error;
+mod plan;
+
+pub use error::SchedulerError;
+pub use plan::{IterationPlan, next_cron_millis, plan_iteration, validate_schedule};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};
+use bullmq_core::clock::{Clock, SystemClock};
+use bullmq_core::options::RepeatOptions;
+use bullmq_core::{Job, JobId, JobOptions};
+
+/// The job a scheduler creates at each iteration: its name, data and options.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobTemplate {
+    /// Job name; the scheduler id when absent, as in Node.js.
+    pub name: Option<String>,
+    /// Job data; `{}` when absent.
+    pub data: Option<serde_json::Value>,
+    /// Job options, merged over the scheduler's default options.
+    pub opts: JobOptions,
+}
+
+impl JobTemplate {
+    /// A template with this name, no data and no options.
+    #[must_use]
+    pub fn named(name: impl Into<String>) -> Self {
+        Self {
+            name: Some(name.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the data.
+    #[must_use]
+    pub fn data(mut self, data: serde_json::Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// Sets the options.
+    #[must_use]
+    pub fn opts(mut self, opts: JobOptions) -> Self {
+        self.opts = opts;
+        self
+    }
+}
+
+/// The iteration an upsert created: its job id (`repeat:<schedulerId>:<millis>`) and delay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScheduledIteration {
+    /// The job's id.
+    pub id: JobId,
+    /// How long until it runs.
+    pub delay: Duration,
+}
+
+/// Job schedulers of one queue.
+///
+/// ```no_run
+/// # async fn demo<B: bullmq_core::backend::Schedulers>(backend: B) -> Result<(), bullmq_scheduler::SchedulerError> {
+/// use bullmq_core::options::RepeatOptions;
+/// use bullmq_scheduler::{JobScheduler, JobTemplate};
+///
+/// let schedulers = JobScheduler::new(backend);
+/// let nightly = RepeatOptions {
+///     pattern: Some("0 3 * * *".into()),
+///     tz: Some("Europe/London".into()),
+///     ..RepeatOptions::default()
+/// };
+/// let first = schedulers.upsert("nightly-report", &nightly, JobTemplate::named("report")).await?;
+/// # Ok(()) }
+/// ```
+pub struct JobScheduler<B> {
+    backend: B,
+    clock: Arc<dyn Clock>,
+    defaults: JobOptions,
+}
+
+impl<B> std::fmt::Debug for JobScheduler<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobScheduler").finish_non_exhaustive()
+    }
+}
+
+impl<B: Schedulers> JobScheduler<B> {
+    /// Schedulers on `backend` (which names the queue).
+    pub fn new(backend: B) -> Self {
+        Self {
+            backend,
+            clock: Arc::new(SystemClock),
+            defaults: JobOptions::default(),
+        }
+    }
+
+    /// Reads time from `clock` instead of the system clock.
+    #[must_use]
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Options under every template's (Node's queue `defaultJobOptions`).
+    #[must_use]
+    pub fn default_job_options(mut self, defaults: JobOptions) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Creates or replaces scheduler `id` and adds its next iteration (Node's
+    /// `queue.upsertJobScheduler`). `Ok(None)` when the schedule has no iteration left (its
+    /// `limit` is 0, or no cron match before its end date).
+    ///
+    /// # Errors
+    ///
+    /// [`SchedulerError`] for a refused schedule (see [`validate_schedule`]), an end date in
+    /// the past, or a backend failure.
+    pub async fn upsert(
+        &self,
+        id: &str,
+        schedule: &RepeatOptions,
+        template: JobTemplate,
+    ) -> Result<Option<ScheduledIteration>, SchedulerError> {
+        let now = self.clock.now_ms();
+        validate_schedule(schedule)?;
+        if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
+            return Err(SchedulerError::EndDateInPast { end_date, now });
+        }
+        let name = template.name.unwrap_or_else(|| id.to_owned());
+        let data = template
+            .data
+            .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new()));
+        let opts = merge_options(&self.defaults, template.opts);
+        let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
+            return Ok(None);
+        };
+        let mut stored = schedule.clone();
+        stored.immediately = None;
+        let args = AddJobSchedulerArgs {
+            scheduler_id: id.to_owned(),
+            // Node clamps a cron slot to now; an `every` slot is the script's to compute.
+            next_millis: plan.next_millis.map_or(0, |n| n.max(now)),
+            template_name: name,
+            template_data: data.to_string(),
+            template_opts: opts,
+            schedule: stored,
+            delayed_job_opts: plan.delayed_job_opts,
+            producer_id: None,
+        };
+        let (id, delay) = self.backend.add_job_scheduler(&args).await?;
+        Ok(Some(ScheduledIteration { id, delay }))
+    }
+
+    /// Adds the iteration after `job`, a scheduler's job that just ran (what a worker does on
+    /// fetching it, as Node's worker does). `Ok(None)` when the schedule is over, the scheduler
+    /// was removed, or another worker already added that iteration.
+    ///
+    /// # Errors
+    ///
+    /// An invalid stored pattern, or a backend failure.
+    pub async fn advance(&self, job: &Job) -> Result<Option<JobId>, SchedulerError> {
+        let (Some(scheduler_id), Some(schedule)) = (&job.repeat_job_key, &job.opts.repeat) else {
+            return Ok(None);
+        };
+        let Some(plan) = plan_iteration(scheduler_id, schedule, &job.opts, self.clock.now_ms())?
+        else {
+            return Ok(None);
+        };
+        let args = NextIterationArgs {
+            scheduler_id: scheduler_id.clone(),
+            next_millis: plan.next_millis.unwrap_or_default(),
+            template_data: job.data.clone(),
+            delayed_job_opts: plan.delayed_job_opts,
+            producer_id: Some(job.id.as_str().to_owned()),
+        };
+        Ok(self.backend.update_job_scheduler_next_millis(&args).await?)
+    }
+
+    /// Reads scheduler `id` (Node's `getJobScheduler`).
+    ///
+    /// # Errors
+    ///
+    /// A backend failure.
+    pub async fn get(&self, id: &str) -> Result<Option<JobSchedulerRecord>, SchedulerError> {
+        Ok(self.backend.get_job_scheduler(id).await?)
+    }
+
+    /// Schedulers by next run, positions `start..=end` (negative counts from the end), like
+    /// Node's `getJobSchedulers(start, end, asc)`.
+    ///
+    /// # Errors
+    ///
+    /// A backend failure.
+    pub async fn list(
+        &self,
+        start: i64,
+        end: i64,
+        asc: bool,
+    ) -> Result<Vec<JobSchedulerRecord>, SchedulerError> {
+        let ids = self.backend.get_job_schedulers_range(start, end, asc).await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for (id, next) in ids {
+            if let Some(mut record) = self.backend.get_job_scheduler(&id).await? {
+                record.next_millis = Some(next);
+                out.push(record);
+            }
+        }
+        Ok(out)
+    }
+
+    /// How many schedulers the queue has.
+    ///
+    /// # Errors
+    ///
+    /// A backend failure.
+    pub async fn count(&self) -> Result<u64, SchedulerError> {
+        Ok(self.backend.get_job_schedulers_count().await?)
+    }
+
+    /// Removes scheduler `id` and its pending iteration; true if it existed.
+    ///
+    /// # Errors
+    ///
+    /// A backend failure.
+    pub async fn remove(&self, id: &str) -> Result<bool, SchedulerError> {
+        Ok(self.backend.remove_job_scheduler(id).await?)
+    }
+}
+
+/// Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
+fn merge_options(defaults: &JobOptions, template: JobOptions) -> JobOptions {
+    if *defaults == JobOptions::default() {
+        return template;
+    }
+    let mut merged = defaults.clone();
+    // Destructured in full, so a new option cannot be forgotten here.
+    let JobOptions {
+        attempts,
+        job_id,
+        timestamp,
+        priority,
+        delay,
+        backoff,
+        lifo,
+        remove_on_complete,
+        remove_on_fail,
+        keep_logs,
+        stack_trace_limit,
+        size_limit,
+        parent,
+        fail_parent_on_failure,
+        continue_parent_on_failure,
+        ignore_dependency_on_failure,
+        remove_dependency_on_failure,
+        deduplication,
+        telemetry,
+        repeat,
+        prev_millis,
+        extra,
+    } = template;
+    macro_rules! take {
+        ($($field:ident),*) => {
+            $(if $field.is_some() { merged.$field = $field; })*
+        };
+    }
+    take!(
+        attempts, job_id, timestamp, priority, delay, backoff, lifo, remove_on_complete,
+        remove_on_fail, keep_logs, stack_trace_limit, size_limit, parent, fail_parent_on_failure,
+        continue_parent_on_failure, ignore_dependency_on_failure, remove_dependency_on_failure,
+        deduplication, telemetry, repeat, prev_millis
+    );
+    merged.extra.extend(extra);
+    merged
+}

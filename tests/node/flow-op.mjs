@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// Node.js BullMQ 6.7.0's FlowProducer and workers for the Rust flow tests; prints JSON.
+//
+// Usage: PREFIX=… node flow-op.mjs <op> [args…]
+//   add <json tree> [<json queuesOptions>]   tree: {queueName, name, data, opts?, prefix?, children?}
+//   addBulk <json array of trees>
+//   getFlow <queue> <id> [<depth> <maxChildren> <prefix>]
+//   work <comma-separated queues> <expected finished jobs>
+// Trees are printed as the Rust tests build them (`norm` in tests/redis_flow_support): per
+// node its qualified queue name, id, name, data, options, parent fields and return value.
+// `work` runs the processor the Rust tests run: a job named `fail…` throws `boom <name>`,
+// any other returns {name, children: getChildrenValues(), ignored: getIgnoredChildrenFailures()}.
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { FlowProducer, Worker } = require('bullmq');
+const IORedis = require('ioredis');
+
+const url = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const prefix = process.env.PREFIX;
+const connection = new IORedis(url, { maxRetriesPerRequest: null });
+const [op, ...args] = process.argv.slice(2);
+
+function norm(node) {
+  const job = node.job;
+  return {
+    queue: job.queueQualifiedName,
+    id: job.id,
+    name: job.name,
+    data: job.data,
+    opts: job.opts,
+    timestamp: job.timestamp,
+    parentKey: job.parentKey ?? null,
+    parent: job.parent ?? null,
+    returnvalue: job.returnvalue ?? null,
+    children: (node.children || []).filter(Boolean).map(norm),
+  };
+}
+
+async function work(queues, expected) {
+  let finished = 0;
+  let done;
+  const all = new Promise(resolve => (done = resolve));
+  const onFinished = () => {
+    finished += 1;
+    if (finished >= expected) done();
+  };
+  const workers = queues.map(name => {
+    const worker = new Worker(
+      name,
+      async job => {
+        if (job.name.startsWith('fail')) throw new Error(`boom ${job.name}`);
+        return {
+          name: job.name,
+          children: (await job.getChildrenValues()) || {},
+          ignored: (await job.getIgnoredChildrenFailures()) || {},
+        };
+      },
+      { connection, prefix, concurrency: 4 },
+    );
+    worker.on('completed', onFinished);
+    worker.on('failed', onFinished);
+    return worker;
+  });
+  const timeout = setTimeout(() => {
+    console.error(`only ${finished} of ${expected} jobs finished`);
+    process.exit(2);
+  }, 30000);
+  await all;
+  clearTimeout(timeout);
+  await Promise.all(workers.map(w => w.close()));
+  return finished;
+}
+
+const producer = new FlowProducer({ connection, prefix });
+let out;
+switch (op) {
+  case 'add': {
+    const opts = args[1] ? { queuesOptions: JSON.parse(args[1]) } : undefined;
+    out = norm(await producer.add(JSON.parse(args[0]), opts));
+    break;
+  }
+  case 'addBulk':
+    out = (await producer.addBulk(JSON.parse(args[0]))).map(norm);
+    break;
+  case 'getFlow': {
+    const [queueName, id, depth, maxChildren, otherPrefix] = args;
+    const opts = { queueName, id };
+    if (depth) opts.depth = Number(depth);
+    if (maxChildren) opts.maxChildren = Number(maxChildren);
+    if (otherPrefix) opts.prefix = otherPrefix;
+    const tree = await producer.getFlow(opts);
+    out = tree ? norm(tree) : null;
+    break;
+  }
+  case 'work':
+    out = await work(args[0].split(','), Number(args[1]));
+    break;
+  default:
+    throw new Error(`unknown op ${op}`);
+}
+console.log(JSON.stringify(out));
+await producer.close();
+await connection.quit();

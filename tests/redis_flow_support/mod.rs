@@ -1,0 +1,173 @@
+//! Helpers shared by the flow tests (`redis_flow.rs`, `redis_flow_interop.rs`): a context per
+//! test (unique prefix, connections, workers), the processor both runtimes run, and the tree
+//! written as the JSON both runtimes' `getFlow` are compared in.
+
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
+
+use std::future::Future;
+use std::time::Duration;
+
+use bullmq::core::codec::{self, KeyStyle};
+use bullmq::flow::{FlowProducer, JobNode};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{
+    ActiveJob, CancellationToken, JobError, JobId, JobState, Prefix, ProcessResult, Processor,
+    Queue, QueueName, Worker, WorkerOptions,
+};
+use serde_json::{Value, json};
+
+use crate::support;
+
+/// One test's key prefix (deleted on drop) and the connections made under it.
+pub struct Ctx {
+    pub prefix: String,
+    _guard: support::PrefixGuard,
+}
+
+impl Ctx {
+    pub fn new() -> Self {
+        let prefix = support::unique_prefix();
+        Self {
+            _guard: support::PrefixGuard(prefix.clone()),
+            prefix,
+        }
+    }
+
+    pub fn prefix(&self) -> Prefix {
+        Prefix::new(&self.prefix).unwrap()
+    }
+
+    /// A second prefix under this test's own, so that the guard deletes it too.
+    pub fn other_prefix(&self) -> Prefix {
+        Prefix::new(format!("{}:other", self.prefix)).unwrap()
+    }
+
+    pub async fn backend_in(&self, prefix: &Prefix, queue: &str) -> RedisBackend {
+        let options = RedisOptions::new(support::redis_url()).prefix(prefix.clone());
+        RedisBackend::connect(&options, q(queue)).await.unwrap()
+    }
+
+    pub async fn backend(&self, queue: &str) -> RedisBackend {
+        self.backend_in(&self.prefix(), queue).await
+    }
+
+    pub async fn producer(&self) -> FlowProducer<RedisBackend> {
+        FlowProducer::new(self.backend("any").await)
+    }
+
+    pub async fn queue(&self, name: &str) -> Queue<RedisBackend> {
+        Queue::new(q(name), self.backend(name).await)
+    }
+
+    pub async fn queue_in(&self, prefix: &Prefix, name: &str) -> Queue<RedisBackend> {
+        Queue::new(q(name), self.backend_in(prefix, name).await)
+    }
+
+    pub async fn state(&self, queue: &str, id: &JobId) -> Option<JobState> {
+        self.queue(queue)
+            .await
+            .job(id.clone())
+            .get_state()
+            .await
+            .unwrap()
+    }
+
+    pub async fn wait_state(&self, queue: &str, id: &JobId, state: JobState) {
+        let queue_ = self.queue(queue).await;
+        eventually(&format!("job {id} of {queue} {state:?}"), || async {
+            queue_.job(id.clone()).get_state().await.unwrap() == Some(state)
+        })
+        .await;
+    }
+
+    pub async fn job(&self, queue: &str, id: &JobId) -> bullmq::Job {
+        self.queue(queue).await.get_job(id).await.unwrap().unwrap()
+    }
+
+    /// A Rust worker on `queue` running [`standard`].
+    pub async fn worker(&self, queue: &str) -> impl Sized + use<> {
+        self.worker_with(queue, standard).await
+    }
+
+    pub async fn worker_with<F, Fut>(&self, queue: &str, f: F) -> Closing<F>
+    where
+        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ProcessResult> + Send,
+    {
+        let worker = Worker::new(
+            q(queue),
+            self.backend(queue).await,
+            WorkerOptions::new().concurrency(4),
+            f,
+        )
+        .await
+        .unwrap();
+        Closing(Some(worker))
+    }
+}
+
+/// A worker closed (without waiting) when dropped.
+pub struct Closing<F: Processor<RedisBackend>>(pub Option<Worker<RedisBackend, F>>);
+
+impl<F: Processor<RedisBackend>> Drop for Closing<F> {
+    fn drop(&mut self) {
+        if let Some(worker) = self.0.take() {
+            tokio::spawn(async move { worker.close_force().await });
+        }
+    }
+}
+
+pub fn q(name: &str) -> QueueName {
+    QueueName::new(name).unwrap()
+}
+
+/// What every test processor does, in Rust and in Node (`tests/node/flow-work.mjs`): a job
+/// whose name starts with `fail` fails with `boom <name>`; any other returns its name with
+/// its children's values and ignored failures.
+pub async fn standard(job: ActiveJob<RedisBackend>, _: CancellationToken) -> ProcessResult {
+    if job.name.starts_with("fail") {
+        return Err(JobError::failed(format!("boom {}", job.name)));
+    }
+    let handle = job.handle();
+    let children = handle.get_children_values().await?;
+    let ignored = handle.get_ignored_children_failures().await?;
+    Ok(json!({"name": job.name, "children": children, "ignored": ignored}))
+}
+
+/// A tree as the flow tests compare it across runtimes: per node its qualified queue name,
+/// id, name, data, options (long names), parent fields and return value, then its children.
+pub fn norm(node: &JobNode) -> Value {
+    let job = &node.job;
+    let parse = |text: &Option<String>| {
+        text.as_deref()
+            .map_or(Value::Null, |t| serde_json::from_str(t).unwrap())
+    };
+    json!({
+        "queue": format!("{}:{}", node.prefix.as_str(), node.queue.as_str()),
+        "id": job.id.as_str(),
+        "name": job.name,
+        "data": serde_json::from_str::<Value>(&job.data).unwrap(),
+        "opts": codec::options_to_value(&job.opts, KeyStyle::Long),
+        "timestamp": job.timestamp,
+        "parentKey": job.parent_key,
+        "parent": job.parent.as_ref().map(|p| serde_json::to_value(p).unwrap()),
+        "returnvalue": parse(&job.return_value),
+        "children": node.children.iter().map(norm).collect::<Vec<_>>(),
+    })
+}
+
+/// Polls `check` until it holds, for up to 30 s.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -7,6 +7,6 @@ pub mod cron;
 pub mod scheduler;
 
 pub use scheduler::{
-    IterationPlan, JobScheduler, JobTemplate, ScheduledIteration, SchedulerError,
-    next_cron_millis, plan_iteration, validate_schedule,
+    IterationPlan, JobScheduler, JobTemplate, ScheduledIteration, SchedulerError, next_cron_millis,
+    plan_iteration, validate_schedule,
 };

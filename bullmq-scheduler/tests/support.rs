@@ -6,17 +6,17 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The Redis the tests use: `REDIS_URL`, else the local default.
-pub fn redis_url() -> String {
+pub(crate) fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }
 
 /// A key prefix no other test uses.
-pub fn unique_prefix() -> String {
+pub(crate) fn unique_prefix() -> String {
     format!("bullmq-sched-test-{}", uuid::Uuid::new_v4().simple())
 }
 
 /// Runs `node <args…>` in `tests/node` and parses the JSON it prints.
-pub fn node(args: &[&str], prefix: &str, queue: &str) -> serde_json::Value {
+pub(crate) fn node(args: &[&str], prefix: &str, queue: &str) -> serde_json::Value {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/node");
     let out = Command::new("node")
         .args(args)
@@ -35,7 +35,7 @@ pub fn node(args: &[&str], prefix: &str, queue: &str) -> serde_json::Value {
 }
 
 /// Deletes every key under a prefix when dropped.
-pub struct PrefixGuard(pub String);
+pub(crate) struct PrefixGuard(pub(crate) String);
 
 impl Drop for PrefixGuard {
     fn drop(&mut self) {

@@ -35,7 +35,9 @@ impl std::fmt::Display for CronField {
 #[non_exhaustive]
 pub enum CronError {
     /// More than six fields.
-    #[error("invalid cron pattern {pattern:?}: {count} fields, expected at most 6 (5 without seconds, 6 with seconds first)")]
+    #[error(
+        "invalid cron pattern {pattern:?}: {count} fields, expected at most 6 (5 without seconds, 6 with seconds first)"
+    )]
     TooManyFields {
         /// The pattern.
         pattern: String,

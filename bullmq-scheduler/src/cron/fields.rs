@@ -155,7 +155,7 @@ impl Fields {
                 .and_then(|i| DAYS_IN_MONTH.get(i))
                 .copied()
                 .unwrap_or(31);
-            if !day.is_some_and(|d| d <= days) {
+            if day.is_none_or(|d| d > days) {
                 return Err(CronError::ImpossibleDayOfMonth { day: first, month });
             }
         }

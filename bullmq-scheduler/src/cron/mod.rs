@@ -12,8 +12,8 @@
 //! - Day of month and day of week: when both are restricted a day matching either runs; when
 //!   one is `*` or `?`, the other alone decides (`*/1` counts as restricted, as upstream).
 //! - Any IANA zone (chrono-tz), with cron-parser's handling of DST: a time skipped by a
-//!   spring-forward change runs at the hour the clocks land on, an hour repeated by a fall-back
-//!   change runs once.
+//!   spring-forward change is moved forward by the gap (2:30 becomes 3:30), an hour repeated by
+//!   a fall-back change runs once.
 //!
 //! ```
 //! use bullmq_scheduler::cron::{CronExpression, CronOptions};
@@ -21,8 +21,8 @@
 //! // 2024-03-09T12:00:00Z; New York moves its clocks forward on 2024-03-10 at 2:00.
 //! let options = CronOptions::new().tz("America/New_York").current_date(1_709_985_600_000);
 //! let mut cron = CronExpression::parse("30 2 * * *", &options)?;
-//! // 2:30 does not exist on the 10th: the run happens at 3:00 EDT (07:00Z).
-//! assert_eq!(cron.next()?, 1_710_054_000_000);
+//! // 2:30 does not exist on the 10th: the run is moved forward by the gap, to 3:30 EDT (07:30Z).
+//! assert_eq!(cron.next_run()?, 1_710_055_800_000);
 //! # Ok::<(), bullmq_scheduler::cron::CronError>(())
 //! ```
 
@@ -102,7 +102,7 @@ impl CronOptions {
     }
 }
 
-/// A parsed pattern and its position: each [`next`](Self::next) returns the following run.
+/// A parsed pattern and its position: each [`next_run`](Self::next_run) returns the following run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CronExpression {
     fields: Fields,
@@ -144,14 +144,13 @@ impl CronExpression {
         })
     }
 
-
     /// The next run time after the current position (Unix ms), which becomes the position.
     ///
     /// # Errors
     ///
     /// [`CronError::OutOfTimeSpan`] past the end date, [`CronError::NoMatch`] when the pattern
     /// never matches (`0 0 30 2 *` with a weekday, say).
-    pub fn next(&mut self) -> Result<u64, CronError> {
+    pub fn next_run(&mut self) -> Result<u64, CronError> {
         let found = search::find_next(&self.fields, self.current, self.span)?;
         self.current = found;
         Ok(u64::try_from(found.ts()).unwrap_or_default())
@@ -159,7 +158,7 @@ impl CronExpression {
 
     /// Up to `count` next run times (fewer when the schedule ends).
     pub fn take(&mut self, count: usize) -> Vec<u64> {
-        (0..count).map_while(|_| self.next().ok()).collect()
+        (0..count).map_while(|_| self.next_run().ok()).collect()
     }
 }
 

@@ -126,7 +126,9 @@ fn js_number(text: &str) -> Option<f64> {
     if t.is_empty() {
         return Some(0.0);
     }
-    if t.bytes().any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E')) {
+    if t.bytes()
+        .any(|b| b.is_ascii_alphabetic() && !matches!(b, b'e' | b'E'))
+    {
         return None;
     }
     t.parse().ok()
@@ -334,10 +336,12 @@ fn parse_range(
     if min > max {
         return Err(invalid("has its start after its end"));
     }
-    let step = step.filter(|s| *s > 0).ok_or_else(|| CronError::InvalidStep {
-        field,
-        step: step_text.to_owned(),
-    })?;
+    let step = step
+        .filter(|s| *s > 0)
+        .ok_or_else(|| CronError::InvalidStep {
+            field,
+            step: step_text.to_owned(),
+        })?;
     let mut values = Vec::new();
     // A weekday range ending on Sunday (7) that its step reaches also holds Sunday as 0.
     if field == CronField::DayOfWeek && max % 7 == 0 && (max - min) % step == 0 {

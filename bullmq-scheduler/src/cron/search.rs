@@ -113,9 +113,7 @@ fn matches_day(fields: &Fields, date: &CronDate) -> bool {
 
 /// `#n` as a whole week count; a fractional `n` (Node accepts `#1.5`) never matches.
 fn nth_as_day_count(nth: f64) -> i64 {
-    (1..=5)
-        .find(|n| f64::from(*n) == nth)
-        .map_or(-1, i64::from)
+    (1..=5).find(|n| f64::from(*n) == nth).map_or(-1, i64::from)
 }
 
 /// cron-parser's `L` weekday match: the first digit of any value names the weekday.

@@ -3,7 +3,7 @@
 //! showing that wall clock.
 //!
 //! How a wall-clock time is turned back into an instant decides every DST edge case, so
-//! [`ZonedTime::from_local`] follows luxon's `fixOffset` step by step: guess with the current
+//! [`ZonedTime::at_local`] follows luxon's `fixOffset` step by step: guess with the current
 //! offset, correct once, and for a time the clocks skip (spring forward) keep the wall clock
 //! read with the earlier offset, which lands one gap later. An ambiguous time (fall back) keeps
 //! whichever offset the guess had, so stepping forward stays on the same side.
@@ -44,7 +44,7 @@ impl ZonedTime {
     }
 
     /// luxon's `fixOffset`: the instant showing `local_ms`, starting from the offset `guess`.
-    fn from_local(&self, local_ms: i64, guess: i64) -> Self {
+    fn at_local(&self, local_ms: i64, guess: i64) -> Self {
         let mut utc = local_ms - guess;
         let o2 = self.zone.offset_ms(utc);
         if o2 == guess {
@@ -61,7 +61,7 @@ impl ZonedTime {
 
     /// luxon's `set`: replaces wall-clock components, keeping the current offset as the guess.
     pub(crate) fn with_civil(self, civil: Civil) -> Self {
-        self.from_local(civil.to_local_ms(), self.offset())
+        self.at_local(civil.to_local_ms(), self.offset())
     }
 
     /// luxon's `plus`: calendar units on the wall clock, time units on the instant.
@@ -82,7 +82,7 @@ impl ZonedTime {
         } else {
             c.day += amount;
         }
-        self.from_local(c.to_local_ms(), self.offset())
+        self.at_local(c.to_local_ms(), self.offset())
     }
 
     /// Moves the instant by `ms` milliseconds.

@@ -14,7 +14,9 @@ pub enum SchedulerError {
     #[error("invalid job scheduler: both `every` and `pattern` are set; give one of them")]
     EveryAndPattern,
     /// Neither `every` nor `pattern` was given (or `every` is 0).
-    #[error("invalid job scheduler: set `every` (a positive interval) or `pattern` (a cron pattern)")]
+    #[error(
+        "invalid job scheduler: set `every` (a positive interval) or `pattern` (a cron pattern)"
+    )]
     NoSchedule,
     /// `immediately` together with a start date.
     #[error("invalid job scheduler: `immediately` and `startDate` cannot be used together")]

@@ -10,7 +10,9 @@ pub use plan::{IterationPlan, next_cron_millis, plan_iteration, validate_schedul
 use std::sync::Arc;
 use std::time::Duration;
 
-use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};
+use bullmq_core::backend::{
+    AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
+};
 use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::options::RepeatOptions;
 use bullmq_core::{Job, JobId, JobOptions};
@@ -207,7 +209,10 @@ impl<B: Schedulers> JobScheduler<B> {
         end: i64,
         asc: bool,
     ) -> Result<Vec<JobSchedulerRecord>, SchedulerError> {
-        let ids = self.backend.get_job_schedulers_range(start, end, asc).await?;
+        let ids = self
+            .backend
+            .get_job_schedulers_range(start, end, asc)
+            .await?;
         let mut out = Vec::with_capacity(ids.len());
         for (id, next) in ids {
             if let Some(mut record) = self.backend.get_job_scheduler(&id).await? {
@@ -274,10 +279,27 @@ fn merge_options(defaults: &JobOptions, template: JobOptions) -> JobOptions {
         };
     }
     take!(
-        attempts, job_id, timestamp, priority, delay, backoff, lifo, remove_on_complete,
-        remove_on_fail, keep_logs, stack_trace_limit, size_limit, parent, fail_parent_on_failure,
-        continue_parent_on_failure, ignore_dependency_on_failure, remove_dependency_on_failure,
-        deduplication, telemetry, repeat, prev_millis
+        attempts,
+        job_id,
+        timestamp,
+        priority,
+        delay,
+        backoff,
+        lifo,
+        remove_on_complete,
+        remove_on_fail,
+        keep_logs,
+        stack_trace_limit,
+        size_limit,
+        parent,
+        fail_parent_on_failure,
+        continue_parent_on_failure,
+        ignore_dependency_on_failure,
+        remove_dependency_on_failure,
+        deduplication,
+        telemetry,
+        repeat,
+        prev_millis
     );
     merged.extra.extend(extra);
     merged

@@ -88,7 +88,7 @@ pub fn next_cron_millis(
     if schedule.immediately == Some(true) {
         return Ok(Some(now));
     }
-    Ok(cron.next().ok())
+    Ok(cron.next_run().ok())
 }
 
 /// Plans the next iteration of scheduler `scheduler_id`: `schedule` is the repeat options (a

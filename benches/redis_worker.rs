@@ -34,7 +34,9 @@
 //!
 //! Run with `cargo bench --bench redis_worker [-- --mode NAME[,NAME]]...`; `-- --test` (CI's
 //! smoke run) processes 200 jobs per mode without warm-up. Env: `BENCH_JOBS` (20,000),
-//! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`).
+//! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`), `BENCH_DIRECT_CONNECTIONS`
+//! (the worker's `RedisOptions::direct_connections`; 0 sends every call through redis-rs's
+//! multiplexed connection).
 
 use std::time::{Duration, Instant};
 
@@ -126,6 +128,8 @@ struct Config {
     jobs: u64,
     warmup: u64,
     modes: Vec<Mode>,
+    /// The worker's `RedisOptions::direct_connections`.
+    direct_connections: usize,
 }
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -166,6 +170,11 @@ impl Config {
             jobs,
             warmup,
             modes,
+            direct_connections: usize::try_from(env_u64(
+                "BENCH_DIRECT_CONNECTIONS",
+                bullmq::redis::DEFAULT_DIRECT_CONNECTIONS as u64,
+            ))
+            .expect("BENCH_DIRECT_CONNECTIONS fits in usize"),
         }
     }
 }
@@ -247,8 +256,9 @@ fn unique_prefix(tag: &str) -> String {
 }
 
 async fn backend(config: &Config, prefix: &str) -> RedisBackend {
-    let options =
-        RedisOptions::new(config.url.as_str()).prefix(Prefix::new(prefix).expect("prefix"));
+    let options = RedisOptions::new(config.url.as_str())
+        .prefix(Prefix::new(prefix).expect("prefix"))
+        .direct_connections(config.direct_connections);
     RedisBackend::connect(&options, QueueName::new(QUEUE).expect("queue name"))
         .await
         .expect("connect")

@@ -3,6 +3,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use bullmq_core as core;
+/// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
+pub use bullmq_core::cron;
 pub use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
 pub use bullmq_core::queue_events::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
@@ -43,3 +45,6 @@ pub use bullmq_flow::{FlowJob, FlowOptions, FlowProducer, GetFlowOptions, JobNod
 #[cfg(feature = "scheduler")]
 #[cfg_attr(docsrs, doc(cfg(feature = "scheduler")))]
 pub use bullmq_scheduler as scheduler;
+#[cfg(feature = "scheduler")]
+#[cfg_attr(docsrs, doc(cfg(feature = "scheduler")))]
+pub use bullmq_scheduler::{JobScheduler, JobTemplate};

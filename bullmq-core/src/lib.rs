@@ -12,6 +12,8 @@ mod queue;
 pub mod queue_events;
 pub mod worker;
 
+/// Cron patterns read as Node.js's cron-parser reads them (the `bullmq-cron` crate).
+pub use bullmq_cron as cron;
 pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode};
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};

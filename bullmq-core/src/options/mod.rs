@@ -5,6 +5,7 @@
 
 mod backoff;
 mod dedup;
+mod iteration;
 mod job;
 mod keep_jobs;
 mod parent;
@@ -13,8 +14,9 @@ mod validation;
 
 pub use backoff::{Backoff, BackoffStrategy};
 pub use dedup::Deduplication;
+pub use iteration::{IterationPlan, plan_iteration, plan_iteration_with};
 pub use job::{JobOptions, PRIORITY_LIMIT};
 pub use keep_jobs::KeepJobs;
 pub use parent::{ParentOptions, Telemetry};
-pub use repeat::RepeatOptions;
+pub use repeat::{RepeatOptions, next_cron_millis};
 pub use validation::{Problem, ValidationError};

@@ -101,10 +101,12 @@ pub struct WorkerBuilder<B, P> {
 }
 
 impl<B: Backend, P: Processor<B>> WorkerBuilder<B, P> {
-    /// Sets how the next run of a cron-`pattern` job scheduler is computed when this worker
+    /// Replaces how the next run of a cron-`pattern` job scheduler is computed when this worker
     /// takes one of its jobs (upstream: `settings.repeatStrategy`): given the time to start
     /// from (Unix ms), the schedule and the job name, it returns the next run, or `None` when
-    /// the schedule has no more. `every` schedulers need none.
+    /// the schedule has no more. Without one, the worker reads patterns as Node's default
+    /// does ([`next_cron_millis`](crate::options::next_cron_millis), cron-parser's semantics).
+    /// `every` schedulers never use it.
     #[must_use]
     pub fn repeat_strategy(
         mut self,

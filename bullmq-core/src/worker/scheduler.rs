@@ -3,18 +3,17 @@
 //! `override: false`): the next iteration is added, once, by the job that is about to run.
 //!
 //! For `every` schedules the store computes the next run (`updateJobScheduler`), so nothing
-//! but the iteration's options is needed here. Cron `pattern` schedules need a
-//! [`RepeatStrategy`] that gives the next run (upstream: `settings.repeatStrategy`, by default
-//! `cron-parser`); a worker built without one reports each such job's advancement as an error
-//! and still runs the job. The scheduler feature installs its cron engine through
-//! [`WorkerBuilder::repeat_strategy`](super::WorkerBuilder::repeat_strategy).
+//! but the iteration's options is needed here. Cron `pattern` schedules get their next run from
+//! [`next_cron_millis`] (Node's default, cron-parser's semantics) unless the worker was built
+//! with a [`RepeatStrategy`] (upstream: `settings.repeatStrategy`) through
+//! [`WorkerBuilder::repeat_strategy`](super::WorkerBuilder::repeat_strategy). The iteration
+//! itself is planned by [`plan_iteration_with`], as a producer's upsert plans it.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::shared::Shared;
 use crate::backend::{Backend, NextIterationArgs};
-use crate::options::{RepeatOptions, ValidationError};
+use crate::options::{RepeatOptions, ValidationError, next_cron_millis, plan_iteration_with};
 use crate::{Error, Job, JobId, Result};
 
 /// Gives the next run (Unix ms) of a `pattern` schedule after `millis`, or `None` when there
@@ -73,81 +72,27 @@ async fn advance_scheduler<B: Backend>(
         }
         _ => {}
     }
-    let iteration = repeat.count.map_or(1, |c| c.saturating_add(1));
-    if repeat.limit.is_some_and(|limit| iteration > limit) {
-        return Ok(None);
-    }
     let now = shared.now_ms();
-    if repeat.end_date.is_some_and(|end| end > 0 && now > end) {
+    let next_run = |from: u64| match &shared.repeat_strategy {
+        Some(strategy) => Ok(strategy(from, repeat, &job.name)),
+        None => next_cron_millis(repeat, from, now),
+    };
+    let job_opts = job.opts.clone().with_node_defaults();
+    let plan = plan_iteration_with(scheduler_id, repeat, &job_opts, now, next_run)
+        .map_err(|e| invalid(e.to_string()))?;
+    let Some(plan) = plan else {
+        // The schedule has ended.
         return Ok(None);
-    }
-    let next_millis = match &repeat.pattern {
-        None => None,
-        Some(_) => {
-            let Some(strategy) = &shared.repeat_strategy else {
-                return Err(invalid(format!(
-                    "scheduler {scheduler_id:?} has a cron pattern and this worker has no \
-                     repeat strategy: build it with `repeat_strategy` (the scheduler feature \
-                     provides the cron engine)"
-                )));
-            };
-            let from = job.opts.prev_millis.unwrap_or(0).max(now);
-            match strategy(from, repeat, &job.name) {
-                Some(next) => Some(next.max(from)),
-                // No next run: the schedule has ended.
-                None => return Ok(None),
-            }
-        }
     };
     let args = NextIterationArgs {
         scheduler_id: scheduler_id.to_owned(),
         // `every`: computed by the store from the previous run.
-        next_millis: next_millis.unwrap_or(0),
+        next_millis: plan.next_millis.unwrap_or(0),
         template_data: job.data.clone(),
-        delayed_job_opts: iteration_options(job, scheduler_id, repeat, iteration, next_millis, now),
+        delayed_job_opts: plan.delayed_job_opts,
         producer_id: Some(job.id.to_string()),
     };
     backend.update_job_scheduler_next_millis(&args).await
-}
-
-/// The next iteration's options as upstream's `getNextJobOpts` builds them from the current
-/// job's: `timestamp` now, `repeatJobKey`, `repeat.count` advanced, `immediately` dropped,
-/// `offset` kept only for a non-zero `every` offset, `prevMillis` only for patterns. `jobId`
-/// and `delay` are what upstream sends for `every` too, and the store replaces them.
-fn iteration_options(
-    job: &Job,
-    scheduler_id: &str,
-    repeat: &RepeatOptions,
-    iteration: u64,
-    next_millis: Option<u64>,
-    now: u64,
-) -> crate::JobOptions {
-    let mut opts = job.opts.clone().with_node_defaults();
-    let mut next = repeat.clone();
-    next.immediately = None;
-    next.count = Some(iteration);
-    if next.every.is_none() || next.offset.is_some_and(|o| o.is_zero()) {
-        next.offset = None;
-    }
-    next.start_date = next.start_date.filter(|d| *d > 0);
-    next.end_date = next.end_date.filter(|d| *d > 0);
-    let offset = next
-        .offset
-        .map_or(0, |o| u64::try_from(o.as_millis()).unwrap_or(u64::MAX));
-    opts.repeat = Some(next);
-    opts.timestamp = Some(now);
-    opts.prev_millis = next_millis;
-    let due = next_millis.unwrap_or(now).saturating_add(offset);
-    opts.delay = Some(Duration::from_millis(due.saturating_sub(now)));
-    opts.job_id = Some(JobId::from(format!(
-        "repeat:{scheduler_id}:{}",
-        next_millis.unwrap_or(now)
-    )));
-    opts.extra.insert(
-        "repeatJobKey".to_owned(),
-        serde_json::Value::String(scheduler_id.to_owned()),
-    );
-    opts
 }
 
 fn invalid(message: String) -> Error {

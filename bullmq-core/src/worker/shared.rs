@@ -26,7 +26,7 @@ pub(crate) struct Shared<B> {
     pub(crate) opts: WorkerOptions,
     pub(crate) settings: Arc<WorkerSettings>,
     pub(crate) backoffs: HashMap<String, BackoffFn>,
-    /// Next runs of cron-pattern schedulers (none: their jobs' advancement is an error).
+    /// Overrides how cron-pattern schedulers' next runs are computed (none: Node's default).
     pub(crate) repeat_strategy: Option<RepeatStrategy>,
     pub(crate) events: broadcast::Sender<WorkerEvent>,
     /// The worker's id, prefix of every lock token it hands out (upstream: a UUID).

@@ -2,10 +2,11 @@
 //! any backend that implements the `Schedulers` section.
 
 mod error;
-mod plan;
+mod validate;
 
+pub use bullmq_core::options::{IterationPlan, next_cron_millis, plan_iteration};
 pub use error::SchedulerError;
-pub use plan::{IterationPlan, next_cron_millis, plan_iteration, validate_schedule};
+pub use validate::validate_schedule;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,7 +175,9 @@ impl<B: Schedulers> JobScheduler<B> {
         let (Some(scheduler_id), Some(schedule)) = (&job.repeat_job_key, &job.opts.repeat) else {
             return Ok(None);
         };
-        let Some(plan) = plan_iteration(scheduler_id, schedule, &job.opts, self.clock.now_ms())?
+        // The job's options as a Node.js worker reads them (as the Rust worker does too).
+        let job_opts = job.opts.clone().with_node_defaults();
+        let Some(plan) = plan_iteration(scheduler_id, schedule, &job_opts, self.clock.now_ms())?
         else {
             return Ok(None);
         };

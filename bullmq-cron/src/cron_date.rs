@@ -2,8 +2,8 @@
 //! stepping, which decide whether a run scheduled in a skipped hour fires at the landing hour
 //! and whether a repeated hour fires once.
 
-use super::civil::{Civil, days_in_month};
-use super::zoned::{Unit, ZonedTime};
+use crate::civil::{Civil, days_in_month};
+use crate::zoned::{Unit, ZonedTime};
 
 /// The cursor of the next-time search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

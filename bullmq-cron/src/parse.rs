@@ -6,9 +6,9 @@
 //! its values) before reading the list; we do the same so that odd inputs are accepted or
 //! refused exactly as in Node.js.
 
-use super::error::{CronError, CronField};
-use super::fields::{Bounds, DAYS_IN_MONTH, Field, Fields, Value, js_parse_int};
-use super::hashed::{self, MAX_FIELD_VALUES, SeededRandom};
+use crate::error::{CronError, CronField};
+use crate::fields::{Bounds, DAYS_IN_MONTH, Field, Fields, Value, js_parse_int};
+use crate::hashed::{self, MAX_FIELD_VALUES, SeededRandom};
 
 const MAX_EXPRESSION_LENGTH: usize = 1024;
 

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Offset, TimeZone};
 use chrono_tz::Tz;
 
-use super::CronError;
+use crate::CronError;
 
 /// A zone that tells its UTC offset at any instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 //! start of the next candidate unit and starts over. The steps (and the DST marks they leave)
 //! decide the answers around clock changes, so they are kept as they are upstream.
 
-use super::cron_date::CronDate;
-use super::error::CronError;
-use super::fields::{Field, Fields};
-use super::zoned::Unit;
+use crate::cron_date::CronDate;
+use crate::error::CronError;
+use crate::fields::{Field, Fields};
+use crate::zoned::Unit;
 
 /// cron-parser gives up after this many steps.
 const LOOP_LIMIT: u32 = 10_000;

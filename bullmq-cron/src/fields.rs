@@ -1,7 +1,7 @@
 //! The six parsed fields and the checks cron-parser makes on them once parsed: values inside the
 //! bounds, no value twice, no impossible single day of a single month.
 
-use super::error::{CronError, CronField};
+use crate::error::{CronError, CronField};
 
 /// Month lengths as cron-parser writes them (February 29: leap years are checked apart).
 pub(crate) const DAYS_IN_MONTH: [i64; 12] = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -8,8 +8,8 @@
 //! read with the earlier offset, which lands one gap later. An ambiguous time (fall back) keeps
 //! whichever offset the guess had, so stepping forward stays on the same side.
 
-use super::civil::{Civil, days_in_month};
-use super::zone::Zone;
+use crate::civil::{Civil, days_in_month};
+use crate::zone::Zone;
 
 /// Units that can be added or started from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! pattern with a `hash_seed` gives the same times in both runtimes. Without a seed the pick is
 //! random, as in Node.js.
 
-use super::error::{CronError, CronField};
-use super::fields::Bounds;
+use crate::error::{CronError, CronField};
+use crate::fields::Bounds;
 
 /// Most values one field may expand to.
 pub(crate) const MAX_FIELD_VALUES: i64 = 256;

@@ -1,5 +1,5 @@
-//! Cron patterns with the semantics of Node.js's cron-parser 5 (the version bullmq 6.7.0 uses),
-//! so that Rust and Node.js schedulers agree on every run time.
+//! Cron patterns for bullmq, with the semantics of Node.js's cron-parser 5 (the version
+//! bullmq 6.7.0 uses), so that Rust and Node.js schedulers agree on every run time.
 //!
 //! - 5 fields (`minute hour day-of-month month day-of-week`), or 6 with seconds first; like
 //!   cron-parser, fewer fields are accepted too, the missing leading ones being second `0` and
@@ -16,15 +16,17 @@
 //!   a fall-back change runs once.
 //!
 //! ```
-//! use bullmq_scheduler::cron::{CronExpression, CronOptions};
+//! use bullmq_cron::{CronExpression, CronOptions};
 //!
 //! // 2024-03-09T12:00:00Z; New York moves its clocks forward on 2024-03-10 at 2:00.
 //! let options = CronOptions::new().tz("America/New_York").current_date(1_709_985_600_000);
 //! let mut cron = CronExpression::parse("30 2 * * *", &options)?;
 //! // 2:30 does not exist on the 10th: the run is moved forward by the gap, to 3:30 EDT (07:30Z).
 //! assert_eq!(cron.next_run()?, 1_710_055_800_000);
-//! # Ok::<(), bullmq_scheduler::cron::CronError>(())
+//! # Ok::<(), bullmq_cron::CronError>(())
 //! ```
+
+#![forbid(unsafe_code)]
 
 mod civil;
 mod cron_date;

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use bullmq_scheduler::cron::{CronExpression, CronOptions};
+use bullmq_cron::{CronExpression, CronOptions};
 use serde_json::Value;
 
 const COUNT: usize = 20;

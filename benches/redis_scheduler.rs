@@ -1,0 +1,134 @@
+//! Job scheduler upserts on Redis: 1,000 distinct schedulers upserted one awaited
+//! `JobScheduler::upsert` at a time, `every` (a minute) and `cron` (`*/5 * * * *` in
+//! `Europe/London`, so each upsert also runs the cron engine).
+//!
+//! `benches/node/scheduler.mjs` runs the same modes with Node.js BullMQ 6.7.0's
+//! `queue.upsertJobScheduler`; `benches/compare-scheduler.sh` runs both on the same Redis and
+//! prints the ratio. Each mode runs on a fresh key prefix (deleted afterwards) after an
+//! unmeasured warm-up, checks that every scheduler and its first iteration exist, and prints
+//! one JSON line:
+//!
+//! ```text
+//! {"impl":"bullmq-rs","mode":"cron","schedulers":1000,"secs":..,"upserts_per_sec":..}
+//! ```
+//!
+//! `cargo bench --bench redis_scheduler --features scheduler [-- --mode NAME]`; `-- --test`
+//! (CI's smoke run) upserts 20 schedulers per mode without warm-up. Env: `BENCH_SCHEDULERS`
+//! (1,000), `REDIS_URL`.
+
+use std::time::{Duration, Instant};
+
+use bullmq::core::options::RepeatOptions;
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::scheduler::{JobScheduler, JobTemplate};
+use bullmq::{Prefix, QueueName};
+use serde_json::json;
+
+const PATTERN: &str = "*/5 * * * *";
+const TZ: &str = "Europe/London";
+const EVERY: Duration = Duration::from_secs(60);
+
+fn schedule(mode: &str) -> RepeatOptions {
+    match mode {
+        "every" => RepeatOptions {
+            every: Some(EVERY),
+            ..RepeatOptions::default()
+        },
+        "cron" => RepeatOptions {
+            pattern: Some(PATTERN.to_owned()),
+            tz: Some(TZ.to_owned()),
+            ..RepeatOptions::default()
+        },
+        other => panic!("unknown mode {other} (every, cron)"),
+    }
+}
+
+async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
+    let prefix = format!("bench-sched-{}", uuid::Uuid::new_v4().simple());
+    let options = RedisOptions::new(url).prefix(Prefix::new(&prefix).expect("prefix"));
+    let backend = RedisBackend::connect(&options, QueueName::new("bench").expect("name"))
+        .await
+        .expect("connect to Redis");
+    let jobs = JobScheduler::new(backend);
+    let schedule = schedule(mode);
+    let start = Instant::now();
+    for i in 0..schedulers {
+        let template = JobTemplate::named("tick").data(json!({"i": i, "payload": "scheduled"}));
+        jobs.upsert(&format!("sched-{i}"), &schedule, template)
+            .await
+            .expect("upsert a scheduler")
+            .expect("a first iteration");
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let client = redis::Client::open(url).expect("url");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    // An `every` scheduler's first iteration is due at once (waiting), a cron one's later.
+    let (count, delayed, waiting): (usize, usize, usize) = redis::pipe()
+        .cmd("ZCARD")
+        .arg(format!("{prefix}:bench:repeat"))
+        .cmd("ZCARD")
+        .arg(format!("{prefix}:bench:delayed"))
+        .cmd("LLEN")
+        .arg(format!("{prefix}:bench:wait"))
+        .query_async(&mut con)
+        .await
+        .expect("ZCARD");
+    assert_eq!(
+        (count, delayed + waiting),
+        (schedulers, schedulers),
+        "every scheduler and its first iteration"
+    );
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query_async(&mut con)
+        .await
+        .expect("KEYS");
+    for chunk in keys.chunks(500) {
+        let _: () = redis::cmd("DEL")
+            .arg(chunk)
+            .query_async(&mut con)
+            .await
+            .expect("DEL");
+    }
+    if print {
+        let line = json!({
+            "impl": "bullmq-rs", "mode": mode, "schedulers": schedulers, "secs": secs,
+            "upserts_per_sec": f64::from(u32::try_from(schedulers).unwrap_or(u32::MAX)) / secs,
+        });
+        println!("{line}");
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let smoke = args.iter().any(|a| a == "--test");
+    let modes: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == "--mode")
+        .map(|w| w[1].clone())
+        .collect();
+    let modes = if modes.is_empty() {
+        vec!["every".to_owned(), "cron".to_owned()]
+    } else {
+        modes
+    };
+    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
+    let schedulers = if smoke {
+        20
+    } else {
+        std::env::var("BENCH_SCHEDULERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1_000)
+    };
+    for mode in &modes {
+        if !smoke {
+            run(&url, mode, schedulers / 10, false).await;
+        }
+        run(&url, mode, schedulers, true).await;
+    }
+}

@@ -1,0 +1,201 @@
+//! The next iteration of a job scheduler, computed as Node.js's
+//! `JobScheduler#upsertJobScheduler` computes it, both when a producer upserts a scheduler and
+//! when a worker takes one of its jobs: when it runs, and the options of the job it creates.
+
+use std::time::Duration;
+
+use bullmq_cron::CronError;
+
+use super::{JobOptions, RepeatOptions, next_cron_millis};
+use crate::JobId;
+
+/// What the next iteration is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IterationPlan {
+    /// When it runs (Unix ms); `None` for `every`, whose slot the store's script computes
+    /// (from the previous slot, `offset` and `startDate`), as in Node.js.
+    pub next_millis: Option<u64>,
+    /// The options of the job to create: the template's plus `jobId`, `delay`, `timestamp`,
+    /// `prevMillis`, `repeatJobKey` and `repeat` (with `count` and `offset`).
+    pub delayed_job_opts: JobOptions,
+}
+
+/// Plans the next iteration of scheduler `scheduler_id` with Node's default repeat strategy
+/// ([`next_cron_millis`]); see [`plan_iteration_with`].
+///
+/// # Errors
+///
+/// An invalid pattern or time zone.
+pub fn plan_iteration(
+    scheduler_id: &str,
+    schedule: &RepeatOptions,
+    job_opts: &JobOptions,
+    now: u64,
+) -> Result<Option<IterationPlan>, CronError> {
+    plan_iteration_with(scheduler_id, schedule, job_opts, now, |from| {
+        next_cron_millis(schedule, from, from)
+    })
+}
+
+/// Plans the next iteration of scheduler `scheduler_id`: `schedule` is the repeat options (a
+/// job's `opts.repeat` when a worker advances it), `job_opts` the template's options (the
+/// taken job's options for a worker, whose `prevMillis` is the slot that just ran), `now` the
+/// clock, and `next_run` gives a cron pattern's next run after a time (upstream's
+/// `repeatStrategy`).
+///
+/// `Ok(None)` when the schedule is over: its `limit` reached, its end date passed, or no
+/// further cron run.
+///
+/// # Errors
+///
+/// Whatever `next_run` returns (an invalid pattern or time zone).
+pub fn plan_iteration_with(
+    scheduler_id: &str,
+    schedule: &RepeatOptions,
+    job_opts: &JobOptions,
+    now: u64,
+    next_run: impl FnOnce(u64) -> Result<Option<u64>, CronError>,
+) -> Result<Option<IterationPlan>, CronError> {
+    let iteration = schedule.count.filter(|c| *c != 0).map_or(1, |c| c + 1);
+    if schedule.limit.is_some_and(|limit| iteration > limit) {
+        return Ok(None);
+    }
+    if truthy(schedule.end_date).is_some_and(|end| now > end) {
+        return Ok(None);
+    }
+    let created = now;
+    // As upstream: never before the slot that just ran.
+    let from = now.max(job_opts.prev_millis.unwrap_or_default());
+    let every = schedule.every.filter(|e| !e.is_zero());
+    let offset = every.and(schedule.offset).filter(|o| !o.is_zero());
+    let next_millis = if every.is_some() {
+        None
+    } else {
+        match next_run(from)? {
+            Some(next) => Some(next.max(from)),
+            None => return Ok(None),
+        }
+    };
+
+    let mut opts = job_opts.clone();
+    // `repeatJobKey` has no slot of its own in `JobOptions`: it travels as an extra key.
+    opts.extra.insert(
+        "repeatJobKey".to_owned(),
+        serde_json::Value::String(scheduler_id.to_owned()),
+    );
+    opts.job_id = next_millis.map(|n| JobId::from(format!("repeat:{scheduler_id}:{n}")));
+    // As in Node.js, the delay and timestamp are read from the clock, not from `prevMillis`.
+    let delay = next_millis.map_or(0, |n| {
+        (n + offset.map_or(0, duration_ms)).saturating_sub(created)
+    });
+    opts.delay = Some(Duration::from_millis(delay));
+    opts.timestamp = Some(created);
+    opts.prev_millis = next_millis;
+    opts.repeat = Some(RepeatOptions {
+        immediately: None,
+        offset,
+        count: Some(iteration),
+        start_date: truthy(schedule.start_date),
+        end_date: truthy(schedule.end_date),
+        ..schedule.clone()
+    });
+    Ok(Some(IterationPlan {
+        next_millis,
+        delayed_job_opts: opts,
+    }))
+}
+
+/// JavaScript truthiness of a timestamp: 0 is none.
+fn truthy(v: Option<u64>) -> Option<u64> {
+    v.filter(|n| *n != 0)
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn cron(pattern: &str) -> RepeatOptions {
+        RepeatOptions {
+            pattern: Some(pattern.into()),
+            tz: Some("UTC".into()),
+            ..RepeatOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_cron_iteration_runs_at_the_next_slot_after_the_previous_one() {
+        // 2024-01-01T00:00:00.500Z; the previous slot ran at 00:00:02, later than the clock.
+        let now = 1_704_067_200_500;
+        let opts = JobOptions {
+            prev_millis: Some(1_704_067_202_000),
+            ..JobOptions::default()
+        };
+        let plan = plan_iteration("s", &cron("*/1 * * * * *"), &opts, now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.next_millis, Some(1_704_067_203_000));
+        let next = plan.delayed_job_opts;
+        assert_eq!(next.job_id.unwrap().as_str(), "repeat:s:1704067203000");
+        assert_eq!(next.delay, Some(Duration::from_millis(2_500)));
+        assert_eq!(
+            (next.timestamp, next.prev_millis),
+            (Some(now), plan.next_millis)
+        );
+        assert_eq!(next.repeat.unwrap().count, Some(1));
+        assert_eq!(next.extra["repeatJobKey"], "s");
+    }
+
+    #[test]
+    fn the_limit_and_the_end_date_end_a_schedule() {
+        let limited = RepeatOptions {
+            limit: Some(3),
+            count: Some(3),
+            ..cron("* * * * *")
+        };
+        let opts = JobOptions::default();
+        assert_eq!(plan_iteration("s", &limited, &opts, 1_000).unwrap(), None);
+        let ended = RepeatOptions {
+            end_date: Some(999),
+            ..cron("* * * * *")
+        };
+        assert_eq!(plan_iteration("s", &ended, &opts, 1_000).unwrap(), None);
+    }
+
+    #[test]
+    fn every_leaves_the_slot_to_the_store_and_keeps_a_non_zero_offset() {
+        let every = RepeatOptions {
+            every: Some(Duration::from_secs(5)),
+            offset: Some(Duration::from_millis(300)),
+            count: Some(4),
+            ..RepeatOptions::default()
+        };
+        let plan = plan_iteration("s", &every, &JobOptions::default(), 1_000)
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.next_millis, None);
+        assert_eq!(plan.delayed_job_opts.job_id, None);
+        let repeat = plan.delayed_job_opts.repeat.unwrap();
+        assert_eq!(
+            (repeat.count, repeat.offset),
+            (Some(5), Some(Duration::from_millis(300)))
+        );
+    }
+
+    #[test]
+    fn a_custom_strategy_and_its_errors_are_used_as_given() {
+        let schedule = cron("* * * * *");
+        let plan = plan_iteration_with("s", &schedule, &JobOptions::default(), 10, |_| Ok(Some(5)))
+            .unwrap()
+            .unwrap();
+        // Never before the clock.
+        assert_eq!(plan.next_millis, Some(10));
+        let bad = plan_iteration("s", &cron("61 * * * *"), &JobOptions::default(), 10);
+        assert!(bad.is_err());
+    }
+}

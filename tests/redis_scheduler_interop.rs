@@ -1,0 +1,395 @@
+//! Job schedulers across runtimes, on a real Redis with Node.js BullMQ 6.7.0:
+//!
+//! - A cron (`pattern`, seconds resolution, with a time zone) or `every` scheduler upserted by
+//!   Rust is iterated by a Node.js worker and by a Rust worker, each on its own queue upserted
+//!   identically; and the same with Node.js upserting. Both queues run the very iterations the
+//!   upserting runtime's schedule gives (`repeat:<schedulerId>:<millis>`, computed here with our
+//!   cron engine or `startDate + k * every`), none before its slot, with identical job hashes
+//!   and scheduler hashes.
+//! - RELIABILITY R17: two Rust workers and a Node.js worker on one queue while a Rust and a
+//!   Node.js producer upsert the same scheduler at once: exactly one job per tick, none
+//!   skipped, none doubled, over several ticks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bullmq::cron::{CronExpression, CronOptions};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::scheduler::{JobScheduler, JobTemplate};
+use bullmq::{
+    ActiveJob, JobOptions, Prefix, Processor, QueueName, Worker, WorkerEvent, WorkerOptions,
+};
+use bullmq_core::options::RepeatOptions;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+/// Iterations each worker runs.
+const COUNT: usize = 3;
+const PATTERN: &str = "*/1 * * * * *";
+const TZ: &str = "America/New_York";
+const EVERY: u64 = 500;
+
+async fn backend(prefix: &str, queue: &str) -> RedisBackend {
+    let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
+    RedisBackend::connect(&options, QueueName::new(queue).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn hash(key: &str) -> BTreeMap<String, String> {
+    redis::cmd("HGETALL")
+        .arg(key)
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap()
+}
+
+/// Ids of a sorted set of the queue, in score order.
+async fn members(queue_key: &str, set: &str) -> Vec<String> {
+    redis::cmd("ZRANGE")
+        .arg(format!("{queue_key}:{set}"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap()
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis(),
+    )
+    .unwrap()
+}
+
+/// A whole second at least `lead` from now: far enough for Node.js to start before it.
+fn start_after(lead: u64) -> u64 {
+    (now_ms() + lead).div_ceil(1000) * 1000
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Runtime {
+    Rust,
+    Node,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Cron,
+    Every,
+}
+
+/// The schedule, for Rust and as the JSON Node.js is given.
+fn schedule(kind: Kind, start: u64) -> (RepeatOptions, Value) {
+    match kind {
+        Kind::Cron => (
+            RepeatOptions {
+                pattern: Some(PATTERN.into()),
+                tz: Some(TZ.into()),
+                start_date: Some(start),
+                ..RepeatOptions::default()
+            },
+            json!({"pattern": PATTERN, "tz": TZ, "startDate": start}),
+        ),
+        Kind::Every => (
+            RepeatOptions {
+                every: Some(Duration::from_millis(EVERY)),
+                start_date: Some(start),
+                ..RepeatOptions::default()
+            },
+            json!({"every": EVERY, "startDate": start}),
+        ),
+    }
+}
+
+/// The first `n` slots of the schedule: what the upserting runtime's schedule gives.
+fn slots(kind: Kind, start: u64, n: usize) -> Vec<u64> {
+    match kind {
+        Kind::Cron => {
+            let options = CronOptions::new()
+                .tz(TZ)
+                .current_date(start)
+                .start_date(start);
+            CronExpression::parse(PATTERN, &options).unwrap().take(n)
+        }
+        Kind::Every => (0..n as u64).map(|k| start + k * EVERY).collect(),
+    }
+}
+
+/// Upserts scheduler `id` on each of `queues` from `runtime`, `times` times in a row.
+async fn upsert(
+    runtime: Runtime,
+    prefix: &str,
+    queues: &[&str],
+    id: &str,
+    schedule: &(RepeatOptions, Value),
+    times: usize,
+) {
+    match runtime {
+        Runtime::Rust => {
+            for queue in queues {
+                let schedulers = JobScheduler::new(backend(prefix, queue).await);
+                for _ in 0..times {
+                    let template = JobTemplate::named("tick")
+                        .data(json!({"a": 1}))
+                        .opts(JobOptions::new().attempts(2));
+                    schedulers.upsert(id, &schedule.0, template).await.unwrap();
+                }
+            }
+        }
+        Runtime::Node => {
+            let (prefix, queues, id) = (prefix.to_owned(), queues.join(","), id.to_owned());
+            let (repeat, times) = (schedule.1.to_string(), times.to_string());
+            tokio::task::spawn_blocking(move || {
+                support::run_node(
+                    "scheduler-interop.mjs",
+                    &[
+                        ("MODE", "upsert"),
+                        ("PREFIX", &prefix),
+                        ("QUEUES", &queues),
+                        ("ID", &id),
+                        ("REPEAT", &repeat),
+                        (
+                            "TEMPLATE",
+                            r#"{"name":"tick","data":{"a":1},"opts":{"attempts":2}}"#,
+                        ),
+                        ("TIMES", &times),
+                    ],
+                )
+            })
+            .await
+            .unwrap();
+        }
+    }
+}
+
+/// Runs Node.js workers in a child process; see `tests/node/scheduler-interop.mjs`.
+fn node_workers(
+    prefix: &str,
+    queue: &str,
+    env: &[(&str, String)],
+) -> tokio::task::JoinHandle<Value> {
+    let mut all = vec![
+        ("MODE".to_owned(), "work".to_owned()),
+        ("PREFIX".to_owned(), prefix.to_owned()),
+        ("QUEUE".to_owned(), queue.to_owned()),
+    ];
+    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+    tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = all.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        serde_json::from_str(support::run_node("scheduler-interop.mjs", &env).trim()).unwrap()
+    })
+}
+
+/// A Rust worker named `sched-w` that records the ids it processes in `seen`.
+async fn rust_worker(
+    prefix: &str,
+    queue: &str,
+    seen: Arc<Mutex<Vec<String>>>,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    Worker::new(
+        QueueName::new(queue).unwrap(),
+        backend(prefix, queue).await,
+        WorkerOptions::new()
+            .name("sched-w".into())
+            .drain_delay(Duration::from_millis(500)),
+        move |job: ActiveJob<RedisBackend>, _| {
+            seen.lock().unwrap().push(job.id.to_string());
+            async { Ok(json!({"tick": true})) }
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// `value` with every object's keys in sorted order.
+fn canonical(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let sorted: BTreeMap<String, Value> =
+                map.into_iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(sorted.into_iter().collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
+        other => other,
+    }
+}
+
+/// An iteration's hash without clock readings (`timestamp`, `processedOn`, `finishedOn`,
+/// `delay`, and `opts.timestamp`, `opts.delay`); `opts` compared as JSON, since each runtime
+/// packs `repeat`'s keys in its own order.
+fn comparable(mut job: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    for field in ["timestamp", "processedOn", "finishedOn", "delay"] {
+        if let Some(v) = job.get_mut(field) {
+            *v = "<time>".to_owned();
+        }
+    }
+    if let Some(opts) = job.get_mut("opts") {
+        let mut parsed: serde_json::Map<String, Value> = serde_json::from_str(opts).unwrap();
+        for key in ["timestamp", "delay"] {
+            if let Some(v) = parsed.get_mut(key) {
+                *v = json!("<time>");
+            }
+        }
+        *opts = serde_json::to_string(&canonical(Value::Object(parsed))).unwrap();
+    }
+    job
+}
+
+/// Upserts the same schedule on queues `n` and `r` from `upserter`; a Node.js worker iterates
+/// `n`, a Rust worker `r`; both must run exactly the schedule's slots, identically.
+async fn iterated_by_both(upserter: Runtime, kind: Kind) {
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let start = start_after(2_500);
+    let schedule = schedule(kind, start);
+    upsert(upserter, &prefix, &["n", "r"], "sch", &schedule, 1).await;
+    let node = node_workers(&prefix, "n", &[("COUNT", COUNT.to_string())]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let worker = rust_worker(&prefix, "r", Arc::clone(&seen)).await;
+    let mut events = worker.events();
+    let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while members(&rust_key, "completed").await.len() < COUNT {
+        assert!(
+            Instant::now() < deadline,
+            "the Rust worker ran {COUNT} iterations"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    worker.close().await;
+    let node_out = node.await.unwrap();
+    assert_eq!(node_out["errors"], json!([]), "Node.js worker errors");
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(event, WorkerEvent::Error(_)),
+            "no error while advancing: {event:?}"
+        );
+    }
+
+    let expected: Vec<String> = slots(kind, start, COUNT + 1)
+        .iter()
+        .map(|m| format!("repeat:sch:{m}"))
+        .collect();
+    let node_done = members(&node_key, "completed").await;
+    let rust_done = members(&rust_key, "completed").await;
+    assert_eq!(
+        node_done,
+        expected[..COUNT],
+        "{upserter:?} {kind:?}: Node.js worker"
+    );
+    assert_eq!(
+        rust_done,
+        expected[..COUNT],
+        "{upserter:?} {kind:?}: Rust worker"
+    );
+    assert_eq!(*seen.lock().unwrap(), expected[..COUNT]);
+    assert_eq!(members(&node_key, "delayed").await, expected[COUNT..]);
+    assert_eq!(members(&rust_key, "delayed").await, expected[COUNT..]);
+    for id in &expected {
+        let theirs = hash(&format!("{node_key}:{id}")).await;
+        let ours = hash(&format!("{rust_key}:{id}")).await;
+        assert!(!theirs.is_empty(), "{id}");
+        if let Some(ran) = ours.get("processedOn") {
+            let slot: u64 = id.rsplit(':').next().unwrap().parse().unwrap();
+            assert!(
+                ran.parse::<u64>().unwrap() >= slot,
+                "{id} ran before its slot"
+            );
+        }
+        assert_eq!(comparable(ours), comparable(theirs), "iteration {id}");
+    }
+    let theirs = hash(&format!("{node_key}:repeat:sch")).await;
+    assert_eq!(theirs["ic"], (COUNT + 1).to_string());
+    assert_eq!(hash(&format!("{rust_key}:repeat:sch")).await, theirs);
+}
+
+#[tokio::test]
+async fn a_cron_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both(Runtime::Rust, Kind::Cron).await;
+}
+
+#[tokio::test]
+async fn a_cron_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both(Runtime::Node, Kind::Cron).await;
+}
+
+#[tokio::test]
+async fn an_every_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both(Runtime::Rust, Kind::Every).await;
+}
+
+#[tokio::test]
+async fn an_every_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both(Runtime::Node, Kind::Every).await;
+}
+
+/// R17: three workers (two Rust, one Node.js) on one queue, a Rust and a Node.js producer
+/// upserting the same cron scheduler at once: every tick runs exactly once.
+#[tokio::test]
+async fn three_workers_and_two_producers_run_each_tick_exactly_once() {
+    const UPSERTS: usize = 10;
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let start = start_after(4_000);
+    // Everything stops between two ticks, 5 ticks after the start.
+    let until = start + 5_500;
+    let schedule = schedule(Kind::Cron, start);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rust_a = rust_worker(&prefix, "q", Arc::clone(&seen)).await;
+    let rust_b = rust_worker(&prefix, "q", Arc::clone(&seen)).await;
+    let node = node_workers(&prefix, "q", &[("UNTIL", until.to_string())]);
+    tokio::join!(
+        upsert(Runtime::Node, &prefix, &["q"], "tick", &schedule, UPSERTS),
+        upsert(Runtime::Rust, &prefix, &["q"], "tick", &schedule, UPSERTS),
+    );
+    assert!(
+        now_ms() < start,
+        "the producers finished before the first tick"
+    );
+    tokio::time::sleep(Duration::from_millis(until.saturating_sub(now_ms()))).await;
+    tokio::join!(rust_a.close(), rust_b.close());
+    let node_out = node.await.unwrap();
+    assert_eq!(node_out["errors"], json!([]), "Node.js worker errors");
+
+    let by_node: Vec<String> = serde_json::from_value(node_out["processed"].clone()).unwrap();
+    let by_rust = seen.lock().unwrap().clone();
+    let mut all: Vec<String> = by_node.iter().chain(&by_rust).cloned().collect();
+    all.sort();
+    let expected: Vec<String> = slots(Kind::Cron, start, 10)
+        .into_iter()
+        .filter(|m| *m < until)
+        .map(|m| format!("repeat:tick:{m}"))
+        .collect();
+    assert!(expected.len() >= 4, "{expected:?}");
+    assert_eq!(
+        all, expected,
+        "one run per tick (Node.js ran {by_node:?}, Rust {by_rust:?})"
+    );
+    let key = format!("{prefix}:q");
+    let mut completed = members(&key, "completed").await;
+    completed.sort();
+    assert_eq!(completed, expected);
+    // Exactly one next iteration is pending: the next tick.
+    let next = slots(Kind::Cron, start, 10)
+        .into_iter()
+        .find(|m| *m > until)
+        .unwrap();
+    let mut pending = members(&key, "delayed").await;
+    let waiting: Vec<String> = redis::cmd("LRANGE")
+        .arg(format!("{key}:wait"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap();
+    pending.extend(waiting);
+    assert_eq!(pending, [format!("repeat:tick:{next}")]);
+}

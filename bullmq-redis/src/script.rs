@@ -4,41 +4,54 @@
 //! runtime loads a script first, the other finds it in Redis's script cache.
 
 use redis::aio::ConnectionLike;
-use redis::{Cmd, ErrorKind, ServerErrorKind, ToRedisArgs, Value};
+use redis::{Arg, Cmd, ErrorKind, ServerErrorKind, ToRedisArgs, Value};
 
 use crate::scripts::LuaScript;
 
-/// Arguments for one script call: its `KEYS`, then its `ARGV`.
+/// Arguments for one script call: its `KEYS`, then its `ARGV`, each list packed into one
+/// buffer as it is given (a `Cmd` is just that: bytes plus argument boundaries), so that a call
+/// costs a handful of allocations however many arguments it has.
 #[derive(Debug, Default)]
 pub(crate) struct ScriptCall {
-    keys: Vec<Vec<u8>>,
-    args: Vec<Vec<u8>>,
+    keys: Cmd,
+    args: Cmd,
 }
 
 impl ScriptCall {
     pub(crate) fn key(mut self, key: impl ToRedisArgs) -> Self {
-        self.keys.extend(key.to_redis_args());
+        key.write_redis_args(&mut self.keys);
         self
     }
 
     pub(crate) fn arg(mut self, arg: impl ToRedisArgs) -> Self {
-        self.args.extend(arg.to_redis_args());
+        arg.write_redis_args(&mut self.args);
         self
     }
 
     fn command(&self, verb: &str, head: &str, script: &LuaScript) -> Cmd {
+        let key_count = self.keys.args_iter().count();
         debug_assert_eq!(
-            self.keys.len(),
-            script.num_keys,
+            key_count, script.num_keys,
             "{} takes {} keys",
-            script.name,
-            script.num_keys
+            script.name, script.num_keys
         );
-        let mut cmd = redis::cmd(verb);
-        cmd.arg(head)
-            .arg(self.keys.len())
-            .arg(&self.keys)
-            .arg(&self.args);
+        let parts = || {
+            self.keys
+                .args_iter()
+                .chain(self.args.args_iter())
+                .filter_map(|part| match part {
+                    Arg::Simple(bytes) => Some(bytes),
+                    _ => None,
+                })
+        };
+        let (count, bytes) = parts().fold((3, verb.len() + head.len() + 4), |(n, b), part| {
+            (n + 1, b + part.len())
+        });
+        let mut cmd = Cmd::with_capacity(count, bytes);
+        cmd.arg(verb).arg(head).arg(key_count);
+        for part in parts() {
+            cmd.arg(part);
+        }
         cmd
     }
 

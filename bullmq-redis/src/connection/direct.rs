@@ -16,7 +16,7 @@ use tokio::net::TcpStream;
 #[cfg(unix)]
 use tokio::net::UnixStream;
 
-use super::frame;
+use super::{frame, resp};
 
 /// How much room a read asks for at least.
 const READ_CHUNK: usize = 16 * 1024;
@@ -176,7 +176,11 @@ impl DirectConnection {
             match frame::reply_len(&self.read_buf[start..])? {
                 Some(len) => {
                     let reply = &self.read_buf[start..start + len];
-                    replies.push(redis::parse_redis_value(reply)?);
+                    let value = match resp::parse(reply) {
+                        Some(value) => value,
+                        None => redis::parse_redis_value(reply)?,
+                    };
+                    replies.push(value);
                     start += len;
                 }
                 None => {

@@ -14,6 +14,7 @@
 
 mod direct;
 mod frame;
+mod resp;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,0 +1,161 @@
+//! The pool every command runs on, and the dedicated connections beside it.
+//!
+//! As upstream's `PostgresConnection`: pooled connections pin the schema's `search_path` at
+//! startup and carry no `application_name` (discovery must not count them as workers);
+//! long-lived dedicated connections (`LISTEN`) are opened apart from the pool, so a pool of
+//! one connection cannot starve them, and carry the name discovery reads.
+
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::{ConnectOptions as _, Connection as _, PgConnection};
+
+use crate::error::{PostgresError, wrap};
+use crate::migrator;
+use crate::options::PostgresOptions;
+use crate::schema_name::SchemaName;
+use bullmq_core::Result;
+
+/// A pool of connections to one schema, checked (or migrated) when it was made.
+///
+/// Cloning is cheap and shares the pool.
+#[derive(Clone)]
+pub struct PostgresConnection {
+    pool: PgPool,
+    connect: PgConnectOptions,
+    connect_timeout: Duration,
+    schema: SchemaName,
+    skip_version_check: bool,
+}
+
+impl std::fmt::Debug for PostgresConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // `PgConnectOptions` would print the password.
+        f.debug_struct("PostgresConnection")
+            .field("target", &target(&self.connect))
+            .field("schema", &self.schema)
+            .field("pool_size", &self.pool.size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresConnection {
+    /// Connects, then migrates the schema when [`PostgresOptions::migrate`] is set, or checks
+    /// that it is ready otherwise ([`migrator::check_schema`]).
+    ///
+    /// The first connection is opened directly rather than through the pool, so that an
+    /// unreachable server fails at once with [`PostgresError::Unreachable`] and the reason,
+    /// instead of the pool's retries ending in a bare timeout.
+    pub async fn connect(options: &PostgresOptions) -> Result<Self> {
+        options.check()?;
+        let connect = options.connect_options()?;
+        let mut first = open(&connect, options.connect_timeout).await?;
+        let ready = if options.migrate {
+            migrator::run_migrations(&mut first, &options.schema, options.skip_version_check).await
+        } else {
+            migrator::check_schema(&mut first, &options.schema, options.skip_version_check).await
+        };
+        let _ = first.close().await;
+        ready?;
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections)
+            .acquire_timeout(options.connect_timeout)
+            .connect_lazy_with(connect.clone());
+        Ok(Self {
+            pool,
+            connect,
+            connect_timeout: options.connect_timeout,
+            schema: options.schema.clone(),
+            skip_version_check: options.skip_version_check,
+        })
+    }
+
+    /// The pool; its connections' `search_path` is the schema.
+    #[must_use]
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The schema.
+    #[must_use]
+    pub fn schema(&self) -> &SchemaName {
+        &self.schema
+    }
+
+    /// Applies pending migrations on one pooled connection ([`migrator::run_migrations`]);
+    /// returns the schema's version afterwards.
+    pub async fn migrate(&self) -> Result<i32> {
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(wrap("get a connection to migrate on"))?;
+        migrator::run_migrations(&mut conn, &self.schema, self.skip_version_check).await
+    }
+
+    /// The schema's version, after the same check as [`connect`](Self::connect) makes.
+    pub async fn schema_version(&self) -> Result<i32> {
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(wrap("get a connection to read the schema version"))?;
+        migrator::check_schema(&mut conn, &self.schema, self.skip_version_check).await
+    }
+
+    /// Opens a connection outside the pool, with the same settings (the schema's
+    /// `search_path`), named `application_name` when given: what a worker's or `QueueEvents`'
+    /// `LISTEN` connection is (see [`crate::client_name`]).
+    ///
+    /// The name is set after connecting with `set_config`, as upstream does, so that it can be
+    /// applied again to a replacement connection the same way.
+    pub async fn open_dedicated(&self, application_name: Option<&str>) -> Result<PgConnection> {
+        let mut conn = open(&self.connect, self.connect_timeout).await?;
+        if let Some(name) = application_name {
+            sqlx::query("SELECT set_config('application_name', $1, false)")
+                .bind(name)
+                .execute(&mut conn)
+                .await
+                .map_err(wrap("name the dedicated connection"))?;
+        }
+        Ok(conn)
+    }
+
+    /// Closes the pool: waits for connections in use to come back, then closes them all.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Opens one connection within `timeout`, failing with [`PostgresError::Unreachable`].
+pub(crate) async fn open(connect: &PgConnectOptions, timeout: Duration) -> Result<PgConnection> {
+    let unreachable = |source| {
+        bullmq_core::Error::backend(PostgresError::Unreachable {
+            target: target(connect),
+            source,
+        })
+    };
+    match tokio::time::timeout(timeout, connect.connect()).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(source)) => Err(unreachable(source)),
+        Err(_) => Err(unreachable(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no connection within {timeout:?}"),
+        )))),
+    }
+}
+
+/// Where `connect` points, without the password: `postgres://user@host:port/db`.
+fn target(connect: &PgConnectOptions) -> String {
+    let host = match connect.get_socket() {
+        Some(socket) => socket.display().to_string(),
+        None => connect.get_host().to_owned(),
+    };
+    format!(
+        "postgres://{}@{}:{}/{}",
+        connect.get_username(),
+        host,
+        connect.get_port(),
+        connect.get_database().unwrap_or_default()
+    )
+}

@@ -1,0 +1,200 @@
+//! How to reach PostgreSQL and which schema to use.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use bullmq_core::Result;
+use bullmq_core::options::ValidationError;
+use sqlx::postgres::PgConnectOptions;
+
+use crate::error::wrap;
+use crate::schema_name::SchemaName;
+
+/// [`PostgresOptions::max_connections`] by default: node-postgres' default pool size.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 10;
+
+/// [`PostgresOptions::connect_timeout`] by default.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings of a PostgreSQL backend: the counterpart of Node.js BullMQ's PostgreSQL
+/// `connection` (`{ connectionString, schema, migrate, skipVersionCheck }`).
+///
+/// ```
+/// use bullmq_postgres::{PostgresOptions, SchemaName};
+///
+/// let options = PostgresOptions::new("postgres://postgres@127.0.0.1:5432/app")
+///     .schema(SchemaName::new("jobs").unwrap())
+///     .migrate(true);
+/// assert!(options.migrate);
+/// ```
+#[derive(Clone)]
+pub struct PostgresOptions {
+    /// `postgres://[user[:password]@]host[:port]/database[?param=value…]`; the parameters sqlx
+    /// understands (`sslmode`, `application_name`, `options`, …) are honoured.
+    pub url: String,
+    /// The schema every queue lives in; `bullmq` by default, like Node.js.
+    pub schema: SchemaName,
+    /// Whether connecting applies pending migrations. Off by default, as upstream: a process
+    /// that connects then only checks that the schema is ready, and fails with
+    /// [`PostgresError::SchemaMigrationRequired`](crate::PostgresError::SchemaMigrationRequired)
+    /// otherwise. [`migrate`](crate::migrate) migrates on its own.
+    pub migrate: bool,
+    /// Skips the server version check (PostgreSQL 13 or newer), as upstream's
+    /// `skipVersionCheck`. Off by default.
+    pub skip_version_check: bool,
+    /// How many pooled connections may be open at once. The dedicated connections (`LISTEN`)
+    /// are not counted. 10 by default.
+    pub max_connections: u32,
+    /// How long opening a connection, or waiting for a free pooled one, may take. 10 s by
+    /// default.
+    pub connect_timeout: Duration,
+}
+
+impl PostgresOptions {
+    /// Options for `url` with the default schema, no migration on connect.
+    #[must_use]
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            schema: SchemaName::default(),
+            migrate: false,
+            skip_version_check: false,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+        }
+    }
+
+    /// Sets the schema.
+    #[must_use]
+    pub fn schema(mut self, schema: SchemaName) -> Self {
+        self.schema = schema;
+        self
+    }
+
+    /// Sets whether connecting applies pending migrations.
+    #[must_use]
+    pub fn migrate(mut self, migrate: bool) -> Self {
+        self.migrate = migrate;
+        self
+    }
+
+    /// Sets whether the server version check is skipped.
+    #[must_use]
+    pub fn skip_version_check(mut self, skip: bool) -> Self {
+        self.skip_version_check = skip;
+        self
+    }
+
+    /// Sets the pool size.
+    #[must_use]
+    pub fn max_connections(mut self, max: u32) -> Self {
+        self.max_connections = max;
+        self
+    }
+
+    /// Sets the connect timeout.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Refuses settings no connection can work with.
+    pub(crate) fn check(&self) -> Result<()> {
+        let fail = |field: &str, message: &str| {
+            Err(ValidationError::single("postgres options", field, message).into())
+        };
+        if self.max_connections == 0 {
+            return fail("max_connections", "must be at least 1");
+        }
+        if self.connect_timeout.is_zero() {
+            return fail("connect_timeout", "must be greater than zero");
+        }
+        Ok(())
+    }
+
+    /// The URL's settings with the schema pinned as every connection's `search_path`, as
+    /// upstream's `-c search_path="<schema>"` startup option: the command files name no
+    /// schema, so this is what points them at it.
+    pub(crate) fn connect_options(&self) -> Result<PgConnectOptions> {
+        let options = PgConnectOptions::from_str(&self.url).map_err(wrap("parse the URL"))?;
+        Ok(options.options([("search_path", self.schema.quoted())]))
+    }
+}
+
+impl std::fmt::Debug for PostgresOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The URL may carry a password: print it without one.
+        f.debug_struct("PostgresOptions")
+            .field("url", &redact_password(&self.url))
+            .field("schema", &self.schema)
+            .field("migrate", &self.migrate)
+            .field("skip_version_check", &self.skip_version_check)
+            .field("max_connections", &self.max_connections)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+/// `scheme://user:secret@host` as `scheme://user:***@host`; other URLs unchanged.
+fn redact_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_owned();
+    };
+    match rest[..at].split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_upstream() {
+        let options = PostgresOptions::new("postgres://localhost/db");
+        assert_eq!(options.schema.as_str(), "bullmq");
+        assert!(!options.migrate);
+        assert!(!options.skip_version_check);
+        assert!(options.check().is_ok());
+    }
+
+    #[test]
+    fn debug_hides_the_password() {
+        let options = PostgresOptions::new("postgres://bob:s3cret@db:5432/app?sslmode=disable");
+        let shown = format!("{options:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("postgres://bob:***@db:5432/app"), "{shown}");
+    }
+
+    #[test]
+    fn zero_pool_or_timeout_is_refused() {
+        let url = "postgres://localhost/db";
+        let err = PostgresOptions::new(url)
+            .max_connections(0)
+            .check()
+            .expect_err("empty pool");
+        assert!(err.to_string().contains("max_connections"), "{err}");
+        let err = PostgresOptions::new(url)
+            .connect_timeout(Duration::ZERO)
+            .check()
+            .expect_err("no time");
+        assert!(err.to_string().contains("connect_timeout"), "{err}");
+    }
+
+    #[test]
+    fn search_path_is_pinned_quoted_after_any_url_options() {
+        let options = PostgresOptions::new("postgres://localhost/db?options=-c%20work_mem%3D8MB")
+            .schema(SchemaName::new("Jobs").expect("valid"));
+        let connect = options.connect_options().expect("valid URL");
+        assert_eq!(
+            connect.get_options(),
+            Some("-c work_mem=8MB -c search_path=\"Jobs\"")
+        );
+    }
+}

@@ -1,0 +1,229 @@
+//! Shared helpers of the PostgreSQL tests: the server's URL, a schema of its own per test
+//! (dropped afterwards, even when the test fails), and the Node.js helpers.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use bullmq_postgres::sqlx::{self, ConnectOptions as _, Connection as _, PgConnection};
+use bullmq_postgres::{PostgresOptions, SchemaName};
+
+/// The test server: `DATABASE_URL`, or the local default (trust authentication).
+pub fn database_url() -> String {
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// A plain connection to the test server (no schema pinned), for setting up and inspecting.
+pub async fn admin() -> PgConnection {
+    let url = database_url();
+    let options: sqlx::postgres::PgConnectOptions = url.parse().expect("DATABASE_URL parses");
+    options.connect().await.unwrap_or_else(|e| {
+        panic!(
+            "cannot connect to PostgreSQL at {url}: {e}. These tests need a running \
+             PostgreSQL 13+ with a database `test` (or DATABASE_URL pointing at one); \
+             .ci/run starts the local cluster."
+        )
+    })
+}
+
+/// A schema name no other test uses; the schema itself is dropped when this is dropped.
+pub struct TestSchema {
+    name: SchemaName,
+}
+
+impl TestSchema {
+    /// A fresh name, `<tag>_<uuid>` (the schema is not created).
+    pub fn new(tag: &str) -> Self {
+        let name = format!("{tag}_{}", uuid::Uuid::new_v4().simple());
+        Self {
+            name: SchemaName::new(name).expect("a valid test schema name"),
+        }
+    }
+
+    /// The name.
+    pub fn name(&self) -> &SchemaName {
+        &self.name
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// Options for this schema on the test server.
+    pub fn options(&self) -> PostgresOptions {
+        PostgresOptions::new(database_url()).schema(self.name.clone())
+    }
+}
+
+impl Drop for TestSchema {
+    fn drop(&mut self) {
+        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name.quoted());
+        // Drop runs inside the test's runtime, which must not be blocked on: a thread of its
+        // own with a runtime of its own does the dropping.
+        let dropping = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime to drop the schema");
+            runtime.block_on(async {
+                let mut conn = admin().await;
+                sqlx::raw_sql(&sql)
+                    .execute(&mut conn)
+                    .await
+                    .expect("drop the test schema");
+                let _ = conn.close().await;
+            });
+        });
+        if dropping.join().is_err() && !std::thread::panicking() {
+            panic!("dropping the test schema failed");
+        }
+    }
+}
+
+/// Whether the schema exists.
+pub async fn schema_exists(schema: &str) -> bool {
+    let mut conn = admin().await;
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)")
+        .bind(schema)
+        .fetch_one(&mut conn)
+        .await
+        .expect("read pg_namespace")
+}
+
+/// The ledger rows `(version, name, min_client_version)` in version order.
+pub async fn ledger(schema: &SchemaName) -> Vec<(i32, String, i32)> {
+    let mut conn = admin().await;
+    sqlx::query_as(&format!(
+        "SELECT version, name, min_client_version FROM {}.migration ORDER BY version",
+        schema.quoted()
+    ))
+    .fetch_all(&mut conn)
+    .await
+    .expect("read the ledger")
+}
+
+/// The ledger upstream's migrator writes for the embedded migrations.
+pub fn expected_ledger() -> Vec<(i32, String, i32)> {
+    bullmq_postgres::sql::migrations::ALL
+        .iter()
+        .map(|m| (m.version, m.name.to_owned(), m.min_client_version))
+        .collect()
+}
+
+/// How many distinct `applied_at` values the ledger has (one per migrating transaction).
+pub async fn ledger_transactions(schema: &SchemaName) -> i64 {
+    let mut conn = admin().await;
+    sqlx::query_scalar(&format!(
+        "SELECT count(DISTINCT applied_at) FROM {}.migration",
+        schema.quoted()
+    ))
+    .fetch_one(&mut conn)
+    .await
+    .expect("read the ledger")
+}
+
+/// Runs a statement on the test server.
+pub async fn execute(sql: &str) {
+    let mut conn = admin().await;
+    sqlx::raw_sql(sql)
+        .execute(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// Every object of `schema` as sorted text lines (tables and their columns with types,
+/// defaults and nullability; relations by kind; indexes; functions with their arguments, a
+/// hash of their body and their settings; enum labels), the schema's own name replaced by
+/// `<schema>`: two schemas that the same migrations built print the same.
+pub async fn catalog(schema: &SchemaName) -> Vec<String> {
+    let mut conn = admin().await;
+    let rows: Vec<String> = sqlx::query_scalar(
+        "SELECT replace(kind || ' ' || def, $1, '<schema>') FROM (
+           SELECT 'column' AS kind,
+                  c.relname || '.' || a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
+                    || ' notnull=' || a.attnotnull || ' default='
+                    || coalesce(pg_get_expr(d.adbin, d.adrelid), '') AS def
+             FROM pg_attribute a
+             JOIN pg_class c ON c.oid = a.attrelid
+             JOIN pg_namespace n ON n.oid = c.relnamespace
+             LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+            WHERE n.nspname = $1 AND a.attnum > 0 AND NOT a.attisdropped
+              AND c.relkind IN ('r', 'p')
+           UNION ALL
+           SELECT 'relation', c.relname || ' ' || c.relkind::text
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = $1
+           UNION ALL
+           SELECT 'index', indexdef FROM pg_indexes WHERE schemaname = $1
+           UNION ALL
+           SELECT 'function', p.proname || '(' || pg_get_function_identity_arguments(p.oid)
+                    || ') ' || md5(p.prosrc) || ' '
+                    || coalesce(array_to_string(p.proconfig, ','), '')
+             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+            WHERE n.nspname = $1
+           UNION ALL
+           SELECT 'enum', t.typname || ' '
+                    || string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder)
+             FROM pg_type t
+             JOIN pg_enum e ON e.enumtypid = t.oid
+             JOIN pg_namespace n ON n.oid = t.typnamespace
+            WHERE n.nspname = $1
+            GROUP BY t.typname
+         ) objects ORDER BY 1",
+    )
+    .bind(schema.as_str())
+    .fetch_all(&mut conn)
+    .await
+    .expect("read the catalog");
+    rows
+}
+
+/// The folder of the pinned Node.js helpers.
+pub fn node_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("tests")
+        .join("node")
+}
+
+/// Runs `node <script>` in `tests/node` with `env` and `DATABASE_URL`, returning its stdout;
+/// panics with what to do when Node.js or the pinned packages are missing, or the script fails.
+pub fn run_node(script: &str, env: &[(&str, &str)]) -> String {
+    let dir = node_dir();
+    assert!(
+        dir.join("node_modules").join("pg").exists(),
+        "the pinned Node.js packages (bullmq, pg) are not installed: run `npm ci --prefix {}` \
+         (needs Node.js 20 and npm)",
+        dir.display()
+    );
+    let mut cmd = Command::new("node");
+    cmd.arg(script)
+        .current_dir(&dir)
+        .env("DATABASE_URL", database_url());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run `node` ({e}): install Node.js 20 and npm to run the interop tests")
+    });
+    assert!(
+        out.status.success(),
+        "node {script} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("node output is UTF-8")
+}
+
+/// Runs `tests/node/pg-queue-op.mjs` and parses its JSON line.
+pub async fn node_queue_op(env: Vec<(&'static str, String)>) -> serde_json::Value {
+    let out = tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run_node("pg-queue-op.mjs", &env)
+    })
+    .await
+    .expect("the node helper task");
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("node printed {out:?}: {e}"))
+}

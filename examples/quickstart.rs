@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
-    ActiveJob, Backoff, BulkJob, CancellationToken, JobError, JobOptions, Queue, QueueName,
-    Worker, WorkerEvent, WorkerOptions,
+    ActiveJob, Backoff, BulkJob, CancellationToken, JobError, JobOptions, Queue, QueueName, Worker,
+    WorkerEvent, WorkerOptions,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -63,7 +63,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         RedisBackend::connect(&options, name.clone()).await?,
     );
     if !produce_with_node(&url, name.as_str()) {
-        println!("(Node.js producer not set up: run `npm ci --prefix tests/node`; adding from Rust)");
+        println!(
+            "(Node.js producer not set up: run `npm ci --prefix tests/node`; adding from Rust)"
+        );
         let opts = JobOptions::new()
             .attempts(3)
             .backoff(Backoff::exponential(Duration::from_millis(500)));

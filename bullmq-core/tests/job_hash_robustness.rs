@@ -430,7 +430,10 @@ fn priority_is_read_as_stored_even_negative_and_refused_past_i64() {
     );
     let err = read(&[("priority", "99999999999999999999")]).unwrap_err();
     assert_eq!(err.field, "priority");
-    assert!(err.to_string().starts_with("job 1: field `priority`:"), "{err}");
+    assert!(
+        err.to_string().starts_with("job 1: field `priority`:"),
+        "{err}"
+    );
     let err = read(&[("priority", "-x")]).unwrap_err();
     assert_eq!(err.field, "priority");
 }

@@ -9,9 +9,9 @@ microseconds per job in that mode: the rate at which one Redis core could run ou
 the client cost nothing.
 """
 
-import json
-import statistics
 import sys
+
+from compare_rows import load, median, verdict
 
 OURS = "bullmq-rs"
 IMPLS = [OURS, "bullmq-official", "bullmq-node"]
@@ -23,26 +23,6 @@ RATIO_TARGETS = {
     "bulk1000": {"bullmq-official": 1.25},
 }
 CEILING_TARGETS = {"bulk1000": 0.9}
-
-
-def load(path):
-    """Rows of the file, grouped as {(impl, mode): [row, ...]}."""
-    runs = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("{"):
-                row = json.loads(line)
-                runs.setdefault((row["impl"], row["mode"]), []).append(row)
-    return runs
-
-
-def median(rows, metric):
-    return statistics.median(r[metric] for r in rows)
-
-
-def verdict(ok):
-    return "met" if ok else "**missed**"
 
 
 def main(path):

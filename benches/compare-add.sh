@@ -18,20 +18,14 @@
 # `npm ci --prefix tests/node` and Python 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 
 rounds=${BENCH_ROUNDS:-5}
 modes=${BENCH_MODES:-sequential,concurrent8,bulk1000}
 export BENCH_JOBS=${BENCH_JOBS:-20000}
 
-echo "building bullmq-rs (cargo bench --no-run)..." >&2
-ours=$(cargo bench --bench redis_add --no-run --message-format=json-render-diagnostics |
-  python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "redis_add" and m.get("executable"):
-        print(m["executable"])
-')
+ours=$(bench_executable redis_add)
 echo "building bullmq-official (cargo build --release)..." >&2
 cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
   --target-dir benches/official/target
@@ -49,16 +43,7 @@ run() { # impl mode
   esac
 }
 
-impls=(bullmq-node bullmq-official bullmq-rs)
-for ((round = 0; round < rounds; round++)); do
-  for mode in ${modes//,/ }; do
-    for ((k = 0; k < ${#impls[@]}; k++)); do
-      impl=${impls[$(((k + round) % ${#impls[@]}))]}
-      echo "round $((round + 1))/$rounds: $mode, $impl" >&2
-      run "$impl" "$mode" | tee -a "$results" >&2
-    done
-  done
-done
+interleave "$rounds" "$modes" "$results"
 
 echo "raw results: $results" >&2
 python3 benches/compare-add-table.py "$results"

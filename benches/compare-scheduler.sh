@@ -10,36 +10,7 @@
 # and Python 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${BENCH_ROUNDS:-3}
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 
-echo "building bullmq-rs (cargo bench --no-run)..." >&2
-ours=$(cargo bench --bench redis_scheduler --features scheduler --no-run --message-format=json-render-diagnostics |
-  python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "redis_scheduler" and m.get("executable"):
-        print(m["executable"])
-')
-mkdir -p target/bench-scheduler
-results=target/bench-scheduler/results-$(date +%Y%m%dT%H%M%S).jsonl
-: >"$results"
-for ((round = 0; round < rounds; round++)); do
-  if ((round % 2 == 0)); then order="node rs"; else order="rs node"; fi
-  for impl in $order; do
-    echo "round $((round + 1))/$rounds: $impl" >&2
-    case $impl in
-      rs) "$ours" | tee -a "$results" ;;
-      node) node benches/node/scheduler.mjs | tee -a "$results" ;;
-    esac
-  done
-done
-python3 - "$results" <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print("\n| mode | bullmq-rs upserts/s | Node 6.7.0 upserts/s | ratio |\n|---|---|---|---|")
-for mode in sorted({r["mode"] for r in rows}, reverse=True):
-    med = lambda impl: statistics.median(r["upserts_per_sec"] for r in rows if r["mode"] == mode and r["impl"] == impl)
-    ours, node = med("bullmq-rs"), med("bullmq-node")
-    print(f"| {mode} | {ours:,.0f} | {node:,.0f} | {ours / node:.2f}x |")
-PY
+against_node redis_scheduler scheduler benches/node/scheduler.mjs upserts_per_sec upserts/s

@@ -16,9 +16,9 @@ lists the raw figures; the second sets ours against the peers and checks the iss
 - concurrency 500: the worker process's peak RSS at most a third of Node's.
 """
 
-import json
-import statistics
 import sys
+
+from compare_rows import load, median, verdict
 
 OURS = "bullmq-rs"
 OFFICIAL = "bullmq-official"
@@ -33,26 +33,6 @@ CPU_VS = {OFFICIAL: 0.5, NODE: 0.25}
 LATENCY_VS = {OFFICIAL: 1.3, NODE: 1.5}
 SLEEP_RATE = 0.9 * 10_000
 RSS_VS_NODE = 1 / 3
-
-
-def load(path):
-    """Rows of the file, grouped as {(impl, mode): [row, ...]}."""
-    runs = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("{"):
-                row = json.loads(line)
-                runs.setdefault((row["impl"], row["mode"]), []).append(row)
-    return runs
-
-
-def median(rows, metric):
-    return statistics.median(r[metric] for r in rows)
-
-
-def verdict(ok):
-    return "met" if ok else "**missed**"
 
 
 def short(impl):

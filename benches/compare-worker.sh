@@ -18,6 +18,8 @@
 # on to the three harnesses. Needs `npm ci --prefix tests/node` and Python 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 
 rounds=${BENCH_ROUNDS:-5}
 all_modes=""
@@ -25,15 +27,7 @@ for c in 1 10 100 500; do all_modes+="instant-c$c-keep,instant-c$c-remove,"; don
 modes=${BENCH_MODES:-${all_modes}sleep10ms-c100}
 export BENCH_JOBS=${BENCH_JOBS:-20000}
 
-echo "building bullmq-rs (cargo bench --no-run)..." >&2
-ours=$(cargo bench --bench redis_worker --no-run --message-format=json-render-diagnostics |
-  python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "redis_worker" and m.get("executable"):
-        print(m["executable"])
-')
+ours=$(bench_executable redis_worker)
 echo "building bullmq-official (cargo build --release)..." >&2
 cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
   --target-dir benches/official/target --bin worker
@@ -54,17 +48,7 @@ run() { # impl mode
   esac
 }
 
-impls=(bullmq-node bullmq-official bullmq-rs)
-for ((round = 0; round < rounds; round++)); do
-  for mode in ${modes//,/ }; do
-    for ((k = 0; k < ${#impls[@]}; k++)); do
-      impl=${impls[$(((k + round) % ${#impls[@]}))]}
-      echo "$(date +%T) $mode $impl load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$loads"
-      echo "round $((round + 1))/$rounds: $mode, $impl" >&2
-      run "$impl" "$mode" | tee -a "$results" >&2
-    done
-  done
-done
+interleave "$rounds" "$modes" "$results" "$loads"
 
 echo "raw results: $results; load averages: $loads" >&2
 echo "load average (1 min) before the runs: $(cut -d" " -f5 "$loads" | sort -n | python3 -c '

@@ -30,77 +30,29 @@
 //! `BENCH_DIRECT_CONNECTIONS` (`RedisOptions::direct_connections`; 0 sends every call through
 //! redis-rs's multiplexed connection).
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{BulkJob, JobOptions, Prefix, Queue, QueueName};
 use redis::aio::MultiplexedConnection;
-use serde::Serialize;
+
+use support::add::{CONCURRENCY, Mode, line};
+use support::cli::{Settings, env_usize, runtime};
+use support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
+use support::measure::{Meter, admin, delete_prefix, unique_prefix};
 
 /// Which implementation these lines are about.
 const IMPL: &str = "bullmq-rs";
-/// The queue every mode adds to (under its own prefix).
-const QUEUE: &str = "bench";
-/// Every job's name.
-const JOB_NAME: &str = "bench-job";
-/// Every job's payload: 100 bytes, the same in the three harnesses.
-const PAYLOAD: &str = "The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. 0123456789abcd";
-/// Tasks of the concurrent mode.
-const CONCURRENCY: u64 = 8;
-/// Jobs per `add_bulk` call.
-const CHUNK: u64 = 1_000;
-
-/// One job's data: `{"i": n, "payload": "..."}`.
-#[derive(Serialize)]
-struct Data {
-    i: u64,
-    payload: &'static str,
-}
-
-impl Data {
-    fn new(i: u64) -> Self {
-        Self {
-            i,
-            payload: PAYLOAD,
-        }
-    }
-}
-
-/// How jobs are added.
-#[derive(Clone, Copy, Debug)]
-enum Mode {
-    Sequential,
-    Concurrent8,
-    Bulk1000,
-}
-
-impl Mode {
-    const ALL: [Mode; 3] = [Mode::Sequential, Mode::Concurrent8, Mode::Bulk1000];
-
-    fn name(self) -> &'static str {
-        match self {
-            Mode::Sequential => "sequential",
-            Mode::Concurrent8 => "concurrent8",
-            Mode::Bulk1000 => "bulk1000",
-        }
-    }
-
-    fn parse(s: &str) -> Mode {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .unwrap_or_else(|| panic!("unknown mode {s:?}: sequential, concurrent8 or bulk1000"))
-    }
-}
+/// The first part of every key prefix.
+const HARNESS: &str = "bench-add-rs";
 
 /// What to run, from the command line and the environment.
 struct Config {
-    url: String,
-    jobs: u64,
-    warmup: u64,
-    modes: Vec<Mode>,
+    run: Settings<Mode>,
     current_thread: bool,
     /// Runs each mode in a spawned task (on a runtime worker) rather than in `block_on`.
     spawn: bool,
@@ -108,121 +60,25 @@ struct Config {
     direct_connections: usize,
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |v| {
-        v.parse()
-            .unwrap_or_else(|_| panic!("{name} must be a number"))
-    })
-}
-
 impl Config {
     /// Reads the arguments (`--mode NAME[,NAME]`, `--test`; cargo's own `--bench` and anything
     /// else are ignored) and the environment.
     fn from_env() -> Self {
-        let mut test = false;
-        let mut modes = Vec::new();
-        let mut args = std::env::args().skip(1);
-        while let Some(arg) = args.next() {
-            if arg == "--test" {
-                test = true;
-            } else if arg == "--mode" {
-                let list = args.next().expect("--mode needs a value");
-                modes.extend(list.split(',').map(Mode::parse));
-            } else if let Some(list) = arg.strip_prefix("--mode=") {
-                modes.extend(list.split(',').map(Mode::parse));
-            }
-        }
-        if modes.is_empty() {
-            modes = Mode::ALL.to_vec();
-        }
-        let (jobs, warmup) = if test {
-            (200, 0)
-        } else {
-            let jobs = env_u64("BENCH_JOBS", 20_000);
-            (jobs, env_u64("BENCH_WARMUP", 2_000.min(jobs)))
-        };
         Self {
-            url: std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into()),
-            jobs,
-            warmup,
-            modes,
+            run: Settings::from_env(&Mode::ALL, Mode::parse),
             current_thread: std::env::var("BENCH_RUNTIME").is_ok_and(|v| v == "current_thread"),
             spawn: std::env::var("BENCH_TASK").is_ok_and(|v| v == "spawn"),
-            direct_connections: usize::try_from(env_u64(
+            direct_connections: env_usize(
                 "BENCH_DIRECT_CONNECTIONS",
-                bullmq::redis::DEFAULT_DIRECT_CONNECTIONS as u64,
-            ))
-            .expect("BENCH_DIRECT_CONNECTIONS fits in usize"),
+                bullmq::redis::DEFAULT_DIRECT_CONNECTIONS,
+            ),
         }
     }
-}
-
-/// CPU time of this whole process (every thread, live or exited), with nanosecond
-/// resolution: `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`, the same accounting Node.js's
-/// `process.cpuUsage()` reads through `getrusage`.
-fn process_cpu() -> Duration {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-    Duration::new(
-        u64::try_from(ts.tv_sec).expect("CPU time is positive"),
-        u32::try_from(ts.tv_nsec).expect("nanoseconds below 1e9"),
-    )
-}
-
-/// Redis's own CPU time so far, in seconds: `used_cpu_sys + used_cpu_user` of `INFO cpu`.
-async fn redis_cpu(admin: &mut MultiplexedConnection) -> f64 {
-    let info: String = redis::cmd("INFO")
-        .arg("cpu")
-        .query_async(admin)
-        .await
-        .expect("INFO cpu");
-    info.lines()
-        .filter_map(|l| {
-            l.strip_prefix("used_cpu_sys:")
-                .or_else(|| l.strip_prefix("used_cpu_user:"))
-        })
-        .map(|v| v.trim().parse::<f64>().expect("INFO cpu value"))
-        .sum()
-}
-
-/// Deletes every key under `prefix`.
-async fn delete_prefix(admin: &mut MultiplexedConnection, prefix: &str) {
-    let mut cursor = 0_u64;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(format!("{prefix}:*"))
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(admin)
-            .await
-            .expect("SCAN");
-        if !keys.is_empty() {
-            redis::cmd("UNLINK")
-                .arg(&keys)
-                .query_async::<()>(admin)
-                .await
-                .expect("UNLINK");
-        }
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
-}
-
-/// A prefix no other run uses.
-fn unique_prefix(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_nanos();
-    format!("bench-add-rs-{tag}-{}-{nanos}", std::process::id())
 }
 
 async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
     let name = QueueName::new(QUEUE).expect("queue name");
-    let options = RedisOptions::new(config.url.as_str())
+    let options = RedisOptions::new(config.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
     let backend = RedisBackend::connect(&options, name.clone())
@@ -287,62 +143,37 @@ async fn run(queue: Queue<RedisBackend>, mode: Mode, jobs: u64) {
 
 /// One measured mode: prints its JSON line.
 async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) {
-    if config.warmup > 0 {
-        let prefix = unique_prefix("warmup");
-        run(queue(config, &prefix).await, mode, config.warmup).await;
+    if config.run.warmup > 0 {
+        let prefix = unique_prefix(HARNESS, "warmup");
+        run(queue(config, &prefix).await, mode, config.run.warmup).await;
         delete_prefix(admin, &prefix).await;
     }
-    let prefix = unique_prefix(mode.name());
+    let prefix = unique_prefix(HARNESS, mode.name());
     let q = queue(config, &prefix).await;
-    let redis_before = redis_cpu(admin).await;
-    let cpu_before = process_cpu();
-    let start = Instant::now();
+    let meter = Meter::start(admin).await;
     if config.spawn {
-        tokio::spawn(run(q, mode, config.jobs))
+        tokio::spawn(run(q, mode, config.run.jobs))
             .await
             .expect("the adding task");
     } else {
-        run(q, mode, config.jobs).await;
+        run(q, mode, config.run.jobs).await;
     }
-    let secs = start.elapsed().as_secs_f64();
-    let cpu = (process_cpu() - cpu_before).as_secs_f64();
-    let redis = redis_cpu(admin).await - redis_before;
+    let usage = meter.stop(admin).await;
     let waiting: u64 = redis::cmd("LLEN")
         .arg(format!("{prefix}:{QUEUE}:wait"))
         .query_async(admin)
         .await
         .expect("LLEN");
     delete_prefix(admin, &prefix).await;
-    assert_eq!(waiting, config.jobs, "every job is waiting");
-    #[allow(clippy::cast_precision_loss)]
-    let jobs = config.jobs as f64;
-    println!(
-        r#"{{"impl":"{IMPL}","mode":"{}","jobs":{},"secs":{secs:.4},"jobs_per_sec":{:.1},"client_cpu_us_per_job":{:.3},"redis_cpu_us_per_job":{:.3}}}"#,
-        mode.name(),
-        config.jobs,
-        jobs / secs,
-        cpu * 1e6 / jobs,
-        redis * 1e6 / jobs,
-    );
+    assert_eq!(waiting, config.run.jobs, "every job is waiting");
+    println!("{}", line(IMPL, mode, config.run.jobs, &usage));
 }
 
 fn main() {
     let config = Config::from_env();
-    let runtime = if config.current_thread {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-    }
-    .enable_all()
-    .build()
-    .expect("tokio runtime");
-    runtime.block_on(async {
-        let client = redis::Client::open(config.url.as_str()).expect("REDIS_URL");
-        let mut admin = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("admin connection");
-        for &mode in &config.modes {
+    runtime(config.current_thread).block_on(async {
+        let mut admin = admin(&config.run.url).await;
+        for &mode in &config.run.modes {
             measure(&config, &mut admin, mode).await;
         }
     });

@@ -13,12 +13,18 @@
 //! `cargo bench --bench redis_flow --features flow [-- --mode NAME]`; `-- --test` (CI's smoke
 //! run) adds 20 flows per mode without warm-up. Env: `BENCH_FLOWS` (1,000), `REDIS_URL`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Prefix, QueueName};
 use serde_json::json;
+
+use support::cli::{Args, redis_url};
+use support::measure::{admin, delete_prefix};
 
 const CHILDREN: usize = 10;
 const BULK: usize = 100;
@@ -60,29 +66,14 @@ async fn run(url: &str, mode: &str, flows: usize, print: bool) {
         other => panic!("unknown mode {other} (sequential, bulk100)"),
     }
     let secs = start.elapsed().as_secs_f64();
-    let client = redis::Client::open(url).expect("url");
-    let mut con = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connect");
+    let mut con = admin(url).await;
     let waiting: usize = redis::cmd("LLEN")
         .arg(format!("{prefix}:bench-children:wait"))
         .query_async(&mut con)
         .await
         .expect("LLEN");
     assert_eq!(waiting, flows * CHILDREN, "every child was added");
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{prefix}:*"))
-        .query_async(&mut con)
-        .await
-        .expect("KEYS");
-    for chunk in keys.chunks(500) {
-        let _: () = redis::cmd("DEL")
-            .arg(chunk)
-            .query_async(&mut con)
-            .await
-            .expect("DEL");
-    }
+    delete_prefix(&mut con, &prefix).await;
     if print {
         let line = json!({
             "impl": "bullmq-rs", "mode": mode, "flows": flows, "jobs": flows * (CHILDREN + 1),
@@ -94,29 +85,11 @@ async fn run(url: &str, mode: &str, flows: usize, print: bool) {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let smoke = args.iter().any(|a| a == "--test");
-    let modes: Vec<String> = args
-        .windows(2)
-        .filter(|w| w[0] == "--mode")
-        .map(|w| w[1].clone())
-        .collect();
-    let modes = if modes.is_empty() {
-        vec!["sequential".to_owned(), "bulk100".to_owned()]
-    } else {
-        modes
-    };
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
-    let flows = if smoke {
-        20
-    } else {
-        std::env::var("BENCH_FLOWS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1_000)
-    };
-    for mode in &modes {
-        if !smoke {
+    let args = Args::parse();
+    let url = redis_url();
+    let flows = args.count("BENCH_FLOWS", 1_000);
+    for mode in &args.modes_or(&["sequential", "bulk100"]) {
+        if !args.test {
             run(&url, mode, flows / 10, false).await;
         }
         run(&url, mode, flows, true).await;

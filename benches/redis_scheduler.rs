@@ -16,6 +16,9 @@
 //! (CI's smoke run) upserts 20 schedulers per mode without warm-up. Env: `BENCH_SCHEDULERS`
 //! (1,000), `REDIS_URL`.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
 
 use bullmq::core::options::RepeatOptions;
@@ -23,6 +26,9 @@ use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{Prefix, QueueName};
 use serde_json::json;
+
+use support::cli::{Args, redis_url};
+use support::measure::{admin, delete_prefix};
 
 const PATTERN: &str = "*/5 * * * *";
 const TZ: &str = "Europe/London";
@@ -60,11 +66,7 @@ async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
             .expect("a first iteration");
     }
     let secs = start.elapsed().as_secs_f64();
-    let client = redis::Client::open(url).expect("url");
-    let mut con = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connect");
+    let mut con = admin(url).await;
     // An `every` scheduler's first iteration is due at once (waiting), a cron one's later.
     let (count, delayed, waiting): (usize, usize, usize) = redis::pipe()
         .cmd("ZCARD")
@@ -81,18 +83,7 @@ async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
         (schedulers, schedulers),
         "every scheduler and its first iteration"
     );
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{prefix}:*"))
-        .query_async(&mut con)
-        .await
-        .expect("KEYS");
-    for chunk in keys.chunks(500) {
-        let _: () = redis::cmd("DEL")
-            .arg(chunk)
-            .query_async(&mut con)
-            .await
-            .expect("DEL");
-    }
+    delete_prefix(&mut con, &prefix).await;
     if print {
         let line = json!({
             "impl": "bullmq-rs", "mode": mode, "schedulers": schedulers, "secs": secs,
@@ -104,29 +95,11 @@ async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let smoke = args.iter().any(|a| a == "--test");
-    let modes: Vec<String> = args
-        .windows(2)
-        .filter(|w| w[0] == "--mode")
-        .map(|w| w[1].clone())
-        .collect();
-    let modes = if modes.is_empty() {
-        vec!["every".to_owned(), "cron".to_owned()]
-    } else {
-        modes
-    };
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
-    let schedulers = if smoke {
-        20
-    } else {
-        std::env::var("BENCH_SCHEDULERS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(1_000)
-    };
-    for mode in &modes {
-        if !smoke {
+    let args = Args::parse();
+    let url = redis_url();
+    let schedulers = args.count("BENCH_SCHEDULERS", 1_000);
+    for mode in &args.modes_or(&["every", "cron"]) {
+        if !args.test {
             run(&url, mode, schedulers / 10, false).await;
         }
         run(&url, mode, schedulers, true).await;

@@ -38,225 +38,50 @@
 //! (the worker's `RedisOptions::direct_connections`; 0 sends every call through redis-rs's
 //! multiplexed connection).
 
-use std::time::{Duration, Instant};
+#[path = "support/mod.rs"]
+mod support;
+
+use std::time::Duration;
 
 use bullmq::core::backend::Lifecycle;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{ActiveJob, BulkJob, JobOptions, KeepJobs, Prefix, Queue, QueueName, Worker};
 use bullmq::{CancellationToken, ProcessResult, WorkerOptions};
 use redis::aio::MultiplexedConnection;
-use serde::Serialize;
+
+use support::cli::{Settings, env_usize, runtime};
+use support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
+use support::measure::{Meter, admin, delete_prefix, reset_peak_rss, unique_prefix};
+use support::worker::{Mode, Run, check_finished, drain, line};
 
 /// Which implementation these lines are about.
 const IMPL: &str = "bullmq-rs";
-/// The queue every mode uses (under its own prefix).
-const QUEUE: &str = "bench";
-/// Every job's name.
-const JOB_NAME: &str = "bench-job";
-/// Every job's payload: 100 bytes, the same in the three harnesses.
-const PAYLOAD: &str = "The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. 0123456789abcd";
-/// Jobs per `add_bulk` call.
-const CHUNK: u64 = 1_000;
-/// How often the lists are checked while the worker runs.
-const POLL: Duration = Duration::from_millis(2);
-
-/// One job's data: `{"i": n, "payload": "..."}`.
-#[derive(Serialize)]
-struct Data {
-    i: u64,
-    payload: &'static str,
-}
-
-/// One measured setting.
-#[derive(Clone, Copy, Debug)]
-struct Mode {
-    concurrency: usize,
-    /// `removeOnComplete: true` on every job.
-    remove: bool,
-    /// How long each job's processor sleeps (0: returns at once).
-    work_ms: u64,
-}
-
-impl Mode {
-    const ALL: [Mode; 9] = [
-        Mode::instant(1, false),
-        Mode::instant(1, true),
-        Mode::instant(10, false),
-        Mode::instant(10, true),
-        Mode::instant(100, false),
-        Mode::instant(100, true),
-        Mode::instant(500, false),
-        Mode::instant(500, true),
-        Mode {
-            concurrency: 100,
-            remove: false,
-            work_ms: 10,
-        },
-    ];
-
-    const fn instant(concurrency: usize, remove: bool) -> Self {
-        Self {
-            concurrency,
-            remove,
-            work_ms: 0,
-        }
-    }
-
-    fn name(self) -> String {
-        if self.work_ms > 0 {
-            format!("sleep{}ms-c{}", self.work_ms, self.concurrency)
-        } else {
-            let keep = if self.remove { "remove" } else { "keep" };
-            format!("instant-c{}-{keep}", self.concurrency)
-        }
-    }
-
-    fn parse(s: &str) -> Mode {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .unwrap_or_else(|| {
-                let names: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
-                panic!("unknown mode {s:?}: {}", names.join(", "))
-            })
-    }
-}
+/// The first part of every key prefix.
+const HARNESS: &str = "bench-worker-rs";
 
 /// What to run, from the command line and the environment.
 struct Config {
-    url: String,
-    jobs: u64,
-    warmup: u64,
-    modes: Vec<Mode>,
+    run: Settings<Mode>,
     /// The worker's `RedisOptions::direct_connections`.
     direct_connections: usize,
-}
-
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name).map_or(default, |v| {
-        v.parse()
-            .unwrap_or_else(|_| panic!("{name} must be a number"))
-    })
 }
 
 impl Config {
     /// Reads the arguments (`--mode NAME[,NAME]`, `--test`; cargo's own `--bench` and anything
     /// else are ignored) and the environment.
     fn from_env() -> Self {
-        let mut test = false;
-        let mut modes = Vec::new();
-        let mut args = std::env::args().skip(1);
-        while let Some(arg) = args.next() {
-            if arg == "--test" {
-                test = true;
-            } else if arg == "--mode" {
-                let list = args.next().expect("--mode needs a value");
-                modes.extend(list.split(',').map(Mode::parse));
-            } else if let Some(list) = arg.strip_prefix("--mode=") {
-                modes.extend(list.split(',').map(Mode::parse));
-            }
-        }
-        if modes.is_empty() {
-            modes = Mode::ALL.to_vec();
-        }
-        let (jobs, warmup) = if test {
-            (200, 0)
-        } else {
-            let jobs = env_u64("BENCH_JOBS", 20_000);
-            (jobs, env_u64("BENCH_WARMUP", 2_000.min(jobs)))
-        };
         Self {
-            url: std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into()),
-            jobs,
-            warmup,
-            modes,
-            direct_connections: usize::try_from(env_u64(
+            run: Settings::from_env(&Mode::ALL, Mode::parse),
+            direct_connections: env_usize(
                 "BENCH_DIRECT_CONNECTIONS",
-                bullmq::redis::DEFAULT_DIRECT_CONNECTIONS as u64,
-            ))
-            .expect("BENCH_DIRECT_CONNECTIONS fits in usize"),
+                bullmq::redis::DEFAULT_DIRECT_CONNECTIONS,
+            ),
         }
     }
-}
-
-/// CPU time of this whole process (every thread), with nanosecond resolution.
-fn process_cpu() -> Duration {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
-    Duration::new(
-        u64::try_from(ts.tv_sec).expect("CPU time is positive"),
-        u32::try_from(ts.tv_nsec).expect("nanoseconds below 1e9"),
-    )
-}
-
-/// Resets the process's peak resident set size (Linux ≥ 4.0); false where refused.
-fn reset_peak_rss() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
-/// A `kB` field of `/proc/self/status` (`VmHWM`, `VmRSS`).
-fn status_kb(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
-}
-
-/// Redis's own CPU time so far, in seconds: `used_cpu_sys + used_cpu_user` of `INFO cpu`.
-async fn redis_cpu(admin: &mut MultiplexedConnection) -> f64 {
-    let info: String = redis::cmd("INFO")
-        .arg("cpu")
-        .query_async(admin)
-        .await
-        .expect("INFO cpu");
-    info.lines()
-        .filter_map(|l| {
-            l.strip_prefix("used_cpu_sys:")
-                .or_else(|| l.strip_prefix("used_cpu_user:"))
-        })
-        .map(|v| v.trim().parse::<f64>().expect("INFO cpu value"))
-        .sum()
-}
-
-/// Deletes every key under `prefix`.
-async fn delete_prefix(admin: &mut MultiplexedConnection, prefix: &str) {
-    let mut cursor = 0_u64;
-    loop {
-        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(format!("{prefix}:*"))
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(admin)
-            .await
-            .expect("SCAN");
-        if !keys.is_empty() {
-            redis::cmd("UNLINK")
-                .arg(&keys)
-                .query_async::<()>(admin)
-                .await
-                .expect("UNLINK");
-        }
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
-}
-
-/// A prefix no other run uses.
-fn unique_prefix(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_nanos();
-    format!("bench-worker-rs-{tag}-{}-{nanos}", std::process::id())
 }
 
 async fn backend(config: &Config, prefix: &str) -> RedisBackend {
-    let options = RedisOptions::new(config.url.as_str())
+    let options = RedisOptions::new(config.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
     RedisBackend::connect(&options, QueueName::new(QUEUE).expect("queue name"))
@@ -281,10 +106,7 @@ async fn fill(config: &Config, prefix: &str, mode: Mode, jobs: u64) {
         let chunk = (start..end)
             .map(|i| BulkJob {
                 name: JOB_NAME.to_owned(),
-                data: Data {
-                    i,
-                    payload: PAYLOAD,
-                },
+                data: Data::new(i),
                 opts: opts.clone(),
             })
             .collect();
@@ -296,27 +118,6 @@ async fn fill(config: &Config, prefix: &str, mode: Mode, jobs: u64) {
         .close(false)
         .await
         .expect("close the filling queue");
-}
-
-/// `LLEN wait` + `LLEN active`: the jobs not finished yet.
-async fn unfinished(admin: &mut MultiplexedConnection, prefix: &str) -> u64 {
-    let (wait, active): (u64, u64) = redis::pipe()
-        .cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:wait"))
-        .cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:active"))
-        .query_async(admin)
-        .await
-        .expect("LLEN");
-    wait + active
-}
-
-/// What one run measured.
-struct Run {
-    secs: f64,
-    cpu: f64,
-    redis: f64,
-    peak_rss_kb: u64,
 }
 
 /// Pre-fills `jobs` jobs under `prefix`, then times a worker processing them all.
@@ -346,86 +147,32 @@ async fn run(
     .await
     .expect("the worker");
     let rss_reset = reset_peak_rss();
-    let redis_before = redis_cpu(admin).await;
-    let cpu_before = process_cpu();
-    let start = Instant::now();
+    let meter = Meter::start(admin).await;
     worker.run().expect("run the worker");
-    let mut rss_max = 0;
-    while unfinished(admin, prefix).await > 0 {
-        if !rss_reset {
-            rss_max = rss_max.max(status_kb("VmRSS"));
-        }
-        tokio::time::sleep(POLL).await;
-    }
-    let secs = start.elapsed().as_secs_f64();
-    let cpu = (process_cpu() - cpu_before).as_secs_f64();
-    let redis = redis_cpu(admin).await - redis_before;
-    let peak_rss_kb = if rss_reset {
-        status_kb("VmHWM")
-    } else {
-        rss_max
-    };
+    let measured = drain(admin, prefix, meter, rss_reset).await;
     worker.close().await;
-    let (completed, failed): (u64, u64) = redis::pipe()
-        .cmd("ZCARD")
-        .arg(format!("{prefix}:{QUEUE}:completed"))
-        .cmd("ZCARD")
-        .arg(format!("{prefix}:{QUEUE}:failed"))
-        .query_async(admin)
-        .await
-        .expect("ZCARD");
-    assert_eq!(failed, 0, "no job failed");
-    assert_eq!(
-        completed,
-        if mode.remove { 0 } else { jobs },
-        "completed jobs kept"
-    );
-    Run {
-        secs,
-        cpu,
-        redis,
-        peak_rss_kb,
-    }
+    check_finished(admin, prefix, mode, jobs).await;
+    measured
 }
 
 /// One measured mode: prints its JSON line.
 async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) {
-    if config.warmup > 0 {
-        let prefix = unique_prefix("warmup");
-        run(config, admin, &prefix, mode, config.warmup).await;
+    if config.run.warmup > 0 {
+        let prefix = unique_prefix(HARNESS, "warmup");
+        run(config, admin, &prefix, mode, config.run.warmup).await;
         delete_prefix(admin, &prefix).await;
     }
-    let prefix = unique_prefix(&mode.name());
-    let r = run(config, admin, &prefix, mode, config.jobs).await;
+    let prefix = unique_prefix(HARNESS, &mode.name());
+    let r = run(config, admin, &prefix, mode, config.run.jobs).await;
     delete_prefix(admin, &prefix).await;
-    #[allow(clippy::cast_precision_loss)]
-    let jobs = config.jobs as f64;
-    println!(
-        r#"{{"impl":"{IMPL}","mode":"{}","jobs":{},"concurrency":{},"secs":{:.4},"jobs_per_sec":{:.1},"client_cpu_us_per_job":{:.3},"redis_cpu_us_per_job":{:.3},"peak_rss_kb":{}}}"#,
-        mode.name(),
-        config.jobs,
-        mode.concurrency,
-        r.secs,
-        jobs / r.secs,
-        r.cpu * 1e6 / jobs,
-        r.redis * 1e6 / jobs,
-        r.peak_rss_kb,
-    );
+    println!("{}", line(IMPL, mode, config.run.jobs, &r));
 }
 
 fn main() {
     let config = Config::from_env();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio runtime");
-    runtime.block_on(async {
-        let client = redis::Client::open(config.url.as_str()).expect("REDIS_URL");
-        let mut admin = client
-            .get_multiplexed_async_connection()
-            .await
-            .expect("admin connection");
-        for &mode in &config.modes {
+    runtime(false).block_on(async {
+        let mut admin = admin(&config.run.url).await;
+        for &mode in &config.run.modes {
             measure(&config, &mut admin, mode).await;
         }
     });

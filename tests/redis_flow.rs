@@ -408,14 +408,7 @@ async fn ignore_dependency_on_failure_records_the_failure_and_goes_on() {
     let fail_id = added.children[1].job.id.clone();
     let _parents = ctx.worker("parents").await;
     run_kids(&ctx, &fail_id).await;
-    ctx.wait_state("parents", &added.job.id, JobState::Completed)
-        .await;
-    let value: Value = ctx
-        .job("parents", &added.job.id)
-        .await
-        .return_value_as()
-        .unwrap()
-        .unwrap();
+    let value = ctx.completed_value("parents", &added.job.id).await;
     let prefix = &ctx.prefix;
     let ok_key = format!("{prefix}:kids:{}", added.children[0].job.id);
     let fail_key = format!("{prefix}:kids:{fail_id}");
@@ -430,14 +423,7 @@ async fn remove_dependency_on_failure_drops_the_child_and_goes_on() {
     let fail_id = added.children[1].job.id.clone();
     let _parents = ctx.worker("parents").await;
     run_kids(&ctx, &fail_id).await;
-    ctx.wait_state("parents", &added.job.id, JobState::Completed)
-        .await;
-    let value: Value = ctx
-        .job("parents", &added.job.id)
-        .await
-        .return_value_as()
-        .unwrap()
-        .unwrap();
+    let value = ctx.completed_value("parents", &added.job.id).await;
     assert_eq!(value["children"].as_object().unwrap().len(), 1);
     assert_eq!(value["ignored"], json!({}));
 }

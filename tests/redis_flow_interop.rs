@@ -147,14 +147,7 @@ async fn node_runs_the_children_and_rust_the_parent() {
             .unwrap();
     let _parents = ctx.worker("parents").await;
     assert_eq!(node(&ctx, &["work", "kids", "3"]), json!(3));
-    ctx.wait_state("parents", &added.job.id, JobState::Completed)
-        .await;
-    let value: Value = ctx
-        .job("parents", &added.job.id)
-        .await
-        .return_value_as()
-        .unwrap()
-        .unwrap();
+    let value = ctx.completed_value("parents", &added.job.id).await;
     let children = value["children"].as_object().unwrap();
     assert_eq!(children.len(), 3);
     for kid in &added.children {

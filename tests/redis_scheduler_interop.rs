@@ -27,6 +27,9 @@ use bullmq_core::options::RepeatOptions;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+use support::now_ms;
+use support::scheduled::{members, without_clock};
+
 /// Iterations each worker runs.
 const COUNT: usize = 3;
 const PATTERN: &str = "*/1 * * * * *";
@@ -46,27 +49,6 @@ async fn hash(key: &str) -> BTreeMap<String, String> {
         .query_async(&mut support::redis().await)
         .await
         .unwrap()
-}
-
-/// Ids of a sorted set of the queue, in score order.
-async fn members(queue_key: &str, set: &str) -> Vec<String> {
-    redis::cmd("ZRANGE")
-        .arg(format!("{queue_key}:{set}"))
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut support::redis().await)
-        .await
-        .unwrap()
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
 }
 
 /// A whole second at least `lead` from now: far enough for Node.js to start before it.
@@ -209,40 +191,6 @@ async fn rust_worker(
     .unwrap()
 }
 
-/// `value` with every object's keys in sorted order.
-fn canonical(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<String, Value> =
-                map.into_iter().map(|(k, v)| (k, canonical(v))).collect();
-            Value::Object(sorted.into_iter().collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
-        other => other,
-    }
-}
-
-/// An iteration's hash without clock readings (`timestamp`, `processedOn`, `finishedOn`,
-/// `delay`, and `opts.timestamp`, `opts.delay`); `opts` compared as JSON, since each runtime
-/// packs `repeat`'s keys in its own order.
-fn comparable(mut job: BTreeMap<String, String>) -> BTreeMap<String, String> {
-    for field in ["timestamp", "processedOn", "finishedOn", "delay"] {
-        if let Some(v) = job.get_mut(field) {
-            *v = "<time>".to_owned();
-        }
-    }
-    if let Some(opts) = job.get_mut("opts") {
-        let mut parsed: serde_json::Map<String, Value> = serde_json::from_str(opts).unwrap();
-        for key in ["timestamp", "delay"] {
-            if let Some(v) = parsed.get_mut(key) {
-                *v = json!("<time>");
-            }
-        }
-        *opts = serde_json::to_string(&canonical(Value::Object(parsed))).unwrap();
-    }
-    job
-}
-
 /// Upserts the same schedule on queues `n` and `r` from `upserter`; a Node.js worker iterates
 /// `n`, a Rust worker `r`; both must run exactly the schedule's slots, identically.
 async fn iterated_by_both(upserter: Runtime, kind: Kind) {
@@ -304,7 +252,7 @@ async fn iterated_by_both(upserter: Runtime, kind: Kind) {
                 "{id} ran before its slot"
             );
         }
-        assert_eq!(comparable(ours), comparable(theirs), "iteration {id}");
+        assert_eq!(without_clock(ours), without_clock(theirs), "iteration {id}");
     }
     let theirs = hash(&format!("{node_key}:repeat:sch")).await;
     assert_eq!(theirs["ic"], (COUNT + 1).to_string());

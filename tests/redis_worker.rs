@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -18,8 +17,9 @@ use bullmq::{
     ProcessResult, Queue, QueueName, ScriptErrorCode, Worker, WorkerEvent, WorkerOptions,
 };
 use serde_json::{Value, json};
-use tokio::sync::broadcast::Receiver;
-use tokio::sync::broadcast::error::RecvError;
+
+use support::now_ms;
+use support::wait::{eventually, next_event};
 
 type W<F> = Worker<RedisBackend, F>;
 
@@ -77,7 +77,7 @@ impl Ctx {
     }
 
     async fn wait_state(&self, id: &JobId, state: JobState) {
-        eventually(&format!("job {id} {state:?}"), || async {
+        eventually(&format!("job {id} {state:?}"), WAIT, || async {
             self.state(id).await == Some(state)
         })
         .await;
@@ -118,41 +118,8 @@ async fn dummy_backend() -> RedisBackend {
     .unwrap()
 }
 
-/// Polls `check` until it holds, for up to 20 s.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// The next event matching `pred`, within 20 s.
-async fn event(
-    rx: &mut Receiver<WorkerEvent>,
-    what: &str,
-    pred: impl Fn(&WorkerEvent) -> bool,
-) -> WorkerEvent {
-    let wait = async {
-        loop {
-            match rx.recv().await {
-                Ok(e) if pred(&e) => return e,
-                Ok(_) | Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => panic!("event stream closed waiting for {what}"),
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(20), wait)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
-}
+/// How long a test waits for a state or an event.
+const WAIT: Duration = Duration::from_secs(20);
 
 fn fast() -> WorkerOptions {
     WorkerOptions::new().drain_delay(Duration::from_millis(500))
@@ -176,19 +143,21 @@ async fn completes_with_the_return_value_and_events() {
         .await;
     let mut rx = worker.events();
     worker.run().unwrap();
-    event(
+    next_event(
         &mut rx,
         "active",
+        WAIT,
         |e| matches!(e, WorkerEvent::Active { job } if job.id == id),
     )
     .await;
-    event(
+    next_event(
         &mut rx,
         "progress",
+        WAIT,
         |e| matches!(e, WorkerEvent::Progress { progress, .. } if progress["pct"] == 50),
     )
     .await;
-    let done = event(&mut rx, "completed", |e| {
+    let done = next_event(&mut rx, "completed", WAIT, |e| {
         matches!(e, WorkerEvent::Completed { .. })
     })
     .await;
@@ -364,16 +333,6 @@ async fn delay_rate_limit_back_to_wait_and_waiting_children_outcomes() {
     worker.close().await;
 }
 
-fn now_ms() -> u64 {
-    u64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
 #[tokio::test]
 async fn concurrency_runs_jobs_in_parallel() {
     let ctx = Ctx::new("parallel").await;
@@ -458,13 +417,14 @@ async fn a_lost_lock_cancels_the_token_and_the_late_finish_is_refused() {
         .query_async(&mut con)
         .await
         .unwrap();
-    event(
+    next_event(
         &mut rx,
         "lock lost",
+        WAIT,
         |e| matches!(e, WorkerEvent::LockLost { job_id } if *job_id == id),
     )
     .await;
-    let refused = event(&mut rx, "refused finish", |e| {
+    let refused = next_event(&mut rx, "refused finish", WAIT, |e| {
         matches!(e, WorkerEvent::Error(err) if matches!(&**err, Error::Script(s) if s.command == "moveToFinished"))
     })
     .await;
@@ -510,9 +470,10 @@ async fn a_stalled_job_is_moved_back_and_processed() {
         .await;
     let mut rx = worker.events();
     worker.run().unwrap();
-    event(
+    next_event(
         &mut rx,
         "stalled",
+        WAIT,
         |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
     )
     .await;
@@ -566,8 +527,14 @@ async fn graceful_close_waits_for_jobs_in_flight() {
         Some(JobState::Waiting),
         "not taken while closing"
     );
-    event(&mut rx, "closing", |e| matches!(e, WorkerEvent::Closing)).await;
-    event(&mut rx, "closed", |e| matches!(e, WorkerEvent::Closed)).await;
+    next_event(&mut rx, "closing", WAIT, |e| {
+        matches!(e, WorkerEvent::Closing)
+    })
+    .await;
+    next_event(&mut rx, "closed", WAIT, |e| {
+        matches!(e, WorkerEvent::Closed)
+    })
+    .await;
 
     // With a timeout too short, the job is left active for the stalled check, not lost.
     let slow = ctx.add("slow", json!({}), JobOptions::new()).await;
@@ -577,7 +544,7 @@ async fn graceful_close_waits_for_jobs_in_flight() {
             Ok(json!(1))
         })
         .await;
-    eventually("a job taken", || async { worker.active_count() > 0 }).await;
+    eventually("a job taken", WAIT, || async { worker.active_count() > 0 }).await;
     assert!(!worker.close_timeout(Duration::from_millis(100)).await);
     let state = ctx.state(&slow).await;
     let late_state = ctx.state(&late).await;
@@ -596,12 +563,18 @@ async fn pause_and_resume() {
     let mut rx = worker.events();
     worker.pause(false).await;
     assert!(worker.is_paused());
-    event(&mut rx, "paused", |e| matches!(e, WorkerEvent::Paused)).await;
+    next_event(&mut rx, "paused", WAIT, |e| {
+        matches!(e, WorkerEvent::Paused)
+    })
+    .await;
     let id = ctx.add("p", json!({}), JobOptions::new()).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));
     worker.resume();
-    event(&mut rx, "resumed", |e| matches!(e, WorkerEvent::Resumed)).await;
+    next_event(&mut rx, "resumed", WAIT, |e| {
+        matches!(e, WorkerEvent::Resumed)
+    })
+    .await;
     ctx.wait_state(&id, JobState::Completed).await;
     worker.close().await;
 }
@@ -628,14 +601,15 @@ async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
         .await;
     let mut rx = worker.events();
     worker.run().unwrap();
-    event(
+    next_event(
         &mut rx,
         "decode error",
+        WAIT,
         |e| matches!(e, WorkerEvent::Error(err) if matches!(&**err, Error::JobDecode(_))),
     )
     .await;
     ctx.wait_state(&good, JobState::Completed).await;
-    eventually("bad job failed", || async {
+    eventually("bad job failed", WAIT, || async {
         ctx.state(&bad).await == Some(JobState::Failed)
     })
     .await;

@@ -24,7 +24,8 @@ use bullmq::{
     QueueName, Worker, WorkerEvent, WorkerOptions,
 };
 use serde_json::{Value, json};
-use tokio::sync::broadcast::Receiver;
+
+use support::wait::{eventually, next_event};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 const LOCK: Duration = Duration::from_millis(800);
@@ -279,33 +280,8 @@ impl Drop for WorkerProcess {
     }
 }
 
-async fn eventually<F, Fut>(what: &str, limit: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = Instant::now() + limit;
-    while !check().await {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn event(
-    rx: &mut Receiver<WorkerEvent>,
-    what: &str,
-    matches: impl Fn(&WorkerEvent) -> bool,
-) -> WorkerEvent {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        match tokio::time::timeout_at(deadline, rx.recv()).await {
-            Ok(Ok(e)) if matches(&e) => return e,
-            Ok(Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
-            Ok(Err(e)) => panic!("events ended waiting for {what}: {e}"),
-            Err(_) => panic!("timed out waiting for {what}"),
-        }
-    }
-}
+/// How long a test waits for a worker's event.
+const EVENT_WAIT: Duration = Duration::from_secs(10);
 
 /// Options of the in-process workers that take over: the same short lock and fast check.
 fn rescuer() -> WorkerOptions {
@@ -335,9 +311,10 @@ async fn r1_a_killed_worker_process_job_is_finished_by_another_through_stalled_r
     let worker = ctx.worker(rescuer(), rescued).await;
     let mut rx = worker.events();
     worker.run().unwrap();
-    event(
+    next_event(
         &mut rx,
         "stalled",
+        EVENT_WAIT,
         |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
     )
     .await;
@@ -469,9 +446,10 @@ async fn r3_a_frozen_worker_loses_its_job_and_its_late_finish_is_refused() {
     let worker = ctx.worker(rescuer(), rescued).await;
     let mut rx = worker.events();
     worker.run().unwrap();
-    event(
+    next_event(
         &mut rx,
         "stalled",
+        EVENT_WAIT,
         |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
     )
     .await;

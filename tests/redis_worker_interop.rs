@@ -26,6 +26,9 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
+use support::now_ms;
+use support::scheduled::{members, without_clock};
+
 async fn backend(prefix: &str, queue: &str) -> RedisBackend {
     let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
     RedisBackend::connect(&options, QueueName::new(queue).unwrap())
@@ -479,64 +482,6 @@ async fn rust_and_node_workers_complete_5000_jobs_exactly_once() {
 
 // Job schedulers ------------------------------------------------------------------------------
 
-fn now_ms() -> u64 {
-    u64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis(),
-    )
-    .unwrap()
-}
-
-/// Ids of a sorted set of the queue, in score order.
-async fn members(queue_key: &str, set: &str) -> Vec<String> {
-    redis::cmd("ZRANGE")
-        .arg(format!("{queue_key}:{set}"))
-        .arg(0)
-        .arg(-1)
-        .query_async(&mut raw().await)
-        .await
-        .unwrap()
-}
-
-/// `value` with every object's keys in sorted order.
-fn canonical(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<String, Value> =
-                map.into_iter().map(|(k, v)| (k, canonical(v))).collect();
-            Value::Object(sorted.into_iter().collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
-        other => other,
-    }
-}
-
-/// An iteration's hash without clock readings: `timestamp`, `processedOn`, `finishedOn`,
-/// `delay` (the time left until its run when it was added), and in `opts` the same
-/// `timestamp` and `delay`. `opts` is compared as JSON, not as text: the store writes it with
-/// Lua's cjson, whose key order follows the order the worker packed the keys in, and the Rust
-/// codec packs `repeat` in its own fixed order, not in the order of the job it came from as
-/// Node.js does.
-fn iteration(mut job: BTreeMap<String, String>) -> BTreeMap<String, String> {
-    for field in ["timestamp", "processedOn", "finishedOn", "delay"] {
-        if let Some(v) = job.get_mut(field) {
-            *v = "<time>".to_owned();
-        }
-    }
-    if let Some(opts) = job.get_mut("opts") {
-        let mut parsed: serde_json::Map<String, Value> = serde_json::from_str(opts).unwrap();
-        for key in ["timestamp", "delay"] {
-            if let Some(v) = parsed.get_mut(key) {
-                *v = json!("<time>");
-            }
-        }
-        *opts = serde_json::to_string(&canonical(Value::Object(parsed))).unwrap();
-    }
-    job
-}
-
 #[tokio::test]
 async fn an_every_scheduler_iterated_by_rust_advances_as_with_a_node_worker() {
     const EVERY: u64 = 500;
@@ -620,8 +565,8 @@ async fn an_every_scheduler_iterated_by_rust_advances_as_with_a_node_worker() {
     assert_eq!(node_next, expected[COUNT..]);
     assert_eq!(members(&rust_key, "delayed").await, node_next);
     for id in &expected {
-        let theirs = iteration(hash(&format!("{node_key}:{id}")).await);
-        let ours = iteration(hash(&format!("{rust_key}:{id}")).await);
+        let theirs = without_clock(hash(&format!("{node_key}:{id}")).await);
+        let ours = without_clock(hash(&format!("{rust_key}:{id}")).await);
         assert!(!theirs.is_empty(), "{id}");
         assert_eq!(ours, theirs, "iteration {id}");
     }

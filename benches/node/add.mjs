@@ -12,73 +12,17 @@
 // Usage: node benches/node/add.mjs [--mode NAME[,NAME]]... [--test]
 //   (needs `npm ci --prefix tests/node`); env BENCH_JOBS (20000), BENCH_WARMUP (2000),
 //   REDIS_URL (redis://127.0.0.1:6379).
-import { createRequire } from 'node:module';
+import {
+  CHUNK, IORedis, JOB_NAME, QUEUE, data, deletePrefix, measureEach, perJob, redisCpu, require, settings,
+  uniquePrefix,
+} from './measure.mjs';
 
-const require = createRequire(new URL('../../tests/node/', import.meta.url));
 const { Queue } = require('bullmq');
-const IORedis = require('ioredis');
 
 const IMPL = 'bullmq-node';
-const QUEUE = 'bench';
-const JOB_NAME = 'bench-job';
-// 100 bytes, the same in the three harnesses.
-const PAYLOAD =
-  'The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. 0123456789abcd';
+const HARNESS = 'bench-add-js';
 const CONCURRENCY = 8;
-const CHUNK = 1000;
 const MODES = ['sequential', 'concurrent8', 'bulk1000'];
-
-function config() {
-  const args = process.argv.slice(2);
-  let test = false;
-  const modes = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    let list;
-    if (arg === '--test') test = true;
-    else if (arg === '--mode') list = args[++i];
-    else if (arg.startsWith('--mode=')) list = arg.slice('--mode='.length);
-    if (list === undefined) continue;
-    for (const m of list.split(',')) {
-      if (!MODES.includes(m)) throw new Error(`unknown mode ${m}: ${MODES.join(', ')}`);
-      modes.push(m);
-    }
-  }
-  const jobs = test ? 200 : Number(process.env.BENCH_JOBS ?? 20000);
-  const warmup = test ? 0 : Number(process.env.BENCH_WARMUP ?? Math.min(2000, jobs));
-  return {
-    url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    jobs,
-    warmup,
-    modes: modes.length ? modes : MODES,
-  };
-}
-
-const data = i => ({ i, payload: PAYLOAD });
-
-/** Redis's own CPU time so far, in seconds. */
-async function redisCpu(admin) {
-  const info = await admin.info('cpu');
-  let total = 0;
-  for (const line of info.split(/\r?\n/)) {
-    const m = /^used_cpu_(sys|user):([0-9.]+)$/.exec(line);
-    if (m) total += Number(m[2]);
-  }
-  return total;
-}
-
-async function deletePrefix(admin, prefix) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await admin.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
-
-// Unix nanoseconds, so that the keys are as long as the Rust harnesses' ones.
-const unixNanos = () => BigInt(Date.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
-const uniquePrefix = tag => `bench-add-js-${tag}-${process.pid}-${unixNanos()}`;
 
 async function openQueue(url, prefix) {
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
@@ -114,13 +58,13 @@ async function run(queue, mode, jobs) {
 
 async function measure(cfg, admin, mode) {
   if (cfg.warmup > 0) {
-    const prefix = uniquePrefix('warmup');
+    const prefix = uniquePrefix(HARNESS, 'warmup');
     const q = await openQueue(cfg.url, prefix);
     await run(q.queue, mode, cfg.warmup);
     await closeQueue(q);
     await deletePrefix(admin, prefix);
   }
-  const prefix = uniquePrefix(mode);
+  const prefix = uniquePrefix(HARNESS, mode);
   const q = await openQueue(cfg.url, prefix);
   const redisBefore = await redisCpu(admin);
   const cpuBefore = process.cpuUsage();
@@ -133,22 +77,8 @@ async function measure(cfg, admin, mode) {
   await closeQueue(q);
   await deletePrefix(admin, prefix);
   if (waiting !== cfg.jobs) throw new Error(`${waiting} jobs waiting, not ${cfg.jobs}`);
-  const line = {
-    impl: IMPL,
-    mode,
-    jobs: cfg.jobs,
-    secs: Number(secs.toFixed(4)),
-    jobs_per_sec: Number((cfg.jobs / secs).toFixed(1)),
-    client_cpu_us_per_job: Number(((cpu.user + cpu.system) / cfg.jobs).toFixed(3)),
-    redis_cpu_us_per_job: Number(((redis * 1e6) / cfg.jobs).toFixed(3)),
-  };
+  const line = { impl: IMPL, mode, jobs: cfg.jobs, ...perJob(cfg.jobs, secs, cpu.user + cpu.system, redis) };
   console.log(JSON.stringify(line));
 }
 
-const cfg = config();
-const admin = new IORedis(cfg.url);
-try {
-  for (const mode of cfg.modes) await measure(cfg, admin, mode);
-} finally {
-  admin.disconnect();
-}
+await measureEach(settings(MODES), measure);

@@ -3,20 +3,16 @@
 // (1,000 flows of a parent with 10 children; `sequential` awaited adds, `bulk100` addBulk of
 // 100 trees), one JSON line per mode. Usage: node benches/node/flow.mjs [--mode NAME]...
 // Env: BENCH_FLOWS (1000), REDIS_URL. Runs from tests/node's pinned packages.
-import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 
-const require = createRequire(new URL('../../tests/node/package.json', import.meta.url));
+import { IORedis, deletePrefix, redisUrl, require, warmThenMeasure } from './measure.mjs';
+
 const { FlowProducer } = require('bullmq');
-const IORedis = require('ioredis');
 
 const CHILDREN = 10;
 const BULK = 100;
-const url = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const url = redisUrl();
 const flows = Number(process.env.BENCH_FLOWS || 1000);
-const argv = process.argv.slice(2);
-let modes = argv.flatMap((a, i) => (a === '--mode' ? [argv[i + 1]] : []));
-if (modes.length === 0) modes = ['sequential', 'bulk100'];
 
 const tree = i => ({
   queueName: 'bench-parents',
@@ -49,8 +45,7 @@ async function run(mode, n, print) {
   const secs = Number(process.hrtime.bigint() - start) / 1e9;
   const waiting = await connection.llen(`${prefix}:bench-children:wait`);
   if (waiting !== n * CHILDREN) throw new Error(`${waiting} children, expected ${n * CHILDREN}`);
-  const keys = await connection.keys(`${prefix}:*`);
-  for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
+  await deletePrefix(connection, prefix);
   await producer.close();
   await connection.quit();
   if (print) {
@@ -60,7 +55,4 @@ async function run(mode, n, print) {
   }
 }
 
-for (const mode of modes) {
-  await run(mode, Math.floor(flows / 10), false);
-  await run(mode, flows, true);
-}
+await warmThenMeasure(['sequential', 'bulk100'], flows, run);

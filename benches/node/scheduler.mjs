@@ -4,18 +4,14 @@
 // `every` a minute, `cron` "*/5 * * * *" in Europe/London), one JSON line per mode.
 // Usage: node benches/node/scheduler.mjs [--mode NAME]...
 // Env: BENCH_SCHEDULERS (1000), REDIS_URL. Runs from tests/node's pinned packages.
-import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 
-const require = createRequire(new URL('../../tests/node/package.json', import.meta.url));
-const { Queue } = require('bullmq');
-const IORedis = require('ioredis');
+import { IORedis, deletePrefix, redisUrl, require, warmThenMeasure } from './measure.mjs';
 
-const url = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+const { Queue } = require('bullmq');
+
+const url = redisUrl();
 const schedulers = Number(process.env.BENCH_SCHEDULERS || 1000);
-const argv = process.argv.slice(2);
-let modes = argv.flatMap((a, i) => (a === '--mode' ? [argv[i + 1]] : []));
-if (modes.length === 0) modes = ['every', 'cron'];
 
 const SCHEDULES = {
   every: { every: 60_000 },
@@ -41,8 +37,7 @@ async function run(mode, n, print) {
   const count = await connection.zcard(`${prefix}:bench:repeat`);
   const jobs = (await connection.zcard(`${prefix}:bench:delayed`)) + (await connection.llen(`${prefix}:bench:wait`));
   if (count !== n || jobs !== n) throw new Error(`${count} schedulers, ${jobs} iterations; expected ${n}`);
-  const keys = await connection.keys(`${prefix}:*`);
-  for (let i = 0; i < keys.length; i += 500) await connection.del(...keys.slice(i, i + 500));
+  await deletePrefix(connection, prefix);
   await queue.close();
   await connection.quit();
   if (print) {
@@ -52,7 +47,4 @@ async function run(mode, n, print) {
   }
 }
 
-for (const mode of modes) {
-  await run(mode, Math.floor(schedulers / 10), false);
-  await run(mode, schedulers, true);
-}
+await warmThenMeasure(['every', 'cron'], schedulers, run);

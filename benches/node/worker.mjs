@@ -17,21 +17,16 @@
 // Usage: node benches/node/worker.mjs [--mode NAME[,NAME]]... [--test]
 //   (needs `npm ci --prefix tests/node`); env BENCH_JOBS (20000), BENCH_WARMUP (2000),
 //   REDIS_URL (redis://127.0.0.1:6379).
-import { createRequire } from 'node:module';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CHUNK, IORedis, JOB_NAME, QUEUE, data, deletePrefix, measureEach, perJob, redisCpu, require, resetPeakRss,
+  settings, statusKb, uniquePrefix,
+} from './measure.mjs';
 
-const require = createRequire(new URL('../../tests/node/', import.meta.url));
 const { Queue, Worker } = require('bullmq');
-const IORedis = require('ioredis');
 
 const IMPL = 'bullmq-node';
-const QUEUE = 'bench';
-const JOB_NAME = 'bench-job';
-// 100 bytes, the same in the three harnesses.
-const PAYLOAD =
-  'The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. 0123456789abcd';
-const CHUNK = 1000;
+const HARNESS = 'bench-worker-js';
 const POLL_MS = 2;
 
 const MODES = [];
@@ -42,73 +37,6 @@ for (const concurrency of [1, 10, 100, 500]) {
 }
 MODES.push({ name: 'sleep10ms-c100', concurrency: 100, remove: false, workMs: 10 });
 
-function config() {
-  const args = process.argv.slice(2);
-  let test = false;
-  const modes = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    let list;
-    if (arg === '--test') test = true;
-    else if (arg === '--mode') list = args[++i];
-    else if (arg.startsWith('--mode=')) list = arg.slice('--mode='.length);
-    if (list === undefined) continue;
-    for (const name of list.split(',')) {
-      const mode = MODES.find(m => m.name === name);
-      if (!mode) throw new Error(`unknown mode ${name}: ${MODES.map(m => m.name).join(', ')}`);
-      modes.push(mode);
-    }
-  }
-  const jobs = test ? 200 : Number(process.env.BENCH_JOBS ?? 20000);
-  const warmup = test ? 0 : Number(process.env.BENCH_WARMUP ?? Math.min(2000, jobs));
-  return {
-    url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    jobs,
-    warmup,
-    modes: modes.length ? modes : MODES,
-  };
-}
-
-/** Redis's own CPU time so far, in seconds. */
-async function redisCpu(admin) {
-  const info = await admin.info('cpu');
-  let total = 0;
-  for (const line of info.split(/\r?\n/)) {
-    const m = /^used_cpu_(sys|user):([0-9.]+)$/.exec(line);
-    if (m) total += Number(m[2]);
-  }
-  return total;
-}
-
-async function deletePrefix(admin, prefix) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await admin.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
-
-/** Resets the process's peak RSS; false where refused. */
-function resetPeakRss() {
-  try {
-    writeFileSync('/proc/self/clear_refs', '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function statusKb(field) {
-  const m = new RegExp(`^${field}:\\s*(\\d+) kB$`, 'm').exec(readFileSync('/proc/self/status', 'utf8'));
-  if (!m) throw new Error(`${field} in /proc/self/status`);
-  return Number(m[1]);
-}
-
-// Unix nanoseconds, so that the keys are as long as the Rust harnesses' ones.
-const unixNanos = () => BigInt(Date.now()) * 1000000n + (process.hrtime.bigint() % 1000000n);
-const uniquePrefix = tag => `bench-worker-js-${tag}-${process.pid}-${unixNanos()}`;
-
 async function fill(url, prefix, mode, jobs) {
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
   const queue = new Queue(QUEUE, { connection, prefix });
@@ -116,7 +44,7 @@ async function fill(url, prefix, mode, jobs) {
   for (let start = 0; start < jobs; start += CHUNK) {
     const chunk = [];
     for (let i = start; i < Math.min(start + CHUNK, jobs); i++) {
-      chunk.push({ name: JOB_NAME, data: { i, payload: PAYLOAD }, opts });
+      chunk.push({ name: JOB_NAME, data: data(i), opts });
     }
     await queue.addBulk(chunk);
   }
@@ -180,11 +108,11 @@ async function run(cfg, admin, prefix, mode, jobs) {
 
 async function measure(cfg, admin, mode) {
   if (cfg.warmup > 0) {
-    const prefix = uniquePrefix('warmup');
+    const prefix = uniquePrefix(HARNESS, 'warmup');
     await run(cfg, admin, prefix, mode, cfg.warmup);
     await deletePrefix(admin, prefix);
   }
-  const prefix = uniquePrefix(mode.name);
+  const prefix = uniquePrefix(HARNESS, mode.name);
   const r = await run(cfg, admin, prefix, mode, cfg.jobs);
   await deletePrefix(admin, prefix);
   const line = {
@@ -192,19 +120,10 @@ async function measure(cfg, admin, mode) {
     mode: mode.name,
     jobs: cfg.jobs,
     concurrency: mode.concurrency,
-    secs: Number(r.secs.toFixed(4)),
-    jobs_per_sec: Number((cfg.jobs / r.secs).toFixed(1)),
-    client_cpu_us_per_job: Number(((r.cpu * 1e6) / cfg.jobs).toFixed(3)),
-    redis_cpu_us_per_job: Number(((r.redis * 1e6) / cfg.jobs).toFixed(3)),
+    ...perJob(cfg.jobs, r.secs, r.cpu * 1e6, r.redis),
     peak_rss_kb: r.peakRssKb,
   };
   console.log(JSON.stringify(line));
 }
 
-const cfg = config();
-const admin = new IORedis(cfg.url);
-try {
-  for (const mode of cfg.modes) await measure(cfg, admin, mode);
-} finally {
-  admin.disconnect();
-}
+await measureEach(settings(MODES, m => m.name), measure);

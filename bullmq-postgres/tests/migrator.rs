@@ -135,16 +135,7 @@ async fn migration_waits_for_upstreams_advisory_lock_of_its_schema_only() {
         !waiting.is_finished(),
         "migration ran while the lock was held"
     );
-    let waiters: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM pg_locks
-          WHERE locktype = 'advisory' AND NOT granted
-            AND classid = $1::oid AND objid = hashtext($2)::oid AND objsubid = 2",
-    )
-    .bind(MIGRATION_ADVISORY_LOCK_KEY)
-    .bind(schema.as_str())
-    .fetch_one(&mut *tx)
-    .await
-    .expect("read pg_locks");
+    let waiters: i64 = support::migration_lock_waiters(&mut tx, schema.as_str()).await;
     assert_eq!(
         waiters, 1,
         "the migration waits on (0x42554c4c, hashtext(schema))"

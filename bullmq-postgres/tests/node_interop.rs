@@ -125,16 +125,7 @@ async fn node_waits_for_the_migration_lock_rust_takes() {
     // Node queues up behind exactly this lock (its start-up takes a moment).
     let mut waiting = false;
     for _ in 0..100 {
-        let waiters: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_locks
-              WHERE locktype = 'advisory' AND NOT granted
-                AND classid = $1::oid AND objid = hashtext($2)::oid AND objsubid = 2",
-        )
-        .bind(MIGRATION_ADVISORY_LOCK_KEY)
-        .bind(schema.as_str())
-        .fetch_one(&mut *tx)
-        .await
-        .expect("read pg_locks");
+        let waiters: i64 = support::migration_lock_waiters(&mut tx, schema.as_str()).await;
         if waiters == 1 {
             waiting = true;
             break;

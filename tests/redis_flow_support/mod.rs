@@ -84,6 +84,16 @@ impl Ctx {
         self.queue(queue).await.get_job(id).await.unwrap().unwrap()
     }
 
+    /// Waits for job `id` of `queue` to complete, then its return value.
+    pub async fn completed_value(&self, queue: &str, id: &JobId) -> Value {
+        self.wait_state(queue, id, JobState::Completed).await;
+        self.job(queue, id)
+            .await
+            .return_value_as()
+            .unwrap()
+            .unwrap()
+    }
+
     /// A Rust worker on `queue` running [`standard`].
     pub async fn worker(&self, queue: &str) -> impl Sized + use<> {
         self.worker_with(queue, standard).await
@@ -157,17 +167,10 @@ pub fn norm(node: &JobNode) -> Value {
 }
 
 /// Polls `check` until it holds, for up to 30 s.
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
+pub async fn eventually<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    support::wait::eventually(what, Duration::from_secs(30), check).await;
 }

@@ -4,6 +4,8 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod corpus;
+pub mod scheduled;
+pub mod wait;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -27,6 +29,17 @@ pub async fn redis() -> redis::aio::MultiplexedConnection {
              or point REDIS_URL at a server you may write to."
             )
         })
+}
+
+/// Milliseconds since the Unix epoch, as job timestamps count them.
+pub fn now_ms() -> u64 {
+    u64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock after 1970")
+            .as_millis(),
+    )
+    .expect("milliseconds fit in u64")
 }
 
 /// A key prefix no other test uses.

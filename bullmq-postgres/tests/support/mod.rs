@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use bullmq_postgres::migrator::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::sqlx::{self, ConnectOptions as _, Connection as _, PgConnection};
 use bullmq_postgres::{PostgresOptions, SchemaName};
 
@@ -122,6 +123,21 @@ pub async fn ledger_transactions(schema: &SchemaName) -> i64 {
     .fetch_one(&mut conn)
     .await
     .expect("read the ledger")
+}
+
+/// How many sessions wait for the migration lock of `schema` (upstream's advisory lock
+/// `(0x42554c4c, hashtext(schema))`, sub-id 2: two 32-bit keys), read on `conn`.
+pub async fn migration_lock_waiters(conn: &mut PgConnection, schema: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM pg_locks
+          WHERE locktype = 'advisory' AND NOT granted
+            AND classid = $1::oid AND objid = hashtext($2)::oid AND objsubid = 2",
+    )
+    .bind(MIGRATION_ADVISORY_LOCK_KEY)
+    .bind(schema)
+    .fetch_one(conn)
+    .await
+    .expect("read pg_locks")
 }
 
 /// Runs a statement on the test server.

@@ -143,7 +143,8 @@ impl<B: Schedulers> JobScheduler<B> {
         let data = template
             .data
             .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new()));
-        let opts = merge_options(&self.defaults, template.opts);
+        // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
+        let opts = template.opts.or(&self.defaults);
         let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
             return Ok(None);
         };
@@ -243,67 +244,4 @@ impl<B: Schedulers> JobScheduler<B> {
     pub async fn remove(&self, id: &str) -> Result<bool, SchedulerError> {
         Ok(self.backend.remove_job_scheduler(id).await?)
     }
-}
-
-/// Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
-fn merge_options(defaults: &JobOptions, template: JobOptions) -> JobOptions {
-    if *defaults == JobOptions::default() {
-        return template;
-    }
-    let mut merged = defaults.clone();
-    // Destructured in full, so a new option cannot be forgotten here.
-    let JobOptions {
-        attempts,
-        job_id,
-        timestamp,
-        priority,
-        delay,
-        backoff,
-        lifo,
-        remove_on_complete,
-        remove_on_fail,
-        keep_logs,
-        stack_trace_limit,
-        size_limit,
-        parent,
-        fail_parent_on_failure,
-        continue_parent_on_failure,
-        ignore_dependency_on_failure,
-        remove_dependency_on_failure,
-        deduplication,
-        telemetry,
-        repeat,
-        prev_millis,
-        extra,
-    } = template;
-    macro_rules! take {
-        ($($field:ident),*) => {
-            $(if $field.is_some() { merged.$field = $field; })*
-        };
-    }
-    take!(
-        attempts,
-        job_id,
-        timestamp,
-        priority,
-        delay,
-        backoff,
-        lifo,
-        remove_on_complete,
-        remove_on_fail,
-        keep_logs,
-        stack_trace_limit,
-        size_limit,
-        parent,
-        fail_parent_on_failure,
-        continue_parent_on_failure,
-        ignore_dependency_on_failure,
-        remove_dependency_on_failure,
-        deduplication,
-        telemetry,
-        repeat,
-        prev_millis
-    );
-    merged.extra.extend(extra);
-    merged
 }

@@ -1,0 +1,149 @@
+//! The measurements: this process's CPU clock and peak RSS, Redis's CPU time, and the keys a
+//! run leaves behind.
+
+use std::time::{Duration, Instant};
+
+use redis::aio::MultiplexedConnection;
+
+/// CPU time of this whole process (every thread, live or exited), with nanosecond
+/// resolution: `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`, the same accounting Node.js's
+/// `process.cpuUsage()` reads through `getrusage` (`/proc/self/stat` only counts 10 ms ticks,
+/// and `/proc/self/schedstat` counts the main thread alone).
+pub fn process_cpu() -> Duration {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::new(
+        u64::try_from(ts.tv_sec).expect("CPU time is positive"),
+        u32::try_from(ts.tv_nsec).expect("nanoseconds below 1e9"),
+    )
+}
+
+/// Redis's own CPU time so far, in seconds: `used_cpu_sys + used_cpu_user` of `INFO cpu`.
+pub async fn redis_cpu(admin: &mut MultiplexedConnection) -> f64 {
+    let info: String = redis::cmd("INFO")
+        .arg("cpu")
+        .query_async(admin)
+        .await
+        .expect("INFO cpu");
+    info.lines()
+        .filter_map(|l| {
+            l.strip_prefix("used_cpu_sys:")
+                .or_else(|| l.strip_prefix("used_cpu_user:"))
+        })
+        .map(|v| v.trim().parse::<f64>().expect("INFO cpu value"))
+        .sum()
+}
+
+/// Resets the process's peak resident set size (Linux ≥ 4.0); false where refused.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// A `kB` field of `/proc/self/status` (`VmHWM`, `VmRSS`).
+pub fn status_kb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
+}
+
+/// The connection a harness measures and cleans up through, apart from the one it measures.
+pub async fn admin(url: &str) -> MultiplexedConnection {
+    let client = redis::Client::open(url).expect("REDIS_URL");
+    client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("admin connection")
+}
+
+/// Deletes every key under `prefix`.
+pub async fn delete_prefix(admin: &mut MultiplexedConnection, prefix: &str) {
+    let mut cursor = 0_u64;
+    loop {
+        let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(format!("{prefix}:*"))
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(admin)
+            .await
+            .expect("SCAN");
+        if !keys.is_empty() {
+            redis::cmd("UNLINK")
+                .arg(&keys)
+                .query_async::<()>(admin)
+                .await
+                .expect("UNLINK");
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+}
+
+/// A prefix no other run uses: `{harness}-{tag}-{pid}-{unix nanoseconds}` (the harness's
+/// part, such as `bench-add-rs`, tells the implementations' keys apart).
+pub fn unique_prefix(harness: &str, tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_nanos();
+    format!("{harness}-{tag}-{}-{nanos}", std::process::id())
+}
+
+/// The clocks read as a measured stretch starts.
+pub struct Meter {
+    redis_before: f64,
+    cpu_before: Duration,
+    start: Instant,
+}
+
+impl Meter {
+    /// Reads Redis's CPU, then this process's, then starts the wall clock.
+    pub async fn start(admin: &mut MultiplexedConnection) -> Self {
+        let redis_before = redis_cpu(admin).await;
+        let cpu_before = process_cpu();
+        Self {
+            redis_before,
+            cpu_before,
+            start: Instant::now(),
+        }
+    }
+
+    /// Stops the wall clock, then reads this process's CPU, then Redis's.
+    pub async fn stop(self, admin: &mut MultiplexedConnection) -> Usage {
+        let secs = self.start.elapsed().as_secs_f64();
+        let cpu = (process_cpu() - self.cpu_before).as_secs_f64();
+        let redis = redis_cpu(admin).await - self.redis_before;
+        Usage { secs, cpu, redis }
+    }
+}
+
+/// What a measured stretch took, in seconds.
+pub struct Usage {
+    /// Wall time.
+    pub secs: f64,
+    /// This process's CPU time.
+    pub cpu: f64,
+    /// Redis's CPU time.
+    pub redis: f64,
+}
+
+impl Usage {
+    /// The JSON fields shared by the add and worker lines, for `jobs` jobs:
+    /// `"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"redis_cpu_us_per_job":..`.
+    pub fn per_job_fields(&self, jobs: u64) -> String {
+        #[allow(clippy::cast_precision_loss)]
+        let jobs = jobs as f64;
+        format!(
+            r#""secs":{:.4},"jobs_per_sec":{:.1},"client_cpu_us_per_job":{:.3},"redis_cpu_us_per_job":{:.3}"#,
+            self.secs,
+            jobs / self.secs,
+            self.cpu * 1e6 / jobs,
+            self.redis * 1e6 / jobs,
+        )
+    }
+}

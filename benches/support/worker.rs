@@ -1,0 +1,153 @@
+//! The worker benchmark's modes, progress and checks, and its JSON line, the same for ours
+//! and the official port's.
+
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+
+use super::jobs::QUEUE;
+use super::measure::{Meter, Usage, status_kb};
+
+/// How often the lists are checked while the worker runs.
+pub const POLL: Duration = Duration::from_millis(2);
+
+/// One measured setting.
+#[derive(Clone, Copy, Debug)]
+pub struct Mode {
+    /// The worker's concurrency.
+    pub concurrency: usize,
+    /// `removeOnComplete: true` on every job.
+    pub remove: bool,
+    /// How long each job's processor sleeps (0: returns at once).
+    pub work_ms: u64,
+}
+
+impl Mode {
+    /// Every mode, in the order they run by default.
+    pub const ALL: [Mode; 9] = [
+        Mode::instant(1, false),
+        Mode::instant(1, true),
+        Mode::instant(10, false),
+        Mode::instant(10, true),
+        Mode::instant(100, false),
+        Mode::instant(100, true),
+        Mode::instant(500, false),
+        Mode::instant(500, true),
+        Mode {
+            concurrency: 100,
+            remove: false,
+            work_ms: 10,
+        },
+    ];
+
+    const fn instant(concurrency: usize, remove: bool) -> Self {
+        Self {
+            concurrency,
+            remove,
+            work_ms: 0,
+        }
+    }
+
+    /// The mode's name on the command line and in the JSON lines.
+    pub fn name(self) -> String {
+        if self.work_ms > 0 {
+            format!("sleep{}ms-c{}", self.work_ms, self.concurrency)
+        } else {
+            let keep = if self.remove { "remove" } else { "keep" };
+            format!("instant-c{}-{keep}", self.concurrency)
+        }
+    }
+
+    /// The mode named `s`; any other name stops the run.
+    pub fn parse(s: &str) -> Mode {
+        Mode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .unwrap_or_else(|| {
+                let names: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
+                panic!("unknown mode {s:?}: {}", names.join(", "))
+            })
+    }
+}
+
+/// `LLEN wait` + `LLEN active`: the jobs not finished yet.
+pub async fn unfinished(admin: &mut MultiplexedConnection, prefix: &str) -> u64 {
+    let (wait, active): (u64, u64) = redis::pipe()
+        .cmd("LLEN")
+        .arg(format!("{prefix}:{QUEUE}:wait"))
+        .cmd("LLEN")
+        .arg(format!("{prefix}:{QUEUE}:active"))
+        .query_async(admin)
+        .await
+        .expect("LLEN");
+    wait + active
+}
+
+/// Waits, polling every [`POLL`], until the worker has finished every job, then stops
+/// `meter` and reads the peak RSS: `VmHWM` where `rss_reset` (the high-water mark was reset
+/// as the clock started), else the largest `VmRSS` sampled at each poll.
+pub async fn drain(
+    admin: &mut MultiplexedConnection,
+    prefix: &str,
+    meter: Meter,
+    rss_reset: bool,
+) -> Run {
+    let mut rss_max = 0;
+    while unfinished(admin, prefix).await > 0 {
+        if !rss_reset {
+            rss_max = rss_max.max(status_kb("VmRSS"));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+    let usage = meter.stop(admin).await;
+    let peak_rss_kb = if rss_reset {
+        status_kb("VmHWM")
+    } else {
+        rss_max
+    };
+    Run { usage, peak_rss_kb }
+}
+
+/// Checks, once the worker is closed, that no job failed and that the completed set holds
+/// every job, or none when the mode removes them.
+pub async fn check_finished(
+    admin: &mut MultiplexedConnection,
+    prefix: &str,
+    mode: Mode,
+    jobs: u64,
+) {
+    let (completed, failed): (u64, u64) = redis::pipe()
+        .cmd("ZCARD")
+        .arg(format!("{prefix}:{QUEUE}:completed"))
+        .cmd("ZCARD")
+        .arg(format!("{prefix}:{QUEUE}:failed"))
+        .query_async(admin)
+        .await
+        .expect("ZCARD");
+    assert_eq!(failed, 0, "no job failed");
+    assert_eq!(
+        completed,
+        if mode.remove { 0 } else { jobs },
+        "completed jobs kept"
+    );
+}
+
+/// What one run measured.
+pub struct Run {
+    /// Time and CPU.
+    pub usage: Usage,
+    /// The process's peak resident set size while the worker ran.
+    pub peak_rss_kb: u64,
+}
+
+/// The JSON line of one measured mode:
+/// `{"impl":..,"mode":..,"jobs":..,"concurrency":..,"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"redis_cpu_us_per_job":..,"peak_rss_kb":..}`.
+pub fn line(implementation: &str, mode: Mode, jobs: u64, run: &Run) -> String {
+    format!(
+        r#"{{"impl":"{implementation}","mode":"{}","jobs":{jobs},"concurrency":{},{},"peak_rss_kb":{}}}"#,
+        mode.name(),
+        mode.concurrency,
+        run.usage.per_job_fields(jobs),
+        run.peak_rss_kb,
+    )
+}

@@ -270,6 +270,36 @@ async fn state_predicates_promote_delay_and_priority() {
 }
 
 #[tokio::test]
+async fn taking_the_next_job_needs_a_workers_handle() {
+    let e = env("fetch-next").await;
+    e.add("a", JobOptions::new()).await;
+    e.add("b", JobOptions::new()).await;
+    assert_eq!(e.take("t").await.as_str(), "a");
+    let a = e.q.job(JobId::from("a"));
+    for err in [
+        a.move_to_completed(&1, &token("t"), true)
+            .await
+            .expect_err("no worker settings"),
+        a.move_to_failed(&JobFailure::new("x"), &token("t"), true)
+            .await
+            .map(|_| ())
+            .expect_err("no worker settings"),
+    ] {
+        assert!(matches!(err, Error::Invalid(_)), "{err}");
+        assert!(err.to_string().contains("fetch_next"), "{err}");
+    }
+    // Refused before any write: `a` is still active, `b` still waiting.
+    assert_eq!(
+        e.q.get_job_state(&JobId::from("a")).await.unwrap(),
+        Some(JobState::Active)
+    );
+    assert_eq!(
+        e.q.get_job_state(&JobId::from("b")).await.unwrap(),
+        Some(JobState::Waiting)
+    );
+}
+
+#[tokio::test]
 async fn manual_moves_refuse_another_token() {
     let e = env("tokens").await;
     e.add("a", JobOptions::new()).await;

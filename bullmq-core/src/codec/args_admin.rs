@@ -11,11 +11,7 @@ use super::wire::{WireMap, WireValue};
 use super::{CodecError, options_from_json};
 use crate::backend::JobSchedulerRecord;
 use crate::options::RepeatOptions;
-
-/// JavaScript truthiness of an optional timestamp: `0` counts as absent.
-fn truthy(v: Option<u64>) -> Option<u64> {
-    v.filter(|n| *n != 0)
-}
+use crate::options::repeat::truthy;
 
 /// Packs `ARGV[2]` of `addJobScheduler`: the schedule the script stores in the scheduler hash.
 ///

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use bullmq_cron::CronError;
 
+use super::repeat::truthy;
 use super::{JobOptions, RepeatOptions, next_cron_millis};
 use crate::JobId;
 
@@ -56,7 +57,10 @@ pub fn plan_iteration_with(
     now: u64,
     next_run: impl FnOnce(u64) -> Result<Option<u64>, CronError>,
 ) -> Result<Option<IterationPlan>, CronError> {
-    let iteration = schedule.count.filter(|c| *c != 0).map_or(1, |c| c + 1);
+    let iteration = schedule
+        .count
+        .filter(|c| *c != 0)
+        .map_or(1, |c| c.saturating_add(1));
     if schedule.limit.is_some_and(|limit| iteration > limit) {
         return Ok(None);
     }
@@ -103,11 +107,6 @@ pub fn plan_iteration_with(
         next_millis,
         delayed_job_opts: opts,
     }))
-}
-
-/// JavaScript truthiness of a timestamp: 0 is none.
-fn truthy(v: Option<u64>) -> Option<u64> {
-    v.filter(|n| *n != 0)
 }
 
 fn duration_ms(d: Duration) -> u64 {

@@ -9,7 +9,7 @@ mod iteration;
 mod job;
 mod keep_jobs;
 mod parent;
-mod repeat;
+pub(crate) mod repeat;
 mod validation;
 
 pub use backoff::{Backoff, BackoffStrategy};

@@ -38,8 +38,8 @@ pub struct RepeatOptions {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
-/// JavaScript truthiness of a stored timestamp: 0 means none.
-fn truthy(millis: Option<u64>) -> Option<u64> {
+/// JavaScript truthiness of a stored number (a timestamp, a count): 0 means none.
+pub(crate) fn truthy(millis: Option<u64>) -> Option<u64> {
     millis.filter(|m| *m != 0)
 }
 

@@ -174,6 +174,20 @@ impl<'q, B> JobRef<'q, B> {
         self.worker.clone().unwrap_or_default()
     }
 
+    /// Taking the next job locks it for the worker's lock duration: without a worker's
+    /// settings there is none, and the script would take the job and fail to lock it.
+    fn check_fetch(&self, fetch_next: bool) -> Result<()> {
+        if fetch_next && self.worker.is_none() {
+            return Err(ValidationError::single(
+                "job move",
+                "fetch_next",
+                "needs a worker's settings: take the handle from `Worker::job`",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// The job's id.
     #[must_use]
     pub fn id(&self) -> &JobId {
@@ -511,13 +525,15 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
 
     /// Completes the job held with `token`, storing `return_value` as JSON. Retention follows
     /// the job's `removeOnComplete` (then the worker's, see [`by_worker`](Self::by_worker));
-    /// with `fetch_next`, the next job is taken in the same round trip and locked with `token`.
+    /// with `fetch_next`, the next job is taken in the same round trip and locked with `token`
+    /// (only on a worker's handle, [`by_worker`](Self::by_worker): [`Error::Invalid`] otherwise).
     pub async fn move_to_completed<T: Serialize + ?Sized>(
         &self,
         return_value: &T,
         token: &LockToken,
         fetch_next: bool,
     ) -> Result<Finished> {
+        self.check_fetch(fetch_next)?;
         let return_value = encode("return value", return_value)?;
         let job = self.load("moveToFinished").await?;
         let worker = self.worker_settings();
@@ -541,6 +557,7 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
         token: &LockToken,
         fetch_next: bool,
     ) -> Result<FailOutcome> {
+        self.check_fetch(fetch_next)?;
         let job = self.load("moveToFinished").await?;
         let fields = FieldUpdates {
             stacktrace: Some(next_stacktrace(

@@ -33,7 +33,7 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
 ) -> Option<FetchedJob> {
     let job = match fetched.job {
         Ok(job) => Arc::new(job),
-        Err(decode) => return fail_corrupt(shared, fetched.id, decode, token).await,
+        Err(decode) => return fail_corrupt(shared, fetched.id, decode, token, true).await,
     };
     // Before the job runs, as upstream does: its scheduler's next iteration is added now.
     super::scheduler::advance(shared, &job).await;
@@ -44,7 +44,7 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
     }
     if let Some(message) = unrecoverable_message(&job, shared) {
         let outcome = Err(JobError::Unrecoverable { message });
-        return finish(shared, &job, token, outcome).await;
+        return finish(shared, &job, token, outcome, true).await;
     }
     let cancel = shared.force.child_token();
     shared
@@ -62,8 +62,8 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
             })
         }
     };
-    shared.locks.untrack(&job.id);
-    finish(shared, &job, token, outcome).await
+    shared.locks.untrack(&job.id, token);
+    finish(shared, &job, token, outcome, true).await
 }
 
 /// Runs the processor's future in this task, a panic in it caught as `Err(payload)`, so that a
@@ -107,12 +107,14 @@ fn unrecoverable_message<B>(job: &Job, shared: &Shared<B>) -> Option<String> {
     }
 }
 
-/// Fails a job that cannot be read, with a reason that says so.
-async fn fail_corrupt<B: Backend>(
+/// Fails a job that cannot be read, with a reason that says so; `may_fetch` as for
+/// [`finish`].
+pub(crate) async fn fail_corrupt<B: Backend>(
     shared: &Arc<Shared<B>>,
     id: JobId,
     decode: crate::job::JobDecodeError,
     token: &LockToken,
+    may_fetch: bool,
 ) -> Option<FetchedJob> {
     let message = format!("job {id} could not be decoded and was failed: {decode}");
     shared.emit_error(Error::JobDecode(decode));
@@ -124,17 +126,21 @@ async fn fail_corrupt<B: Backend>(
         &Arc::new(stub),
         token,
         Err(JobError::unrecoverable(message)),
+        may_fetch,
     )
     .await
 }
 
 /// Makes the move `outcome` asks for; a connection failure is retried after
 /// `run_retry_delay` until it goes through or the worker closes, anything else is reported.
+/// With `may_fetch` (the worker's own loop, not manual processing) the move takes the next
+/// job too when the worker has room.
 pub(crate) async fn finish<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
     mut outcome: ProcessResult,
+    may_fetch: bool,
 ) -> Option<FetchedJob> {
     loop {
         if shared.force.is_cancelled() || shared.queue.backend().is_closing() {
@@ -142,7 +148,7 @@ pub(crate) async fn finish<B: Backend>(
             // its outcome is not the job's; the job stays active for the stalled check.
             return None;
         }
-        match finish_once(shared, job, token, &outcome).await {
+        match finish_once(shared, job, token, &outcome, may_fetch).await {
             Ok(next) => return next,
             Err(err) => {
                 let connection = is_connection_error(&err);
@@ -187,9 +193,10 @@ async fn finish_once<B: Backend>(
     job: &Arc<Job>,
     token: &LockToken,
     outcome: &ProcessResult,
+    may_fetch: bool,
 ) -> Result<Option<FetchedJob>> {
     let backend = shared.queue.backend();
-    let fetch_next = shared.may_fetch_next();
+    let fetch_next = may_fetch && shared.may_fetch_next();
     match outcome {
         Ok(value) => {
             let return_value = serde_json::to_string(value).map_err(|e| CodecError::Encode {

@@ -37,9 +37,14 @@ impl LockTracker {
         self.lock().insert(id, tracked);
     }
 
-    /// Stops renewing `id`'s lock (the job finished, or is about to).
-    pub(crate) fn untrack(&self, id: &JobId) {
-        self.lock().remove(id);
+    /// Stops renewing `id`'s lock held with `token` (the job finished, or is about to). The
+    /// token matters: after a lost lock this worker may hold the same job again, under another
+    /// token, in another slot, and that run's lock must go on being renewed.
+    pub(crate) fn untrack(&self, id: &JobId, token: &LockToken) {
+        let mut jobs = self.lock();
+        if jobs.get(id).is_some_and(|t| t.token == *token) {
+            jobs.remove(id);
+        }
     }
 
     /// Cancels every job's token (a forced close).
@@ -119,4 +124,27 @@ fn lock_lost(id: &JobId) -> Error {
         state: Some("active".to_owned()),
     }
     .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> JobId {
+        JobId::custom(s).expect("job id")
+    }
+
+    #[tokio::test]
+    async fn a_finished_run_does_not_untrack_a_later_run_of_the_same_job() {
+        let tracker = LockTracker::default();
+        let (old, new) = (LockToken::new("old"), LockToken::new("new"));
+        tracker.track(id("job-7"), old.clone(), CancellationToken::new());
+        // The lock was lost, the job came back and this worker took it again.
+        tracker.track(id("job-7"), new.clone(), CancellationToken::new());
+        tracker.untrack(&id("job-7"), &old);
+        let due = tracker.due(Duration::ZERO);
+        assert_eq!(due, vec![(id("job-7"), new.clone())]);
+        tracker.untrack(&id("job-7"), &new);
+        assert!(tracker.due(Duration::ZERO).is_empty());
+    }
 }

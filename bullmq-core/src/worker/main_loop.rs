@@ -59,15 +59,25 @@ pub(crate) fn spawn_job<B: Backend, P: Processor<B>>(
     token: LockToken,
 ) {
     shared.active.fetch_add(1, Ordering::SeqCst);
-    let task_shared = Arc::clone(shared);
+    let slot = SlotGuard(Arc::clone(shared));
     let processor = Arc::clone(processor);
     let handle = tokio::spawn(async move {
         let mut current = Some(job);
         while let Some(job) = current.take() {
-            current = finish::process(&task_shared, &processor, job, &token).await;
+            current = finish::process(&slot.0, &processor, job, &token).await;
         }
-        task_shared.active.fetch_sub(1, Ordering::SeqCst);
-        task_shared.wake.notify_one();
     });
     shared.track_task(handle);
+}
+
+/// Gives a job slot back when its task ends, however it ends: returned, panicked outside the
+/// processor, or aborted by a close. A slot not given back would leave the worker short of
+/// one job for good, and `pause` waiting forever.
+struct SlotGuard<B>(Arc<Shared<B>>);
+
+impl<B> Drop for SlotGuard<B> {
+    fn drop(&mut self) {
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        self.0.wake.notify_one();
+    }
 }

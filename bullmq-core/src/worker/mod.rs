@@ -341,14 +341,8 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
             }
             Err(decode) => {
                 let err = decode.clone();
-                let fetched = crate::backend::FetchedJob {
-                    id: fetched.id,
-                    job: Err(decode),
-                };
-                // Fails it; never fetches, since a manual worker is not running its loop.
-                let paused = self.shared.paused.swap(true, Ordering::SeqCst);
-                finish::process(&self.shared, &self.processor, fetched, token).await;
-                self.shared.paused.store(paused, Ordering::SeqCst);
+                // Fails it, without taking a next job: a manual worker takes its own.
+                finish::fail_corrupt(&self.shared, fetched.id, decode, token, false).await;
                 Err(Error::JobDecode(err))
             }
         }

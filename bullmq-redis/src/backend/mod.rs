@@ -51,6 +51,8 @@ pub struct RedisOptions {
     pub ca_certificate: Option<Vec<u8>>,
     /// How long a command may wait for its reply before it fails with a timeout (and its
     /// connection is replaced): a hung server makes calls fail rather than hang. 5 s by default.
+    /// It bounds scripts too: a `clean` or `obliterate` of a huge queue that runs longer is
+    /// reported as a timeout although Redis finishes it; raise it for such work.
     pub response_timeout: Duration,
     /// How many connections the backend (with its clones and siblings) may use for calls in
     /// flight at once, each serving one call at a time; calls beyond them share one

@@ -290,11 +290,11 @@ async fn taking_the_next_job_needs_a_workers_handle() {
     }
     // Refused before any write: `a` is still active, `b` still waiting.
     assert_eq!(
-        e.q.get_job_state(&JobId::from("a")).await.unwrap(),
+        e.q.get_job_state(&JobId::from("a")).await.expect("state"),
         Some(JobState::Active)
     );
     assert_eq!(
-        e.q.get_job_state(&JobId::from("b")).await.unwrap(),
+        e.q.get_job_state(&JobId::from("b")).await.expect("state"),
         Some(JobState::Waiting)
     );
 }

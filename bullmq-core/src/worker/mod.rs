@@ -63,7 +63,7 @@ pub use events::WorkerEvent;
 pub use options::WorkerOptions;
 pub use processor::{JobError, ProcessResult, Processor};
 pub use retry::BackoffFn;
-pub use scheduler::RepeatStrategy;
+pub use scheduler::{RepeatStrategy, advance_job_scheduler};
 /// The token a processor gets, cancelled when its job's lock is lost or the worker is closed
 /// with force (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use super::shared::Shared;
-use crate::backend::{Backend, NextIterationArgs};
+use crate::backend::{Backend, NextIterationArgs, Schedulers};
 use crate::options::{RepeatOptions, ValidationError, next_cron_millis, plan_iteration_with};
 use crate::{Error, Job, JobId, Result};
 
@@ -44,7 +44,32 @@ async fn advance_scheduler<B: Backend>(
     job: &Job,
     scheduler_id: &str,
 ) -> Result<Option<JobId>> {
-    let backend = shared.queue.backend();
+    advance_job_scheduler(
+        shared.queue.backend(),
+        job,
+        scheduler_id,
+        shared.now_ms(),
+        shared.repeat_strategy.as_ref(),
+    )
+    .await
+}
+
+/// Adds the iteration of scheduler `scheduler_id` that follows `job`, one of its jobs about to
+/// run, as Node's worker does when it takes such a job: `Ok(None)` when the schedule is over
+/// or another producer already added that iteration. `strategy` overrides how a cron
+/// `pattern`'s next run is found (upstream: `settings.repeatStrategy`).
+///
+/// # Errors
+///
+/// [`Error::Invalid`] for a schedule Node refuses to advance (legacy repeat key, no or both of
+/// `pattern` and `every`, an invalid pattern); a backend failure.
+pub async fn advance_job_scheduler<B: Schedulers>(
+    backend: &B,
+    job: &Job,
+    scheduler_id: &str,
+    now: u64,
+    strategy: Option<&RepeatStrategy>,
+) -> Result<Option<JobId>> {
     if is_legacy_repeat_key(scheduler_id) && !backend.is_job_scheduler(scheduler_id).await? {
         return Err(invalid(format!(
             "Legacy repeatable job metadata is not supported in BullMQ v6 (key: \
@@ -72,8 +97,7 @@ async fn advance_scheduler<B: Backend>(
         }
         _ => {}
     }
-    let now = shared.now_ms();
-    let next_run = |from: u64| match &shared.repeat_strategy {
+    let next_run = |from: u64| match strategy {
         Some(strategy) => Ok(strategy(from, repeat, &job.name)),
         None => next_cron_millis(repeat, from, now),
     };

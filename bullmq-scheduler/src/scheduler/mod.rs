@@ -11,11 +11,10 @@ pub use validate::validate_schedule;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bullmq_core::backend::{
-    AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
-};
+use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, Schedulers};
 use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::options::RepeatOptions;
+use bullmq_core::worker::advance_job_scheduler;
 use bullmq_core::{Job, JobId, JobOptions};
 
 /// The job a scheduler creates at each iteration: its name, data and options.
@@ -173,23 +172,12 @@ impl<B: Schedulers> JobScheduler<B> {
     ///
     /// An invalid stored pattern, or a backend failure.
     pub async fn advance(&self, job: &Job) -> Result<Option<JobId>, SchedulerError> {
-        let (Some(scheduler_id), Some(schedule)) = (&job.repeat_job_key, &job.opts.repeat) else {
+        let Some(scheduler_id) = &job.repeat_job_key else {
             return Ok(None);
         };
-        // The job's options as a Node.js worker reads them (as the Rust worker does too).
-        let job_opts = job.opts.clone().with_node_defaults();
-        let Some(plan) = plan_iteration(scheduler_id, schedule, &job_opts, self.clock.now_ms())?
-        else {
-            return Ok(None);
-        };
-        let args = NextIterationArgs {
-            scheduler_id: scheduler_id.clone(),
-            next_millis: plan.next_millis.unwrap_or_default(),
-            template_data: job.data.clone(),
-            delayed_job_opts: plan.delayed_job_opts,
-            producer_id: Some(job.id.as_str().to_owned()),
-        };
-        Ok(self.backend.update_job_scheduler_next_millis(&args).await?)
+        // The worker's own step, so that both refuse and plan alike.
+        let now = self.clock.now_ms();
+        Ok(advance_job_scheduler(&self.backend, job, scheduler_id, now, None).await?)
     }
 
     /// Reads scheduler `id` (Node's `getJobScheduler`).

@@ -23,3 +23,71 @@ def median(rows, metric):
 
 def verdict(ok):
     return "met" if ok else "**missed**"
+
+
+# The ours-against-Node table of benches/compare-postgres.sh (any two implementations, any
+# metrics), also a command of its own:
+#
+#   python3 benches/compare_rows.py RESULTS.jsonl METRIC[:OP:TARGET]...
+#
+# e.g. `jobs_per_sec:>=:1.1 client_cpu_us_per_job:<=:0.5`: per mode (in the order the file
+# first names them), each metric's median for bullmq-rs and bullmq-node and their ratio
+# (ours / Node), checked against TARGET with OP (`>=` or `<=`) when given.
+
+OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+# Column names of the metrics the harnesses print; any other shows as its field name.
+LABELS = {
+    "jobs_per_sec": ("jobs/s", "jobs/s"),
+    "client_cpu_us_per_job": ("client CPU µs/job", "client CPU"),
+    "redis_cpu_us_per_job": ("Redis CPU µs/job", "Redis CPU"),
+    "pg_cpu_us_per_job": ("PG CPU µs/job", "PG CPU"),
+}
+
+
+def parse_metric(spec):
+    """`METRIC[:OP:TARGET]` as (metric, op or None, target or None)."""
+    parts = spec.split(":")
+    if len(parts) == 1:
+        return parts[0], None, None
+    if len(parts) != 3 or parts[1] not in OPS:
+        raise SystemExit(f"bad metric {spec!r}: METRIC[:>=|<=:TARGET]")
+    return parts[0], parts[1], float(parts[2])
+
+
+def ratio_table(runs, specs, ours="bullmq-rs", peer="bullmq-node"):
+    """The markdown lines of the table, from `load`'s runs and parsed metric specs."""
+    modes = []
+    for _, mode in runs:
+        if mode not in modes:
+            modes.append(mode)
+    head = ["mode", "rounds"]
+    for metric, _, _ in specs:
+        label = LABELS.get(metric, (metric,))[0]
+        head += [f"{label} ours", "node", "ours/node"]
+    head.append("targets")
+    lines = ["| " + " | ".join(head) + " |", "|---|---:|" + "---:|" * (3 * len(specs)) + "---|"]
+    for mode in modes:
+        mine, theirs = runs.get((ours, mode)), runs.get((peer, mode))
+        if not mine or not theirs:
+            continue
+        cells = [mode, f"{len(mine)}/{len(theirs)}"]
+        checks = []
+        for metric, op, target in specs:
+            a, b = median(mine, metric), median(theirs, metric)
+            ratio = a / b if b else float("inf")
+            fmt = "{:,.0f}" if a >= 100 else "{:,.1f}"
+            cells += [fmt.format(a), fmt.format(b), f"{ratio:.2f}x"]
+            if op:
+                short = LABELS.get(metric, (metric, metric))[1]
+                checks.append(f"{short} {op}{target:g}x: {verdict(OPS[op](ratio, target))}")
+        cells.append("; ".join(checks) or "–")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) < 3:
+        sys.exit("usage: compare_rows.py RESULTS.jsonl METRIC[:OP:TARGET]...")
+    print("\n".join(ratio_table(load(sys.argv[1]), [parse_metric(s) for s in sys.argv[2:]])))

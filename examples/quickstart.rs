@@ -4,16 +4,20 @@
 //! ```sh
 //! npm ci --prefix tests/node      # once, for the Node.js producer (optional)
 //! cargo run --example quickstart  # Redis at REDIS_URL, default redis://127.0.0.1:6379
+//! # The same program on PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test):
+//! cargo run --example quickstart --no-default-features --features postgres
 //! ```
+//!
+//! Only [`connect`] knows the store: everything else is written against
+//! [`bullmq::DefaultBackend`], which the features choose.
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
-    ActiveJob, Backoff, BulkJob, CancellationToken, JobError, JobOptions, Queue, QueueName, Worker,
-    WorkerEvent, WorkerOptions,
+    ActiveJob, Backoff, BulkJob, CancellationToken, DefaultBackend, JobError, JobOptions, Queue,
+    QueueName, Worker, WorkerEvent, WorkerOptions,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -30,7 +34,7 @@ const JOBS: usize = 5;
 /// The processor: any async closure over the job; its `Ok` value is the job's return value,
 /// its `Err` fails the attempt (retried per the job's `attempts` and `backoff`).
 async fn resize(
-    job: ActiveJob<RedisBackend>,
+    job: ActiveJob<DefaultBackend>,
     _cancel: CancellationToken,
 ) -> Result<serde_json::Value, JobError> {
     let task: Resize = job.data_as()?;
@@ -41,14 +45,48 @@ async fn resize(
     Ok(json!({ "thumbnail": format!("thumb-{}", task.image), "width": task.width }))
 }
 
+/// Where the queue lives: the store's URL, and a connection to it for `queue`.
+#[cfg(feature = "redis")]
+mod store {
+    use bullmq::redis::{RedisBackend, RedisOptions};
+
+    pub(crate) const URL_VAR: &str = "REDIS_URL";
+    pub(crate) const DEFAULT_URL: &str = "redis://127.0.0.1:6379";
+
+    pub(crate) async fn connect(
+        url: &str,
+        queue: &bullmq::QueueName,
+    ) -> bullmq::Result<RedisBackend> {
+        RedisBackend::connect(&RedisOptions::new(url), queue.clone()).await
+    }
+}
+
+/// Where the queue lives: the store's URL, and a connection to it for `queue`.
+#[cfg(all(feature = "postgres", not(feature = "redis")))]
+mod store {
+    use bullmq::postgres::{PostgresBackend, PostgresOptions};
+
+    pub(crate) const URL_VAR: &str = "DATABASE_URL";
+    pub(crate) const DEFAULT_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+    pub(crate) async fn connect(
+        url: &str,
+        queue: &bullmq::QueueName,
+    ) -> bullmq::Result<PostgresBackend> {
+        // The schema (`bullmq`) is created or upgraded on first use; Node.js: `migrate: true`.
+        PostgresBackend::connect(&PostgresOptions::new(url).migrate(true), queue.clone()).await
+    }
+}
+
+use store::connect;
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-    let options = RedisOptions::new(url.as_str());
+    let url = std::env::var(store::URL_VAR).unwrap_or_else(|_| store::DEFAULT_URL.into());
     let name = QueueName::new("quickstart")?;
 
     // The worker gets a connection of its own (it closes it when it closes).
-    let worker_backend = RedisBackend::connect(&options, name.clone()).await?;
+    let worker_backend = connect(&url, &name).await?;
     let worker = Worker::new(
         name.clone(),
         worker_backend,
@@ -58,10 +96,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
     let mut events = worker.events();
 
-    let queue = Queue::new(
-        name.clone(),
-        RedisBackend::connect(&options, name.clone()).await?,
-    );
+    let queue = Queue::new(name.clone(), connect(&url, &name).await?);
     if !produce_with_node(&url, name.as_str()) {
         println!(
             "(Node.js producer not set up: run `npm ci --prefix tests/node`; adding from Rust)"
@@ -110,7 +145,8 @@ fn produce_with_node(url: &str, queue: &str) -> bool {
     let status = Command::new("node")
         .current_dir(&dir)
         .args(["quickstart-producer.mjs", queue, &JOBS.to_string()])
-        .env("REDIS_URL", url)
+        .env_remove("DATABASE_URL")
+        .env(store::URL_VAR, url)
         .status();
     matches!(status, Ok(s) if s.success())
 }

@@ -33,6 +33,24 @@ pub type DefaultBackend = bullmq_redis::RedisBackend;
 #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
 pub use bullmq_postgres as postgres;
 
+/// The backend the enabled features choose: PostgreSQL when `postgres` is on without `redis`
+/// (`--no-default-features --features postgres`).
+#[cfg(all(feature = "postgres", not(feature = "redis")))]
+pub type DefaultBackend = bullmq_postgres::PostgresBackend;
+
+/// Adding jobs inside the caller's own PostgreSQL transaction (feature `postgres`).
+#[cfg(feature = "postgres")]
+#[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+pub use bullmq_postgres::AddInTransaction;
+
+#[cfg(all(feature = "flow", feature = "postgres"))]
+mod flow_transaction;
+/// Adding a flow inside the caller's own PostgreSQL transaction (features `flow` and
+/// `postgres`).
+#[cfg(all(feature = "flow", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "flow", feature = "postgres"))))]
+pub use flow_transaction::AddFlowInTransaction;
+
 /// Flows of dependent jobs (feature `flow`).
 #[cfg(feature = "flow")]
 #[cfg_attr(docsrs, doc(cfg(feature = "flow")))]

@@ -1,21 +1,20 @@
-//! `JobRef` (Node.js BullMQ's `Job` methods) end to end on Redis: every method, read back
-//! from the job hash, the state sets and the event stream.
+//! `JobRef` (Node.js BullMQ's `Job` methods) on Redis: what each method writes, read back
+//! from the job hash, the state sets, the lock and the event stream as Node.js lays them out.
+//! The behaviour every store shares is in the conformance suite (`job_api`).
 
 mod support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bullmq::core::backend::{
-    AddJobs, DependenciesQuery, DependencyKind, FetchParams, LockToken, ParentKeyOpts,
-    ReprocessOptions, Transitions,
-};
+use bullmq::core::backend::{FetchParams, LockToken, ReprocessOptions, Transitions};
 use bullmq::core::clock::ManualClock;
 use bullmq::core::job::FinishedState;
 use bullmq::core::{FailOutcome, JobFailure, ScriptErrorCode};
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobState, ParentOptions, Prefix, Queue};
-use bullmq::{KeepJobs, QueueName};
+use bullmq::{
+    Backoff, Error, Job, JobId, JobOptions, JobState, ParentOptions, Prefix, Queue, QueueName,
+};
 use serde_json::json;
 
 const NOW: u64 = 1_700_000_000_000;
@@ -99,17 +98,6 @@ impl Env {
             .query_async(&mut con)
             .await
             .expect("ZSCORE")
-    }
-
-    async fn smembers(&self, part: &str) -> Vec<String> {
-        let mut con = support::redis().await;
-        let mut out: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(self.key(part))
-            .query_async(&mut con)
-            .await
-            .expect("SMEMBERS");
-        out.sort();
-        out
     }
 
     async fn exists(&self, part: &str) -> bool {
@@ -270,36 +258,6 @@ async fn state_predicates_promote_delay_and_priority() {
 }
 
 #[tokio::test]
-async fn taking_the_next_job_needs_a_workers_handle() {
-    let e = env("fetch-next").await;
-    e.add("a", JobOptions::new()).await;
-    e.add("b", JobOptions::new()).await;
-    assert_eq!(e.take("t").await.as_str(), "a");
-    let a = e.q.job(JobId::from("a"));
-    for err in [
-        a.move_to_completed(&1, &token("t"), true)
-            .await
-            .expect_err("no worker settings"),
-        a.move_to_failed(&JobFailure::new("x"), &token("t"), true)
-            .await
-            .map(|_| ())
-            .expect_err("no worker settings"),
-    ] {
-        assert!(matches!(err, Error::Invalid(_)), "{err}");
-        assert!(err.to_string().contains("fetch_next"), "{err}");
-    }
-    // Refused before any write: `a` is still active, `b` still waiting.
-    assert_eq!(
-        e.q.get_job_state(&JobId::from("a")).await.expect("state"),
-        Some(JobState::Active)
-    );
-    assert_eq!(
-        e.q.get_job_state(&JobId::from("b")).await.expect("state"),
-        Some(JobState::Waiting)
-    );
-}
-
-#[tokio::test]
 async fn manual_moves_refuse_another_token() {
     let e = env("tokens").await;
     e.add("a", JobOptions::new()).await;
@@ -389,6 +347,7 @@ async fn manual_moves_refuse_another_token() {
         .expect_err("mismatch");
     assert_eq!(script_code(&err), ScriptErrorCode::LockMismatch);
     let child = ParentOptions::new("child", e.base.clone());
+    // Redis only: upstream's PostgreSQL parks the parent even for a job that is not its child.
     assert!(
         !parent
             .move_to_waiting_children(
@@ -598,183 +557,4 @@ async fn retry_and_remove() {
     assert!(!e.exists("a:logs").await);
     assert!(e.list("wait").await.is_empty());
     assert_eq!(a.get_state().await.expect("state"), None);
-}
-
-#[tokio::test]
-#[allow(deprecated)]
-async fn children_values_failures_and_dependencies() {
-    let e = env("flows").await;
-    let parent = Job::new(
-        "parent",
-        "{}".to_owned(),
-        JobOptions::new().job_id("p"),
-        NOW,
-    );
-    let into_waiting_children = ParentKeyOpts {
-        add_to_waiting_children: true,
-        ..ParentKeyOpts::default()
-    };
-    e.q.backend()
-        .add_job(&parent, &into_waiting_children)
-        .await
-        .expect("parent");
-    let under_p = || ParentOptions::new("p", e.base.clone());
-    e.add("c1", JobOptions::new().parent(under_p())).await;
-    e.add(
-        "c2",
-        JobOptions::new()
-            .parent(under_p())
-            .ignore_dependency_on_failure(true),
-    )
-    .await;
-    e.add("c3", JobOptions::new().parent(under_p())).await;
-    let p = e.q.job(JobId::from("p"));
-    let key = |id: &str| e.key(id);
-
-    let counts = p.get_dependencies_count(&[]).await.expect("counts");
-    assert_eq!(
-        counts,
-        [
-            (DependencyKind::Processed, 0),
-            (DependencyKind::Unprocessed, 3),
-            (DependencyKind::Ignored, 0),
-            (DependencyKind::Failed, 0),
-        ]
-    );
-
-    assert_eq!(e.take("t").await.as_str(), "c1");
-    e.q.job(JobId::from("c1"))
-        .move_to_completed(&json!({"v": 1}), &token("t"), false)
-        .await
-        .expect("complete c1");
-    assert_eq!(e.take("t").await.as_str(), "c2");
-    let outcome =
-        e.q.job(JobId::from("c2"))
-            .move_to_failed(&JobFailure::new("c2 broke"), &token("t"), false)
-            .await
-            .expect("fail c2");
-    assert!(matches!(outcome, FailOutcome::Failed(_)));
-
-    let values = p.get_children_values().await.expect("values");
-    assert_eq!(values, BTreeMap::from([(key("c1"), json!({"v": 1}))]));
-    let ignored = BTreeMap::from([(key("c2"), "c2 broke".to_owned())]);
-    assert_eq!(
-        p.get_ignored_children_failures().await.expect("ignored"),
-        ignored
-    );
-    assert_eq!(
-        p.get_failed_children_values().await.expect("alias"),
-        ignored
-    );
-
-    let counts = p
-        .get_dependencies_count(&[DependencyKind::Ignored, DependencyKind::Unprocessed])
-        .await
-        .expect("counts");
-    assert_eq!(
-        counts,
-        [
-            (DependencyKind::Ignored, 1),
-            (DependencyKind::Unprocessed, 1)
-        ]
-    );
-    let deps = p
-        .get_dependencies(&DependenciesQuery {
-            lists: vec![
-                (DependencyKind::Processed, 0, 20),
-                (DependencyKind::Unprocessed, 0, 20),
-            ],
-        })
-        .await
-        .expect("deps");
-    assert_eq!(
-        deps.processed,
-        Some((vec![(key("c1"), r#"{"v":1}"#.to_owned())], 0))
-    );
-    assert_eq!(deps.unprocessed, Some((vec![key("c3")], 0)));
-
-    // Detaching the last pending child frees the parent.
-    let c3 = e.q.job(JobId::from("c3"));
-    assert!(c3.remove_child_dependency().await.expect("detach"));
-    assert!(e.smembers("p:dependencies").await.is_empty());
-    assert_eq!(e.field("c3", "parentKey").await, None);
-    assert!(
-        !c3.remove_child_dependency()
-            .await
-            .expect("no parent any more")
-    );
-    assert!(p.is_waiting().await.expect("parent released"));
-}
-
-#[tokio::test]
-async fn remove_unprocessed_children_leaves_finished_ones() {
-    let e = env("prune").await;
-    let parent = Job::new(
-        "parent",
-        "{}".to_owned(),
-        JobOptions::new().job_id("p"),
-        NOW,
-    );
-    let into_waiting_children = ParentKeyOpts {
-        add_to_waiting_children: true,
-        ..ParentKeyOpts::default()
-    };
-    e.q.backend()
-        .add_job(&parent, &into_waiting_children)
-        .await
-        .expect("parent");
-    for id in ["c1", "c2", "c3"] {
-        let opts = JobOptions::new().parent(ParentOptions::new("p", e.base.clone()));
-        e.add(id, opts).await;
-    }
-    assert_eq!(e.take("t").await.as_str(), "c1");
-    e.q.job(JobId::from("c1"))
-        .move_to_completed(&0, &token("t"), false)
-        .await
-        .expect("complete");
-
-    let p = e.q.job(JobId::from("p"));
-    p.remove_unprocessed_children().await.expect("prune");
-    assert!(e.exists("c1").await, "a processed child stays");
-    assert!(!e.exists("c2").await);
-    assert!(!e.exists("c3").await);
-    // With no pending child left the parent is released, as upstream's removal does.
-    assert_eq!(e.list("wait").await, ["p"]);
-    let counts = p
-        .get_dependencies_count(&[DependencyKind::Processed, DependencyKind::Unprocessed])
-        .await
-        .expect("counts");
-    assert_eq!(
-        counts,
-        [
-            (DependencyKind::Processed, 1),
-            (DependencyKind::Unprocessed, 0)
-        ]
-    );
-}
-
-#[tokio::test]
-async fn job_of_uses_the_jobs_own_options() {
-    let e = env("jobof").await;
-    let job = e
-        .add(
-            "a",
-            JobOptions::new()
-                .lifo(true)
-                .remove_on_complete(KeepJobs::RemoveAll),
-        )
-        .await;
-    e.add("b", JobOptions::new()).await;
-    let handle = e.q.job_of(&job);
-    assert_eq!(handle.id().as_str(), "a");
-    assert!(handle.job().is_some());
-
-    // removeOnComplete: true removes the job as it completes.
-    assert_eq!(e.take("t").await.as_str(), "a");
-    handle
-        .move_to_completed(&1, &token("t"), false)
-        .await
-        .expect("complete");
-    assert!(!e.exists("a").await);
-    assert_eq!(e.zscore("completed", "a").await, None);
 }

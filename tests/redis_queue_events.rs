@@ -505,59 +505,6 @@ async fn backend_last_id(backend: &RedisBackend) -> EventId {
     backend.last_event_id().await.expect("last id")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reading_from_an_id_replays_what_followed_it() {
-    let (_guard, backend, _queue) = setup(&support::redis_url(), "replay").await;
-    let producer = QueueEventsProducer::new(backend.clone());
-    let mut ids = Vec::new();
-    for i in 0..5 {
-        let n = i.to_string();
-        ids.push(
-            producer
-                .publish_event("tick", &[("n", &n)])
-                .await
-                .expect("publish"),
-        );
-    }
-    // A reader from `$` (the default) sees none of them; one from the second id sees the
-    // third, fourth and fifth. Built with autorun off so that it is subscribed before it reads.
-    let latest = reader(&backend, QueueEventsOptions::new()).await;
-    let mut latest_sub = latest.subscribe();
-    let manual = QueueEvents::new(
-        backend.clone(),
-        QueueEventsOptions::new()
-            .autorun(false)
-            .last_event_id(ids[1].clone()),
-    )
-    .expect("reader");
-    assert!(!manual.is_running());
-    let mut sub = manual.subscribe();
-    let runner = async {
-        manual.run().await.expect("run");
-    };
-    let check = async {
-        producer.publish_event("stop", &[]).await.expect("publish");
-        let (got, _) = collect_until(&mut sub, "stop").await;
-        let ns: Vec<Option<&str>> = got.iter().map(|e| e.field("n")).collect();
-        assert_eq!(ns, [Some("2"), Some("3"), Some("4"), None]);
-        assert_eq!(got[0].id, ids[2]);
-        manual.close().await;
-    };
-    tokio::join!(runner, check);
-    let (got, _) = collect_until(&mut latest_sub, "stop").await;
-    assert_eq!(
-        got.len(),
-        1,
-        "a reader from `$` sees only later events: {got:#?}"
-    );
-    assert!(!manual.is_running());
-    assert!(
-        manual.run().await.is_err(),
-        "a closed reader does not run again"
-    );
-    latest.close().await;
-}
-
 /// The client id of the connection named `name`.
 async fn client_id(con: &mut redis::aio::MultiplexedConnection, name: &str) -> Option<i64> {
     let list: String = redis::cmd("CLIENT")
@@ -753,39 +700,6 @@ async fn wait_until_finished_answers_completed_failed_finished_and_timeout() {
         matches!(closed, Err(WaitError::Closed { .. })),
         "{closed:?}"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn close_stops_a_blocked_reader_promptly() {
-    let (_guard, backend, queue) = setup(&support::redis_url(), "close").await;
-    let events = reader(&backend, QueueEventsOptions::new()).await;
-    assert!(events.is_running());
-    let mut sub = events.subscribe();
-    // Let it block in a 10 s read.
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let started = Instant::now();
-    events.close().await;
-    assert!(
-        started.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        started.elapsed()
-    );
-    assert!(!events.is_running());
-    assert!(sub.recv().await.is_none(), "subscriptions end");
-    assert!(events.subscribe().recv().await.is_none());
-    assert!(events.wait_until_ready().await.is_err());
-    // The shared backend stays usable.
-    queue
-        .add("after", &json!({}), JobOptions::new())
-        .await
-        .expect("add after close");
-    // Options are validated.
-    let err = QueueEvents::new(
-        backend.clone(),
-        QueueEventsOptions::new().blocking_timeout(Duration::ZERO),
-    )
-    .expect_err("zero timeout");
-    assert!(err.to_string().contains("blocking_timeout"), "{err}");
 }
 
 /// The same four jobs as `process-jobs.mjs` handles, processed by a Rust worker.

@@ -4,9 +4,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use bullmq_core::backend::{Backend, DependenciesQuery, DependencyKind};
+use bullmq_core::backend::{Backend, DependenciesQuery, DependencyKind, FlowNode};
 use bullmq_core::clock::{Clock, SystemClock};
-use bullmq_core::{Error, Prefix, QueueName, Result};
+use bullmq_core::{Error, JobId, Prefix, QueueName, Result, ScriptError};
 
 use crate::tree::{Builder, prefix_of};
 use crate::{FlowJob, FlowOptions, GetFlowOptions, JobNode};
@@ -85,12 +85,48 @@ impl<B: Backend> FlowProducer<B> {
         self.add_trees(flows, opts, false).await
     }
 
+    /// [`add_with`](Self::add_with), with the nodes written by `write` instead of the
+    /// backend's own `add_flow`: the hook a store's transactional add is built on (see
+    /// `bullmq::AddFlowInTransaction` on PostgreSQL). `write` gets the nodes, parents first,
+    /// and answers one outcome per node, in order, as `add_flow` does.
+    pub async fn add_via<W, Fut>(
+        &self,
+        flow: FlowJob,
+        opts: &FlowOptions,
+        write: W,
+    ) -> Result<JobNode>
+    where
+        W: FnOnce(Vec<FlowNode>) -> Fut,
+        Fut: Future<Output = Result<Vec<Result<JobId, ScriptError>>>>,
+    {
+        let mut trees = self.add_trees_via(vec![flow], opts, true, write).await?;
+        trees.pop().ok_or(Error::Closed("flow producer"))
+    }
+
     async fn add_trees(
         &self,
         flows: Vec<FlowJob>,
         opts: &FlowOptions,
         root_errors: bool,
     ) -> Result<Vec<JobNode>> {
+        let backend = &self.backend;
+        self.add_trees_via(flows, opts, root_errors, |entries| async move {
+            backend.add_flow(&entries).await
+        })
+        .await
+    }
+
+    async fn add_trees_via<W, Fut>(
+        &self,
+        flows: Vec<FlowJob>,
+        opts: &FlowOptions,
+        root_errors: bool,
+        write: W,
+    ) -> Result<Vec<JobNode>>
+    where
+        W: FnOnce(Vec<FlowNode>) -> Fut,
+        Fut: Future<Output = Result<Vec<Result<JobId, ScriptError>>>>,
+    {
         if self.backend.is_closing() {
             return Err(Error::Closed("flow producer"));
         }
@@ -104,8 +140,7 @@ impl<B: Backend> FlowProducer<B> {
         for flow in flows {
             trees.push(builder.node(flow, None)?);
         }
-        let entries = builder.entries;
-        let outcomes = self.backend.add_flow(&entries).await?;
+        let outcomes = write(builder.entries).await?;
         let mut outcomes = outcomes.into_iter();
         for tree in &mut trees {
             let mut root = true;
@@ -184,7 +219,13 @@ impl<B: Backend> FlowProducer<B> {
                     continue;
                 };
                 let queue = QueueName::new(parts.queue)?;
-                let prefix = Prefix::new(parts.prefix)?;
+                // Stores without key prefixes (PostgreSQL: the schema is the namespace) name
+                // none in their keys: the child shares the parent's.
+                let prefix = if parts.prefix.is_empty() {
+                    node.prefix.clone()
+                } else {
+                    Prefix::new(parts.prefix)?
+                };
                 let child = self.backend.for_queue(&queue, Some(&prefix));
                 let found = self
                     .get_node(

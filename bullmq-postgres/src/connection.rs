@@ -5,12 +5,14 @@
 //! long-lived dedicated connections (`LISTEN`) are opened apart from the pool, so a pool of
 //! one connection cannot starve them, and carry the name discovery reads.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::{ConnectOptions as _, Connection as _, PgConnection};
 
 use crate::error::{PostgresError, wrap};
+use crate::lanes::Lanes;
 use crate::migrator;
 use crate::options::PostgresOptions;
 use crate::schema_name::SchemaName;
@@ -22,10 +24,23 @@ use bullmq_core::Result;
 #[derive(Clone)]
 pub struct PostgresConnection {
     pool: PgPool,
+    /// The connections commands run on (see [`crate::lanes`]); `pool` serves the rest.
+    lanes: Arc<Lanes>,
     connect: PgConnectOptions,
     connect_timeout: Duration,
     schema: SchemaName,
     skip_version_check: bool,
+    waiting: Waiting,
+}
+
+/// How the backends on a connection wait for work and events ([`PostgresOptions::listen`],
+/// [`poll_interval`](PostgresOptions::poll_interval),
+/// [`event_hold_max`](PostgresOptions::event_hold_max)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Waiting {
+    pub(crate) listen: bool,
+    pub(crate) poll_interval: Duration,
+    pub(crate) event_hold_max: Duration,
 }
 
 impl std::fmt::Debug for PostgresConnection {
@@ -57,16 +72,30 @@ impl PostgresConnection {
         };
         let _ = first.close().await;
         ready?;
+        // Node.js's pool does not test a connection before handing it out either: a dead one
+        // fails its statement and is replaced.
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.connect_timeout)
+            .test_before_acquire(false)
             .connect_lazy_with(connect.clone());
+        let lanes = Arc::new(Lanes::new(
+            connect.clone(),
+            options.max_connections,
+            options.connect_timeout,
+        ));
         Ok(Self {
             pool,
+            lanes,
             connect,
             connect_timeout: options.connect_timeout,
             schema: options.schema.clone(),
             skip_version_check: options.skip_version_check,
+            waiting: Waiting {
+                listen: options.listen,
+                poll_interval: options.poll_interval,
+                event_hold_max: options.event_hold_max,
+            },
         })
     }
 
@@ -76,10 +105,20 @@ impl PostgresConnection {
         &self.pool
     }
 
+    /// The connections the backends' commands run on.
+    pub(crate) fn lanes(&self) -> &Lanes {
+        &self.lanes
+    }
+
     /// The schema.
     #[must_use]
     pub fn schema(&self) -> &SchemaName {
         &self.schema
+    }
+
+    /// How backends on this connection wait.
+    pub(crate) fn waiting(&self) -> Waiting {
+        self.waiting
     }
 
     /// Applies pending migrations on one pooled connection ([`migrator::run_migrations`]);
@@ -123,6 +162,7 @@ impl PostgresConnection {
 
     /// Closes the pool: waits for connections in use to come back, then closes them all.
     pub async fn close(&self) {
+        self.lanes.close().await;
         self.pool.close().await;
     }
 }

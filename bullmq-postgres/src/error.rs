@@ -129,10 +129,11 @@ fn kind_of(err: &sqlx::Error) -> BackendErrorKind {
         sqlx::Error::PoolTimedOut => BackendErrorKind::Timeout,
         sqlx::Error::Database(db) => {
             // Class 08 is "connection exception"; 57P01..57P03 are the server shutting down,
-            // crashing or still starting: all worth a retry on a new connection.
+            // crashing or still starting; 25006 is a read-only server (a demoted primary
+            // after a failover): all worth a retry on a new connection.
             let code = db.code();
             let code = code.as_deref().unwrap_or_default();
-            if code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03") {
+            if code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "25006") {
                 BackendErrorKind::Connection
             } else {
                 BackendErrorKind::Server

@@ -20,18 +20,26 @@
 //! gap-safe event reader, and enqueueing inside the caller's own transaction.
 #![forbid(unsafe_code)]
 
+mod backend;
 pub mod client_name;
 mod connection;
 mod error;
+mod lanes;
 pub mod migrator;
 mod options;
 mod schema_name;
 pub mod sql;
+mod transaction;
 
+pub use backend::PostgresBackend;
 pub use connection::PostgresConnection;
 pub use error::PostgresError;
 pub use migrator::migrate;
-pub use options::{DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_CONNECTIONS, PostgresOptions};
+pub use options::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_EVENT_HOLD_MAX, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_POLL_INTERVAL, PostgresOptions,
+};
 pub use schema_name::{DEFAULT_SCHEMA, MAX_SCHEMA_NAME_LEN, SchemaName};
 /// The sqlx this crate is built on, for callers that hand it their own connections.
 pub use sqlx;
+pub use transaction::AddInTransaction;

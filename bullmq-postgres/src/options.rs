@@ -48,7 +48,26 @@ pub struct PostgresOptions {
     /// How long opening a connection, or waiting for a free pooled one, may take. 10 s by
     /// default.
     pub connect_timeout: Duration,
+    /// Whether workers and `QueueEvents` wait on a dedicated `LISTEN` connection, as upstream
+    /// does (on by default). Off, they poll every [`poll_interval`](Self::poll_interval)
+    /// instead: for poolers in front of PostgreSQL where `LISTEN` hears nothing (PgBouncer in
+    /// transaction mode). Without the named `LISTEN` connection, `get_workers` cannot see them.
+    pub listen: bool,
+    /// How often a wait checks the tables when it cannot rely on notifications: always with
+    /// `listen` off, and while the `LISTEN` connection is down and being replaced (jobs added
+    /// meanwhile are still picked up). 500 ms by default.
+    pub poll_interval: Duration,
+    /// How long `QueueEvents` holds back newer events behind a transaction that is still
+    /// writing an older one (so that every event is delivered once and in order), before it
+    /// gives up on that transaction. 30 s by default.
+    pub event_hold_max: Duration,
 }
+
+/// [`PostgresOptions::poll_interval`] by default.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// [`PostgresOptions::event_hold_max`] by default.
+pub const DEFAULT_EVENT_HOLD_MAX: Duration = Duration::from_secs(30);
 
 impl PostgresOptions {
     /// Options for `url` with the default schema, no migration on connect.
@@ -61,6 +80,9 @@ impl PostgresOptions {
             skip_version_check: false,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            listen: true,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            event_hold_max: DEFAULT_EVENT_HOLD_MAX,
         }
     }
 
@@ -99,6 +121,27 @@ impl PostgresOptions {
         self
     }
 
+    /// Sets whether waits listen for notifications (`true`) or poll.
+    #[must_use]
+    pub fn listen(mut self, listen: bool) -> Self {
+        self.listen = listen;
+        self
+    }
+
+    /// Sets how often a wait without notifications checks for work.
+    #[must_use]
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// Sets how long events may be held back behind one writing transaction.
+    #[must_use]
+    pub fn event_hold_max(mut self, max: Duration) -> Self {
+        self.event_hold_max = max;
+        self
+    }
+
     /// Refuses settings no connection can work with.
     pub(crate) fn check(&self) -> Result<()> {
         let fail = |field: &str, message: &str| {
@@ -109,6 +152,12 @@ impl PostgresOptions {
         }
         if self.connect_timeout.is_zero() {
             return fail("connect_timeout", "must be greater than zero");
+        }
+        if self.poll_interval < Duration::from_millis(1) {
+            return fail("poll_interval", "must be at least 1 ms");
+        }
+        if self.event_hold_max < Duration::from_millis(1) {
+            return fail("event_hold_max", "must be at least 1 ms");
         }
         Ok(())
     }
@@ -132,6 +181,9 @@ impl std::fmt::Debug for PostgresOptions {
             .field("skip_version_check", &self.skip_version_check)
             .field("max_connections", &self.max_connections)
             .field("connect_timeout", &self.connect_timeout)
+            .field("listen", &self.listen)
+            .field("poll_interval", &self.poll_interval)
+            .field("event_hold_max", &self.event_hold_max)
             .finish()
     }
 }

@@ -18,6 +18,18 @@ pub struct ParentKeyOpts {
     pub defer_parent_release: bool,
 }
 
+impl ParentKeyOpts {
+    /// The flow position `Queue::add` gives `job`: a child of its `parent` option, if any.
+    #[must_use]
+    pub fn of(job: &Job) -> Self {
+        Self {
+            parent_dependencies_key: job.parent_key.as_ref().map(|k| format!("{k}:dependencies")),
+            parent_key: job.parent_key.clone(),
+            ..Self::default()
+        }
+    }
+}
+
 /// One job of [`AddJobs::add_jobs`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewJob {

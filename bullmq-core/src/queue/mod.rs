@@ -120,9 +120,11 @@ impl<B> Queue<B> {
         &self.backend
     }
 
-    /// Builds a job as Node.js does before it is sent: defaults merged, every rule checked,
-    /// data serialized once.
-    fn prepare<T: Serialize + ?Sized>(
+    /// Builds the job [`add`](Self::add) would store, as Node.js does before it is sent:
+    /// defaults merged, every rule checked, data serialized once. Nothing is written; a
+    /// backend's own ways of adding (PostgreSQL's enqueueing inside the caller's transaction)
+    /// start from it.
+    pub fn prepare_job<T: Serialize + ?Sized>(
         &self,
         name: &str,
         data: &T,
@@ -144,14 +146,6 @@ impl<B> Queue<B> {
             opts.with_node_defaults(),
             self.clock.now_ms(),
         ))
-    }
-}
-
-fn parent_key_opts(job: &Job) -> ParentKeyOpts {
-    ParentKeyOpts {
-        parent_dependencies_key: job.parent_key.as_ref().map(|k| format!("{k}:dependencies")),
-        parent_key: job.parent_key.clone(),
-        ..ParentKeyOpts::default()
     }
 }
 
@@ -184,9 +178,9 @@ impl<B: AddJobs + QueueMeta> Queue<B> {
         data: &T,
         opts: JobOptions,
     ) -> Result<Job> {
-        let mut job = self.prepare(name, data, opts)?;
+        let mut job = self.prepare_job(name, data, opts)?;
         self.write_meta().await?;
-        job.id = self.backend.add_job(&job, &parent_key_opts(&job)).await?;
+        job.id = self.backend.add_job(&job, &ParentKeyOpts::of(&job)).await?;
         Ok(job)
     }
 
@@ -196,8 +190,8 @@ impl<B: AddJobs + QueueMeta> Queue<B> {
         // jobs by copying costs more than preparing them.
         let mut entries = Vec::with_capacity(jobs.len());
         for j in jobs {
-            let job = self.prepare(&j.name, &j.data, j.opts)?;
-            let parent = parent_key_opts(&job);
+            let job = self.prepare_job(&j.name, &j.data, j.opts)?;
+            let parent = ParentKeyOpts::of(&job);
             entries.push(NewJob { job, parent });
         }
         self.write_meta().await?;

@@ -56,6 +56,14 @@ impl TestSchema {
     pub fn options(&self) -> PostgresOptions {
         PostgresOptions::new(database_url()).schema(self.name.clone())
     }
+
+    /// A backend for `queue` in this schema, migrating it first.
+    pub async fn backend(&self, queue: &str) -> bullmq_postgres::PostgresBackend {
+        let queue = bullmq_core::QueueName::new(queue).expect("a valid queue name");
+        bullmq_postgres::PostgresBackend::connect(&self.options().migrate(true), queue)
+            .await
+            .unwrap_or_else(|e| panic!("connect the test backend: {e}"))
+    }
 }
 
 impl Drop for TestSchema {

@@ -1,0 +1,172 @@
+//! `Admin` for PostgreSQL: upstream's `pause`, `drain`, `clean`, `obliterate`, `retry_jobs`,
+//! `promote_jobs`, `set_rate_limit` and `remove_rate_limit` commands, run as Node.js's
+//! `PostgresQueueBackend` runs them.
+
+use std::time::Duration;
+
+use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
+use bullmq_core::job::FinishedState;
+use bullmq_core::{JobId, JobState, Result};
+use sqlx::Row as _;
+
+use super::{PostgresBackend, one_row, sql_error, to_i32, to_i64};
+use crate::lanes::OnLane as _;
+use crate::sql::commands;
+
+/// The state name `clean` receives: Node.js's `Queue.clean` normalises `waiting` to `wait`
+/// before calling the backend (the SQL accepts both).
+fn clean_type(state: JobState) -> &'static str {
+    match state {
+        JobState::Waiting => "wait",
+        other => other.as_str(),
+    }
+}
+
+/// A value a command answered that upstream never answers, as a protocol error.
+fn unexpected(context: &'static str, what: String) -> bullmq_core::Error {
+    sql_error(context)(sqlx::Error::Protocol(what))
+}
+
+/// `retry_jobs` and `promote_jobs` answer how many jobs they moved; Node.js's queue loops
+/// while that is non-zero, so any move means another round may find more.
+fn moved_batch(moved: i32) -> Batch {
+    if moved > 0 { Batch::More } else { Batch::Done }
+}
+
+impl Admin for PostgresBackend {
+    async fn pause(&self, pause: bool) -> Result<()> {
+        // One meta flag on PostgreSQL: resuming moves nothing, so one call does it all.
+        sqlx::query(commands::PAUSE.text)
+            .bind(self.queue_name())
+            .bind(pause)
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("pause"))?;
+        Ok(())
+    }
+
+    async fn drain(&self, delayed: bool) -> Result<()> {
+        sqlx::query(commands::DRAIN.text)
+            .bind(self.queue_name())
+            .bind(delayed)
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("drain"))?;
+        Ok(())
+    }
+
+    async fn clean_jobs_by_state(
+        &self,
+        state: JobState,
+        before_ms: u64,
+        limit: u32,
+    ) -> Result<Vec<JobId>> {
+        let rows = sqlx::query(commands::CLEAN.text)
+            .bind(self.queue_name())
+            .bind(clean_type(state))
+            .bind(to_i64(before_ms))
+            .bind(to_i32(u64::from(limit)))
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("cleanJobsByState"))?;
+        rows.iter()
+            .map(|row| row.try_get::<String, _>("id").map(JobId::from))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sql_error("cleanJobsByState"))
+    }
+
+    async fn obliterate(&self, args: ObliterateArgs) -> Result<Result<Batch, ObliterateRefusal>> {
+        let rows = sqlx::query(commands::OBLITERATE.text)
+            .bind(self.queue_name())
+            .bind(to_i32(u64::from(args.count)))
+            .bind(args.force)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("obliterate"))?;
+        let cursor: i32 = one_row(rows, "obliterate")?
+            .try_get("cursor")
+            .map_err(sql_error("obliterate"))?;
+        match cursor {
+            -1 => Ok(Err(ObliterateRefusal::NotPaused)),
+            -2 => Ok(Err(ObliterateRefusal::ActiveJobs)),
+            0 => Ok(Ok(Batch::Done)),
+            1 => Ok(Ok(Batch::More)),
+            other => Err(unexpected(
+                "obliterate",
+                format!("obliterate answered {other}"),
+            )),
+        }
+    }
+
+    async fn retry_finished_jobs(
+        &self,
+        state: FinishedState,
+        count: u32,
+        before_ms: u64,
+    ) -> Result<Batch> {
+        let rows = sqlx::query(commands::RETRY_JOBS.text)
+            .bind(self.queue_name())
+            .bind(state.as_str())
+            .bind(Some(to_i32(u64::from(count))))
+            .bind(Some(to_i64(before_ms)))
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("retryFinishedJobs"))?;
+        let moved: i32 = one_row(rows, "retryFinishedJobs")?
+            .try_get("n")
+            .map_err(sql_error("retryFinishedJobs"))?;
+        Ok(moved_batch(moved))
+    }
+
+    async fn promote_jobs(&self, count: u32) -> Result<Batch> {
+        let rows = sqlx::query(commands::PROMOTE_JOBS.text)
+            .bind(self.queue_name())
+            .bind(Some(to_i32(u64::from(count))))
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("promoteJobs"))?;
+        let moved: i32 = one_row(rows, "promoteJobs")?
+            .try_get("n")
+            .map_err(sql_error("promoteJobs"))?;
+        Ok(moved_batch(moved))
+    }
+
+    /// Always 0, as Node.js answers on PostgreSQL: a job is one row inserted in the same
+    /// transaction as its state, so no job data can outlive its state (no orphans exist).
+    async fn remove_orphaned_jobs(&self, _count: u32, _limit: u32) -> Result<u64> {
+        Ok(0)
+    }
+
+    async fn set_rate_limit(&self, expire: Duration) -> Result<()> {
+        let expire_ms = u64::try_from(expire.as_millis()).unwrap_or(u64::MAX);
+        sqlx::query(commands::SET_RATE_LIMIT.text)
+            .bind(self.queue_name())
+            .bind(to_i64(expire_ms))
+            .bind(self.now_ms())
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("setRateLimit"))?;
+        Ok(())
+    }
+
+    async fn remove_rate_limit_key(&self) -> Result<bool> {
+        let rows = sqlx::query(commands::REMOVE_RATE_LIMIT.text)
+            .bind(self.queue_name())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("removeRateLimitKey"))?;
+        let removed: i32 = one_row(rows, "removeRateLimitKey")?
+            .try_get("n")
+            .map_err(sql_error("removeRateLimitKey"))?;
+        Ok(removed > 0)
+    }
+
+    /// Unsupported: the pre-5.0 priority key is a Redis key; upstream's PostgreSQL backend
+    /// throws `notImplemented` here.
+    async fn remove_deprecated_priority_key(&self) -> Result<u64> {
+        Err(bullmq_core::Error::Unsupported {
+            operation: "removeDeprecatedPriorityKey",
+            backend: "postgres",
+        })
+    }
+}

@@ -1,0 +1,618 @@
+//! The dedicated `LISTEN` connection: one per backend (shared by its clones), outside the
+//! pool, so that a pool of one connection cannot starve it.
+//!
+//! A background task owns the connection (an sqlx [`PgListener`] on a private pool of one
+//! connection, named with the role's `application_name`). It runs upstream's `listen_jobs` /
+//! `listen_events` commands for the channels a waiter asked for, keeps the notifications whose
+//! payload is this backend's queue, and publishes them as counters on a `watch` channel
+//! ([`Signals`]). Waiters subscribe *before* they look at the database, so a notification
+//! that arrives after their look is never missed.
+//!
+//! When the connection is lost (reported by the client, or a ping after a quiet spell goes
+//! unanswered), notifications may have been missed: the task says so ([`Signals::resets`]
+//! and the listening flags cleared), waiters fall back to polling, and the task reconnects
+//! with a growing pause, runs the `LISTEN`s again and says so once more, which makes the
+//! waiters look again.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bullmq_core::Result;
+use sqlx::postgres::{PgConnectOptions, PgListener, PgNotification, PgPool, PgPoolOptions};
+use sqlx::{Acquire as _, Executor as _};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+
+use super::PostgresBackend;
+use super::lifecycle::Interrupts;
+
+use crate::error::wrap;
+use crate::sql::commands;
+
+/// The first pause before reconnecting; it doubles up to [`RETRY_MAX`].
+const RETRY_MIN: Duration = Duration::from_millis(100);
+/// The longest pause between reconnection attempts.
+const RETRY_MAX: Duration = Duration::from_secs(5);
+/// After this long without a message the connection is pinged: a silently dropped
+/// connection (no TCP keepalive) would otherwise go unnoticed.
+const PING_AFTER: Duration = Duration::from_secs(15);
+/// How long the ping may take before the connection is deemed lost.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a stopping task may take to close its connection before it is aborted.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// A channel upstream notifies on, with the queue name as payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Channel {
+    /// `bullmq_jobs`: a job may be ready (`add_job` and the other moves to wait).
+    Jobs,
+    /// `bullmq_events`: events were published.
+    Events,
+}
+
+impl Channel {
+    /// The channel's name, as the notifications carry it.
+    const fn name(self) -> &'static str {
+        match self {
+            Self::Jobs => "bullmq_jobs",
+            Self::Events => "bullmq_events",
+        }
+    }
+
+    /// Upstream's command that listens on it.
+    const fn listen(self) -> &'static str {
+        match self {
+            Self::Jobs => commands::LISTEN_JOBS.text,
+            Self::Events => commands::LISTEN_EVENTS.text,
+        }
+    }
+}
+
+/// A set of channels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Channels {
+    jobs: bool,
+    events: bool,
+}
+
+impl Channels {
+    fn has(self, channel: Channel) -> bool {
+        match channel {
+            Channel::Jobs => self.jobs,
+            Channel::Events => self.events,
+        }
+    }
+
+    fn add(&mut self, channel: Channel) {
+        match channel {
+            Channel::Jobs => self.jobs = true,
+            Channel::Events => self.events = true,
+        }
+    }
+
+    fn iter(self) -> impl Iterator<Item = Channel> {
+        [Channel::Jobs, Channel::Events]
+            .into_iter()
+            .filter(move |c| self.has(*c))
+    }
+}
+
+/// What the listener tells the waiters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Signals {
+    /// Notifications heard on `bullmq_jobs` for the queue.
+    jobs: u64,
+    /// Notifications heard on `bullmq_events` for the queue.
+    events: u64,
+    /// Bumped when the connection is lost or (re)established: notifications may have been
+    /// missed, so waiters look at the database again.
+    pub(crate) resets: u64,
+    /// The channels the live connection listens on (none while it is down).
+    listening: Channels,
+}
+
+impl Signals {
+    /// Notifications heard on `channel` for the queue so far.
+    pub(crate) fn heard(&self, channel: Channel) -> u64 {
+        match channel {
+            Channel::Jobs => self.jobs,
+            Channel::Events => self.events,
+        }
+    }
+
+    /// Whether notifications on `channel` can be relied on now.
+    pub(crate) fn listening(&self, channel: Channel) -> bool {
+        self.listening.has(channel)
+    }
+}
+
+/// The `LISTEN` connection of one backend.
+pub(crate) struct Listener {
+    signals: Arc<watch::Sender<Signals>>,
+    inner: Mutex<Inner>,
+}
+
+impl Default for Listener {
+    fn default() -> Self {
+        Self {
+            signals: Arc::new(watch::channel(Signals::default()).0),
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+}
+
+/// The listener's settings and its task.
+#[derive(Default)]
+struct Inner {
+    /// The `application_name` of the connection, once a role named it.
+    name: Option<String>,
+    /// The channels waiters asked for.
+    wanted: Channels,
+    running: Option<Running>,
+}
+
+/// A running listener task.
+struct Running {
+    /// Channels to listen on; dropping it tells the task to close its connection and end.
+    commands: mpsc::UnboundedSender<Channel>,
+    task: JoinHandle<()>,
+}
+
+impl Running {
+    /// Ends the task, closing its connection, or aborts it after [`STOP_GRACE`].
+    async fn stop(self) {
+        let Self { commands, mut task } = self;
+        drop(commands);
+        if tokio::time::timeout(STOP_GRACE, &mut task).await.is_err() {
+            task.abort();
+        }
+    }
+}
+
+/// Where the task connects, and which notifications are the queue's.
+struct Target {
+    options: PgConnectOptions,
+    acquire_timeout: Duration,
+    queue: String,
+}
+
+impl Target {
+    /// The pool's settings (schema and all), named `name` when given.
+    fn new(pool: &PgPool, queue: &str, name: Option<&str>) -> Self {
+        let mut options = (*pool.connect_options()).clone();
+        if let Some(name) = name {
+            options = options.application_name(name);
+        }
+        Self {
+            options,
+            acquire_timeout: pool.options().get_acquire_timeout(),
+            queue: queue.to_owned(),
+        }
+    }
+}
+
+fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
+    inner.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Listener {
+    /// A receiver of the listener's signals; subscribe before looking at the database.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<Signals> {
+        self.signals.subscribe()
+    }
+
+    /// Remembers the connection's name for when it opens.
+    pub(crate) fn set_name(&self, name: String) {
+        lock(&self.inner).name = Some(name);
+    }
+
+    /// Makes sure the task runs and listens on `channel`, without waiting: when it starts
+    /// listening, [`Signals`] change.
+    pub(crate) fn want(&self, pool: &PgPool, queue: &str, channel: Channel) {
+        let mut inner = lock(&self.inner);
+        inner.wanted.add(channel);
+        if let Some(running) = inner.running.as_ref().filter(|r| !r.task.is_finished()) {
+            // Ignored by the task when it already listens there.
+            let _ = running.commands.send(channel);
+            return;
+        }
+        let target = Target::new(pool, queue, inner.name.as_deref());
+        let wanted = inner.wanted;
+        inner.running = Some(self.spawn(target, wanted, None));
+    }
+
+    /// Names the connection and opens it now (closing the one open), listening on `channel`
+    /// and the channels asked for before; fails when it cannot be opened.
+    pub(crate) async fn open_named(
+        &self,
+        pool: &PgPool,
+        queue: &str,
+        name: String,
+        channel: Channel,
+    ) -> Result<()> {
+        let (old, target, wanted) = {
+            let mut inner = lock(&self.inner);
+            inner.name = Some(name);
+            inner.wanted.add(channel);
+            let target = Target::new(pool, queue, inner.name.as_deref());
+            (inner.running.take(), target, inner.wanted)
+        };
+        if let Some(old) = old {
+            old.stop().await;
+        }
+        let opened = connect(&target, wanted)
+            .await
+            .map_err(wrap("open the LISTEN connection"))?;
+        let running = self.spawn(target, wanted, Some(opened));
+        let replaced = lock(&self.inner).running.replace(running);
+        // A wait may have started another task meanwhile; ours has the name for sure.
+        if let Some(replaced) = replaced {
+            replaced.stop().await;
+        }
+        Ok(())
+    }
+
+    /// Closes the connection (if open) and ends its task; the next [`want`](Self::want)
+    /// opens a new one.
+    pub(crate) async fn stop(&self) {
+        let running = lock(&self.inner).running.take();
+        if let Some(running) = running {
+            running.stop().await;
+        }
+    }
+
+    fn spawn(&self, target: Target, wanted: Channels, opened: Option<Opened>) -> Running {
+        let (commands, received) = mpsc::unbounded_channel();
+        let signals = Arc::clone(&self.signals);
+        let task = tokio::spawn(run(target, wanted, opened, received, signals));
+        Running { commands, task }
+    }
+}
+
+/// A listening connection and its private pool.
+type Opened = (PgListener, PgPool);
+
+/// Opens a connection on a private pool of one and runs the `LISTEN`s for `wanted`.
+///
+/// Each connection gets a pool of its own: a connection that hung would otherwise keep the
+/// pool's only slot while it is being closed.
+async fn connect(target: &Target, wanted: Channels) -> std::result::Result<Opened, sqlx::Error> {
+    let pool = PgPoolOptions::new()
+        .max_connections(1)
+        .min_connections(0)
+        .acquire_timeout(target.acquire_timeout)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        .connect_lazy_with(target.options.clone());
+    let listening = async {
+        let mut listener = PgListener::connect_with(&pool).await?;
+        // A lost connection must come back to us: `run` opens and names the next one and
+        // runs the `LISTEN`s on it itself.
+        listener.eager_reconnect(false);
+        for channel in wanted.iter() {
+            run_on(&mut listener, channel.listen()).await?;
+        }
+        Ok(listener)
+    }
+    .await;
+    match listening {
+        Ok(listener) => Ok((listener, pool)),
+        Err(err) => {
+            // Closing marks the pool closed at once; whatever it holds closes when let go.
+            drop(pool.close());
+            Err(err)
+        }
+    }
+}
+
+/// Runs `sql` (simple protocol) on the listener's connection.
+///
+/// Boxed with a named lifetime: the `Executor` of `&mut PgListener` is not general enough
+/// for the compiler to prove the task's future `Send` otherwise.
+fn run_on<'a>(
+    listener: &'a mut PgListener,
+    sql: &'static str,
+) -> Pin<Box<dyn Future<Output = std::result::Result<(), sqlx::Error>> + Send + 'a>> {
+    Box::pin(async move {
+        let conn = listener.acquire().await?;
+        conn.execute(sql).await.map(drop)
+    })
+}
+
+/// Why [`serve`] returned.
+enum Ended {
+    /// The connection was lost: reconnect.
+    Lost,
+    /// The listener was stopped: close the connection and end.
+    Stopped,
+}
+
+/// The task: connects (unless given a connection), serves until the connection is lost,
+/// reconnects; ends when the command channel closes.
+async fn run(
+    target: Target,
+    mut wanted: Channels,
+    mut opened: Option<Opened>,
+    mut commands: mpsc::UnboundedReceiver<Channel>,
+    signals: Arc<watch::Sender<Signals>>,
+) {
+    let mut retry = RETRY_MIN;
+    loop {
+        let (mut listener, pool) = match opened.take() {
+            Some(opened) => opened,
+            None => match connect(&target, wanted).await {
+                Ok(opened) => opened,
+                Err(err) => {
+                    tracing::debug!(error = %err, "bullmq: cannot open the LISTEN connection; waits poll meanwhile");
+                    let pause = tokio::time::sleep(retry);
+                    tokio::pin!(pause);
+                    loop {
+                        tokio::select! {
+                            () = &mut pause => break,
+                            command = commands.recv() => match command {
+                                Some(channel) => wanted.add(channel),
+                                None => return,
+                            },
+                        }
+                    }
+                    retry = (retry * 2).min(RETRY_MAX);
+                    continue;
+                }
+            },
+        };
+        retry = RETRY_MIN;
+        signals.send_modify(|s| {
+            s.resets = s.resets.wrapping_add(1);
+            s.listening = wanted;
+        });
+        let ended = serve(
+            &mut listener,
+            &target.queue,
+            &mut wanted,
+            &mut commands,
+            &signals,
+        )
+        .await;
+        signals.send_modify(|s| {
+            s.resets = s.resets.wrapping_add(1);
+            s.listening = Channels::default();
+        });
+        // Closing marks the pool closed, so the connection is closed (not kept) when the
+        // listener lets go of it.
+        let closing = pool.close();
+        drop(listener);
+        match ended {
+            Ended::Stopped => {
+                let _ = tokio::time::timeout(STOP_GRACE, closing).await;
+                return;
+            }
+            Ended::Lost => drop(closing),
+        }
+    }
+}
+
+/// One step of [`serve`].
+enum Step {
+    Command(Option<Channel>),
+    Received(std::result::Result<Option<PgNotification>, sqlx::Error>),
+    Quiet,
+}
+
+/// Relays the queue's notifications and runs the `LISTEN`s asked for, until the connection
+/// is lost or the listener stopped.
+async fn serve(
+    listener: &mut PgListener,
+    queue: &str,
+    listening: &mut Channels,
+    commands: &mut mpsc::UnboundedReceiver<Channel>,
+    signals: &watch::Sender<Signals>,
+) -> Ended {
+    loop {
+        // `try_recv` is cancel-safe while the listener holds a connection, which it always
+        // does here: a lost one ends this function (no eager reconnect).
+        let step = tokio::select! {
+            biased;
+            command = commands.recv() => Step::Command(command),
+            received = tokio::time::timeout(PING_AFTER, listener.try_recv()) => {
+                received.map_or(Step::Quiet, Step::Received)
+            }
+        };
+        match step {
+            Step::Command(None) => return Ended::Stopped,
+            Step::Command(Some(channel)) => {
+                if listening.has(channel) {
+                    continue;
+                }
+                if let Err(err) = run_on(listener, channel.listen()).await {
+                    tracing::debug!(error = %err, "bullmq: LISTEN failed; reconnecting");
+                    return Ended::Lost;
+                }
+                listening.add(channel);
+                signals.send_modify(|s| s.listening.add(channel));
+            }
+            Step::Received(Ok(Some(notification))) => {
+                if notification.payload() != queue {
+                    continue;
+                }
+                let channel = notification.channel();
+                signals.send_if_modified(|s| {
+                    if channel == Channel::Jobs.name() {
+                        s.jobs = s.jobs.wrapping_add(1);
+                    } else if channel == Channel::Events.name() {
+                        s.events = s.events.wrapping_add(1);
+                    } else {
+                        return false;
+                    }
+                    true
+                });
+            }
+            Step::Received(Ok(None)) => {
+                tracing::debug!("bullmq: the LISTEN connection was lost; reconnecting");
+                return Ended::Lost;
+            }
+            Step::Received(Err(err)) => {
+                tracing::debug!(error = %err, "bullmq: the LISTEN connection failed; reconnecting");
+                return Ended::Lost;
+            }
+            Step::Quiet => {
+                let ping = run_on(listener, "SELECT 1");
+                if !matches!(tokio::time::timeout(PING_TIMEOUT, ping).await, Ok(Ok(_))) {
+                    tracing::debug!(
+                        "bullmq: the LISTEN connection did not answer a ping; reconnecting"
+                    );
+                    return Ended::Lost;
+                }
+            }
+        }
+    }
+}
+
+/// What ended a [`Watch::wait`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Woken {
+    /// A notification for the queue on the watched channel.
+    Heard,
+    /// Time to look at the database again: the poll interval passed while notifications
+    /// could not be relied on, or the connection came or went (one may have been missed).
+    Look,
+    /// The deadline passed.
+    Deadline,
+    /// `close`, `disconnect` (or, for the worker's wait, `disconnect_blocking`) was called.
+    Interrupted,
+}
+
+/// One waiter's view of the listener and the interrupts, taken before it first looks at
+/// the database.
+pub(crate) struct Watch {
+    channel: Channel,
+    /// `None` when polling is forced.
+    signals: Option<watch::Receiver<Signals>>,
+    seen: Signals,
+    interrupts: watch::Receiver<Interrupts>,
+    start: Interrupts,
+    /// Whether only `close` and `disconnect` interrupt (not `disconnect_blocking`).
+    all_only: bool,
+    poll: Duration,
+}
+
+impl Watch {
+    /// Subscribes, then asks for notifications on `channel` (unless polling is forced).
+    pub(crate) fn start(backend: &PostgresBackend, channel: Channel, all_only: bool) -> Self {
+        let state = &backend.state;
+        let mut interrupts = state.interrupts.subscribe();
+        let start = *interrupts.borrow_and_update();
+        let mut signals = (!state.forced_polling()).then(|| state.listener.subscribe());
+        let seen = signals
+            .as_mut()
+            .map(|rx| *rx.borrow_and_update())
+            .unwrap_or_default();
+        if signals.is_some() {
+            backend.want_notifications(channel);
+        }
+        Self {
+            channel,
+            signals,
+            seen,
+            interrupts,
+            start,
+            all_only,
+            poll: state.poll_interval(),
+        }
+    }
+
+    /// Whether an interrupt came since [`start`](Self::start).
+    pub(crate) fn interrupted(&self) -> bool {
+        interrupted(self.start, *self.interrupts.borrow(), self.all_only)
+    }
+
+    /// Resolves when interrupted (never otherwise).
+    pub(crate) async fn until_interrupted(&mut self) {
+        loop {
+            if self.interrupted() || self.interrupts.changed().await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Waits for a notification, a reason to look again, the deadline or an interrupt.
+    pub(crate) async fn wait(&mut self, deadline: Instant) -> Woken {
+        let listening = self.signals.is_some() && self.seen.listening(self.channel);
+        let wake = if listening {
+            deadline
+        } else {
+            deadline.min(Instant::now() + self.poll)
+        };
+        let sleep = tokio::time::sleep_until(wake);
+        tokio::pin!(sleep);
+        let Self {
+            channel,
+            signals,
+            seen,
+            interrupts,
+            start,
+            all_only,
+            ..
+        } = self;
+        loop {
+            if interrupted(*start, *interrupts.borrow(), *all_only) {
+                return Woken::Interrupted;
+            }
+            let changed_signals = async {
+                match signals.as_mut() {
+                    Some(rx) => rx.changed().await.map(|()| *rx.borrow_and_update()),
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                biased;
+                changed = interrupts.changed() => {
+                    if changed.is_err() {
+                        return Woken::Interrupted;
+                    }
+                }
+                changed = changed_signals => {
+                    let Ok(now) = changed else {
+                        // The listener is gone (not while the backend lives): poll.
+                        *signals = None;
+                        return Woken::Look;
+                    };
+                    let before = std::mem::replace(seen, now);
+                    if now.heard(*channel) != before.heard(*channel) {
+                        return Woken::Heard;
+                    }
+                    if now.resets != before.resets || now.listening != before.listening {
+                        return Woken::Look;
+                    }
+                }
+                () = &mut sleep => {
+                    return if Instant::now() >= deadline { Woken::Deadline } else { Woken::Look };
+                }
+            }
+        }
+    }
+}
+
+/// Whether `now` has an interrupt that `start` had not (only `all` ones with `all_only`).
+fn interrupted(start: Interrupts, now: Interrupts, all_only: bool) -> bool {
+    now.all != start.all || (!all_only && now.blocking != start.blocking)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Channel, Channels};
+
+    #[test]
+    fn channel_sets_and_commands() {
+        let mut set = Channels::default();
+        assert!(!set.has(Channel::Jobs));
+        set.add(Channel::Events);
+        assert_eq!(set.iter().collect::<Vec<_>>(), [Channel::Events]);
+        set.add(Channel::Jobs);
+        assert_eq!(set.iter().count(), 2);
+        assert!(Channel::Jobs.listen().contains("LISTEN bullmq_jobs"));
+        assert!(Channel::Events.listen().contains("LISTEN bullmq_events"));
+    }
+}

@@ -1,0 +1,73 @@
+//! `Locks` for PostgreSQL: `extend_lock` and `extend_locks`, as Node.js's backend runs them
+//! (the new lock ends `duration` after the backend's now).
+
+use std::time::Duration;
+
+use bullmq_core::backend::{LockToken, Locks};
+use bullmq_core::{JobId, Result};
+use sqlx::Row as _;
+
+use super::{PostgresBackend, one_row, sql_error, to_i64};
+use crate::lanes::OnLane as _;
+use crate::sql::commands;
+
+/// Whole milliseconds as SQL's `bigint`.
+fn millis(d: Duration) -> i64 {
+    to_i64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Locks for PostgresBackend {
+    async fn extend_lock(
+        &self,
+        job_id: &JobId,
+        token: &LockToken,
+        duration: Duration,
+    ) -> Result<bool> {
+        const CONTEXT: &str = "extend a job lock";
+        let rows = sqlx::query(commands::EXTEND_LOCK.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(token.as_str())
+            .bind(millis(duration))
+            .bind(self.now_ms())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(CONTEXT))?;
+        let renewed: i32 = one_row(rows, CONTEXT)?
+            .try_get("n")
+            .map_err(sql_error(CONTEXT))?;
+        // The function answers the number of rows it renewed: 1, or 0 when the lock was lost.
+        Ok(renewed > 0)
+    }
+
+    async fn extend_locks(
+        &self,
+        locks: &[(JobId, LockToken)],
+        duration: Duration,
+    ) -> Result<Vec<JobId>> {
+        const CONTEXT: &str = "extend job locks";
+        // Nothing to renew: the command would only answer no rows.
+        if locks.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<&str> = locks.iter().map(|(id, _)| id.as_str()).collect();
+        let tokens: Vec<&str> = locks.iter().map(|(_, token)| token.as_str()).collect();
+        let rows = sqlx::query(commands::EXTEND_LOCKS.text)
+            .bind(self.queue_name())
+            .bind(&ids)
+            .bind(&tokens)
+            .bind(millis(duration))
+            .bind(self.now_ms())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(CONTEXT))?;
+        // The rows are the ids whose lock could not be renewed, in input order.
+        rows.iter()
+            .map(|row| {
+                row.try_get::<String, _>("id")
+                    .map(JobId::from)
+                    .map_err(sql_error(CONTEXT))
+            })
+            .collect()
+    }
+}

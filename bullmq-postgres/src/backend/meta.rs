@@ -1,0 +1,129 @@
+//! `QueueMeta` for PostgreSQL: upstream's `set_queue_meta`, `get_queue_meta_field`,
+//! `get_queue_meta_fields`, `get_queue_meta`, `remove_queue_meta_fields` and
+//! `has_queue_meta_field` commands on the `meta` table, as Node.js's `PostgresQueueBackend`
+//! runs them.
+
+use bullmq_core::Result;
+use bullmq_core::backend::QueueMeta;
+use sqlx::Row as _;
+
+use super::{PostgresBackend, one_row, sql_error};
+use crate::lanes::OnLane as _;
+use crate::sql::commands;
+
+impl QueueMeta for PostgresBackend {
+    /// Upserts the fields; answers the rows written, as Node.js does (every field, new or
+    /// not). Nothing to set runs no command.
+    async fn set_queue_meta(&self, values: &[(&str, String)]) -> Result<u64> {
+        // A field given twice would make the upsert touch its row twice, which PostgreSQL
+        // refuses; the last value wins, as with Redis's HSET.
+        let mut fields: Vec<&str> = Vec::with_capacity(values.len());
+        let mut vals: Vec<&str> = Vec::with_capacity(values.len());
+        for (field, value) in values {
+            match fields.iter().position(|f| f == field) {
+                Some(i) => vals[i] = value,
+                None => {
+                    fields.push(field);
+                    vals.push(value);
+                }
+            }
+        }
+        if fields.is_empty() {
+            return Ok(0);
+        }
+        let done = sqlx::query(commands::SET_QUEUE_META.text)
+            .bind(self.queue_name())
+            .bind(&fields)
+            .bind(&vals)
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("setQueueMeta"))?;
+        Ok(done.rows_affected())
+    }
+
+    async fn get_queue_meta_field(&self, field: &str) -> Result<Option<String>> {
+        const COMMAND: &str = "getQueueMetaField";
+        let rows = sqlx::query(commands::GET_QUEUE_META_FIELD.text)
+            .bind(self.queue_name())
+            .bind(field)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        match rows.first() {
+            Some(row) => row.try_get("value").map_err(sql_error(COMMAND)),
+            None => Ok(None),
+        }
+    }
+
+    /// One answer per field asked, in the order asked.
+    async fn get_queue_meta_fields(&self, fields: &[&str]) -> Result<Vec<Option<String>>> {
+        const COMMAND: &str = "getQueueMetaFields";
+        if fields.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(commands::GET_QUEUE_META_FIELDS.text)
+            .bind(self.queue_name())
+            .bind(fields)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        let found = pairs(&rows, COMMAND)?;
+        Ok(fields
+            .iter()
+            .map(|f| {
+                found
+                    .iter()
+                    .find(|(field, _)| field == f)
+                    .map(|(_, value)| value.clone())
+            })
+            .collect())
+    }
+
+    async fn get_queue_meta(&self) -> Result<Vec<(String, String)>> {
+        const COMMAND: &str = "getQueueMeta";
+        let rows = sqlx::query(commands::GET_QUEUE_META.text)
+            .bind(self.queue_name())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        pairs(&rows, COMMAND)
+    }
+
+    /// Answers how many of the fields existed (the rows deleted).
+    async fn remove_queue_meta_fields(&self, fields: &[&str]) -> Result<u64> {
+        if fields.is_empty() {
+            return Ok(0);
+        }
+        let done = sqlx::query(commands::REMOVE_QUEUE_META_FIELDS.text)
+            .bind(self.queue_name())
+            .bind(fields)
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("removeQueueMetaFields"))?;
+        Ok(done.rows_affected())
+    }
+
+    async fn has_queue_meta_field(&self, field: &str) -> Result<bool> {
+        const COMMAND: &str = "hasQueueMetaField";
+        let rows = sqlx::query(commands::HAS_QUEUE_META_FIELD.text)
+            .bind(self.queue_name())
+            .bind(field)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        one_row(rows, COMMAND)?
+            .try_get("exists")
+            .map_err(sql_error(COMMAND))
+    }
+}
+
+/// `(field, value)` rows.
+fn pairs(rows: &[sqlx::postgres::PgRow], command: &'static str) -> Result<Vec<(String, String)>> {
+    rows.iter()
+        .map(|row| {
+            let field: String = row.try_get("field").map_err(sql_error(command))?;
+            let value: String = row.try_get("value").map_err(sql_error(command))?;
+            Ok((field, value))
+        })
+        .collect()
+}

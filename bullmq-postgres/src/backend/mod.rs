@@ -1,0 +1,222 @@
+//! [`PostgresBackend`]: one queue in one schema, through upstream's SQL commands.
+//!
+//! Each file of this module implements one section of `bullmq_core::backend`, with the same
+//! file name as the trait's own file in core (and in `bullmq-redis`). Every command runs the
+//! verbatim text of [`crate::sql::commands`] on the pool, whose connections pin the schema's
+//! `search_path`; upstream's refusals (`SQLSTATE BM001`, the code in `DETAIL`) come back as
+//! [`ScriptError`]s, exactly as the Redis backend reports the Lua scripts' codes.
+
+mod add;
+mod admin;
+mod blocking;
+mod events;
+mod lifecycle;
+mod listener;
+mod locks;
+mod meta;
+mod mutations;
+mod queries;
+mod row;
+mod schedulers;
+mod transitions;
+
+use std::sync::Arc;
+
+use bullmq_core::clock::{Clock, SystemClock};
+use bullmq_core::error::{ScriptError, ScriptErrorCode};
+use bullmq_core::options::KeepJobs;
+use bullmq_core::{QueueName, Result};
+use sqlx::PgPool;
+use sqlx::postgres::PgRow;
+
+use crate::connection::PostgresConnection;
+use crate::error::PostgresError;
+use crate::options::PostgresOptions;
+
+pub(crate) use add::{add_flow_on, add_job_on, add_jobs_on};
+pub(crate) use row::job_from_row;
+
+/// The SQLSTATE upstream's functions raise a refusal with; `DETAIL` carries the code.
+const REFUSAL_SQLSTATE: &str = "BM001";
+
+/// The PostgreSQL backend of one queue.
+///
+/// Cloning is cheap and shares the pool and the dedicated `LISTEN` connection; a
+/// [`sibling`](Self::sibling) for another queue shares the pool only.
+#[derive(Clone)]
+pub struct PostgresBackend {
+    conn: PostgresConnection,
+    queue: QueueName,
+    clock: Arc<dyn Clock>,
+    /// The dedicated connection, the closing flag and the client role, shared by clones.
+    state: Arc<lifecycle::ConnState>,
+}
+
+impl std::fmt::Debug for PostgresBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresBackend")
+            .field("schema", self.conn.schema())
+            .field("queue", &self.queue.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresBackend {
+    /// Connects to PostgreSQL for `queue` (migrating first when
+    /// [`PostgresOptions::migrate`] is set).
+    ///
+    /// ```no_run
+    /// # async fn run() -> bullmq_core::Result<()> {
+    /// use bullmq_core::QueueName;
+    /// use bullmq_postgres::{PostgresBackend, PostgresOptions};
+    ///
+    /// let options = PostgresOptions::new("postgres://postgres@127.0.0.1:5432/app").migrate(true);
+    /// let backend = PostgresBackend::connect(&options, QueueName::new("emails")?).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(options: &PostgresOptions, queue: QueueName) -> Result<Self> {
+        let conn = PostgresConnection::connect(options).await?;
+        Ok(Self::on_connection(conn, queue))
+    }
+
+    /// A backend for `queue` on a connection made beforehand (several queues may share it).
+    #[must_use]
+    pub fn on_connection(conn: PostgresConnection, queue: QueueName) -> Self {
+        let state = Arc::new(lifecycle::ConnState::waiting(conn.waiting()));
+        Self {
+            conn,
+            queue,
+            clock: Arc::new(SystemClock),
+            state,
+        }
+    }
+
+    /// Reads time from `clock` (every timestamp the SQL receives).
+    #[must_use]
+    pub fn with_clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// A backend for another queue in the same schema, on the same pool (with a dedicated
+    /// connection of its own, opened when it first waits).
+    #[must_use]
+    pub fn sibling(&self, queue: QueueName) -> Self {
+        Self {
+            queue,
+            state: Arc::new(lifecycle::ConnState::waiting(self.conn.waiting())),
+            ..self.clone()
+        }
+    }
+
+    /// The connection (pool and schema).
+    #[must_use]
+    pub fn connection(&self) -> &PostgresConnection {
+        &self.conn
+    }
+
+    /// The queue's name.
+    #[must_use]
+    pub fn queue(&self) -> &QueueName {
+        &self.queue
+    }
+
+    /// The pool, for what does not run on [`lanes`](Self::lanes).
+    pub(crate) fn pool(&self) -> &PgPool {
+        self.conn.pool()
+    }
+
+    /// The connections commands run on.
+    pub(crate) fn lanes(&self) -> &crate::lanes::Lanes {
+        self.conn.lanes()
+    }
+
+    /// The queue's name as the SQL's `queue` column holds it.
+    pub(crate) fn queue_name(&self) -> &str {
+        self.queue.as_str()
+    }
+
+    /// Now, Unix ms, from the backend's clock, as SQL's `bigint`.
+    pub(crate) fn now_ms(&self) -> i64 {
+        to_i64(self.clock.now_ms())
+    }
+}
+
+/// A `u64` as SQL's `bigint`, saturating (no timestamp or count comes near the limit).
+pub(crate) fn to_i64(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
+/// A `u64` as SQL's `integer`, saturating.
+pub(crate) fn to_i32(value: u64) -> i32 {
+    i32::try_from(value).unwrap_or(i32::MAX)
+}
+
+/// Wraps a client error with what bullmq was doing (no refusal expected).
+pub(crate) fn sql_error(context: &'static str) -> impl FnOnce(sqlx::Error) -> bullmq_core::Error {
+    crate::error::wrap(context)
+}
+
+/// Maps upstream's refusal (`BM001`, code in `DETAIL`) of `command` about `job_id` to a
+/// [`ScriptError`], as Node.js's `mapFinishError` does; any other failure is wrapped with the
+/// command's name.
+pub(crate) fn refusal<'a>(
+    command: &'static str,
+    job_id: Option<&'a str>,
+) -> impl FnOnce(sqlx::Error) -> bullmq_core::Error + 'a {
+    move |err| match refusal_code(&err) {
+        Some(code) => ScriptError {
+            code,
+            command,
+            job_id: job_id.map(str::to_owned),
+            parent_key: None,
+            state: matches!(
+                code,
+                ScriptErrorCode::NotInState | ScriptErrorCode::LockMismatch
+            )
+            .then(|| "active".to_owned()),
+        }
+        .into(),
+        None => bullmq_core::Error::backend(PostgresError::Query {
+            context: command,
+            source: err,
+        }),
+    }
+}
+
+/// The upstream code of a `BM001` refusal, when `err` is one with a code we know.
+pub(crate) fn refusal_code(err: &sqlx::Error) -> Option<ScriptErrorCode> {
+    let sqlx::Error::Database(db) = err else {
+        return None;
+    };
+    if db.code().as_deref() != Some(REFUSAL_SQLSTATE) {
+        return None;
+    }
+    let pg = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?;
+    let code: i64 = pg.detail()?.trim().parse().ok()?;
+    ScriptErrorCode::try_from(code).ok()
+}
+
+/// The retention parameters upstream's finishing functions take (`remove_all`, `keep_age`
+/// in seconds, `keep_count`), as Node.js's `normalizeKeep` builds them.
+pub(crate) fn keep_params(keep: &KeepJobs) -> (bool, Option<i64>, Option<i32>) {
+    match keep {
+        KeepJobs::RemoveAll => (true, None, None),
+        KeepJobs::KeepAll => (false, None, None),
+        KeepJobs::Newest(count) => (false, None, Some(to_i32(*count))),
+        KeepJobs::Policy { age, count, .. } => {
+            (false, age.map(|a| to_i64(a.as_secs())), count.map(to_i32))
+        }
+    }
+}
+
+/// The first row, or a protocol error naming `what` when a command that always answers one
+/// row answered none.
+pub(crate) fn one_row(rows: Vec<PgRow>, what: &'static str) -> Result<PgRow> {
+    rows.into_iter().next().ok_or_else(|| {
+        bullmq_core::Error::backend(PostgresError::Query {
+            context: what,
+            source: sqlx::Error::RowNotFound,
+        })
+    })
+}

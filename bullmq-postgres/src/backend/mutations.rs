@@ -1,0 +1,258 @@
+//! `JobMutations` for PostgreSQL: upstream's `update_data`, `update_progress`, `add_log` /
+//! `trim_logs`, `clear_logs`, `change_delay`, `change_priority`, `remove`,
+//! `remove_unprocessed_children`, `remove_child_dependency` and the two deduplication-key
+//! commands, run as Node.js's `PostgresQueueBackend` runs them, with its refusals.
+
+use std::time::Duration;
+
+use bullmq_core::backend::JobMutations;
+use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
+use sqlx::Row as _;
+
+use super::{PostgresBackend, one_row, refusal, refusal_code, sql_error, to_i32, to_i64};
+use crate::lanes::OnLane as _;
+use crate::sql::commands;
+
+/// SQLSTATE `foreign_key_violation`: a log line for a job that does not exist.
+const FOREIGN_KEY_VIOLATION: &str = "23503";
+
+/// Whether `err` is PostgreSQL's foreign-key violation.
+fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some(FOREIGN_KEY_VIOLATION))
+}
+
+/// A negative status code a command answered (not raised) as the refusal Node.js throws:
+/// `changeDelay` and `changePriority` answer codes instead of raising `BM001`.
+fn answered_refusal(
+    code: i32,
+    command: &'static str,
+    job_id: &JobId,
+    state: Option<&'static str>,
+) -> bullmq_core::Error {
+    match ScriptErrorCode::try_from(i64::from(code)) {
+        Ok(code) => ScriptError {
+            code,
+            command,
+            job_id: Some(job_id.to_string()),
+            parent_key: None,
+            state: state.map(str::to_owned),
+        }
+        .into(),
+        Err(_) => sql_error(command)(sqlx::Error::Protocol(format!("{command} answered {code}"))),
+    }
+}
+
+impl PostgresBackend {
+    /// Runs one of the commands answering a single `code` column (0 ok, negative refusal).
+    async fn run_code_command(
+        &self,
+        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        command: &'static str,
+        job_id: &JobId,
+        state: Option<&'static str>,
+    ) -> Result<()> {
+        let rows = query
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(command))?;
+        let code: i32 = one_row(rows, command)?
+            .try_get("code")
+            .map_err(sql_error(command))?;
+        if code < 0 {
+            return Err(answered_refusal(code, command, job_id, state));
+        }
+        Ok(())
+    }
+}
+
+impl JobMutations for PostgresBackend {
+    async fn update_data(&self, job_id: &JobId, data: &str) -> Result<()> {
+        // `data` is already JSON text; the command casts it to jsonb.
+        let rows = sqlx::query(commands::UPDATE_DATA.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(data)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("updateData"))?;
+        if rows.is_empty() {
+            return Err(ScriptError::new(
+                ScriptErrorCode::JobNotFound,
+                "updateData",
+                job_id.as_str(),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    async fn update_progress(&self, job_id: &JobId, progress: &serde_json::Value) -> Result<()> {
+        let rows = sqlx::query(commands::UPDATE_PROGRESS.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(sqlx::types::Json(progress))
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("updateProgress"))?;
+        let updated: i32 = one_row(rows, "updateProgress")?
+            .try_get("updated")
+            .map_err(sql_error("updateProgress"))?;
+        if updated == 0 {
+            return Err(ScriptError::new(
+                ScriptErrorCode::JobNotFound,
+                "updateProgress",
+                job_id.as_str(),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    async fn add_log(&self, job_id: &JobId, row: &str, keep_logs: Option<u32>) -> Result<u64> {
+        let rows = sqlx::query(commands::ADD_LOG.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(row)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(|err| {
+                // The log row references its job: a missing job is a foreign-key violation.
+                if is_foreign_key_violation(&err) {
+                    ScriptError::new(ScriptErrorCode::JobNotFound, "addLog", job_id.as_str()).into()
+                } else {
+                    sql_error("addLog")(err)
+                }
+            })?;
+        let idx: i64 = one_row(rows, "addLog")?
+            .try_get("idx")
+            .map_err(sql_error("addLog"))?;
+        let count = u64::try_from(idx).unwrap_or(0) + 1;
+        // As Node.js: a second statement trims the oldest lines beyond `keepLogs` (0 = keep all).
+        match keep_logs.map(u64::from).filter(|keep| *keep > 0) {
+            Some(keep) if count > keep => {
+                sqlx::query(commands::TRIM_LOGS.text)
+                    .bind(self.queue_name())
+                    .bind(job_id.as_str())
+                    .bind(to_i64(count - keep))
+                    .execute_on(self.lanes())
+                    .await
+                    .map_err(sql_error("addLog"))?;
+                Ok(keep)
+            }
+            _ => Ok(count),
+        }
+    }
+
+    async fn clear_logs(&self, job_id: &JobId, keep_logs: Option<u32>) -> Result<()> {
+        // NULL or 0 removes every line.
+        sqlx::query(commands::CLEAR_LOGS.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(keep_logs.map(i64::from))
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("clearLogs"))?;
+        Ok(())
+    }
+
+    async fn change_delay(&self, job_id: &JobId, delay: Duration) -> Result<()> {
+        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        let query = sqlx::query(commands::CHANGE_DELAY.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(to_i64(delay_ms))
+            .bind(self.now_ms());
+        self.run_code_command(query, "changeDelay", job_id, Some("delayed"))
+            .await
+    }
+
+    async fn change_priority(&self, job_id: &JobId, priority: u32, lifo: bool) -> Result<()> {
+        let priority = to_i32(u64::from(priority));
+        let query = sqlx::query(commands::CHANGE_PRIORITY.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(priority)
+            .bind(lifo);
+        self.run_code_command(query, "changePriority", job_id, None)
+            .await
+    }
+
+    async fn remove(&self, job_id: &JobId, remove_children: bool) -> Result<bool> {
+        let rows = sqlx::query(commands::REMOVE.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(remove_children)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(refusal("remove", Some(job_id.as_str())))?;
+        // How many jobs went (the subtree counts); 0 when locked, or when the job is missing.
+        let removed: i32 = one_row(rows, "remove")?
+            .try_get("n")
+            .map_err(sql_error("remove"))?;
+        Ok(removed > 0)
+    }
+
+    async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
+        sqlx::query(commands::REMOVE_UNPROCESSED_CHILDREN.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error("removeUnprocessedChildren"))?;
+        Ok(())
+    }
+
+    async fn remove_child_dependency(&self, job_id: &JobId, parent_key: &str) -> Result<bool> {
+        let command = "removeChildDependency";
+        let rows = sqlx::query(commands::REMOVE_CHILD_DEPENDENCY.text)
+            .bind(self.queue_name())
+            .bind(job_id.as_str())
+            .bind(parent_key)
+            .bind(self.now_ms())
+            .fetch_all_on(self.lanes())
+            .await
+            // Node.js names the parent key in these refusals (missing job or parent).
+            .map_err(|err| match refusal_code(&err) {
+                Some(code) => ScriptError {
+                    code,
+                    command,
+                    job_id: Some(job_id.to_string()),
+                    parent_key: Some(parent_key.to_owned()),
+                    state: None,
+                }
+                .into(),
+                None => sql_error(command)(err),
+            })?;
+        // 0: detached; 1: no such relationship.
+        let code: i32 = one_row(rows, command)?
+            .try_get("n")
+            .map_err(sql_error(command))?;
+        Ok(code == 0)
+    }
+
+    async fn remove_deduplication_key(
+        &self,
+        deduplication_id: &str,
+        job_id: &JobId,
+    ) -> Result<bool> {
+        let rows = sqlx::query(commands::REMOVE_DEDUPLICATION_KEY.text)
+            .bind(self.queue_name())
+            .bind(deduplication_id)
+            .bind(job_id.as_str())
+            .bind(self.now_ms())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("removeDeduplicationKey"))?;
+        Ok(!rows.is_empty())
+    }
+
+    async fn delete_deduplication_key(&self, deduplication_id: &str) -> Result<bool> {
+        let rows = sqlx::query(commands::DELETE_DEDUPLICATION_KEY.text)
+            .bind(self.queue_name())
+            .bind(deduplication_id)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("deleteDeduplicationKey"))?;
+        Ok(!rows.is_empty())
+    }
+}

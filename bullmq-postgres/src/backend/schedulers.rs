@@ -1,0 +1,264 @@
+//! `Schedulers` for PostgreSQL: upstream's `add_job_scheduler`, `update_job_scheduler`,
+//! `remove_job_scheduler`, `get_job_scheduler`, `is_job_scheduler`,
+//! `get_job_schedulers_range` and `get_job_schedulers_count` commands, with the parameters
+//! Node.js's `PostgresQueueBackend` passes.
+//!
+//! The functions name each iteration `repeat:<scheduler id>:<next millis>` themselves, as the
+//! Redis scripts do; a scheduler row is read back through the same hash shape Node.js's
+//! `mapSchedulerRow` builds, so both backends decode it alike.
+
+use std::time::Duration;
+
+use bullmq_core::backend::{
+    AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
+};
+use bullmq_core::codec::{self, CodecError, KeyStyle};
+use bullmq_core::options::RepeatOptions;
+use bullmq_core::{JobId, Result};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use sqlx::Row as _;
+use sqlx::postgres::PgRow;
+use sqlx::types::Json;
+
+use super::{PostgresBackend, one_row, refusal, sql_error, to_i64};
+use crate::lanes::OnLane as _;
+use crate::sql::commands;
+
+/// A duration as whole milliseconds, saturating.
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The template data as a jsonb parameter: these commands do not cast their parameters, so
+/// the JSON text travels as is (`'{}'` for none, as Node.js sends it).
+fn template_data(text: &str) -> Result<&RawValue> {
+    let text = if text.is_empty() { "{}" } else { text };
+    serde_json::from_str(text).map_err(|e| {
+        CodecError::Encode {
+            what: "job scheduler template data",
+            reason: e.to_string(),
+        }
+        .into()
+    })
+}
+
+/// The schedule object Node.js's `JobScheduler` passes (`name`, `startDate`, `endDate`, `tz`,
+/// `pattern`, `every`, `limit`, `offset`): absent values left out, except `offset`, which is
+/// `null` unless the schedule is an `every` one with a non-zero offset. Dates of 0 count as
+/// none, as in Node.js.
+fn schedule_opts(name: &str, schedule: &RepeatOptions) -> Value {
+    let mut m = Map::new();
+    m.insert("name".to_owned(), name.into());
+    if let Some(start) = schedule.start_date.filter(|d| *d != 0) {
+        m.insert("startDate".to_owned(), start.into());
+    }
+    if let Some(end) = schedule.end_date.filter(|d| *d != 0) {
+        m.insert("endDate".to_owned(), end.into());
+    }
+    if let Some(tz) = &schedule.tz {
+        m.insert("tz".to_owned(), tz.as_str().into());
+    }
+    if let Some(pattern) = &schedule.pattern {
+        m.insert("pattern".to_owned(), pattern.as_str().into());
+    }
+    if let Some(every) = schedule.every {
+        m.insert("every".to_owned(), millis(every).into());
+    }
+    if let Some(limit) = schedule.limit {
+        m.insert("limit".to_owned(), limit.into());
+    }
+    let offset = schedule
+        .every
+        .and(schedule.offset)
+        .filter(|o| !o.is_zero())
+        .map_or(Value::Null, |o| millis(o).into());
+    m.insert("offset".to_owned(), offset);
+    Value::Object(m)
+}
+
+/// A next run of 0 is "none" (an `every` schedule's slot is the function's to compute), sent
+/// as `NULL` as Node.js sends its `undefined`.
+fn next_millis(next: u64) -> Option<i64> {
+    (next != 0).then(|| to_i64(next))
+}
+
+/// A row of `get_job_scheduler` as the string hash Node.js's `mapSchedulerRow` builds (absent
+/// fields left out, an empty template left out), decoded by the codec every backend shares.
+fn scheduler_from_row(id: &str, row: &PgRow) -> Result<Option<JobSchedulerRecord>> {
+    const CONTEXT: &str = "getJobScheduler";
+    let text = |col: &str| -> Result<Option<String>> {
+        row.try_get::<Option<String>, _>(col)
+            .map_err(sql_error(CONTEXT))
+    };
+    let int = |col: &str| -> Result<Option<i64>> {
+        row.try_get::<Option<i64>, _>(col)
+            .map_err(sql_error(CONTEXT))
+    };
+    let int4 = |col: &str| -> Result<Option<i32>> {
+        row.try_get::<Option<i32>, _>(col)
+            .map_err(sql_error(CONTEXT))
+    };
+    let json = |col: &str| -> Result<Option<String>> {
+        let value: Option<Value> = row.try_get(col).map_err(sql_error(CONTEXT))?;
+        Ok(value.map(|v| v.to_string()).filter(|s| s != "{}"))
+    };
+    let mut fields: Vec<(String, String)> = Vec::with_capacity(11);
+    let mut push = |field: &str, value: Option<String>| {
+        if let Some(value) = value {
+            fields.push((field.to_owned(), value));
+        }
+    };
+    push("name", text("name")?);
+    push("ic", int4("iteration_count")?.map(|n| n.to_string()));
+    push("limit", int4("limit_count")?.map(|n| n.to_string()));
+    push("startDate", int("start_date_ms")?.map(|n| n.to_string()));
+    push("endDate", int("end_date_ms")?.map(|n| n.to_string()));
+    push("tz", text("tz")?);
+    push("pattern", text("pattern")?);
+    push("every", int("every_ms")?.map(|n| n.to_string()));
+    push("offset", int("offset_ms")?.map(|n| n.to_string()));
+    push("data", json("template_data")?);
+    push("opts", json("template_opts")?);
+    let next = int("next_run_ms")?.and_then(|n| u64::try_from(n).ok());
+    Ok(codec::job_scheduler_from_hash(id, fields, next)?)
+}
+
+impl Schedulers for PostgresBackend {
+    async fn add_job_scheduler(&self, args: &AddJobSchedulerArgs) -> Result<(JobId, Duration)> {
+        const COMMAND: &str = "addJobScheduler";
+        let template_opts = codec::options_to_value(&args.template_opts, KeyStyle::Long);
+        let delayed_opts = codec::options_to_value(&args.delayed_job_opts, KeyStyle::Long);
+        let rows = sqlx::query(commands::ADD_JOB_SCHEDULER.text)
+            .bind(self.queue_name())
+            .bind(&args.scheduler_id)
+            .bind(next_millis(args.next_millis))
+            .bind(Json(template_data(&args.template_data)?))
+            .bind(Json(template_opts))
+            .bind(Json(schedule_opts(&args.template_name, &args.schedule)))
+            .bind(Json(delayed_opts))
+            .bind(self.now_ms())
+            .bind(args.producer_id.as_deref())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(refusal(COMMAND, None))?;
+        let row = one_row(rows, COMMAND)?;
+        let id: String = row.try_get("job_id").map_err(sql_error(COMMAND))?;
+        let delay: i64 = row.try_get("delay").map_err(sql_error(COMMAND))?;
+        Ok((
+            JobId::from(id),
+            Duration::from_millis(u64::try_from(delay).unwrap_or_default()),
+        ))
+    }
+
+    async fn update_job_scheduler_next_millis(
+        &self,
+        args: &NextIterationArgs,
+    ) -> Result<Option<JobId>> {
+        const COMMAND: &str = "updateJobSchedulerNextMillis";
+        let delayed_opts = codec::options_to_value(&args.delayed_job_opts, KeyStyle::Long);
+        let rows = sqlx::query(commands::UPDATE_JOB_SCHEDULER.text)
+            .bind(self.queue_name())
+            .bind(&args.scheduler_id)
+            .bind(next_millis(args.next_millis))
+            .bind(Json(template_data(&args.template_data)?))
+            .bind(Json(delayed_opts))
+            .bind(self.now_ms())
+            .bind(args.producer_id.as_deref())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        // NULL when the scheduler is gone, another producer owns the current iteration, or the
+        // next iteration exists already.
+        let id: Option<String> = match rows.first() {
+            Some(row) => row.try_get("job_id").map_err(sql_error(COMMAND))?,
+            None => None,
+        };
+        Ok(id.map(JobId::from))
+    }
+
+    async fn remove_job_scheduler(&self, scheduler_id: &str) -> Result<bool> {
+        const COMMAND: &str = "removeJobScheduler";
+        let rows = sqlx::query(commands::REMOVE_JOB_SCHEDULER.text)
+            .bind(self.queue_name())
+            .bind(scheduler_id)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        let code: i32 = one_row(rows, COMMAND)?
+            .try_get("removed")
+            .map_err(sql_error(COMMAND))?;
+        // The function answers as the Redis script does: 0 removed, 1 no such scheduler.
+        Ok(code == 0)
+    }
+
+    async fn get_job_scheduler(&self, scheduler_id: &str) -> Result<Option<JobSchedulerRecord>> {
+        let rows = sqlx::query(commands::GET_JOB_SCHEDULER.text)
+            .bind(self.queue_name())
+            .bind(scheduler_id)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error("getJobScheduler"))?;
+        match rows.first() {
+            Some(row) => scheduler_from_row(scheduler_id, row),
+            None => Ok(None),
+        }
+    }
+
+    async fn is_job_scheduler(&self, id: &str) -> Result<bool> {
+        const COMMAND: &str = "isJobScheduler";
+        let rows = sqlx::query(commands::IS_JOB_SCHEDULER.text)
+            .bind(self.queue_name())
+            .bind(id)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        one_row(rows, COMMAND)?
+            .try_get("exists")
+            .map_err(sql_error(COMMAND))
+    }
+
+    async fn get_job_schedulers_range(
+        &self,
+        start: i64,
+        end: i64,
+        asc: bool,
+    ) -> Result<Vec<(String, u64)>> {
+        const COMMAND: &str = "getJobSchedulersRange";
+        // Node.js's paging: `start` is the offset, a negative `end` means "to the end".
+        let count = (end >= 0).then(|| end - start + 1);
+        // An end before the start: PostgreSQL would refuse the negative LIMIT, Redis answers
+        // nothing. (A negative start is refused by PostgreSQL, as it is for Node.js.)
+        if count.is_some_and(|c| c <= 0) {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(commands::GET_JOB_SCHEDULERS_RANGE.text)
+            .bind(self.queue_name())
+            .bind(asc)
+            .bind(start)
+            .bind(count)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get("scheduler_id").map_err(sql_error(COMMAND))?;
+                let next: Option<i64> = row.try_get("next_run_ms").map_err(sql_error(COMMAND))?;
+                Ok((id, next.and_then(|n| u64::try_from(n).ok()).unwrap_or(0)))
+            })
+            .collect()
+    }
+
+    async fn get_job_schedulers_count(&self) -> Result<u64> {
+        const COMMAND: &str = "getJobSchedulersCount";
+        let rows = sqlx::query(commands::GET_JOB_SCHEDULERS_COUNT.text)
+            .bind(self.queue_name())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(COMMAND))?;
+        let count: i32 = one_row(rows, COMMAND)?
+            .try_get("count")
+            .map_err(sql_error(COMMAND))?;
+        Ok(u64::try_from(count).unwrap_or_default())
+    }
+}

@@ -1,0 +1,182 @@
+//! The connections commands run on: a small pool of our own, one statement per checkout.
+//!
+//! sqlx's `PgPool` pings a connection when it is taken (unless told not to) and always when it
+//! is given back, each ping a round trip: three round trips per command where Node.js's `pg`
+//! pool makes one, which costs the client and the server more than the command itself on the
+//! worker's hot path (measured with `benches/postgres_worker.rs`). A lane is handed out, runs
+//! one statement, and goes back with no round trip of its own:
+//!
+//! - a connection whose statement ended with an answer from the server (rows, or an SQL error
+//!   such as upstream's refusals) is healthy and goes back;
+//! - one whose statement failed in the client or the network, or with the server's notice that
+//!   it ended the session (`57P..`, `08...`), is closed; so is one on a server that turned
+//!   read-only (`25006`, a demoted primary), so that the next one reaches the new primary;
+//! - one whose statement was abandoned mid-way (its future dropped) is closed with the lane, so
+//!   no later command reads a stale reply;
+//! - one that sat idle longer than [`PING_IDLE_AFTER`] is pinged before use, so a connection
+//!   the server or a firewall dropped meanwhile is replaced instead of failing a command.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgQueryResult, PgRow};
+use sqlx::{ConnectOptions as _, Connection as _, Postgres};
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::time::Instant;
+
+/// A connection idle longer than this is pinged before it is used again.
+pub(crate) const PING_IDLE_AFTER: Duration = Duration::from_secs(30);
+
+/// Up to `size` connections, opened when first needed and kept while healthy.
+#[derive(Debug)]
+pub(crate) struct Lanes {
+    connect: PgConnectOptions,
+    timeout: Duration,
+    permits: Semaphore,
+    /// Healthy connections and when each was last given back.
+    idle: Mutex<Vec<(PgConnection, Instant)>>,
+}
+
+/// One checked-out connection: give it back with [`Lane::give_back`]; dropped otherwise.
+pub(crate) struct Lane<'a> {
+    lanes: &'a Lanes,
+    conn: PgConnection,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl Lanes {
+    /// Lanes to `connect`, at most `size` at once; waiting for one, or opening one, may take
+    /// up to `timeout`.
+    pub(crate) fn new(connect: PgConnectOptions, size: u32, timeout: Duration) -> Self {
+        Self {
+            connect,
+            timeout,
+            permits: Semaphore::new(usize::try_from(size).unwrap_or(usize::MAX)),
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A connection: an idle one (pinged first if idle long), else a new one.
+    pub(crate) async fn checkout(&self) -> Result<Lane<'_>, sqlx::Error> {
+        let permit = match tokio::time::timeout(self.timeout, self.permits.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            Ok(Err(_)) => return Err(sqlx::Error::PoolClosed),
+            Err(_) => return Err(sqlx::Error::PoolTimedOut),
+        };
+        loop {
+            let idle = self
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop();
+            let Some((mut conn, since)) = idle else { break };
+            if since.elapsed() < PING_IDLE_AFTER || conn.ping().await.is_ok() {
+                return Ok(Lane {
+                    lanes: self,
+                    conn,
+                    _permit: permit,
+                });
+            }
+        }
+        let conn = match tokio::time::timeout(self.timeout, self.connect.connect()).await {
+            Ok(conn) => conn?,
+            Err(_) => return Err(sqlx::Error::PoolTimedOut),
+        };
+        Ok(Lane {
+            lanes: self,
+            conn,
+            _permit: permit,
+        })
+    }
+
+    /// Closes the idle connections and refuses new checkouts; connections in use are closed
+    /// as they come back.
+    pub(crate) async fn close(&self) {
+        self.permits.close();
+        let idle = std::mem::take(&mut *self.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        for (conn, _) in idle {
+            let _ = conn.close().await;
+        }
+    }
+}
+
+impl Lane<'_> {
+    /// The connection.
+    pub(crate) fn conn(&mut self) -> &mut PgConnection {
+        &mut self.conn
+    }
+
+    /// Puts the connection back when `healthy`; closes it otherwise.
+    pub(crate) fn give_back(self, healthy: bool) {
+        if healthy && !self.lanes.permits.is_closed() {
+            self.lanes
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push((self.conn, Instant::now()));
+        }
+    }
+}
+
+/// SQLSTATE `read_only_sql_transaction`.
+const READ_ONLY: &str = "25006";
+
+/// Whether the session survives `outcome`: a result, or an SQL error the server answered
+/// with that does not end the session.
+pub(crate) fn healthy<T>(outcome: &Result<T, sqlx::Error>) -> bool {
+    match outcome {
+        Ok(_) => true,
+        Err(sqlx::Error::Database(db)) => {
+            let code = db.code();
+            let code = code.as_deref().unwrap_or_default();
+            // 25006: the server is read-only (a demoted primary after a failover). This
+            // session stays on it, so it is replaced: a new one reaches the new primary.
+            !(code.starts_with("08") || code.starts_with("57P") || code == READ_ONLY)
+        }
+        Err(_) => false,
+    }
+}
+
+type Query<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
+
+/// Running a query on a lane, as `fetch_all(&pool)` runs it on a pool.
+pub(crate) trait OnLane {
+    /// Every row.
+    fn fetch_all_on(
+        self,
+        lanes: &Lanes,
+    ) -> impl Future<Output = Result<Vec<PgRow>, sqlx::Error>> + Send;
+
+    /// Exactly one row.
+    fn fetch_one_on(self, lanes: &Lanes)
+    -> impl Future<Output = Result<PgRow, sqlx::Error>> + Send;
+
+    /// No rows: what the statement did.
+    fn execute_on(
+        self,
+        lanes: &Lanes,
+    ) -> impl Future<Output = Result<PgQueryResult, sqlx::Error>> + Send;
+}
+
+impl OnLane for Query<'_> {
+    async fn fetch_all_on(self, lanes: &Lanes) -> Result<Vec<PgRow>, sqlx::Error> {
+        let mut lane = lanes.checkout().await?;
+        let outcome = self.fetch_all(lane.conn()).await;
+        lane.give_back(healthy(&outcome));
+        outcome
+    }
+
+    async fn fetch_one_on(self, lanes: &Lanes) -> Result<PgRow, sqlx::Error> {
+        let mut lane = lanes.checkout().await?;
+        let outcome = self.fetch_one(lane.conn()).await;
+        lane.give_back(healthy(&outcome) || matches!(outcome, Err(sqlx::Error::RowNotFound)));
+        outcome
+    }
+
+    async fn execute_on(self, lanes: &Lanes) -> Result<PgQueryResult, sqlx::Error> {
+        let mut lane = lanes.checkout().await?;
+        let outcome = self.execute(lane.conn()).await;
+        lane.give_back(healthy(&outcome));
+        outcome
+    }
+}

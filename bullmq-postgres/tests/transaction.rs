@@ -1,0 +1,194 @@
+//! Enqueueing inside the caller's own transaction: the job exists if and only if that
+//! transaction commits, and no worker can take it before.
+
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use bullmq_core::backend::{FetchParams, LockToken, Transitions};
+use bullmq_core::{BulkJob, JobOptions, Queue, QueueName};
+use bullmq_postgres::sqlx::{self, Connection as _};
+use bullmq_postgres::{AddInTransaction as _, PostgresBackend};
+use serde_json::json;
+use support::TestSchema;
+
+fn fetch() -> FetchParams {
+    FetchParams {
+        token: LockToken::new("t"),
+        lock_duration: Duration::from_secs(30),
+        limiter: None,
+        worker_name: None,
+    }
+}
+
+async fn queue(schema: &TestSchema, name: &str) -> Queue<PostgresBackend> {
+    Queue::new(QueueName::new(name).unwrap(), schema.backend(name).await)
+}
+
+#[tokio::test]
+async fn a_job_added_in_a_transaction_exists_only_after_commit() {
+    let schema = TestSchema::new("tx_commit");
+    let queue = queue(&schema, "orders").await;
+    let mut conn = support::admin().await;
+    sqlx::raw_sql("CREATE TEMP TABLE orders (id int)")
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let path_before: String = sqlx::query_scalar("SELECT current_setting('search_path')")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+
+    let mut tx = conn.begin().await.unwrap();
+    sqlx::query("INSERT INTO orders VALUES (42)")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    let job = queue
+        .add_in(
+            &mut tx,
+            "receipt",
+            &json!({"order": 42}),
+            JobOptions::new().attempts(2),
+        )
+        .await
+        .unwrap();
+    // The caller's search_path is theirs again.
+    let path_inside: String = sqlx::query_scalar("SELECT current_setting('search_path')")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    assert_eq!(path_inside, path_before);
+    // Invisible to everyone else, workers included, until commit.
+    assert!(queue.get_job(&job.id).await.unwrap().is_none());
+    let nothing = queue.backend().move_to_active(&fetch()).await.unwrap();
+    assert!(nothing.job.is_none());
+
+    tx.commit().await.unwrap();
+    let stored = queue.get_job(&job.id).await.unwrap().unwrap();
+    assert_eq!(stored.data, r#"{"order":42}"#);
+    assert_eq!(stored.opts.attempts, Some(2));
+    let taken = queue.backend().move_to_active(&fetch()).await.unwrap();
+    assert_eq!(taken.job.unwrap().id, job.id);
+}
+
+#[tokio::test]
+async fn a_rolled_back_transaction_leaves_no_job() {
+    let schema = TestSchema::new("tx_rollback");
+    let queue = queue(&schema, "orders").await;
+    let mut conn = support::admin().await;
+    let mut tx = conn.begin().await.unwrap();
+    let one = queue
+        .add_in(&mut tx, "a", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let bulk = queue
+        .add_bulk_in(
+            &mut tx,
+            (0..3)
+                .map(|i| BulkJob {
+                    name: "b".to_owned(),
+                    data: json!({ "i": i }),
+                    opts: JobOptions::new(),
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(bulk.len(), 3);
+    tx.rollback().await.unwrap();
+    assert!(queue.get_job(&one.id).await.unwrap().is_none());
+    assert_eq!(queue.count().await.unwrap(), 0);
+    assert!(
+        queue
+            .backend()
+            .move_to_active(&fetch())
+            .await
+            .unwrap()
+            .job
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn add_bulk_in_commits_all_together_and_bad_input_writes_nothing() {
+    let schema = TestSchema::new("tx_bulk");
+    let queue = queue(&schema, "orders").await;
+    let mut conn = support::admin().await;
+    let mut tx = conn.begin().await.unwrap();
+    let jobs = queue
+        .add_bulk_in(
+            &mut tx,
+            (0..5)
+                .map(|i| BulkJob {
+                    name: format!("j{i}"),
+                    data: json!({ "i": i }),
+                    opts: JobOptions::new(),
+                })
+                .collect(),
+        )
+        .await
+        .unwrap();
+    // A job that breaks an option rule is refused before anything is sent.
+    let refused = queue
+        .add_in(&mut tx, "bad", &json!({}), JobOptions::new().job_id("0"))
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    tx.commit().await.unwrap();
+    assert_eq!(queue.count().await.unwrap(), 5);
+    for job in jobs {
+        assert!(queue.get_job(&job.id).await.unwrap().is_some());
+    }
+}
+
+#[tokio::test]
+async fn a_waiting_worker_is_woken_at_commit_not_before() {
+    use bullmq_core::worker::{Worker, WorkerOptions};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let schema = TestSchema::new("tx_notify");
+    let queue = queue(&schema, "orders").await;
+    let processed = Arc::new(AtomicUsize::new(0));
+    let seen = processed.clone();
+    // A drain delay far longer than the test: only the commit's NOTIFY can wake the worker.
+    let worker = Worker::new(
+        QueueName::new("orders").unwrap(),
+        schema.backend("orders").await,
+        WorkerOptions::new().drain_delay(Duration::from_secs(60)),
+        move |_job, _cancel| {
+            let seen = seen.clone();
+            async move {
+                seen.fetch_add(1, Ordering::SeqCst);
+                Ok(json!("sent"))
+            }
+        },
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let mut conn = support::admin().await;
+    let mut tx = conn.begin().await.unwrap();
+    let job = queue
+        .add_in(&mut tx, "receipt", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(processed.load(Ordering::SeqCst), 0, "taken before commit");
+    tx.commit().await.unwrap();
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while processed.load(Ordering::SeqCst) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not woken by the commit's NOTIFY"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let done = queue.get_job(&job.id).await.unwrap().unwrap();
+    assert_eq!(done.return_value.as_deref(), Some("\"sent\""));
+    worker.close().await;
+}

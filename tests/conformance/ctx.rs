@@ -1,0 +1,147 @@
+//! What every case starts from: a store of its own, one queue on it, and helpers to add,
+//! read and wait.
+
+use std::time::Duration;
+
+use bullmq::core::backend::{Backend, FetchParams, Lifecycle, LockToken, Transitions};
+use bullmq::core::job::JobType;
+use bullmq::{
+    ActiveJob, CancellationToken, Job, JobId, JobOptions, JobState, ProcessResult, Queue,
+    QueueName, Worker, WorkerOptions,
+};
+use serde_json::Value;
+
+use crate::store::Store;
+use crate::support::wait::eventually;
+
+/// How long a case waits for a state or an event before failing.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A store, a queue named after the case, and the queue's handle.
+pub struct Ctx<S: Store> {
+    pub store: S,
+    pub name: QueueName,
+    pub queue: Queue<S::B>,
+}
+
+impl<S: Store> Ctx<S> {
+    pub async fn new(queue: &str) -> Self {
+        let store = S::isolated().await;
+        let name = QueueName::new(queue).unwrap();
+        let queue = Queue::new(name.clone(), store.backend(&name).await);
+        Self { store, name, queue }
+    }
+
+    /// A new backend for the queue (a worker or reader closes the one it is given).
+    pub async fn backend(&self) -> S::B {
+        self.store.backend(&self.name).await
+    }
+
+    pub async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId {
+        self.queue.add(name, &data, opts).await.unwrap().id
+    }
+
+    pub async fn job(&self, id: &JobId) -> Job {
+        self.queue.get_job(id).await.unwrap().unwrap()
+    }
+
+    pub async fn state(&self, id: &JobId) -> Option<JobState> {
+        self.queue.get_job_state(id).await.unwrap()
+    }
+
+    pub async fn wait_state(&self, id: &JobId, state: JobState) {
+        eventually(&format!("job {id} {state:?}"), WAIT, || async {
+            self.state(id).await == Some(state)
+        })
+        .await;
+    }
+
+    /// The queue `name` in the same store, on a backend of its own.
+    pub async fn other(&self, name: &str) -> Queue<S::B> {
+        let name = q(name);
+        Queue::new(name.clone(), self.store.backend(&name).await)
+    }
+
+    /// The key (PostgreSQL: `<queue>:<id>`, Redis: `<prefix>:<queue>:<id>`) of job `id` of
+    /// `queue`, as parents and children name each other.
+    pub fn key_in(queue: &Queue<S::B>, id: &JobId) -> String {
+        queue.backend().to_key(id.as_str())
+    }
+
+    /// The key of job `id` of this case's queue.
+    pub fn key(&self, id: &JobId) -> String {
+        Self::key_in(&self.queue, id)
+    }
+
+    /// How many jobs are in `state`.
+    pub async fn count_in(&self, state: JobState) -> u64 {
+        self.queue
+            .get_job_count_by_types(&[JobType::State(state)])
+            .await
+            .unwrap()
+    }
+
+    /// Takes the next job with `token` (locked for `lock`), as a worker would; its id.
+    pub async fn take_for(&self, token: &str, lock: Duration) -> Option<JobId> {
+        let fetch = FetchParams {
+            token: LockToken::new(token),
+            lock_duration: lock,
+            limiter: None,
+            worker_name: None,
+        };
+        let next = self.queue.backend().move_to_active(&fetch).await.unwrap();
+        next.job.map(|j| j.id)
+    }
+
+    /// Takes the next job with `token` for 30 s.
+    pub async fn take(&self, token: &str) -> JobId {
+        self.take_for(token, Duration::from_secs(30))
+            .await
+            .expect("a job is ready")
+    }
+
+    /// A running worker on a backend of its own.
+    pub async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> Worker<S::B, F>
+    where
+        F: Fn(ActiveJob<S::B>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ProcessResult> + Send,
+        S::B: Backend,
+    {
+        Worker::new(self.name.clone(), self.backend().await, opts, f)
+            .await
+            .unwrap()
+    }
+}
+
+/// A worker on queue `name` of `ctx`'s store.
+pub async fn worker_on<S, F, Fut>(
+    ctx: &Ctx<S>,
+    name: &str,
+    opts: WorkerOptions,
+    f: F,
+) -> Worker<S::B, F>
+where
+    S: Store,
+    F: Fn(ActiveJob<S::B>, CancellationToken) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ProcessResult> + Send,
+{
+    let name = q(name);
+    Worker::new(name.clone(), ctx.store.backend(&name).await, opts, f)
+        .await
+        .unwrap()
+}
+
+/// A queue name.
+pub fn q(name: &str) -> QueueName {
+    QueueName::new(name).unwrap()
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    crate::support::now_ms()
+}
+
+/// Worker options for tests: a short drain delay so idle workers notice new work quickly.
+pub fn fast() -> WorkerOptions {
+    WorkerOptions::new().drain_delay(Duration::from_millis(500))
+}

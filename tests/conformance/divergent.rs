@@ -1,0 +1,178 @@
+//! Behaviour of Node.js BullMQ on Redis that upstream's own PostgreSQL backend does not share:
+//! these cases run on Redis only (see `main.rs`), each saying what upstream's SQL does instead,
+//! so that a change on either side shows.
+
+use std::time::Duration;
+
+use bullmq::core::backend::{LockToken, Range};
+use bullmq::{Error, JobOptions, JobState, ScriptErrorCode};
+use serde_json::json;
+
+use crate::ctx::Ctx;
+use crate::events::{collect_until, reader};
+use crate::store::Store;
+
+fn code(err: &Error) -> ScriptErrorCode {
+    match err {
+        Error::Script(e) => e.code,
+        other => panic!("expected a script refusal, got {other}"),
+    }
+}
+
+/// Upstream's PostgreSQL `get_counts` reports a paused queue's waiting jobs as `paused`
+/// (a type `JobType` has no name for), so they drop out of `waiting` and `count()`.
+pub async fn a_paused_queue_still_counts_its_waiting_jobs<S: Store>() {
+    let ctx = Ctx::<S>::new("paused-count").await;
+    ctx.queue.pause().await.unwrap();
+    let id = ctx.add("p", json!({}), JobOptions::new()).await;
+    assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));
+    assert_eq!(ctx.queue.count().await.unwrap(), 1);
+    assert_eq!(ctx.count_in(JobState::Waiting).await, 1);
+}
+
+/// On Redis the lock is a key that expires; upstream's PostgreSQL compares the token only
+/// (`move_to_completed`, `extend_lock` ignore `locked_until_ms`), so a late finish succeeds
+/// there until the stalled check takes the job back.
+pub async fn an_expired_lock_is_refused<S: Store>() {
+    let ctx = Ctx::<S>::new("lock-expiry").await;
+    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    ctx.take_for("t", Duration::from_millis(200)).await;
+    let a = ctx.queue.job(id.clone());
+    let token = LockToken::new("t");
+    assert!(
+        a.extend_lock(&token, Duration::from_millis(300))
+            .await
+            .unwrap()
+    );
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(
+        a.extend_lock(&token, Duration::from_millis(100))
+            .await
+            .unwrap(),
+        "still held"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !a.extend_lock(&token, Duration::from_millis(100))
+            .await
+            .unwrap()
+    );
+    let err = a.move_to_completed(&1, &token, false).await.unwrap_err();
+    assert_eq!(code(&err), ScriptErrorCode::LockNotFound);
+    assert!(ctx.job(&id).await.return_value.is_none());
+}
+
+/// Upstream's PostgreSQL `move_active_to_wait` leaves the job where it is and answers as if it
+/// had moved it; Redis refuses with the lock's code.
+pub async fn move_to_wait_with_another_token_is_refused<S: Store>() {
+    let ctx = Ctx::<S>::new("wait-token").await;
+    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    ctx.take("right").await;
+    let err = ctx
+        .queue
+        .job(id.clone())
+        .move_to_wait(&LockToken::new("wrong"))
+        .await
+        .unwrap_err();
+    assert_eq!(code(&err), ScriptErrorCode::LockMismatch);
+    assert_eq!(ctx.state(&id).await, Some(JobState::Active));
+}
+
+/// Node.js on PostgreSQL returns the new line's ordinal plus one (which keeps growing after a
+/// trim) where Redis returns the length of the list.
+pub async fn log_by_id_returns_the_number_of_lines<S: Store>() {
+    let ctx = Ctx::<S>::new("log-count").await;
+    let job = ctx
+        .queue
+        .add("a", &json!({}), JobOptions::new().keep_logs(1))
+        .await
+        .unwrap();
+    let handle = ctx.queue.job_of(&job);
+    handle.log("one").await.unwrap();
+    handle.log("two").await.unwrap();
+    assert_eq!(ctx.queue.job(job.id.clone()).log("three").await.unwrap(), 2);
+    let logs = ctx.queue.get_job_logs(&job.id, Range::ALL).await.unwrap();
+    assert_eq!(logs.count, 2);
+}
+
+/// Upstream's PostgreSQL `remove` publishes no `removed` event.
+pub async fn removing_a_job_publishes_removed<S: Store>() {
+    let ctx = Ctx::<S>::new("removed-event").await;
+    let events = reader(&ctx).await;
+    let mut sub = events.subscribe();
+    let later = ctx
+        .add(
+            "later",
+            json!({}),
+            JobOptions::new().delay(Duration::from_secs(3600)),
+        )
+        .await;
+    assert!(ctx.queue.remove(&later, false).await.unwrap());
+    bullmq::QueueEventsProducer::new(ctx.backend().await)
+        .publish_event("the-end", &[])
+        .await
+        .unwrap();
+    let seen = collect_until(&mut sub, "the-end").await;
+    assert!(
+        seen.iter().any(|e| e.event
+            == bullmq::QueueEvent::Removed {
+                job_id: later.clone(),
+                prev: Some("delayed".into())
+            }),
+        "{seen:#?}"
+    );
+    events.close().await;
+}
+
+/// Upstream's PostgreSQL `move_to_waiting_children` checks the lock first; Redis only when
+/// there are pending children, so a job without any answers false whatever the token.
+pub async fn waiting_for_no_children_skips_the_lock_check<S: Store>() {
+    let ctx = Ctx::<S>::new("no-children").await;
+    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    ctx.take("right").await;
+    let a = ctx.queue.job(id.clone());
+    assert!(
+        !a.move_to_waiting_children(&LockToken::new("wrong"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(ctx.state(&id).await, Some(JobState::Active));
+}
+
+/// Upstream's PostgreSQL `remove_unprocessed_children` deletes the children but keeps their
+/// (pending) dependency rows and does not release a parent left with no pending child; Redis
+/// forgets them and moves the parent to wait.
+pub async fn removing_the_unprocessed_children_releases_the_parent<S: Store>() {
+    let ctx = Ctx::<S>::new("prune-release").await;
+    let added = bullmq::flow::FlowProducer::new(ctx.backend().await)
+        .add(
+            bullmq::flow::FlowJob::new(ctx.name.clone(), "parent", json!({}))
+                .child(bullmq::flow::FlowJob::new(ctx.name.clone(), "c", json!({}))),
+        )
+        .await
+        .unwrap();
+    let p = ctx.queue.job(added.job.id.clone());
+    assert!(p.is_waiting_children().await.unwrap());
+    p.remove_unprocessed_children().await.unwrap();
+    let counts = p
+        .get_dependencies_count(&[bullmq::core::backend::DependencyKind::Unprocessed])
+        .await
+        .unwrap();
+    assert_eq!(
+        counts,
+        [(bullmq::core::backend::DependencyKind::Unprocessed, 0)]
+    );
+    assert!(p.is_waiting().await.unwrap());
+}
+
+/// Upstream's PostgreSQL keeps `data` (and `returnvalue`) as `jsonb`, which reorders keys
+/// (shorter first), keeps the last of duplicate keys and drops the text's formatting; Redis
+/// keeps the JSON text as written. Values are equal either way (see
+/// `queue::a_large_payload_round_trips`).
+pub async fn data_is_kept_as_written<S: Store>() {
+    let ctx = Ctx::<S>::new("as-written").await;
+    let text = r#"{"zebra":1,"a":{"y":2,"x":3}}"#;
+    let raw: Box<serde_json::value::RawValue> = serde_json::from_str(text).unwrap();
+    let job = ctx.queue.add("raw", &raw, JobOptions::new()).await.unwrap();
+    assert_eq!(ctx.job(&job.id).await.data, text);
+}

@@ -1,0 +1,152 @@
+//! One behaviour suite for every backend: each test is a generic function over a [`Store`],
+//! instantiated below for Redis and for PostgreSQL, each run in a store of its own (a key
+//! prefix, a schema) so the suite runs in parallel on shared servers. Behaviour only one store
+//! has lives beside it (`tests/redis_*.rs`, `bullmq-postgres/tests/`); where Node.js's own
+//! PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned in
+//! `divergent.rs`, run on Redis only.
+
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod ctx;
+mod divergent;
+mod events;
+mod flow;
+mod job_api;
+mod outcomes;
+mod queue;
+mod scheduler;
+mod store;
+mod worker;
+mod worker_control;
+
+/// Declares one `#[tokio::test]` per case for one store.
+macro_rules! cases {
+    ($store:ty; $($group:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                crate::$group::$case::<$store>().await;
+            }
+        )*
+    };
+}
+
+/// Every case of the suite, for `$store`.
+macro_rules! suite {
+    ($store:ty) => {
+        cases!($store;
+            queue::adds_and_reads_back_a_job,
+            queue::add_bulk_keeps_order_and_counts,
+            queue::custom_ids_are_not_added_twice,
+            queue::delayed_jobs_wait_then_promote,
+            queue::pause_resume_and_drain,
+            queue::remove_clean_and_obliterate,
+            queue::progress_logs_and_data_updates,
+            queue::deduplication_keeps_one_job,
+            queue::stored_options_round_trip,
+            queue::a_large_payload_round_trips,
+            queue::get_jobs_lists_every_state,
+            queue::counts_per_priority,
+            queue::invalid_options_are_refused_before_any_write,
+            queue::odd_custom_ids_round_trip,
+            queue::default_job_options_apply_under_a_jobs_own,
+            queue::lifo_jobs_go_first,
+            queue::duplicates_and_deduplication_ttl,
+            worker::completes_jobs_with_return_values,
+            worker::retries_then_fails_with_the_reason,
+            worker::processes_by_priority_then_fifo,
+            worker::every_job_once_under_concurrency,
+            worker::delayed_job_runs_when_due,
+            worker::stalled_job_is_taken_again,
+            worker::unrecoverable_error_skips_retries,
+            worker::rate_limiter_spaces_jobs,
+            outcomes::processor_delay_is_not_an_attempt,
+            outcomes::processor_back_to_wait_runs_again,
+            outcomes::processor_waiting_children_without_children_runs_again,
+            outcomes::processor_rate_limit_holds_the_queue,
+            outcomes::backoffs_space_retries,
+            outcomes::remove_on_complete_keeps_the_newest,
+            outcomes::remove_on_fail_keeps_a_count,
+            outcomes::remove_on_complete_true_removes_the_job,
+            outcomes::remove_on_complete_by_age,
+            outcomes::worker_retention_applies_to_jobs_without_their_own,
+            outcomes::max_started_attempts_fails_a_restarted_job,
+            outcomes::a_job_stalled_too_often_fails,
+            outcomes::a_panicking_processor_fails_the_job,
+            outcomes::lock_renewal_keeps_a_long_job,
+            worker_control::concurrency_runs_jobs_in_parallel,
+            worker_control::set_concurrency_while_running,
+            worker_control::graceful_close_waits_for_jobs_in_flight,
+            worker_control::close_timeout_leaves_the_job_for_the_stalled_check,
+            worker_control::pause_and_resume_a_worker,
+            worker_control::a_paused_queue_holds_its_workers,
+            worker_control::manual_processing_with_get_next_job,
+            worker_control::global_concurrency_limits_all_workers,
+            worker_control::global_rate_limit_spaces_jobs,
+            worker_control::metrics_count_finished_jobs,
+            job_api::state_predicates_delay_and_priority,
+            job_api::manual_moves_refuse_another_token,
+            job_api::move_to_delayed_and_back_to_wait,
+            job_api::move_to_failed_retries_and_trims_stacktraces,
+            job_api::retry_completed_and_failed_jobs,
+            job_api::retry_jobs_and_promote_jobs_in_bulk,
+            job_api::remove_refuses_a_locked_job_and_takes_its_logs,
+            job_api::logs_are_trimmed_with_keep_logs,
+            job_api::children_values_failures_and_dependencies,
+            job_api::remove_unprocessed_children_leaves_finished_ones,
+            job_api::remove_with_children_removes_the_tree,
+            job_api::removing_a_child_releases_its_parent,
+            job_api::a_child_of_a_missing_parent_is_refused,
+            job_api::job_of_uses_the_jobs_own_options,
+            events::reader_sees_the_job_lifecycle_in_order,
+            events::custom_events_round_trip,
+            events::reading_from_an_id_replays_what_followed_it,
+            events::a_new_reader_resumes_where_the_last_stopped,
+            events::wait_until_finished_answers_each_outcome,
+            events::queue_and_worker_events_are_published,
+            events::subscriptions_filter_by_name_and_job,
+            events::close_stops_a_reader_promptly,
+            events::stalled_progress_and_waiting_children_events,
+            flow::the_parent_runs_after_its_children_and_reads_their_values,
+            flow::fail_parent_on_failure_fails_the_parent,
+            flow::continue_parent_on_failure_starts_the_parent_at_once,
+            flow::ignore_dependency_on_failure_records_the_failure,
+            flow::remove_dependency_on_failure_drops_the_child,
+            flow::without_a_policy_the_parent_keeps_waiting,
+            flow::a_parent_whose_children_already_completed_is_released,
+            flow::a_processor_adds_children_and_waits_for_them,
+            flow::waiting_for_a_failed_child_fails_the_job_for_good,
+            flow::add_bulk_adds_every_tree_with_queue_defaults,
+            flow::bad_flows_are_refused_before_anything_is_written,
+            flow::a_tree_spans_queues_and_reads_back_whole,
+            flow::get_flow_honours_depth_and_max_children,
+            scheduler::an_every_scheduler_runs_its_iterations,
+            scheduler::a_cron_scheduler_runs_on_its_pattern,
+            scheduler::upsert_replaces_and_remove_removes,
+            scheduler::a_limited_scheduler_stops_after_its_limit,
+        );
+    };
+}
+
+mod redis {
+    suite!(crate::store::RedisStore);
+
+    // Where upstream's own PostgreSQL backend behaves differently (each case says how).
+    cases!(crate::store::RedisStore;
+        divergent::a_paused_queue_still_counts_its_waiting_jobs,
+        divergent::an_expired_lock_is_refused,
+        divergent::move_to_wait_with_another_token_is_refused,
+        divergent::log_by_id_returns_the_number_of_lines,
+        divergent::removing_a_job_publishes_removed,
+        divergent::waiting_for_no_children_skips_the_lock_check,
+        divergent::removing_the_unprocessed_children_releases_the_parent,
+        divergent::data_is_kept_as_written,
+    );
+}
+
+mod postgres {
+    suite!(crate::store::PostgresStore);
+}

@@ -1,0 +1,284 @@
+#!/usr/bin/env node
+// Node.js BullMQ 6.7.0 on its PostgreSQL backend, for tests/postgres_interop.rs: each call runs
+// one operation on queue QUEUE of schema SCHEMA and prints one JSON line (`listen` prints two).
+// Every class is built the way applications build it:
+//   new X(QUEUE, { connection: { connectionString, schema, migrate: true } }, createPostgresBackend)
+//
+// Env: DATABASE_URL, SCHEMA, QUEUE. Usage: node pg-interop.mjs <op> [args…]
+//   add <json [{name, data, opts}]>        adds the jobs in order; prints their ids
+//   view <json [ids]>                      prints {id: view | null} (see `view` below)
+//   snapshot                               prints {counts, ids: {state: [ids]}, jobs: {id: view},
+//                                          count, perPriority (0 to 3), paused} over every state
+//                                          (getJobCounts, getJobs, count, getCountsPerPriority,
+//                                          isPaused)
+//   work <expect>                          a Worker named `interop-w`, concurrency 1, runs the
+//                                          jobs (see `processor`) until <expect> jobs finished
+//                                          for good; prints {finished, started: [ids]}
+//   flow-add <json tree>                   FlowProducer.add; prints the tree's ids
+//                                          ({id, children: [...]}) and qualified names
+//   flow-work <queues csv> <expect>        one Worker per queue until <expect> jobs finished
+//   upsert <id> <json repeat> <json template>
+//                                          queue.upsertJobScheduler; prints the first job's id
+//   sched-work <count>                     a Worker until <count> completions; prints
+//                                          {processed: [ids], errors: [messages]}
+//   listen <count>                         a QueueEvents from the first event: prints
+//                                          {"ready": true}, then, after <count> completed or
+//                                          failed events, {events: [{event, args}]} with every
+//                                          added/active/progress/completed/failed event.
+// Exits non-zero on any error or after TIMEOUT ms (default 30 s).
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { Queue, Worker, QueueEvents, FlowProducer, UnrecoverableError, createPostgresBackend } =
+  require('bullmq');
+
+const {
+  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test',
+  SCHEMA,
+  QUEUE,
+  TIMEOUT = '30000',
+} = process.env;
+if (!SCHEMA || !QUEUE) {
+  console.error('SCHEMA and QUEUE are required');
+  process.exit(2);
+}
+const [op, ...args] = process.argv.slice(2);
+const opts = (extra = {}) => ({
+  connection: { connectionString: DATABASE_URL, schema: SCHEMA, migrate: true },
+  ...extra,
+});
+const print = value =>
+  process.stdout.write(JSON.stringify(value === undefined ? null : value) + '\n');
+const timer = setTimeout(() => {
+  console.error(`pg-interop ${op} timed out`);
+  process.exit(3);
+}, Number(TIMEOUT));
+
+const STATES = [
+  'waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children',
+];
+
+// What a job does, by name (the Rust tests' processor does the same):
+//   ok        returns {double: data.i * 2}
+//   progress  reports progress {pct: 50}, logs two lines, returns "done"
+//   flaky     throws `boom <name>` on its first two attempts, then returns {recovered: attemptsMade}
+//   fail      throws `boom <data.i>` on every attempt
+//   fatal     throws UnrecoverableError("no retry")
+//   other     returns {name, children: getChildrenValues()}
+async function processor(job) {
+  switch (job.name) {
+    case 'ok':
+      return { double: (job.data.i ?? 0) * 2 };
+    case 'progress':
+      await job.updateProgress({ pct: 50 });
+      await job.log('first line');
+      await job.log('second line');
+      return 'done';
+    case 'flaky':
+      if (job.attemptsMade < 2) throw new Error(`boom ${job.name}`);
+      return { recovered: job.attemptsMade };
+    case 'fail':
+      throw new Error(`boom ${job.data.i}`);
+    case 'fatal':
+      throw new UnrecoverableError('no retry');
+    default:
+      return { name: job.name, children: (await job.getChildrenValues()) || {} };
+  }
+}
+
+/** A job as Node reads it back: its JSON fields, its state and its logs. */
+async function view(queue, job) {
+  if (!job) return null;
+  const logs = await queue.getJobLogs(job.id);
+  return {
+    id: job.id,
+    name: job.name,
+    data: job.data,
+    opts: job.opts,
+    progress: job.progress,
+    attemptsMade: job.attemptsMade,
+    attemptsStarted: job.attemptsStarted,
+    stalledCounter: job.stalledCounter,
+    returnvalue: job.returnvalue ?? null,
+    failedReason: job.failedReason ?? null,
+    stacktrace: job.stacktrace ?? [],
+    delay: job.delay,
+    priority: job.priority,
+    timestamp: job.timestamp,
+    processedOn: job.processedOn ?? null,
+    finishedOn: job.finishedOn ?? null,
+    processedBy: job.processedBy ?? null,
+    parentKey: job.parentKey ?? null,
+    repeatJobKey: job.repeatJobKey ?? null,
+    state: await job.getState(),
+    logs: logs.logs,
+  };
+}
+
+/** Runs `worker`s until `expect` jobs finished for good (completed, or failed with no retry left). */
+function untilFinished(workers, expect) {
+  let finished = 0;
+  let done;
+  const all = new Promise(resolve => (done = resolve));
+  const settle = () => {
+    finished += 1;
+    if (finished >= expect) done();
+  };
+  for (const worker of workers) {
+    worker.on('completed', settle);
+    worker.on('failed', (job, err) => {
+      const final =
+        !job ||
+        err?.name === 'UnrecoverableError' ||
+        job.attemptsMade >= (job.opts.attempts || 1);
+      if (final) settle();
+    });
+    worker.on('error', err => {
+      console.error(err);
+      process.exit(1);
+    });
+  }
+  return all.then(() => finished);
+}
+
+function treeIds(node) {
+  return {
+    id: node.job.id,
+    queue: node.job.queueQualifiedName,
+    children: (node.children || []).map(treeIds),
+  };
+}
+
+let out;
+switch (op) {
+  case 'add': {
+    const queue = new Queue(QUEUE, opts(), createPostgresBackend);
+    out = [];
+    for (const { name, data, opts: jobOpts } of JSON.parse(args[0])) {
+      out.push((await queue.add(name, data ?? {}, jobOpts ?? {})).id);
+    }
+    await queue.close();
+    break;
+  }
+  case 'view': {
+    const queue = new Queue(QUEUE, opts(), createPostgresBackend);
+    out = {};
+    for (const id of JSON.parse(args[0])) out[id] = await view(queue, await queue.getJob(id));
+    await queue.close();
+    break;
+  }
+  case 'snapshot': {
+    const queue = new Queue(QUEUE, opts(), createPostgresBackend);
+    const ids = {};
+    const jobs = {};
+    for (const state of STATES) {
+      const list = await queue.getJobs([state]);
+      ids[state] = list.map(j => j.id);
+      for (const job of list) jobs[job.id] = await view(queue, job);
+    }
+    out = {
+      counts: await queue.getJobCounts(...STATES, 'paused'),
+      ids,
+      jobs,
+      count: await queue.count(),
+      perPriority: await queue.getCountsPerPriority([0, 1, 2, 3]),
+      paused: await queue.isPaused(),
+    };
+    await queue.close();
+    break;
+  }
+  case 'work': {
+    const started = [];
+    const worker = new Worker(
+      QUEUE,
+      async job => {
+        started.push(job.id);
+        return processor(job);
+      },
+      opts({ name: 'interop-w', concurrency: 1, drainDelay: 1 }),
+      createPostgresBackend,
+    );
+    const finished = await untilFinished([worker], Number(args[0]));
+    await worker.close();
+    out = { finished, started };
+    break;
+  }
+  case 'flow-add': {
+    const producer = new FlowProducer(opts(), createPostgresBackend);
+    out = treeIds(await producer.add(JSON.parse(args[0])));
+    await producer.close();
+    break;
+  }
+  case 'flow-work': {
+    const workers = args[0]
+      .split(',')
+      .map(
+        name =>
+          new Worker(name, processor, opts({ name: 'interop-w', drainDelay: 1 }), createPostgresBackend),
+      );
+    const finished = await untilFinished(workers, Number(args[1]));
+    await Promise.all(workers.map(w => w.close()));
+    out = { finished };
+    break;
+  }
+  case 'upsert': {
+    const queue = new Queue(QUEUE, opts(), createPostgresBackend);
+    const job = await queue.upsertJobScheduler(args[0], JSON.parse(args[1]), JSON.parse(args[2]));
+    out = { id: job ? job.id : null };
+    await queue.close();
+    break;
+  }
+  case 'sched-work': {
+    const processed = [];
+    const errors = [];
+    let done;
+    const finished = new Promise(resolve => (done = resolve));
+    const worker = new Worker(
+      QUEUE,
+      async () => ({ tick: true }),
+      opts({ name: 'sched-w', drainDelay: 1 }),
+      createPostgresBackend,
+    );
+    worker.on('completed', job => {
+      processed.push(job.id);
+      if (processed.length >= Number(args[0])) done();
+    });
+    worker.on('error', err => errors.push(err.message));
+    await finished;
+    await worker.close();
+    out = { processed, errors };
+    break;
+  }
+  case 'listen': {
+    const events = new QueueEvents(QUEUE, opts({ lastEventId: '0' }), createPostgresBackend);
+    const seen = [];
+    let finished = 0;
+    let done;
+    const all = new Promise(resolve => (done = resolve));
+    for (const event of ['added', 'active', 'progress', 'completed', 'failed']) {
+      events.on(event, payload => {
+        seen.push({ event, args: payload });
+        if (event === 'completed' || event === 'failed') {
+          finished += 1;
+          if (finished >= Number(args[0])) done();
+        }
+      });
+    }
+    events.on('error', err => {
+      console.error(err);
+      process.exit(1);
+    });
+    await events.waitUntilReady();
+    print({ ready: true });
+    await all;
+    await events.close();
+    out = { events: seen };
+    break;
+  }
+  default:
+    console.error(`unknown op ${op}`);
+    process.exit(2);
+}
+clearTimeout(timer);
+print(out);
+process.exit(0);

@@ -32,92 +32,30 @@ mod support;
 #[path = "support/postgres.rs"]
 mod pg;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "support/ours.rs"]
+mod ours;
 
+use bullmq::Queue;
 use bullmq::core::backend::Lifecycle;
-use bullmq::postgres::{PostgresBackend, SchemaName};
-use bullmq::{BulkJob, JobOptions, Queue, QueueName};
 
-use pg::{Admin, Meter, Usage, options, unique_schema};
-use support::add::{CONCURRENCY, Mode};
+use ours::queue_name;
+use pg::{Admin, Meter, Usage, unique_schema};
+use support::add::{Mode, line};
 use support::cli::{Settings, runtime};
-use support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 
 /// Which implementation these lines are about.
 const IMPL: &str = "bullmq-rs";
 /// The first part of every schema's name.
 const HARNESS: &str = "bpg_add_rs";
 
-async fn queue(schema: &SchemaName) -> Queue<PostgresBackend> {
-    let name = QueueName::new(QUEUE).expect("queue name");
-    let backend = PostgresBackend::connect(&options(schema), name.clone())
-        .await
-        .expect("connect the queue");
-    Queue::new(name, backend)
-}
-
-/// Adds `jobs` jobs in `mode`.
-async fn run(queue: Arc<Queue<PostgresBackend>>, mode: Mode, jobs: u64) {
-    match mode {
-        Mode::Sequential => {
-            for i in 0..jobs {
-                queue
-                    .add(JOB_NAME, &Data::new(i), JobOptions::default())
-                    .await
-                    .expect("add");
-            }
-        }
-        Mode::Concurrent8 => {
-            let next = Arc::new(AtomicU64::new(0));
-            let tasks: Vec<_> = (0..CONCURRENCY)
-                .map(|_| {
-                    let queue = Arc::clone(&queue);
-                    let next = Arc::clone(&next);
-                    tokio::spawn(async move {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= jobs {
-                                break;
-                            }
-                            queue
-                                .add(JOB_NAME, &Data::new(i), JobOptions::default())
-                                .await
-                                .expect("add");
-                        }
-                    })
-                })
-                .collect();
-            for task in tasks {
-                task.await.expect("adding task");
-            }
-        }
-        Mode::Bulk1000 => {
-            let mut start = 0;
-            while start < jobs {
-                let end = (start + CHUNK).min(jobs);
-                let chunk = (start..end)
-                    .map(|i| BulkJob {
-                        name: JOB_NAME.to_owned(),
-                        data: Data::new(i),
-                        opts: JobOptions::default(),
-                    })
-                    .collect();
-                queue.add_bulk(chunk).await.expect("add_bulk");
-                start = end;
-            }
-        }
-    }
-}
-
 /// Runs `mode` for `jobs` jobs in a fresh schema, dropped afterwards: what it took, and how
 /// many jobs were then waiting.
 async fn in_schema(admin: &mut Admin, mode: Mode, jobs: u64, tag: &str) -> (Usage, i64) {
     let schema = unique_schema(HARNESS, tag);
-    let q = Arc::new(queue(&schema).await);
-    let backend = q.backend().clone();
+    let backend = pg::backend(&schema).await;
+    let q = Queue::new(queue_name(), backend.clone());
     let meter = Meter::start();
-    run(q, mode, jobs).await;
+    ours::add(q, mode, jobs).await;
     let usage = meter.stop(admin).await;
     let waiting = admin.count(&schema, "waiting").await;
     backend.close(false).await.expect("close the queue");
@@ -136,12 +74,7 @@ async fn measure(settings: &Settings<Mode>, admin: &mut Admin, mode: Mode) {
         Some(settings.jobs),
         "every job is waiting"
     );
-    println!(
-        r#"{{"impl":"{IMPL}","mode":"{}","jobs":{},{}}}"#,
-        mode.name(),
-        settings.jobs,
-        usage.per_job_fields(settings.jobs)
-    );
+    println!("{}", line(IMPL, mode, settings.jobs, &usage));
 }
 
 fn main() {

@@ -37,18 +37,13 @@ mod support;
 #[path = "support/postgres.rs"]
 mod pg;
 
-use std::time::Duration;
+#[path = "support/ours.rs"]
+mod ours;
 
-use bullmq::core::backend::Lifecycle;
-use bullmq::postgres::{PostgresBackend, SchemaName};
-use bullmq::{ActiveJob, BulkJob, JobOptions, KeepJobs, Queue, QueueName, Worker};
-use bullmq::{CancellationToken, ProcessResult, WorkerOptions};
-
-use pg::{Admin, Meter, Usage, options, unique_schema};
+use pg::{Admin, Meter, Usage, unique_schema};
 use support::cli::{Settings, runtime};
-use support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
-use support::measure::{reset_peak_rss, status_kb};
-use support::worker::{Mode, POLL};
+use support::measure::PeakRss;
+use support::worker::{Mode, POLL, Run, assert_finished, line};
 
 /// Which implementation these lines are about.
 const IMPL: &str = "bullmq-rs";
@@ -57,98 +52,27 @@ const HARNESS: &str = "bpg_wrk_rs";
 /// The modes run when none is named.
 const DEFAULT_MODES: [&str; 3] = ["instant-c1-keep", "instant-c10-keep", "instant-c100-keep"];
 
-async fn backend(schema: &SchemaName) -> PostgresBackend {
-    PostgresBackend::connect(&options(schema), QueueName::new(QUEUE).expect("queue name"))
-        .await
-        .expect("connect")
-}
-
-/// Adds `jobs` jobs in `schema`, `add_bulk` in chunks.
-async fn fill(schema: &SchemaName, mode: Mode, jobs: u64) {
-    let queue = Queue::new(
-        QueueName::new(QUEUE).expect("queue name"),
-        backend(schema).await,
-    );
-    let opts = if mode.remove {
-        JobOptions::default().remove_on_complete(KeepJobs::RemoveAll)
-    } else {
-        JobOptions::default()
-    };
-    let mut start = 0;
-    while start < jobs {
-        let end = (start + CHUNK).min(jobs);
-        let chunk = (start..end)
-            .map(|i| BulkJob {
-                name: JOB_NAME.to_owned(),
-                data: Data::new(i),
-                opts: opts.clone(),
-            })
-            .collect();
-        queue.add_bulk(chunk).await.expect("add_bulk");
-        start = end;
-    }
-    queue
-        .backend()
-        .close(false)
-        .await
-        .expect("close the filling queue");
-}
-
-/// What one run measured.
-struct Run {
-    usage: Usage,
-    peak_rss_kb: u64,
-}
-
 /// Pre-fills `jobs` jobs in a fresh schema, times a worker processing them all, checks the
 /// outcome and drops the schema.
-async fn run(admin: &mut Admin, mode: Mode, jobs: u64, tag: &str) -> Run {
+async fn run(admin: &mut Admin, mode: Mode, jobs: u64, tag: &str) -> Run<Usage> {
     let schema = unique_schema(HARNESS, tag);
-    fill(&schema, mode, jobs).await;
-    let work = Duration::from_millis(mode.work_ms);
-    let options = WorkerOptions::new()
-        .concurrency(mode.concurrency)
-        .autorun(false);
-    let worker = Worker::new(
-        QueueName::new(QUEUE).expect("queue name"),
-        backend(&schema).await,
-        options,
-        move |_job: ActiveJob<PostgresBackend>, _cancel: CancellationToken| async move {
-            if !work.is_zero() {
-                tokio::time::sleep(work).await;
-            }
-            ProcessResult::Ok(serde_json::Value::Null)
-        },
-    )
-    .await
-    .expect("the worker");
-    let rss_reset = reset_peak_rss();
+    ours::fill(pg::backend(&schema).await, mode, jobs).await;
+    let worker = ours::worker(pg::backend(&schema).await, mode).await;
+    let mut rss = PeakRss::start();
     let meter = Meter::start();
     worker.run().expect("run the worker");
-    let mut rss_max = 0;
     while admin.unfinished(&schema).await {
-        if !rss_reset {
-            rss_max = rss_max.max(status_kb("VmRSS"));
-        }
+        rss.sample();
         tokio::time::sleep(POLL).await;
     }
     let usage = meter.stop(admin).await;
-    let peak_rss_kb = if rss_reset {
-        status_kb("VmHWM")
-    } else {
-        rss_max
-    };
+    let peak_rss_kb = rss.kb();
     worker.close().await;
     let completed = admin.count(&schema, "completed").await;
     let failed = admin.count(&schema, "failed").await;
     admin.drop_schema(&schema).await;
-    assert_eq!(failed, 0, "no job failed");
-    let expected = if mode.remove { 0 } else { jobs };
-    assert_eq!(
-        u64::try_from(completed).ok(),
-        Some(expected),
-        "completed jobs kept"
-    );
+    let count = |n: i64| u64::try_from(n).expect("a count");
+    assert_finished(mode, jobs, count(completed), count(failed));
     Run { usage, peak_rss_kb }
 }
 
@@ -157,15 +81,8 @@ async fn measure(settings: &Settings<Mode>, admin: &mut Admin, mode: Mode) {
     if settings.warmup > 0 {
         run(admin, mode, settings.warmup, "warmup").await;
     }
-    let name = mode.name();
-    let r = run(admin, mode, settings.jobs, &name).await;
-    println!(
-        r#"{{"impl":"{IMPL}","mode":"{name}","jobs":{},"concurrency":{},{},"peak_rss_kb":{}}}"#,
-        settings.jobs,
-        mode.concurrency,
-        r.usage.per_job_fields(settings.jobs),
-        r.peak_rss_kb,
-    );
+    let r = run(admin, mode, settings.jobs, &mode.name()).await;
+    println!("{}", line(IMPL, mode, settings.jobs, &r));
 }
 
 fn main() {

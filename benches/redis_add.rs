@@ -33,16 +33,17 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "support/ours.rs"]
+mod ours;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{BulkJob, JobOptions, Prefix, Queue, QueueName};
+use bullmq::{Prefix, Queue};
 use redis::aio::MultiplexedConnection;
 
-use support::add::{CONCURRENCY, Mode, line};
+use ours::queue_name;
+use support::add::{Mode, line};
 use support::cli::{Settings, env_usize, runtime};
-use support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
+use support::jobs::QUEUE;
 use support::measure::{Meter, admin, delete_prefix, unique_prefix};
 
 /// Which implementation these lines are about.
@@ -77,86 +78,31 @@ impl Config {
 }
 
 async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
-    let name = QueueName::new(QUEUE).expect("queue name");
     let options = RedisOptions::new(config.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
-    let backend = RedisBackend::connect(&options, name.clone())
+    let backend = RedisBackend::connect(&options, queue_name())
         .await
         .expect("connect the queue");
-    Queue::new(name, backend)
-}
-
-/// Adds `jobs` jobs in `mode`.
-async fn run(queue: Queue<RedisBackend>, mode: Mode, jobs: u64) {
-    match mode {
-        Mode::Sequential => {
-            for i in 0..jobs {
-                queue
-                    .add(JOB_NAME, &Data::new(i), JobOptions::default())
-                    .await
-                    .expect("add");
-            }
-        }
-        Mode::Concurrent8 => {
-            let queue = Arc::new(queue);
-            let next = Arc::new(AtomicU64::new(0));
-            let tasks: Vec<_> = (0..CONCURRENCY)
-                .map(|_| {
-                    let queue = Arc::clone(&queue);
-                    let next = Arc::clone(&next);
-                    tokio::spawn(async move {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= jobs {
-                                break;
-                            }
-                            queue
-                                .add(JOB_NAME, &Data::new(i), JobOptions::default())
-                                .await
-                                .expect("add");
-                        }
-                    })
-                })
-                .collect();
-            for task in tasks {
-                task.await.expect("adding task");
-            }
-        }
-        Mode::Bulk1000 => {
-            let mut start = 0;
-            while start < jobs {
-                let end = (start + CHUNK).min(jobs);
-                let chunk = (start..end)
-                    .map(|i| BulkJob {
-                        name: JOB_NAME.to_owned(),
-                        data: Data::new(i),
-                        opts: JobOptions::default(),
-                    })
-                    .collect();
-                queue.add_bulk(chunk).await.expect("add_bulk");
-                start = end;
-            }
-        }
-    }
+    Queue::new(queue_name(), backend)
 }
 
 /// One measured mode: prints its JSON line.
 async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) {
     if config.run.warmup > 0 {
         let prefix = unique_prefix(HARNESS, "warmup");
-        run(queue(config, &prefix).await, mode, config.run.warmup).await;
+        ours::add(queue(config, &prefix).await, mode, config.run.warmup).await;
         delete_prefix(admin, &prefix).await;
     }
     let prefix = unique_prefix(HARNESS, mode.name());
     let q = queue(config, &prefix).await;
     let meter = Meter::start(admin).await;
     if config.spawn {
-        tokio::spawn(run(q, mode, config.run.jobs))
+        tokio::spawn(ours::add(q, mode, config.run.jobs))
             .await
             .expect("the adding task");
     } else {
-        run(q, mode, config.run.jobs).await;
+        ours::add(q, mode, config.run.jobs).await;
     }
     let usage = meter.stop(admin).await;
     let waiting: u64 = redis::cmd("LLEN")

@@ -41,16 +41,15 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use std::time::Duration;
+#[path = "support/ours.rs"]
+mod ours;
 
-use bullmq::core::backend::Lifecycle;
+use bullmq::Prefix;
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{ActiveJob, BulkJob, JobOptions, KeepJobs, Prefix, Queue, QueueName, Worker};
-use bullmq::{CancellationToken, ProcessResult, WorkerOptions};
 use redis::aio::MultiplexedConnection;
 
+use ours::queue_name;
 use support::cli::{Settings, env_usize, runtime};
-use support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use support::measure::{Meter, admin, delete_prefix, reset_peak_rss, unique_prefix};
 use support::worker::{Mode, Run, check_finished, drain, line};
 
@@ -84,40 +83,9 @@ async fn backend(config: &Config, prefix: &str) -> RedisBackend {
     let options = RedisOptions::new(config.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
-    RedisBackend::connect(&options, QueueName::new(QUEUE).expect("queue name"))
+    RedisBackend::connect(&options, queue_name())
         .await
         .expect("connect")
-}
-
-/// Adds `jobs` jobs under `prefix`, `add_bulk` in chunks.
-async fn fill(config: &Config, prefix: &str, mode: Mode, jobs: u64) {
-    let queue = Queue::new(
-        QueueName::new(QUEUE).expect("queue name"),
-        backend(config, prefix).await,
-    );
-    let opts = if mode.remove {
-        JobOptions::default().remove_on_complete(KeepJobs::RemoveAll)
-    } else {
-        JobOptions::default()
-    };
-    let mut start = 0;
-    while start < jobs {
-        let end = (start + CHUNK).min(jobs);
-        let chunk = (start..end)
-            .map(|i| BulkJob {
-                name: JOB_NAME.to_owned(),
-                data: Data::new(i),
-                opts: opts.clone(),
-            })
-            .collect();
-        queue.add_bulk(chunk).await.expect("add_bulk");
-        start = end;
-    }
-    queue
-        .backend()
-        .close(false)
-        .await
-        .expect("close the filling queue");
 }
 
 /// Pre-fills `jobs` jobs under `prefix`, then times a worker processing them all.
@@ -128,24 +96,8 @@ async fn run(
     mode: Mode,
     jobs: u64,
 ) -> Run {
-    fill(config, prefix, mode, jobs).await;
-    let work = Duration::from_millis(mode.work_ms);
-    let options = WorkerOptions::new()
-        .concurrency(mode.concurrency)
-        .autorun(false);
-    let worker = Worker::new(
-        QueueName::new(QUEUE).expect("queue name"),
-        backend(config, prefix).await,
-        options,
-        move |_job: ActiveJob<RedisBackend>, _cancel: CancellationToken| async move {
-            if !work.is_zero() {
-                tokio::time::sleep(work).await;
-            }
-            ProcessResult::Ok(serde_json::Value::Null)
-        },
-    )
-    .await
-    .expect("the worker");
+    ours::fill(backend(config, prefix).await, mode, jobs).await;
+    let worker = ours::worker(backend(config, prefix).await, mode).await;
     let rss_reset = reset_peak_rss();
     let meter = Meter::start(admin).await;
     worker.run().expect("run the worker");

@@ -26,8 +26,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use bullmq::core::job::JobType;
-use bullmq::postgres::sqlx::{self, ConnectOptions as _, Connection as _, Row as _};
-use bullmq::postgres::{PostgresBackend, PostgresOptions, SchemaName};
+use bullmq::postgres::PostgresBackend;
+use bullmq::postgres::sqlx::{self, Connection as _, Row as _};
 use bullmq::{
     ActiveJob, BulkJob, CancellationToken, EventItem, JobOptions, JobState, ProcessResult, Queue,
     QueueEvents, QueueEventsOptions, QueueName, Worker, WorkerOptions,
@@ -35,6 +35,8 @@ use bullmq::{
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+use support::postgres::{SchemaGuard, admin, database_url};
 
 /// Jobs per run.
 const JOBS: usize = 3_000;
@@ -55,36 +57,25 @@ const WAIT: Duration = Duration::from_secs(45);
 const CATCH_UP: Duration = Duration::from_secs(15);
 const QUEUE: &str = "load";
 
-fn database_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
 /// A schema no other test uses, dropped when the test ends (even when it fails).
-struct Schema(SchemaName);
+struct Schema(SchemaGuard);
 
 impl Schema {
     fn new(tag: &str) -> Self {
-        Self(SchemaName::new(format!("pgload_{tag}_{}", uuid::Uuid::new_v4().simple())).unwrap())
+        Self(SchemaGuard::new(&format!("pgload_{tag}")))
     }
 
     /// A new, migrated backend for the queue (its own pool).
     async fn backend(&self) -> PostgresBackend {
-        let options = PostgresOptions::new(database_url())
-            .schema(self.0.clone())
-            .migrate(true);
-        PostgresBackend::connect(&options, QueueName::new(QUEUE).unwrap())
-            .await
-            .unwrap_or_else(|e| panic!("connect to PostgreSQL at {}: {e}", database_url()))
+        self.0.backend(QUEUE).await
     }
 
     /// Every event of the queue in the table, by id: `(id, name, jobId)`.
     async fn table_events(&self) -> Vec<(i64, String, Option<String>)> {
-        let options: sqlx::postgres::PgConnectOptions = database_url().parse().unwrap();
-        let mut conn = options.connect().await.unwrap();
+        let mut conn = admin().await;
         let sql = format!(
             "SELECT id, event, data->>'jobId' AS job_id FROM {}.event WHERE queue = $1 ORDER BY id",
-            self.0.quoted()
+            self.0.name().quoted()
         );
         let rows = sqlx::query(&sql)
             .bind(QUEUE)
@@ -95,27 +86,6 @@ impl Schema {
         rows.iter()
             .map(|r| (r.get("id"), r.get("event"), r.get("job_id")))
             .collect()
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.0.quoted());
-        // Drop runs inside the test's runtime, which must not be blocked on.
-        let dropping = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async {
-                let options: sqlx::postgres::PgConnectOptions = database_url().parse().unwrap();
-                if let Ok(mut conn) = options.connect().await {
-                    let _ = sqlx::raw_sql(&sql).execute(&mut conn).await;
-                    let _ = conn.close().await;
-                }
-            });
-        });
-        let _ = dropping.join();
     }
 }
 

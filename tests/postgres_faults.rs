@@ -12,6 +12,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::missing_panics_doc)]
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -22,7 +24,7 @@ use std::time::Duration;
 
 use bullmq::core::backend::{ClientRole, FetchParams, Lifecycle as _, LockToken, Transitions as _};
 use bullmq::core::job::JobType;
-use bullmq::postgres::sqlx::{self, ConnectOptions as _, Connection as _, PgConnection, PgPool};
+use bullmq::postgres::sqlx::{self, PgConnection, PgPool};
 use bullmq::postgres::{PostgresBackend, PostgresError, PostgresOptions, SchemaName};
 use bullmq::{
     ActiveJob, BulkJob, CancellationToken, Error, JobId, JobOptions, JobState, Queue, QueueName,
@@ -32,15 +34,12 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
+use support::free_port;
+use support::postgres::{SchemaGuard, connect, database_url};
+
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
 // ---------------------------------------------------------------------------------------------
-
-/// The shared test server: `DATABASE_URL`, or the local default.
-fn shared_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
 
 /// `url` with `application_name=name` added: every pooled connection then carries the name,
 /// which is how this file finds (and kills) its own sessions and no one else's.
@@ -83,34 +82,9 @@ fn assert_no_library_panic() {
     );
 }
 
-/// Drops a schema of the shared server when the test ends, however it ends.
-struct DropSchema(String);
-
-impl Drop for DropSchema {
-    fn drop(&mut self) {
-        let sql = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0);
-        let dropping = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime to drop the schema");
-            runtime.block_on(async {
-                if let Ok(mut conn) = admin(&shared_url()).await {
-                    let _ = sqlx::raw_sql(&sql).execute(&mut conn).await;
-                    let _ = conn.close().await;
-                }
-            });
-        });
-        let _ = dropping.join();
-    }
-}
-
 /// A connection of the test's own, outside every pool under test.
 async fn admin(url: &str) -> Result<PgConnection, sqlx::Error> {
-    let options: sqlx::postgres::PgConnectOptions = named_url(url, "bullmq_faults_admin")
-        .parse()
-        .expect("the URL parses");
-    options.connect().await
+    connect(&named_url(url, "bullmq_faults_admin")).await
 }
 
 /// Terminates the sessions named exactly `application_name` (never this one); how many.
@@ -544,11 +518,6 @@ fn path_str(path: &Path) -> &str {
     path.to_str().expect("a UTF-8 temporary path")
 }
 
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// A backend on `url` in `schema` (migrating it), with short timeouts so outages show fast.
 async fn backend(url: &str, schema: &SchemaName, queue: &QueueName) -> PostgresBackend {
     backend_polling(url, schema, queue, Duration::from_millis(100)).await
@@ -583,6 +552,117 @@ fn fault_tolerant_worker() -> WorkerOptions {
         .drain_delay(Duration::from_secs(10))
 }
 
+/// The queue a fault test runs: its server, schema and name, and a producer's queue (left
+/// alone by the faults that target the worker).
+struct Target {
+    url: String,
+    schema: SchemaName,
+    name: QueueName,
+    producer: Queue<PostgresBackend>,
+}
+
+impl Target {
+    async fn new(url: String, schema: SchemaName, name: &str) -> Self {
+        let name = QueueName::new(name).unwrap();
+        let producer = Queue::new(name.clone(), backend(&url, &schema, &name).await);
+        Self {
+            url,
+            schema,
+            name,
+            producer,
+        }
+    }
+
+    /// Queue `name` in the schema `faults` of a private cluster started for the test (with
+    /// panics watched); `None` when no cluster can be started (see [`Cluster::start`]).
+    async fn on_new_cluster(name: &str) -> Option<(Cluster, Self)> {
+        watch_panics();
+        let cluster = Cluster::start()?;
+        let target = Self::new(cluster.url(), SchemaName::new("faults").unwrap(), name).await;
+        Some((cluster, target))
+    }
+
+    /// A fault-tolerant counting worker (40 ms a job) of its own, whose events are recorded.
+    async fn worker(
+        &self,
+    ) -> (
+        Worker<PostgresBackend, impl bullmq::core::worker::Processor<PostgresBackend>>,
+        Runs,
+        Arc<Mutex<Reported>>,
+    ) {
+        let (worker, runs) = counting_worker(
+            &self.name,
+            backend(&self.url, &self.schema, &self.name).await,
+            fault_tolerant_worker(),
+            Duration::from_millis(40),
+        )
+        .await;
+        let reported = record(worker.events());
+        (worker, runs, reported)
+    }
+
+    /// [`produce`] on the producer's backend.
+    fn produce(
+        &self,
+        max: usize,
+        every: Duration,
+    ) -> tokio::task::JoinHandle<(BTreeSet<String>, Vec<Error>)> {
+        let queue = Queue::new(self.name.clone(), self.producer.backend().clone());
+        produce(queue, max, every)
+    }
+
+    /// A checking pool in the schema.
+    async fn check_pool(&self) -> PgPool {
+        check_pool(&self.url, &self.schema).await
+    }
+}
+
+/// Waits (up to 30 s) until every job of `ids` is completed, then checks each completed once.
+async fn assert_all_completed(pool: &PgPool, queue: &QueueName, ids: &BTreeSet<String>) {
+    wait_completed(pool, queue.as_str(), ids.len(), Duration::from_secs(30)).await;
+    assert_completed_once(pool, queue.as_str(), ids).await;
+}
+
+/// How many runs were runs again (beyond each job's first).
+fn reruns(runs: &Runs) -> u32 {
+    runs.lock().unwrap().values().map(|n| n - 1).sum()
+}
+
+/// The worker is still running after the faults: closes it; no code outside the test panicked.
+async fn close_running<P: bullmq::core::worker::Processor<PostgresBackend>>(
+    worker: Worker<PostgresBackend, P>,
+) {
+    assert!(worker.is_running());
+    worker.close().await;
+    assert_no_library_panic();
+}
+
+/// Adds job `id` to `ids` and to the queue, then waits (700 ms at most) until all of `ids` are
+/// completed: the job was taken at once.
+async fn add_taken_at_once(
+    producer: &Queue<PostgresBackend>,
+    pool: &PgPool,
+    id: &str,
+    ids: &mut BTreeSet<String>,
+) {
+    add_until_stored(producer, id, &mut Vec::new()).await;
+    ids.insert(id.to_owned());
+    let queue = producer.name().as_str();
+    wait_completed(pool, queue, ids.len(), Duration::from_millis(700)).await;
+}
+
+/// Waits (up to 5 s, polling every `poll`) for the one session named `application_name`.
+async fn wait_listen_back(admin: &mut PgConnection, application_name: &str, poll: Duration) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sessions(admin, application_name).await != 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the LISTEN connection did not come back"
+        );
+        tokio::time::sleep(poll).await;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // R8: connections and the LISTEN connection terminated
 // ---------------------------------------------------------------------------------------------
@@ -590,45 +670,43 @@ fn fault_tolerant_worker() -> WorkerOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn r8_terminated_connections_lose_no_job() {
     watch_panics();
-    let schema_name = unique("pgf_r8");
-    let _drop = DropSchema(schema_name.clone());
-    let schema = SchemaName::new(schema_name).unwrap();
-    let name = QueueName::new(unique("r8")).unwrap();
+    let guard = SchemaGuard::of(SchemaName::new(unique("pgf_r8")).unwrap());
     let pool_app = unique("r8pool");
-    let url = shared_url();
 
     // The producer's connections are left alone; the worker's are named so they can be killed.
     // Its poll fallback is slow (1 s), so that a quick pickup at the end proves the re-opened
     // LISTEN connection hears notifications.
-    let producer = Queue::new(name.clone(), backend(&url, &schema, &name).await);
+    let target = Target::new(database_url(), guard.name().clone(), &unique("r8")).await;
+    let Target {
+        url,
+        schema,
+        name,
+        producer,
+    } = &target;
     let worker_backend = backend_polling(
-        &named_url(&url, &pool_app),
-        &schema,
-        &name,
+        &named_url(url, &pool_app),
+        schema,
+        name,
         Duration::from_secs(1),
     )
     .await;
     let listen_app = worker_backend.client_name(&ClientRole::Worker { name: None });
     let (worker, runs) = counting_worker(
-        &name,
+        name,
         worker_backend,
         fault_tolerant_worker(),
         Duration::from_millis(15),
     )
     .await;
     let reported = record(worker.events());
-    let mut admin = admin(&url).await.unwrap();
+    let mut admin = admin(url).await.unwrap();
     assert_eq!(
         sessions(&mut admin, &listen_app).await,
         1,
         "the LISTEN connection"
     );
 
-    let producing = produce(
-        Queue::new(name.clone(), producer.backend().clone()),
-        150,
-        Duration::from_millis(25),
-    );
+    let producing = target.produce(150, Duration::from_millis(25));
     // Kill the LISTEN connection, the pool, or both, every 250 ms while jobs flow.
     let (mut listen_kills, mut pool_kills) = (0, 0);
     for round in 0..16 {
@@ -648,32 +726,16 @@ async fn r8_terminated_connections_lose_no_job() {
     );
     assert!(pool_kills >= 5, "pooled connections killed: {pool_kills}");
 
-    let pool = check_pool(&url, &schema).await;
-    wait_completed(&pool, name.as_str(), ids.len(), Duration::from_secs(30)).await;
-    assert_completed_once(&pool, name.as_str(), &ids).await;
+    let pool = target.check_pool().await;
+    assert_all_completed(&pool, name, &ids).await;
 
     // The LISTEN connection is back, and hears: a job added now is taken at once, well
     // before the 10 s drain delay would end the worker's wait, or the 1 s poll would find it.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while sessions(&mut admin, &listen_app).await != 1 {
-        assert!(
-            Instant::now() < deadline,
-            "the LISTEN connection did not come back"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_listen_back(&mut admin, &listen_app, Duration::from_millis(50)).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let added = Instant::now();
     let mut probe_ids = ids.clone();
-    add_until_stored(&producer, "probe", &mut Vec::new()).await;
-    probe_ids.insert("probe".to_owned());
-    wait_completed(
-        &pool,
-        name.as_str(),
-        probe_ids.len(),
-        Duration::from_millis(700),
-    )
-    .await;
+    add_taken_at_once(producer, &pool, "probe", &mut probe_ids).await;
     let took = added.elapsed();
 
     // A job added just as the LISTEN connection dies (its notification may be lost with it)
@@ -681,42 +743,24 @@ async fn r8_terminated_connections_lose_no_job() {
     for i in 0..5 {
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(terminate(&mut admin, &listen_app).await, 1, "gap {i}");
-        let id = format!("gap{i}");
-        add_until_stored(&producer, &id, &mut Vec::new()).await;
-        probe_ids.insert(id);
-        wait_completed(
-            &pool,
-            name.as_str(),
-            probe_ids.len(),
-            Duration::from_millis(700),
-        )
-        .await;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while sessions(&mut admin, &listen_app).await != 1 {
-            assert!(
-                Instant::now() < deadline,
-                "the LISTEN connection did not come back"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        add_taken_at_once(producer, &pool, &format!("gap{i}"), &mut probe_ids).await;
+        wait_listen_back(&mut admin, &listen_app, Duration::from_millis(20)).await;
     }
     assert_completed_once(&pool, name.as_str(), &probe_ids).await;
 
     let reported = std::mem::take(&mut *reported.lock().unwrap());
-    let reruns: u32 = runs.lock().unwrap().values().map(|n| n - 1).sum();
     eprintln!(
         "R8: {listen_kills} LISTEN and {pool_kills} pooled sessions killed; {} worker errors, \
-         {} stalled, {reruns} jobs run again; probe took {took:?}",
+         {} stalled, {} jobs run again; probe took {took:?}",
         reported.errors.len(),
-        reported.stalled.len()
+        reported.stalled.len(),
+        reruns(&runs)
     );
     // Commands on killed connections failed, and were reported rather than panicking.
     assert!(!reported.errors.is_empty(), "no error reported");
     let odd = unexpected_errors(&reported.errors, &[]);
     assert!(odd.is_empty(), "unexpected worker errors: {odd:#?}");
-    assert!(worker.is_running());
-    worker.close().await;
-    assert_no_library_panic();
+    close_running(worker).await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -725,19 +769,15 @@ async fn r8_terminated_connections_lose_no_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn r9_server_crash_and_restart_lose_no_job() {
-    watch_panics();
-    let Some(cluster) = Cluster::start() else {
+    let Some((cluster, target)) = Target::on_new_cluster("r9").await else {
         return;
     };
-    let url = cluster.url();
-    let schema = SchemaName::new("faults").unwrap();
-    let name = QueueName::new("r9").unwrap();
-    let producer = Queue::new(name.clone(), backend(&url, &schema, &name).await);
+    let Target { name, producer, .. } = &target;
 
     // A "ghost" worker took a job just before the crash and never came back: at the crash the
     // job is active under a live lock that nobody will renew.
     let ghost_lock = Duration::from_secs(4);
-    add_until_stored(&producer, "ghost", &mut Vec::new()).await;
+    add_until_stored(producer, "ghost", &mut Vec::new()).await;
     let taken = producer
         .backend()
         .move_to_active(&FetchParams {
@@ -751,19 +791,8 @@ async fn r9_server_crash_and_restart_lose_no_job() {
     assert_eq!(taken.job.expect("the ghost's job").id.as_str(), "ghost");
     let ghost_expires = Instant::now() + ghost_lock;
 
-    let (worker, runs) = counting_worker(
-        &name,
-        backend(&url, &schema, &name).await,
-        fault_tolerant_worker(),
-        Duration::from_millis(40),
-    )
-    .await;
-    let reported = record(worker.events());
-    let producing = produce(
-        Queue::new(name.clone(), producer.backend().clone()),
-        80,
-        Duration::from_millis(30),
-    );
+    let (worker, runs, reported) = target.worker().await;
+    let producing = target.produce(80, Duration::from_millis(30));
     tokio::time::sleep(Duration::from_millis(1200)).await;
 
     // The crash: `pg_ctl stop -m immediate` (no shutdown checkpoint, transactions in flight
@@ -775,13 +804,12 @@ async fn r9_server_crash_and_restart_lose_no_job() {
     let restarted = Instant::now();
 
     // Every transition was all or nothing: no row is half-moved after recovery.
-    let pool = check_pool(&url, &schema).await;
+    let pool = target.check_pool().await;
     assert_invariants(&pool, name.as_str()).await;
 
     let (mut ids, add_failures) = producing.await.unwrap();
     ids.insert("ghost".to_owned());
-    wait_completed(&pool, name.as_str(), ids.len(), Duration::from_secs(30)).await;
-    assert_completed_once(&pool, name.as_str(), &ids).await;
+    assert_all_completed(&pool, name, &ids).await;
 
     // The ghost's job came back through the stalled check once its lock ran out, and only
     // then (its lock was still live at the crash).
@@ -809,17 +837,15 @@ async fn r9_server_crash_and_restart_lose_no_job() {
     let odd = unexpected_errors(&reported.errors, &[]);
     assert!(odd.is_empty(), "unexpected worker errors: {odd:#?}");
     assert!(!add_failures.is_empty(), "the producer met the outage");
-    let reruns: u32 = runs.lock().unwrap().values().map(|n| n - 1).sum();
     eprintln!(
         "R9: {} worker errors ({errors_while_down} while down), {} producer retries, \
-         stalled {:?}, {reruns} jobs run again",
+         stalled {:?}, {} jobs run again",
         reported.errors.len(),
         add_failures.len(),
-        reported.stalled.iter().map(|s| &s.0).collect::<Vec<_>>()
+        reported.stalled.iter().map(|s| &s.0).collect::<Vec<_>>(),
+        reruns(&runs)
     );
-    assert!(worker.is_running());
-    worker.close().await;
-    assert_no_library_panic();
+    close_running(worker).await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -828,28 +854,12 @@ async fn r9_server_crash_and_restart_lose_no_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn r10_read_only_primary_then_failover_lose_no_job() {
-    watch_panics();
-    let Some(cluster) = Cluster::start() else {
+    let Some((_cluster, target)) = Target::on_new_cluster("r10").await else {
         return;
     };
-    let url = cluster.url();
-    let schema = SchemaName::new("faults").unwrap();
-    let name = QueueName::new("r10").unwrap();
-    let producer = Queue::new(name.clone(), backend(&url, &schema, &name).await);
-    let (worker, runs) = counting_worker(
-        &name,
-        backend(&url, &schema, &name).await,
-        fault_tolerant_worker(),
-        Duration::from_millis(40),
-    )
-    .await;
-    let reported = record(worker.events());
-    let producing = produce(
-        Queue::new(name.clone(), producer.backend().clone()),
-        100,
-        Duration::from_millis(30),
-    );
-    let mut admin = admin(&url).await.unwrap();
+    let (worker, runs, reported) = target.worker().await;
+    let producing = target.produce(100, Duration::from_millis(30));
+    let mut admin = admin(&target.url).await.unwrap();
     // This session stays writable whatever the server's default becomes.
     sqlx::raw_sql("SET default_transaction_read_only = off")
         .execute(&mut admin)
@@ -904,9 +914,8 @@ async fn r10_read_only_primary_then_failover_lose_no_job() {
     let resumed_after = failed_over.elapsed();
 
     let (ids, add_failures) = producing.await.unwrap();
-    let pool = check_pool(&url, &schema).await;
-    wait_completed(&pool, name.as_str(), ids.len(), Duration::from_secs(30)).await;
-    assert_completed_once(&pool, name.as_str(), &ids).await;
+    let pool = target.check_pool().await;
+    assert_all_completed(&pool, &target.name, &ids).await;
 
     assert!(
         add_failures
@@ -917,17 +926,15 @@ async fn r10_read_only_primary_then_failover_lose_no_job() {
     let reported = std::mem::take(&mut *reported.lock().unwrap());
     let odd = unexpected_errors(&reported.errors, &["25006"]);
     assert!(odd.is_empty(), "unexpected worker errors: {odd:#?}");
-    let reruns: u32 = runs.lock().unwrap().values().map(|n| n - 1).sum();
     eprintln!(
-        "R10: {} worker errors, {} producer retries, {} stalled, {reruns} jobs run again; \
+        "R10: {} worker errors, {} producer retries, {} stalled, {} jobs run again; \
          resumed {resumed_after:?} after the failover",
         reported.errors.len(),
         add_failures.len(),
-        reported.stalled.len()
+        reported.stalled.len(),
+        reruns(&runs)
     );
-    assert!(worker.is_running());
-    worker.close().await;
-    assert_no_library_panic();
+    close_running(worker).await;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -946,9 +953,9 @@ async fn i7_hostile_queue_names_are_data_never_sql() {
         "I7$$Mixed_{}",
         &uuid::Uuid::new_v4().simple().to_string()[..12]
     );
-    let _drop = DropSchema(schema_name.clone());
-    let schema = SchemaName::new(schema_name.clone()).unwrap();
-    let url = shared_url();
+    let guard = SchemaGuard::of(SchemaName::new(schema_name).unwrap());
+    let schema = guard.name().clone();
+    let url = database_url();
     let names = [
         "it's",
         "say \"hi\"",

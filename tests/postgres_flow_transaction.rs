@@ -9,15 +9,11 @@ mod support;
 
 use bullmq::core::backend::Lifecycle as _;
 use bullmq::postgres::PostgresBackend;
-use bullmq::postgres::sqlx::{self, ConnectOptions as _, Connection as _};
+use bullmq::postgres::sqlx::Connection as _;
 use bullmq::{AddFlowInTransaction as _, FlowJob, FlowProducer, JobState, Queue, QueueName};
 use serde_json::json;
 use store::Store as _;
-
-async fn admin() -> sqlx::PgConnection {
-    let options: sqlx::postgres::PgConnectOptions = store::database_url().parse().unwrap();
-    options.connect().await.unwrap()
-}
+use support::postgres::admin;
 
 fn tree(queue: &QueueName) -> FlowJob {
     FlowJob::new(queue.clone(), "invoice", json!({"order": 42}))

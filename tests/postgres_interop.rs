@@ -27,8 +27,8 @@ use bullmq::core::backend::Range;
 use bullmq::core::codec::{KeyStyle, options_to_value};
 use bullmq::core::job::JobType;
 use bullmq::flow::{FlowJob, FlowProducer};
-use bullmq::postgres::sqlx::{self, ConnectOptions as _, Connection as _};
-use bullmq::postgres::{PostgresBackend, PostgresOptions, SchemaName};
+use bullmq::postgres::PostgresBackend;
+use bullmq::postgres::sqlx;
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{
     ActiveJob, Backoff, CancellationToken, EventItem, Job, JobError, JobId, JobOptions, JobState,
@@ -39,26 +39,38 @@ use bullmq_core::options::RepeatOptions;
 use serde_json::{Value, json};
 
 use support::now_ms;
+use support::postgres::{SchemaGuard, database_url};
 use support::wait::eventually;
 
 /// How long a test waits for jobs to settle.
 const WAIT: Duration = Duration::from_secs(20);
 
-fn database_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
+/// A whole list, oldest first.
+const OLDEST_FIRST: Range = Range {
+    start: 0,
+    end: -1,
+    asc: true,
+};
 
 fn q(name: &str) -> QueueName {
     QueueName::new(name).unwrap()
 }
 
-/// A schema no other test uses, dropped when the test ends (even when it fails).
-struct Schema(SchemaName);
+/// The Rust workers' options: named like Node's (`interop-w`), one job at a time.
+fn worker_options() -> WorkerOptions {
+    WorkerOptions::new()
+        .name("interop-w".into())
+        .concurrency(1)
+        .drain_delay(Duration::from_millis(500))
+}
+
+/// A schema no other test uses, dropped when the test ends (even when it fails), unless
+/// `PGI_KEEP` is set (to look at a failed test's rows).
+struct Schema(SchemaGuard);
 
 impl Schema {
     fn new(tag: &str) -> Self {
-        Self(SchemaName::new(format!("pgi_{tag}_{}", uuid::Uuid::new_v4().simple())).unwrap())
+        Self(SchemaGuard::new(&format!("pgi_{tag}")).kept_if("PGI_KEEP"))
     }
 
     fn name(&self) -> &str {
@@ -67,12 +79,7 @@ impl Schema {
 
     /// A new, migrated backend for `queue` (its own pool).
     async fn backend(&self, queue: &str) -> PostgresBackend {
-        let options = PostgresOptions::new(database_url())
-            .schema(self.0.clone())
-            .migrate(true);
-        PostgresBackend::connect(&options, q(queue))
-            .await
-            .unwrap_or_else(|e| panic!("connect to PostgreSQL at {}: {e}", database_url()))
+        self.0.backend(queue).await
     }
 
     async fn queue(&self, queue: &str) -> Queue<PostgresBackend> {
@@ -84,10 +91,7 @@ impl Schema {
         Worker::new(
             q(queue),
             self.backend(queue).await,
-            WorkerOptions::new()
-                .name("interop-w".into())
-                .concurrency(1)
-                .drain_delay(Duration::from_millis(500)),
+            worker_options(),
             processor as ProcessorFn,
         )
         .await
@@ -117,33 +121,6 @@ impl Schema {
             ("SCHEMA", self.name().to_owned()),
             ("QUEUE", queue.to_owned()),
         ]
-    }
-}
-
-impl Drop for Schema {
-    /// Drops the schema, unless `PGI_KEEP` is set (to look at a failed test's rows).
-    fn drop(&mut self) {
-        if std::env::var("PGI_KEEP").is_ok() {
-            eprintln!("kept schema {}", self.name());
-            return;
-        }
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.0.quoted());
-        // Drop runs inside the test's runtime, which must not be blocked on.
-        let dropping = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime to drop the schema");
-            runtime.block_on(async {
-                let options: sqlx::postgres::PgConnectOptions =
-                    database_url().parse().expect("DATABASE_URL parses");
-                if let Ok(mut conn) = options.connect().await {
-                    let _ = sqlx::raw_sql(&sql).execute(&mut conn).await;
-                    let _ = conn.close().await;
-                }
-            });
-        });
-        let _ = dropping.join();
     }
 }
 
@@ -182,17 +159,7 @@ fn processor(job: ActiveJob<PostgresBackend>, _cancel: CancellationToken) -> Pro
 async fn rust_view(queue: &Queue<PostgresBackend>, job: &Job) -> Value {
     let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap();
     let state = queue.get_job_state(&job.id).await.unwrap();
-    let logs = queue
-        .get_job_logs(
-            &job.id,
-            Range {
-                start: 0,
-                end: -1,
-                asc: true,
-            },
-        )
-        .await
-        .unwrap();
+    let logs = queue.get_job_logs(&job.id, OLDEST_FIRST).await.unwrap();
     json!({
         "id": job.id.as_str(),
         "name": job.name,
@@ -377,10 +344,7 @@ async fn recording_worker(
     Worker::new(
         q(queue),
         schema.backend(queue).await,
-        WorkerOptions::new()
-            .name("interop-w".into())
-            .concurrency(1)
-            .drain_delay(Duration::from_millis(500)),
+        worker_options(),
         move |job: ActiveJob<PostgresBackend>, cancel| {
             started.lock().unwrap().push(job.id.to_string());
             processor(job, cancel)
@@ -391,6 +355,66 @@ async fn recording_worker(
 }
 
 // 1. Jobs across runtimes -----------------------------------------------------------------
+
+/// Runs queue `n` with a Node worker and queue `r` (read through `queue`) with a recording
+/// Rust worker until the Rust one has settled the job set; what Node's run printed and the
+/// ids the Rust worker started, in order.
+async fn run_twins(schema: &Schema, queue: &Queue<PostgresBackend>) -> (Value, Vec<String>) {
+    let started = Arc::new(Mutex::new(Vec::new()));
+    let (node_run, worker) = tokio::join!(
+        schema.node("n", &["work", "8"]),
+        recording_worker(schema, "r", Arc::clone(&started))
+    );
+    eventually("the Rust worker settled its queue", WAIT, || {
+        settled(queue, 7)
+    })
+    .await;
+    worker.close().await;
+    let started = started.lock().unwrap().clone();
+    (node_run, started)
+}
+
+/// Both workers ran the set's ready jobs (`n`'s and `r`'s ids) in the expected order.
+fn assert_run_orders(node_started: &[String], rust_started: &[String], n: &[String], r: &[String]) {
+    let delayed = &r[2];
+    let order = |runs: &[String]| -> Vec<String> {
+        first_runs(runs)
+            .into_iter()
+            .filter(|id| id != delayed)
+            .collect()
+    };
+    assert_eq!(order(node_started), expected_first_runs(n), "Node's order");
+    assert_eq!(order(rust_started), expected_first_runs(r), "Rust's order");
+}
+
+/// Each job of `a` (keyed by the ids `ids`) reads as its twin in `b`, clocks aside.
+fn assert_alike_but_clocks(
+    a: &BTreeMap<String, Value>,
+    b: &BTreeMap<String, Value>,
+    ids: &[String],
+) {
+    for id in ids {
+        assert_eq!(
+            without_clocks(a[id].clone()),
+            without_clocks(b[id].clone()),
+            "job {id}"
+        );
+    }
+}
+
+/// The rows themselves: every column of queue `other`'s jobs as the reference worker left its
+/// twin in queue `reference` (7 jobs).
+async fn assert_rows_alike(schema: &Schema, reference: &str, other: &str) {
+    let (reference_rows, other_rows) = (
+        stored_rows(schema, reference).await,
+        stored_rows(schema, other).await,
+    );
+    assert_eq!(reference_rows.len(), 7);
+    for (id, row) in &reference_rows {
+        assert_eq!(other_rows[id], *row, "job {id} as stored");
+    }
+    assert_eq!(other_rows.len(), reference_rows.len());
+}
 
 /// The job set of the worker tests: (name, data, Node options), finishing as 6 completed (one
 /// of them removed on completion) and 2 failed: 7 jobs left in all.
@@ -504,38 +528,12 @@ async fn node_jobs_run_by_rust_read_back_in_node_as_a_node_worker_leaves_them() 
     let (n, r) = tokio::join!(schema.node("n", &args), schema.node("r", &args));
     let (n, r) = (ids(&n), ids(&r));
     assert_eq!(n, r, "the same ids in both queues");
-    let started = Arc::new(Mutex::new(Vec::new()));
     let queue = schema.queue("r").await;
-    let (node_run, worker) = tokio::join!(
-        schema.node("n", &["work", "8"]),
-        recording_worker(&schema, "r", Arc::clone(&started))
-    );
-    eventually("the Rust worker settled its queue", WAIT, || {
-        settled(&queue, 7)
-    })
-    .await;
-    worker.close().await;
+    let (node_run, rust_started) = run_twins(&schema, &queue).await;
 
     // Both ran the ready jobs in the same order.
-    let delayed = &r[2];
-    let order = |runs: &[String]| -> Vec<String> {
-        first_runs(runs)
-            .into_iter()
-            .filter(|id| id != delayed)
-            .collect()
-    };
     let node_started = ids(&node_run["started"]);
-    assert_eq!(
-        order(&node_started),
-        expected_first_runs(&n),
-        "Node's order"
-    );
-    assert_eq!(
-        order(&started.lock().unwrap()),
-        expected_first_runs(&r),
-        "Rust's order"
-    );
-    let rust_started = started.lock().unwrap().clone();
+    assert_run_orders(&node_started, &rust_started, &n, &r);
     assert_eq!(
         rust_started.len(),
         node_started.len(),
@@ -547,28 +545,14 @@ async fn node_jobs_run_by_rust_read_back_in_node_as_a_node_worker_leaves_them() 
     let ours = node_views(&schema, "r", &r).await;
     check_set(&theirs, &n, "node worker, read by node");
     check_set(&ours, &r, "rust worker, read by node");
-    for id in &n {
-        assert_eq!(
-            without_clocks(ours[id].clone()),
-            without_clocks(theirs[id].clone()),
-            "job {id}"
-        );
-    }
+    assert_alike_but_clocks(&ours, &theirs, &n);
     // And Rust reads every field as Node does.
     let rust = rust_views(&queue, &r).await;
     for id in &r {
         assert_eq!(rust[id], ours[id], "job {id} read by Rust and by Node");
     }
     // The rows themselves: every column as the Node worker left its twin.
-    let (n_rows, r_rows) = (
-        stored_rows(&schema, "n").await,
-        stored_rows(&schema, "r").await,
-    );
-    assert_eq!(n_rows.len(), 7);
-    for (id, row) in &n_rows {
-        assert_eq!(r_rows[id], *row, "job {id} as stored");
-    }
-    assert_eq!(r_rows.len(), n_rows.len());
+    assert_rows_alike(&schema, "n", "r").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -596,50 +580,19 @@ async fn rust_jobs_run_by_node_read_back_in_rust_as_a_rust_worker_leaves_them() 
         );
     }
     assert_eq!(n, r);
-    let started = Arc::new(Mutex::new(Vec::new()));
-    let (node_run, worker) = tokio::join!(
-        schema.node("n", &["work", "8"]),
-        recording_worker(&schema, "r", Arc::clone(&started))
-    );
-    eventually("the Rust worker settled its queue", WAIT, || {
-        settled(&rust_queue, 7)
-    })
-    .await;
-    worker.close().await;
+    let (node_run, rust_started) = run_twins(&schema, &rust_queue).await;
     assert!(
         settled(&node_queue, 7).await,
         "the Node worker settled its queue"
     );
-    let delayed = &r[2];
-    let order = |runs: &[String]| -> Vec<String> {
-        first_runs(runs)
-            .into_iter()
-            .filter(|id| id != delayed)
-            .collect()
-    };
-    assert_eq!(
-        order(&ids(&node_run["started"])),
-        expected_first_runs(&n),
-        "Node's order"
-    );
-    assert_eq!(
-        order(&started.lock().unwrap()),
-        expected_first_runs(&r),
-        "Rust's order"
-    );
+    assert_run_orders(&ids(&node_run["started"]), &rust_started, &n, &r);
 
     // Rust reads the Node-run jobs (results, failures, traces, attempts) as the Rust-run ones.
     let theirs = rust_views(&node_queue, &n).await;
     let ours = rust_views(&rust_queue, &r).await;
     check_set(&theirs, &n, "node worker, read by rust");
     check_set(&ours, &r, "rust worker, read by rust");
-    for id in &n {
-        assert_eq!(
-            without_clocks(theirs[id].clone()),
-            without_clocks(ours[id].clone()),
-            "job {id}"
-        );
-    }
+    assert_alike_but_clocks(&theirs, &ours, &n);
     let node_read = node_views(&schema, "n", &n).await;
     for id in &n {
         assert_eq!(
@@ -648,15 +601,7 @@ async fn rust_jobs_run_by_node_read_back_in_rust_as_a_rust_worker_leaves_them() 
         );
     }
     // The rows themselves: every column as the Rust worker left its twin.
-    let (n_rows, r_rows) = (
-        stored_rows(&schema, "n").await,
-        stored_rows(&schema, "r").await,
-    );
-    assert_eq!(r_rows.len(), 7);
-    for (id, row) in &r_rows {
-        assert_eq!(n_rows[id], *row, "job {id} as stored");
-    }
-    assert_eq!(r_rows.len(), n_rows.len());
+    assert_rows_alike(&schema, "r", "n").await;
     // Node's stack traces reach Rust whole.
     let trace = theirs[&n[6]]["stacktrace"][0].as_str().unwrap().to_owned();
     let full = node_queue
@@ -802,13 +747,8 @@ fn start_after(lead: u64) -> u64 {
 
 /// Completed ids, oldest first.
 async fn completed_ids(queue: &Queue<PostgresBackend>) -> Vec<String> {
-    let range = Range {
-        start: 0,
-        end: -1,
-        asc: true,
-    };
     let jobs = queue
-        .get_jobs(&[JobType::State(JobState::Completed)], range)
+        .get_jobs(&[JobType::State(JobState::Completed)], OLDEST_FIRST)
         .await
         .unwrap();
     jobs.iter().map(|j| j.id.to_string()).collect()

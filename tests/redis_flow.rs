@@ -94,41 +94,14 @@ async fn a_tree_spans_queues_and_prefixes_and_reads_back_whole() {
 async fn get_flow_honours_depth_and_max_children() {
     let ctx = Ctx::new();
     let producer = ctx.producer().await;
-    let kids = (0..200).map(|i| {
-        FlowJob::new(q("kids"), format!("kid-{i}"), json!({"i": i})).child(FlowJob::new(
-            q("grandkids"),
-            "g",
-            json!({"i": i}),
-        ))
-    });
-    let added = producer
-        .add(FlowJob::new(q("top"), "top", json!({})).children(kids))
-        .await
-        .unwrap();
-    let id = added.job.id.clone();
-    let get = |opts: GetFlowOptions| {
-        let producer = &producer;
-        async move { producer.get_flow(&opts).await.unwrap().unwrap() }
-    };
-
-    let only_root = get(GetFlowOptions::new(q("top"), id.clone()).depth(1)).await;
-    assert!(only_root.children.is_empty());
-
-    let two = get(GetFlowOptions::new(q("top"), id.clone())
-        .depth(2)
-        .max_children(500))
-    .await;
-    assert_eq!(two.children.len(), 200);
-    assert!(two.children.iter().all(|c| c.children.is_empty()));
-
-    let full = get(GetFlowOptions::new(q("top"), id.clone())
-        .depth(3)
-        .max_children(500))
-    .await;
-    assert_eq!(full.iter().count(), 401);
+    let (added, _) = support::flows::wide_tree_by_depth(&producer, 200, 500).await;
 
     // A set of 200 is a hash table, so `SSCAN … COUNT 5` reads a few, as Node's getFlow does.
-    let few = get(GetFlowOptions::new(q("top"), id.clone()).max_children(5)).await;
+    let few = producer
+        .get_flow(&GetFlowOptions::new(q("top"), added.job.id.clone()).max_children(5))
+        .await
+        .unwrap()
+        .unwrap();
     assert!(
         !few.children.is_empty() && few.children.len() < 50,
         "{} children read with max_children 5",

@@ -12,10 +12,9 @@ use bullmq::core::clock::ManualClock;
 use bullmq::core::job::FinishedState;
 use bullmq::core::{FailOutcome, JobFailure, ScriptErrorCode};
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{
-    Backoff, Error, Job, JobId, JobOptions, JobState, ParentOptions, Prefix, Queue, QueueName,
-};
+use bullmq::{Backoff, Job, JobId, JobOptions, JobState, ParentOptions, Prefix, Queue, QueueName};
 use serde_json::json;
+use support::{script_code, token};
 
 const NOW: u64 = 1_700_000_000_000;
 
@@ -145,17 +144,6 @@ impl Env {
             .map(|(_, fields)| fields.into_iter().collect())
             .unwrap_or_default()
     }
-}
-
-fn script_code(err: &Error) -> ScriptErrorCode {
-    match err {
-        Error::Script(e) => e.code,
-        other => panic!("expected a script refusal, got {other}"),
-    }
-}
-
-fn token(t: &str) -> LockToken {
-    LockToken::new(t)
 }
 
 #[tokio::test]

@@ -559,9 +559,14 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     let mut workers = Vec::new();
     for w in 0..2 {
         let runs = runs.clone();
+        // A kill can land between a fetch's effect and its reply: that job is then locked by
+        // a worker that never heard of it, and only the stalled check gives it back, once its
+        // lock runs out. Short locks keep that recovery within the test's wait.
         let opts = WorkerOptions::new()
             .name(format!("w{w}"))
             .concurrency(4)
+            .lock_duration(Duration::from_secs(2))
+            .stalled_interval(Duration::from_secs(1))
             .drain_delay(Duration::from_millis(500));
         workers.push(
             ctx.worker(opts, move |job, _| {

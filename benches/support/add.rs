@@ -1,6 +1,6 @@
 //! The add benchmark's modes and JSON line, the same for ours and the official port's.
 
-use super::measure::Usage;
+use super::measure::PerJob;
 
 /// Tasks of the concurrent mode.
 pub const CONCURRENCY: u64 = 8;
@@ -39,8 +39,9 @@ impl Mode {
 }
 
 /// The JSON line of one measured mode:
-/// `{"impl":..,"mode":..,"jobs":..,"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"redis_cpu_us_per_job":..}`.
-pub fn line(implementation: &str, mode: Mode, jobs: u64, usage: &Usage) -> String {
+/// `{"impl":..,"mode":..,"jobs":..,"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"redis_cpu_us_per_job":..}`
+/// (on PostgreSQL, `usage`'s own fields: see `postgres.rs`).
+pub fn line(implementation: &str, mode: Mode, jobs: u64, usage: &impl PerJob) -> String {
     format!(
         r#"{{"impl":"{implementation}","mode":"{}","jobs":{jobs},{}}}"#,
         mode.name(),

@@ -132,18 +132,64 @@ pub struct Usage {
     pub redis: f64,
 }
 
-impl Usage {
-    /// The JSON fields shared by the add and worker lines, for `jobs` jobs:
+impl PerJob for Usage {
     /// `"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"redis_cpu_us_per_job":..`.
-    pub fn per_job_fields(&self, jobs: u64) -> String {
-        #[allow(clippy::cast_precision_loss)]
-        let jobs = jobs as f64;
-        format!(
-            r#""secs":{:.4},"jobs_per_sec":{:.1},"client_cpu_us_per_job":{:.3},"redis_cpu_us_per_job":{:.3}"#,
-            self.secs,
-            jobs / self.secs,
-            self.cpu * 1e6 / jobs,
-            self.redis * 1e6 / jobs,
-        )
+    fn per_job_fields(&self, jobs: u64) -> String {
+        per_job_fields(jobs, self.secs, self.cpu, "redis", self.redis)
+    }
+}
+
+/// What a measured stretch took, as the JSON fields the add and worker lines share.
+pub trait PerJob {
+    /// The fields for `jobs` jobs.
+    fn per_job_fields(&self, jobs: u64) -> String;
+}
+
+/// The fields every line has, for `jobs` jobs that took `secs` of wall time, `cpu` seconds of
+/// this process's CPU and `server_cpu` of the server's (named `server`):
+/// `"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"<server>_cpu_us_per_job":..`.
+pub fn per_job_fields(jobs: u64, secs: f64, cpu: f64, server: &str, server_cpu: f64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let jobs = jobs as f64;
+    format!(
+        r#""secs":{secs:.4},"jobs_per_sec":{:.1},"client_cpu_us_per_job":{:.3},"{server}_cpu_us_per_job":{:.3}"#,
+        jobs / secs,
+        cpu * 1e6 / jobs,
+        server_cpu * 1e6 / jobs,
+    )
+}
+
+/// The process's peak resident set size over a measured stretch: `VmHWM` where the high-water
+/// mark was reset as the stretch started, else the largest `VmRSS` sampled during it.
+pub struct PeakRss {
+    reset: bool,
+    max_kb: u64,
+}
+
+impl PeakRss {
+    /// Resets the high-water mark (see [`reset_peak_rss`]) as a stretch starts.
+    pub fn start() -> Self {
+        Self::after_reset(reset_peak_rss())
+    }
+
+    /// For a stretch whose high-water mark was reset (`reset`), or could not be.
+    pub fn after_reset(reset: bool) -> Self {
+        Self { reset, max_kb: 0 }
+    }
+
+    /// Samples `VmRSS`, where the high-water mark could not be reset.
+    pub fn sample(&mut self) {
+        if !self.reset {
+            self.max_kb = self.max_kb.max(status_kb("VmRSS"));
+        }
+    }
+
+    /// The peak, in kB.
+    pub fn kb(&self) -> u64 {
+        if self.reset {
+            status_kb("VmHWM")
+        } else {
+            self.max_kb
+        }
     }
 }

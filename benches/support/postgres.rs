@@ -21,9 +21,10 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use bullmq_postgres::sqlx::{self, ConnectOptions as _, Connection as _, PgConnection};
-use bullmq_postgres::{PostgresOptions, SchemaName};
+use bullmq_postgres::{PostgresBackend, PostgresOptions, SchemaName};
 
-use crate::support::measure::process_cpu;
+use crate::support::jobs::QUEUE;
+use crate::support::measure::{PerJob, per_job_fields, process_cpu};
 
 /// `/proc/<pid>/stat`'s time unit: `USER_HZ`, 100 per second on every Linux ABI we run on.
 const TICKS_PER_SEC: f64 = 100.0;
@@ -54,6 +55,14 @@ pub fn options(schema: &SchemaName) -> PostgresOptions {
     PostgresOptions::new(database_url())
         .schema(schema.clone())
         .migrate(true)
+}
+
+/// A new backend (its own pool) for the benchmarks' queue in `schema`, migrating it.
+pub async fn backend(schema: &SchemaName) -> PostgresBackend {
+    let queue = bullmq_core::QueueName::new(QUEUE).expect("queue name");
+    PostgresBackend::connect(&options(schema), queue)
+        .await
+        .expect("connect")
 }
 
 /// The connection a harness measures, checks and cleans up through (no schema pinned).
@@ -261,18 +270,12 @@ pub struct Usage {
     pub processes: usize,
 }
 
-impl Usage {
-    /// The JSON fields shared by the add and worker lines, for `jobs` jobs:
+impl PerJob for Usage {
     /// `"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"pg_cpu_us_per_job":..,"pg_processes":..`.
-    pub fn per_job_fields(&self, jobs: u64) -> String {
-        #[allow(clippy::cast_precision_loss)]
-        let jobs = jobs as f64;
+    fn per_job_fields(&self, jobs: u64) -> String {
         format!(
-            r#""secs":{:.4},"jobs_per_sec":{:.1},"client_cpu_us_per_job":{:.3},"pg_cpu_us_per_job":{:.3},"pg_processes":{}"#,
-            self.secs,
-            jobs / self.secs,
-            self.cpu * 1e6 / jobs,
-            self.pg * 1e6 / jobs,
+            r#"{},"pg_processes":{}"#,
+            per_job_fields(jobs, self.secs, self.cpu, "pg", self.pg),
             self.processes,
         )
     }

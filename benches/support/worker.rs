@@ -6,7 +6,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 
 use super::jobs::QUEUE;
-use super::measure::{Meter, Usage, status_kb};
+use super::measure::{Meter, PeakRss, PerJob, Usage};
 
 /// How often the lists are checked while the worker runs.
 pub const POLL: Duration = Duration::from_millis(2);
@@ -92,20 +92,16 @@ pub async fn drain(
     meter: Meter,
     rss_reset: bool,
 ) -> Run {
-    let mut rss_max = 0;
+    let mut rss = PeakRss::after_reset(rss_reset);
     while unfinished(admin, prefix).await > 0 {
-        if !rss_reset {
-            rss_max = rss_max.max(status_kb("VmRSS"));
-        }
+        rss.sample();
         tokio::time::sleep(POLL).await;
     }
     let usage = meter.stop(admin).await;
-    let peak_rss_kb = if rss_reset {
-        status_kb("VmHWM")
-    } else {
-        rss_max
-    };
-    Run { usage, peak_rss_kb }
+    Run {
+        usage,
+        peak_rss_kb: rss.kb(),
+    }
 }
 
 /// Checks, once the worker is closed, that no job failed and that the completed set holds
@@ -124,6 +120,12 @@ pub async fn check_finished(
         .query_async(admin)
         .await
         .expect("ZCARD");
+    assert_finished(mode, jobs, completed, failed);
+}
+
+/// No job failed, and `completed` (the jobs kept completed) is every job, or none when the
+/// mode removes them.
+pub fn assert_finished(mode: Mode, jobs: u64, completed: u64, failed: u64) {
     assert_eq!(failed, 0, "no job failed");
     assert_eq!(
         completed,
@@ -132,17 +134,17 @@ pub async fn check_finished(
     );
 }
 
-/// What one run measured.
-pub struct Run {
+/// What one run measured (`U`: the store's [`Usage`]).
+pub struct Run<U = Usage> {
     /// Time and CPU.
-    pub usage: Usage,
+    pub usage: U,
     /// The process's peak resident set size while the worker ran.
     pub peak_rss_kb: u64,
 }
 
 /// The JSON line of one measured mode:
 /// `{"impl":..,"mode":..,"jobs":..,"concurrency":..,"secs":..,"jobs_per_sec":..,"client_cpu_us_per_job":..,"redis_cpu_us_per_job":..,"peak_rss_kb":..}`.
-pub fn line(implementation: &str, mode: Mode, jobs: u64, run: &Run) -> String {
+pub fn line(implementation: &str, mode: Mode, jobs: u64, run: &Run<impl PerJob>) -> String {
     format!(
         r#"{{"impl":"{implementation}","mode":"{}","jobs":{jobs},"concurrency":{},{},"peak_rss_kb":{}}}"#,
         mode.name(),

@@ -137,7 +137,8 @@ pub(crate) fn healthy<T>(outcome: &Result<T, sqlx::Error>) -> bool {
     }
 }
 
-type Query<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
+/// A statement with its parameters bound, ready to run.
+pub(crate) type Query<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
 
 /// Running a query on a lane, as `fetch_all(&pool)` runs it on a pool.
 pub(crate) trait OnLane {

@@ -10,10 +10,11 @@ use std::time::Duration;
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
-use bullmq_core::{Error, Job, JobId, JobOptions, Prefix, QueueName, ScriptErrorCode};
+use bullmq_core::{Job, JobId, JobOptions, Prefix, QueueName, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
+use support::jobs::script_error;
 use support::{TestSchema, admin};
 
 /// A fixed `timestamp` for both runtimes, so that their rows can be equal.
@@ -102,13 +103,6 @@ fn flow_node(queue: &str, entry: NewJob) -> FlowNode {
         entry,
         queue: QueueName::new(queue).unwrap(),
         prefix: Prefix::new("bull").unwrap(),
-    }
-}
-
-fn script_error(err: Error) -> bullmq_core::ScriptError {
-    match err {
-        Error::Script(e) => e,
-        other => panic!("expected a refusal, got {other}"),
     }
 }
 

@@ -12,70 +12,13 @@ use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
-use bullmq_postgres::sqlx::{self, Row as _};
+use bullmq_postgres::sqlx;
 use support::TestSchema;
-
-/// Now, Unix ms.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970");
-    i64::try_from(since.as_millis()).expect("ms fit i64")
-}
+use support::jobs::{AddJob, activate, complete, fail, move_to_active, now_ms, state};
 
 /// A Unix-ms timestamp as the trait's `u64`.
 fn ms(at: i64) -> u64 {
     u64::try_from(at).expect("a timestamp after 1970")
-}
-
-/// A job to add with upstream's `add_job`, with the parameters Node.js's `addJob` passes.
-#[derive(Clone)]
-struct NewJob<'a> {
-    id: &'a str,
-    delay: i64,
-    priority: i32,
-    timestamp: i64,
-    scheduler: Option<&'a str>,
-}
-
-impl<'a> NewJob<'a> {
-    fn new(id: &'a str) -> Self {
-        Self {
-            id,
-            delay: 0,
-            priority: 0,
-            timestamp: now_ms(),
-            scheduler: None,
-        }
-    }
-}
-
-async fn add(b: &PostgresBackend, job: NewJob<'_>) -> String {
-    let opts = serde_json::json!({ "delay": job.delay, "priority": job.priority, "attempts": 1 });
-    sqlx::query_scalar(commands::ADD_JOB.text)
-        .bind(b.queue().as_str())
-        .bind(job.id)
-        .bind("test")
-        .bind(r#"{"n":1}"#)
-        .bind(opts.to_string())
-        .bind(job.priority)
-        .bind(job.delay)
-        .bind(job.timestamp)
-        .bind(1_i32)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(job.scheduler)
-        .bind(false)
-        .fetch_one(b.connection().pool())
-        .await
-        .expect("add_job")
-}
-
-/// Claims the next job with upstream's `move_to_active`, as a worker with no limiter does.
-async fn activate(b: &PostgresBackend, token: &str) -> Option<String> {
-    activate_limited(b, token, None).await
 }
 
 /// Claims the next job as a worker whose limiter allows `limiter_max` jobs per second.
@@ -84,71 +27,19 @@ async fn activate_limited(
     token: &str,
     limiter_max: Option<i32>,
 ) -> Option<String> {
-    let rows = sqlx::query(commands::MOVE_TO_ACTIVE.text)
-        .bind(b.queue().as_str())
-        .bind(token)
-        .bind(30_000_i64)
-        .bind(now_ms())
-        .bind(Some("w"))
-        .bind(limiter_max)
-        .bind(limiter_max.map(|_| 1_000_i64))
-        .fetch_all(b.connection().pool())
-        .await
-        .expect("move_to_active");
-    rows.first().map(|r| r.get::<String, _>("id"))
-}
-
-async fn complete(b: &PostgresBackend, id: &str, token: &str, finished_on: i64) {
-    sqlx::query(commands::MOVE_TO_COMPLETED.text)
-        .bind(b.queue().as_str())
-        .bind(id)
-        .bind(token)
-        .bind("null")
-        .bind(finished_on)
-        .bind(false)
-        .bind(None::<i64>)
-        .bind(None::<i32>)
-        .execute(b.connection().pool())
-        .await
-        .expect("move_to_completed");
-}
-
-async fn fail(b: &PostgresBackend, id: &str, token: &str, finished_on: i64) {
-    sqlx::query(commands::MOVE_TO_FAILED.text)
-        .bind(b.queue().as_str())
-        .bind(id)
-        .bind(token)
-        .bind("boom")
-        .bind("[]")
-        .bind(finished_on)
-        .bind(false)
-        .bind(None::<i64>)
-        .bind(None::<i32>)
-        .execute(b.connection().pool())
-        .await
-        .expect("move_to_failed");
+    move_to_active(b, token, Some("w"), limiter_max).await
 }
 
 /// Adds a job, claims it and finishes it (`ok` completes, else fails) at `finished_on`.
 async fn finished(b: &PostgresBackend, id: &str, ok: bool, finished_on: i64) {
-    add(b, NewJob::new(id)).await;
+    AddJob::new(id).add(b).await;
     let token = format!("t-{id}");
     assert_eq!(activate(b, &token).await.as_deref(), Some(id));
     if ok {
-        complete(b, id, &token, finished_on).await;
+        complete(b, id, &token, "null", finished_on).await;
     } else {
-        fail(b, id, &token, finished_on).await;
+        fail(b, id, &token, "boom", Some("[]"), finished_on).await;
     }
-}
-
-/// The job's state, if it exists.
-async fn state(b: &PostgresBackend, id: &str) -> Option<String> {
-    sqlx::query_scalar("SELECT state::text FROM job WHERE queue = $1 AND id = $2")
-        .bind(b.queue().as_str())
-        .bind(id)
-        .fetch_optional(b.connection().pool())
-        .await
-        .expect("read the job state")
 }
 
 /// Ids of the queue's jobs, sorted.
@@ -187,7 +78,7 @@ fn ids(list: &[&str]) -> Vec<String> {
 async fn pause_blocks_claims_and_resume_releases_them() {
     let schema = TestSchema::new("admin_pause");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
 
     b.pause(true).await.unwrap();
     assert_eq!(meta_paused(&b).await.as_deref(), Some("1"));
@@ -208,32 +99,11 @@ async fn pause_blocks_claims_and_resume_releases_them() {
 async fn drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs() {
     let schema = TestSchema::new("admin_drain");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("w1")).await;
-    add(
-        &b,
-        NewJob {
-            priority: 3,
-            ..NewJob::new("p1")
-        },
-    )
-    .await;
-    add(
-        &b,
-        NewJob {
-            delay: 60_000,
-            ..NewJob::new("d1")
-        },
-    )
-    .await;
-    add(
-        &b,
-        NewJob {
-            scheduler: Some("s"),
-            ..NewJob::new("s1")
-        },
-    )
-    .await;
-    add(&b, NewJob::new("x")).await;
+    AddJob::new("w1").add(&b).await;
+    AddJob::new("p1").priority(3).add(&b).await;
+    AddJob::new("d1").delay(60_000).add(&b).await;
+    AddJob::new("s1").scheduler("s").add(&b).await;
+    AddJob::new("x").add(&b).await;
     assert_eq!(activate(&b, "t").await.as_deref(), Some("w1"));
 
     b.drain(false).await.unwrap();
@@ -292,42 +162,23 @@ async fn clean_waiting_and_delayed_by_added_time_skipping_scheduler_jobs() {
     let schema = TestSchema::new("admin_clean_wait");
     let b = schema.backend("q").await;
     let now = now_ms();
-    add(
-        &b,
-        NewJob {
-            timestamp: now - 5_000,
-            ..NewJob::new("old")
-        },
-    )
-    .await;
-    add(&b, NewJob::new("new")).await;
-    add(
-        &b,
-        NewJob {
-            timestamp: now - 5_000,
-            scheduler: Some("s"),
-            ..NewJob::new("sch")
-        },
-    )
-    .await;
-    add(
-        &b,
-        NewJob {
-            timestamp: now - 5_000,
-            priority: 2,
-            ..NewJob::new("prio")
-        },
-    )
-    .await;
-    add(
-        &b,
-        NewJob {
-            timestamp: now - 5_000,
-            delay: 60_000,
-            ..NewJob::new("late")
-        },
-    )
-    .await;
+    AddJob::new("old").at(now - 5_000).add(&b).await;
+    AddJob::new("new").add(&b).await;
+    AddJob::new("sch")
+        .at(now - 5_000)
+        .scheduler("s")
+        .add(&b)
+        .await;
+    AddJob::new("prio")
+        .at(now - 5_000)
+        .priority(2)
+        .add(&b)
+        .await;
+    AddJob::new("late")
+        .at(now - 5_000)
+        .delay(60_000)
+        .add(&b)
+        .await;
 
     let before = ms(now - 1_000);
     let waiting = b
@@ -359,9 +210,9 @@ async fn obliterate_refuses_unpaused_and_active_then_removes_in_batches() {
     let schema = TestSchema::new("admin_obliterate");
     let b = schema.backend("q").await;
     let other = b.sibling(bullmq_core::QueueName::new("other").unwrap());
-    add(&other, NewJob::new("keep")).await;
+    AddJob::new("keep").add(&other).await;
     for id in ["a", "b", "c"] {
-        add(&b, NewJob::new(id)).await;
+        AddJob::new(id).add(&b).await;
     }
     assert_eq!(activate(&b, "t").await.as_deref(), Some("a"));
     let args = ObliterateArgs {
@@ -465,23 +316,9 @@ async fn retry_finished_jobs_moves_batches_back_to_wait() {
 async fn promote_jobs_makes_delayed_jobs_ready_in_batches() {
     let schema = TestSchema::new("admin_promote");
     let b = schema.backend("q").await;
-    add(
-        &b,
-        NewJob {
-            delay: 60_000,
-            ..NewJob::new("d1")
-        },
-    )
-    .await;
-    add(
-        &b,
-        NewJob {
-            delay: 120_000,
-            ..NewJob::new("d2")
-        },
-    )
-    .await;
-    add(&b, NewJob::new("w")).await;
+    AddJob::new("d1").delay(60_000).add(&b).await;
+    AddJob::new("d2").delay(120_000).add(&b).await;
+    AddJob::new("w").add(&b).await;
 
     assert_eq!(b.promote_jobs(1).await.unwrap(), Batch::More);
     assert_eq!(
@@ -499,7 +336,7 @@ async fn promote_jobs_makes_delayed_jobs_ready_in_batches() {
 async fn remove_orphaned_jobs_has_nothing_to_do_on_postgres() {
     let schema = TestSchema::new("admin_orphans");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
     assert_eq!(b.remove_orphaned_jobs(10, 0).await.unwrap(), 0);
     assert_eq!(job_ids(&b).await, ids(&["a"]));
 }
@@ -508,7 +345,7 @@ async fn remove_orphaned_jobs_has_nothing_to_do_on_postgres() {
 async fn set_rate_limit_then_remove_the_key() {
     let schema = TestSchema::new("admin_rate");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
     assert!(!b.remove_rate_limit_key().await.unwrap(), "no window yet");
 
     let before = now_ms();

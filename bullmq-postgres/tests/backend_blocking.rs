@@ -13,16 +13,10 @@ use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, NodeKey};
 use bullmq_core::{Prefix, QueueName};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
-use bullmq_postgres::sqlx::{self, types::Json};
+use bullmq_postgres::sqlx;
+use serde_json::json;
 use support::TestSchema;
-
-/// Now, Unix ms.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970");
-    i64::try_from(since.as_millis()).expect("ms fit i64")
-}
+use support::jobs::AddJob;
 
 /// A backend whose queue name is the schema's (unique on the server, which the connection
 /// names in `pg_stat_activity` need: they are seen across databases and tests).
@@ -32,46 +26,34 @@ async fn backend(schema: &TestSchema) -> PostgresBackend {
 
 /// Adds a job with upstream's `add_job` (as Node.js' `addJob` runs it), `delay` ms from now.
 async fn add_job(b: &PostgresBackend, id: &str, delay: i64) {
-    let opts = serde_json::json!({ "delay": delay, "attempts": 1 });
-    let added: String = sqlx::query_scalar(commands::ADD_JOB.text)
+    let added = AddJob {
+        data: json!({}),
+        opts: json!({ "delay": delay, "attempts": 1 }),
+        ..AddJob::new(id)
+    }
+    .add(b)
+    .await;
+    assert_eq!(added, id);
+}
+
+/// Runs `sql` with the queue's name as `$1`.
+async fn on_queue(b: &PostgresBackend, sql: &str) {
+    sqlx::query(sql)
         .bind(b.queue().as_str())
-        .bind(id)
-        .bind("test")
-        .bind(Json(serde_json::json!({})))
-        .bind(Json(opts))
-        .bind(0_i32)
-        .bind(delay)
-        .bind(now_ms())
-        .bind(1_i32)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(false)
-        .fetch_one(b.connection().pool())
+        .execute(b.connection().pool())
         .await
         .unwrap();
-    assert_eq!(added, id);
 }
 
 /// `pg_notify('bullmq_jobs', <queue>)` with no job behind it: only a listening wait hears it
 /// (a look at the queue finds nothing).
 async fn notify_jobs(b: &PostgresBackend) {
-    sqlx::query("SELECT pg_notify('bullmq_jobs', $1)")
-        .bind(b.queue().as_str())
-        .execute(b.connection().pool())
-        .await
-        .unwrap();
+    on_queue(b, "SELECT pg_notify('bullmq_jobs', $1)").await;
 }
 
 /// Deletes the queue's jobs (so a later wait has nothing to find).
 async fn clear_jobs(b: &PostgresBackend) {
-    sqlx::query("DELETE FROM job WHERE queue = $1")
-        .bind(b.queue().as_str())
-        .execute(b.connection().pool())
-        .await
-        .unwrap();
+    on_queue(b, "DELETE FROM job WHERE queue = $1").await;
 }
 
 /// The pids of the sessions named `name`.
@@ -121,6 +103,45 @@ fn spawn_wait(
     })
 }
 
+/// Starts a 20 s wait in a task and gives it 300 ms to begin waiting.
+async fn started_wait(
+    b: &PostgresBackend,
+) -> tokio::task::JoinHandle<(Option<bullmq_core::backend::Marker>, Duration)> {
+    let wait = spawn_wait(b, Duration::from_secs(20));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    wait
+}
+
+/// What `wait` returned, which it must within `within` (else a panic saying `what` it waited
+/// for).
+async fn ended(
+    wait: tokio::task::JoinHandle<(Option<bullmq_core::backend::Marker>, Duration)>,
+    within: Duration,
+    what: &str,
+) -> (Option<bullmq_core::backend::Marker>, Duration) {
+    tokio::time::timeout(within, wait)
+        .await
+        .unwrap_or_else(|_| panic!("{what}"))
+        .unwrap()
+}
+
+/// A 20 s wait ends at once (within `within`), with no marker.
+async fn assert_refused(b: &PostgresBackend, within: Duration) {
+    let start = Instant::now();
+    assert_eq!(b.wait_for_job(Duration::from_secs(20)).await.unwrap(), None);
+    assert!(start.elapsed() < within);
+}
+
+/// With the queue's jobs deleted, a bare notification (no job behind it) wakes a wait: only
+/// the `LISTEN` can have heard it.
+async fn assert_a_notification_wakes(b: &PostgresBackend, what: &str) {
+    clear_jobs(b).await;
+    let wait = started_wait(b).await;
+    notify_jobs(b).await;
+    let (marker, _) = ended(wait, Duration::from_secs(5), what).await;
+    assert!(marker.is_some());
+}
+
 #[tokio::test]
 async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
     let schema = TestSchema::new("blk_wake");
@@ -128,14 +149,10 @@ async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
     let role = ClientRole::Worker { name: None };
     b.set_client_role(role).await.unwrap();
 
-    let wait = spawn_wait(&b, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let wait = started_wait(&b).await;
     assert!(!wait.is_finished(), "nothing to wake for yet");
     add_job(&b, "1", 0).await;
-    let (marker, took) = tokio::time::timeout(Duration::from_secs(5), wait)
-        .await
-        .expect("woken by the add")
-        .unwrap();
+    let (marker, took) = ended(wait, Duration::from_secs(5), "woken by the add").await;
     let marker = marker.expect("a marker");
     assert_eq!(marker.score, 0);
     assert!(took < Duration::from_secs(5), "{took:?}");
@@ -151,15 +168,7 @@ async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
     assert!(start.elapsed() < Duration::from_secs(2));
 
     // A bare notification (no job): only the LISTEN can have woken the wait.
-    clear_jobs(&b).await;
-    let wait = spawn_wait(&b, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    notify_jobs(&b).await;
-    let (marker, _) = tokio::time::timeout(Duration::from_secs(5), wait)
-        .await
-        .expect("woken by the notification")
-        .unwrap();
-    assert!(marker.is_some());
+    assert_a_notification_wakes(&b, "woken by the notification").await;
 
     // Another queue's notification is not ours.
     let wait = spawn_wait(&b, Duration::from_millis(800));
@@ -197,9 +206,7 @@ async fn a_wait_times_out_and_a_delayed_job_shortens_it() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 
     // Already due: no wait at all.
-    let start = Instant::now();
-    assert_eq!(b.wait_for_job(Duration::from_secs(20)).await.unwrap(), None);
-    assert!(start.elapsed() < Duration::from_secs(2));
+    assert_refused(&b, Duration::from_secs(2)).await;
 }
 
 #[tokio::test]
@@ -207,26 +214,18 @@ async fn disconnect_blocking_ends_the_wait_and_refuses_the_next() {
     let schema = TestSchema::new("blk_interrupt");
     let b = backend(&schema).await;
 
-    let wait = spawn_wait(&b, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let wait = started_wait(&b).await;
     b.disconnect_blocking(true).await.unwrap();
-    let (marker, took) = tokio::time::timeout(Duration::from_secs(3), wait)
-        .await
-        .expect("interrupted")
-        .unwrap();
+    let (marker, took) = ended(wait, Duration::from_secs(3), "interrupted").await;
     assert_eq!(marker, None);
     assert!(took < Duration::from_secs(3), "{took:?}");
 
     // The flag outlives the wait it interrupted: a wait that raced the interrupt is refused.
-    let start = Instant::now();
-    assert_eq!(b.wait_for_job(Duration::from_secs(20)).await.unwrap(), None);
-    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_refused(&b, Duration::from_secs(1)).await;
 
     // Refused before it began, too.
     b.disconnect_blocking(true).await.unwrap();
-    let start = Instant::now();
-    assert_eq!(b.wait_for_job(Duration::from_secs(20)).await.unwrap(), None);
-    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_refused(&b, Duration::from_secs(1)).await;
 
     // After reconnecting, waits block again.
     b.disconnect_blocking(true).await.unwrap();
@@ -239,19 +238,13 @@ async fn disconnect_blocking_ends_the_wait_and_refuses_the_next() {
     assert!(start.elapsed() >= Duration::from_millis(400));
 
     // `close` ends a wait too, and every later one.
-    let wait = spawn_wait(&b, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let wait = started_wait(&b).await;
     b.close(false).await.unwrap();
     assert!(b.is_closing());
-    let (marker, _) = tokio::time::timeout(Duration::from_secs(3), wait)
-        .await
-        .expect("interrupted by close")
-        .unwrap();
+    let (marker, _) = ended(wait, Duration::from_secs(3), "interrupted by close").await;
     assert_eq!(marker, None);
     b.reconnect_blocking().await.unwrap();
-    let start = Instant::now();
-    assert_eq!(b.wait_for_job(Duration::from_secs(20)).await.unwrap(), None);
-    assert!(start.elapsed() < Duration::from_secs(1));
+    assert_refused(&b, Duration::from_secs(1)).await;
 }
 
 #[tokio::test]
@@ -267,31 +260,19 @@ async fn waits_survive_the_listen_connection_being_killed() {
     assert_eq!(first.len(), 1, "one named LISTEN connection");
 
     // Killed mid-wait: the wait goes on (polling, then listening again) and sees a new job.
-    let wait = spawn_wait(&b, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let wait = started_wait(&b).await;
     assert_eq!(terminate(&name).await, 1);
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!wait.is_finished(), "a lost connection is no job");
     add_job(&b, "1", 0).await;
-    let (marker, _) = tokio::time::timeout(Duration::from_secs(5), wait)
-        .await
-        .expect("the job is seen")
-        .unwrap();
+    let (marker, _) = ended(wait, Duration::from_secs(5), "the job is seen").await;
     assert!(marker.is_some());
 
     // The connection came back under the same name, and listens: a bare notification wakes.
     let again = sessions_until(&name, |p| p.len() == 1 && p != first.as_slice()).await;
     assert_eq!(again.len(), 1, "reconnected: {again:?} (was {first:?})");
     assert_ne!(again, first);
-    clear_jobs(&b).await;
-    let wait = spawn_wait(&b, Duration::from_secs(20));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    notify_jobs(&b).await;
-    let (marker, _) = tokio::time::timeout(Duration::from_secs(5), wait)
-        .await
-        .expect("woken by the notification after reconnecting")
-        .unwrap();
-    assert!(marker.is_some());
+    assert_a_notification_wakes(&b, "woken by the notification after reconnecting").await;
 
     // Killed over and over while a job is added: notifications are missed, the job is not.
     let wait = spawn_wait(&b, Duration::from_secs(20));
@@ -307,10 +288,8 @@ async fn waits_survive_the_listen_connection_being_killed() {
     };
     tokio::time::sleep(Duration::from_millis(500)).await;
     add_job(&b, "2", 0).await;
-    let (marker, _) = tokio::time::timeout(Duration::from_secs(5), wait)
-        .await
-        .expect("the job is seen while the connection keeps dropping")
-        .unwrap();
+    let seen = "the job is seen while the connection keeps dropping";
+    let (marker, _) = ended(wait, Duration::from_secs(5), seen).await;
     assert!(marker.is_some());
     killer.await.unwrap();
 }

@@ -8,134 +8,25 @@ mod support;
 
 use std::time::Duration;
 
+use bullmq_core::ScriptErrorCode;
 use bullmq_core::backend::JobMutations;
-use bullmq_core::{Error, JobId, ScriptError, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
-use bullmq_postgres::sqlx::{self, Row as _};
+use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 use support::TestSchema;
-
-/// Now, Unix ms.
-fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970");
-    i64::try_from(since.as_millis()).expect("ms fit i64")
-}
-
-/// A job to add with upstream's `add_job`, with the parameters Node.js's `addJob` passes.
-#[derive(Clone)]
-struct NewJob<'a> {
-    id: &'a str,
-    delay: i64,
-    priority: i32,
-    scheduler: Option<&'a str>,
-    dedup: Option<&'a str>,
-}
-
-impl<'a> NewJob<'a> {
-    fn new(id: &'a str) -> Self {
-        Self {
-            id,
-            delay: 0,
-            priority: 0,
-            scheduler: None,
-            dedup: None,
-        }
-    }
-}
-
-async fn add(b: &PostgresBackend, job: NewJob<'_>) -> String {
-    let mut opts = json!({ "delay": job.delay, "priority": job.priority, "attempts": 1 });
-    if let Some(dedup) = job.dedup {
-        opts["deduplication"] = json!({ "id": dedup });
-    }
-    sqlx::query_scalar(commands::ADD_JOB.text)
-        .bind(b.queue().as_str())
-        .bind(job.id)
-        .bind("test")
-        .bind(r#"{"n":1}"#)
-        .bind(opts.to_string())
-        .bind(job.priority)
-        .bind(job.delay)
-        .bind(now_ms())
-        .bind(1_i32)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(job.dedup)
-        .bind(job.scheduler)
-        .bind(false)
-        .fetch_one(b.connection().pool())
-        .await
-        .expect("add_job")
-}
-
-/// One `add_flow` entry, as Node.js's `toBatchEntry` builds it.
-fn flow_entry(id: &str, parent: Option<&str>, waits_for_children: bool) -> Value {
-    json!({
-        "queue": "q",
-        "id": id,
-        "name": "flow",
-        "data": "{}",
-        "opts": {},
-        "priority": 0,
-        "delay": 0,
-        "timestamp": now_ms(),
-        "attempts": 1,
-        "parentQueue": parent.map(|_| "q"),
-        "parentId": parent,
-        "parentKey": parent.map(|p| format!("q:{p}")),
-        "dedupId": null,
-        "schedulerId": null,
-        "lifo": false,
-        "addToWaitingChildren": waits_for_children,
-    })
-}
+use support::jobs::{self, AddJob, activate, column, flow_entry, id, now_ms, script_error, state};
 
 /// Adds parent `p` waiting for children `children` (roots first, as Node.js orders them).
 async fn add_flow(b: &PostgresBackend, parent: &str, children: &[&str]) {
-    let mut entries = vec![flow_entry(parent, None, true)];
-    entries.extend(children.iter().map(|c| flow_entry(c, Some(parent), false)));
-    let ids: Vec<String> = sqlx::query_scalar(commands::ADD_FLOW.text)
-        .bind(Value::Array(entries).to_string())
-        .fetch_all(b.connection().pool())
-        .await
-        .expect("add_flow");
+    let mut entries = vec![flow_entry("q", parent, None, true)];
+    entries.extend(
+        children
+            .iter()
+            .map(|c| flow_entry("q", c, Some(("q", parent)), false)),
+    );
+    let ids = jobs::add_flow(b, entries).await;
     assert_eq!(ids.len(), children.len() + 1, "{ids:?}");
-}
-
-/// Claims the next job with upstream's `move_to_active`, as a worker with no limiter does.
-async fn activate(b: &PostgresBackend, token: &str) -> Option<String> {
-    let rows = sqlx::query(commands::MOVE_TO_ACTIVE.text)
-        .bind(b.queue().as_str())
-        .bind(token)
-        .bind(30_000_i64)
-        .bind(now_ms())
-        .bind(Some("w"))
-        .bind(None::<i32>)
-        .bind(None::<i64>)
-        .fetch_all(b.connection().pool())
-        .await
-        .expect("move_to_active");
-    rows.first().map(|r| r.get::<String, _>("id"))
-}
-
-/// One column of a job's row (as text), `None` when the job does not exist.
-async fn column(b: &PostgresBackend, id: &str, column: &str) -> Option<Option<String>> {
-    sqlx::query_scalar(&format!(
-        "SELECT {column}::text FROM job WHERE queue = $1 AND id = $2"
-    ))
-    .bind(b.queue().as_str())
-    .bind(id)
-    .fetch_optional(b.connection().pool())
-    .await
-    .expect("read a job column")
-}
-
-async fn state(b: &PostgresBackend, id: &str) -> Option<String> {
-    column(b, id, "state").await.flatten()
 }
 
 async fn logs(b: &PostgresBackend, id: &str) -> Vec<String> {
@@ -159,23 +50,11 @@ async fn dedup_winner(b: &PostgresBackend, dedup: &str) -> Option<String> {
         .expect("get_deduplication_job_id")
 }
 
-/// The script error inside `err`, or a panic naming what came instead.
-fn script_error(err: Error) -> ScriptError {
-    match err {
-        Error::Script(e) => e,
-        other => panic!("expected a script error, got {other:?}"),
-    }
-}
-
-fn id(s: &str) -> JobId {
-    JobId::from(s)
-}
-
 #[tokio::test]
 async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
     let schema = TestSchema::new("mut_data");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
 
     b.update_data(&id("a"), r#"{"x":[1,2]}"#).await.unwrap();
     assert_eq!(
@@ -193,7 +72,7 @@ async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
 async fn update_progress_stores_it_and_emits_an_event() {
     let schema = TestSchema::new("mut_progress");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
 
     b.update_progress(&id("a"), &json!({"pct": 42}))
         .await
@@ -230,7 +109,7 @@ async fn update_progress_stores_it_and_emits_an_event() {
 async fn add_log_counts_lines_and_trims_to_keep_logs() {
     let schema = TestSchema::new("mut_log");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
 
     assert_eq!(b.add_log(&id("a"), "one", None).await.unwrap(), 1);
     assert_eq!(
@@ -252,7 +131,7 @@ async fn add_log_counts_lines_and_trims_to_keep_logs() {
 async fn clear_logs_keeps_the_newest_or_removes_all() {
     let schema = TestSchema::new("mut_clear");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("a")).await;
+    AddJob::new("a").add(&b).await;
     for line in ["1", "2", "3"] {
         b.add_log(&id("a"), line, None).await.unwrap();
     }
@@ -268,15 +147,8 @@ async fn clear_logs_keeps_the_newest_or_removes_all() {
 async fn change_delay_reschedules_only_delayed_jobs() {
     let schema = TestSchema::new("mut_delay");
     let b = schema.backend("q").await;
-    add(
-        &b,
-        NewJob {
-            delay: 60_000,
-            ..NewJob::new("d")
-        },
-    )
-    .await;
-    add(&b, NewJob::new("w")).await;
+    AddJob::new("d").delay(60_000).add(&b).await;
+    AddJob::new("w").add(&b).await;
 
     let before = now_ms();
     b.change_delay(&id("d"), Duration::from_secs(5))
@@ -317,7 +189,7 @@ async fn change_priority_reorders_waiting_jobs() {
     let schema = TestSchema::new("mut_prio");
     let b = schema.backend("q").await;
     for j in ["a", "b", "c"] {
-        add(&b, NewJob::new(j)).await;
+        AddJob::new(j).add(&b).await;
     }
 
     b.change_priority(&id("c"), 0, true).await.unwrap();
@@ -350,16 +222,9 @@ async fn change_priority_reorders_waiting_jobs() {
 async fn remove_refuses_locked_and_scheduler_jobs() {
     let schema = TestSchema::new("mut_remove");
     let b = schema.backend("q").await;
-    add(&b, NewJob::new("active")).await;
-    add(&b, NewJob::new("plain")).await;
-    add(
-        &b,
-        NewJob {
-            scheduler: Some("s"),
-            ..NewJob::new("sched")
-        },
-    )
-    .await;
+    AddJob::new("active").add(&b).await;
+    AddJob::new("plain").add(&b).await;
+    AddJob::new("sched").scheduler("s").add(&b).await;
     assert_eq!(activate(&b, "t").await.as_deref(), Some("active"));
     b.add_log(&id("plain"), "line", None).await.unwrap();
 
@@ -481,22 +346,8 @@ async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused
 async fn deduplication_keys_are_removed_conditionally_or_unconditionally() {
     let schema = TestSchema::new("mut_dedup");
     let b = schema.backend("q").await;
-    add(
-        &b,
-        NewJob {
-            dedup: Some("d1"),
-            ..NewJob::new("a")
-        },
-    )
-    .await;
-    add(
-        &b,
-        NewJob {
-            dedup: Some("d2"),
-            ..NewJob::new("b")
-        },
-    )
-    .await;
+    AddJob::new("a").dedup("d1").add(&b).await;
+    AddJob::new("b").dedup("d2").add(&b).await;
     assert_eq!(dedup_winner(&b, "d1").await.as_deref(), Some("a"));
 
     assert!(

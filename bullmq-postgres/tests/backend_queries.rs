@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use bullmq_core::backend::{
     DependenciesQuery, DependencyKind, FinishStatus, JobLogs, Queries, Range,
@@ -15,114 +15,54 @@ use bullmq_core::job::{FinishedState, JobType};
 use bullmq_core::{Error, JobId, JobState};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
-use bullmq_postgres::sqlx::{self, Row as _};
+use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 use support::TestSchema;
+use support::jobs::{self, AddJob, add_flow, flow_entry, id, move_to_active, now_ms};
 
 // ---------------------------------------------------------------------------------------------
 // Upstream commands, run as Node.js' PostgresQueueBackend runs them.
 // ---------------------------------------------------------------------------------------------
 
-fn now_ms() -> i64 {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("the clock is after 1970");
-    i64::try_from(since.as_millis()).expect("now fits i64")
-}
-
 fn q(b: &PostgresBackend) -> &str {
     b.queue().as_str()
-}
-
-fn id(s: &str) -> JobId {
-    JobId::from(s)
 }
 
 fn ids(v: &[JobId]) -> Vec<&str> {
     v.iter().map(JobId::as_str).collect()
 }
 
-/// Node.js' `addJob`: priority, delay, attempts and lifo come from the (long-key) options.
+/// Node.js' `addJob` of job `job_id` (named `test-job`, data `{"n": <id>}`) with `opts`, at
+/// `timestamp`.
 async fn add_at(b: &PostgresBackend, job_id: &str, opts: Value, timestamp: i64) -> String {
-    let int = |k: &str| opts.get(k).and_then(Value::as_i64);
-    let dedup = opts
-        .pointer("/deduplication/id")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let row = sqlx::query(commands::ADD_JOB.text)
-        .bind(q(b))
-        .bind(job_id)
-        .bind("test-job")
-        .bind(json!({ "n": job_id }).to_string())
-        .bind(opts.to_string())
-        .bind(i32::try_from(int("priority").unwrap_or(0)).expect("priority"))
-        .bind(int("delay").unwrap_or(0))
-        .bind(timestamp)
-        .bind(i32::try_from(int("attempts").unwrap_or(1)).expect("attempts"))
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(dedup)
-        .bind(None::<String>)
-        .bind(opts.get("lifo").and_then(Value::as_bool).unwrap_or(false))
-        .fetch_one(b.connection().pool())
-        .await
-        .expect("add_job");
-    row.try_get("id").expect("add_job id")
+    AddJob {
+        name: "test-job",
+        data: json!({ "n": job_id }),
+        opts,
+        timestamp,
+        ..AddJob::new(job_id)
+    }
+    .add(b)
+    .await
 }
 
 async fn add(b: &PostgresBackend, job_id: &str, opts: Value) -> String {
     add_at(b, job_id, opts, now_ms()).await
 }
 
-/// One flow entry as Node.js' `toBatchEntry` builds it.
+/// One flow entry as Node.js' `toBatchEntry` builds it (named `flow-job`, data
+/// `{"n": <id>}`), a root waiting for its children.
 fn entry(queue: &str, job_id: &str, parent: Option<(&str, &str)>, opts: Value) -> Value {
-    let mut e = json!({
-        "queue": queue,
-        "id": job_id,
-        "name": "flow-job",
-        "data": json!({ "n": job_id }).to_string(),
-        "priority": 0,
-        "delay": 0,
-        "timestamp": now_ms(),
-        "attempts": 1,
-        "parentQueue": parent.map(|(pq, _)| pq),
-        "parentId": parent.map(|(_, pid)| pid),
-        "parentKey": parent.map(|(pq, pid)| format!("{pq}:{pid}")),
-        "dedupId": null,
-        "schedulerId": null,
-        "lifo": false,
-        "addToWaitingChildren": parent.is_none(),
-    });
+    let mut e = flow_entry(queue, job_id, parent, parent.is_none());
+    e["name"] = json!("flow-job");
+    e["data"] = json!(json!({ "n": job_id }).to_string());
     e["opts"] = opts;
     e
 }
 
-async fn add_flow(b: &PostgresBackend, entries: Vec<Value>) -> Vec<String> {
-    sqlx::query(commands::ADD_FLOW.text)
-        .bind(Value::Array(entries).to_string())
-        .fetch_all(b.connection().pool())
-        .await
-        .expect("add_flow")
-        .iter()
-        .map(|r| r.try_get("id").expect("add_flow id"))
-        .collect()
-}
-
 /// `move_to_active` with Node.js' defaults (30 s lock, no limiter): the claimed job's id.
 async fn activate(b: &PostgresBackend) -> Option<String> {
-    let rows = sqlx::query(commands::MOVE_TO_ACTIVE.text)
-        .bind(q(b))
-        .bind("token")
-        .bind(30_000_i64)
-        .bind(now_ms())
-        .bind(None::<String>)
-        .bind(None::<i32>)
-        .bind(None::<i64>)
-        .fetch_all(b.connection().pool())
-        .await
-        .expect("move_to_active");
-    rows.first().map(|r| r.try_get("id").expect("claimed id"))
+    move_to_active(b, "token", None, None).await
 }
 
 /// Claims the next job, asserting it is `expected`.
@@ -131,34 +71,11 @@ async fn activate_expect(b: &PostgresBackend, expected: &str) {
 }
 
 async fn complete(b: &PostgresBackend, job_id: &str, value: &Value) {
-    sqlx::query(commands::MOVE_TO_COMPLETED.text)
-        .bind(q(b))
-        .bind(job_id)
-        .bind("token")
-        .bind(value.to_string())
-        .bind(now_ms())
-        .bind(false)
-        .bind(None::<i64>)
-        .bind(None::<i32>)
-        .execute(b.connection().pool())
-        .await
-        .expect("move_to_completed");
+    jobs::complete(b, job_id, "token", &value.to_string(), now_ms()).await;
 }
 
 async fn fail(b: &PostgresBackend, job_id: &str, reason: &str) {
-    sqlx::query(commands::MOVE_TO_FAILED.text)
-        .bind(q(b))
-        .bind(job_id)
-        .bind("token")
-        .bind(reason)
-        .bind(None::<String>)
-        .bind(now_ms())
-        .bind(false)
-        .bind(None::<i64>)
-        .bind(None::<i32>)
-        .execute(b.connection().pool())
-        .await
-        .expect("move_to_failed");
+    jobs::fail(b, job_id, "token", reason, None, now_ms()).await;
 }
 
 async fn pause(b: &PostgresBackend, paused: bool) {
@@ -213,6 +130,17 @@ fn t(s: JobState) -> JobType {
 // States
 // ---------------------------------------------------------------------------------------------
 
+/// The jobs [`one_of_each`] makes, each with its state.
+const ONE_OF_EACH: [(&str, JobState); 7] = [
+    ("active", JobState::Active),
+    ("completed", JobState::Completed),
+    ("failed", JobState::Failed),
+    ("waiting", JobState::Waiting),
+    ("prioritized", JobState::Prioritized),
+    ("delayed", JobState::Delayed),
+    ("parent", JobState::WaitingChildren),
+];
+
 /// One job in every state: `active`, `completed` (`{"x":1}`), `failed` (`boom`), `waiting`,
 /// `prioritized` (priority 3), `delayed`, and the flow parent `parent` waiting for `kid`.
 async fn one_of_each(b: &PostgresBackend) {
@@ -241,16 +169,7 @@ async fn get_state_reads_every_state_and_prioritized_waiting_jobs() {
     let b = schema.backend("q").await;
     one_of_each(&b).await;
 
-    let expected = [
-        ("active", JobState::Active),
-        ("completed", JobState::Completed),
-        ("failed", JobState::Failed),
-        ("waiting", JobState::Waiting),
-        ("prioritized", JobState::Prioritized),
-        ("delayed", JobState::Delayed),
-        ("parent", JobState::WaitingChildren),
-    ];
-    for (job, state) in expected {
+    for (job, state) in ONE_OF_EACH {
         assert_eq!(b.get_state(&id(job)).await.unwrap(), Some(state), "{job}");
     }
     assert_eq!(b.get_state(&id("nope")).await.unwrap(), None);
@@ -271,16 +190,7 @@ async fn is_job_in_state_matches_exactly_one_state() {
     let b = schema.backend("q").await;
     one_of_each(&b).await;
 
-    let jobs = [
-        ("active", JobState::Active),
-        ("completed", JobState::Completed),
-        ("failed", JobState::Failed),
-        ("waiting", JobState::Waiting),
-        ("prioritized", JobState::Prioritized),
-        ("delayed", JobState::Delayed),
-        ("parent", JobState::WaitingChildren),
-    ];
-    for (job, own) in jobs {
+    for (job, own) in ONE_OF_EACH {
         for state in JobState::ALL {
             assert_eq!(
                 b.is_job_in_state(state, &id(job)).await.unwrap(),

@@ -13,10 +13,11 @@ use bullmq_core::backend::{
 };
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::{KeepJobs, RepeatOptions, plan_iteration};
-use bullmq_core::{Error, Job, JobId, JobOptions, ScriptErrorCode};
+use bullmq_core::{Job, JobId, JobOptions, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
+use support::jobs::script_error;
 use support::{TestSchema, admin};
 
 const T0: u64 = 1_700_000_000_000;
@@ -71,13 +72,6 @@ async fn rows(schema: &TestSchema, table: &str, order: &str) -> Vec<Value> {
 
 async fn job_rows(schema: &TestSchema) -> Vec<Value> {
     rows(schema, "job", "abs(seq)").await
-}
-
-fn script_error(err: Error) -> bullmq_core::ScriptError {
-    match err {
-        Error::Script(e) => e,
-        other => panic!("expected a refusal, got {other}"),
-    }
 }
 
 /// Leaves out what depends on the instant each runtime read its clock: the delay (Node reads

@@ -15,12 +15,12 @@ use bullmq_core::backend::{
 use bullmq_core::clock::ManualClock;
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
-use bullmq_core::{Job, JobId, ScriptError, ScriptErrorCode};
+use bullmq_core::{Job, JobId, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 use support::TestSchema;
+use support::jobs::{self, AddJob, script_error, state};
 
 const T0: u64 = 1_700_000_000_000;
 const QUEUE: &str = "transitions";
@@ -34,54 +34,29 @@ async fn setup(tag: &str) -> (TestSchema, PostgresBackend, ManualClock) {
 }
 
 /// Adds a job through upstream's `add_job` command with the parameters Node.js's `addJob`
-/// passes (auto id, no parent, no dedup, FIFO); returns its id.
+/// passes (auto id, no dedup, FIFO), at [`T0`]; returns its id.
 async fn add_with(
     b: &PostgresBackend,
     name: &str,
     data: Value,
     opts: Value,
-    delay_ms: i64,
     parent: Option<(&str, &str)>,
 ) -> String {
-    let attempts = opts
-        .get("attempts")
-        .and_then(Value::as_i64)
-        .map_or(1, |a| i32::try_from(a).unwrap());
-    let parent_key = parent.map(|(q, id)| format!("{q}:{id}"));
-    sqlx::query_scalar(commands::ADD_JOB.text)
-        .bind(QUEUE)
-        .bind("")
-        .bind(name)
-        .bind(data.to_string())
-        .bind(opts.to_string())
-        .bind(0_i32)
-        .bind(delay_ms)
-        .bind(i64::try_from(T0).unwrap())
-        .bind(attempts)
-        .bind(parent.map(|(q, _)| q))
-        .bind(parent.map(|(_, id)| id))
-        .bind(parent_key)
-        .bind(None::<String>)
-        .bind(None::<String>)
-        .bind(false)
-        .fetch_one(b.connection().pool())
-        .await
-        .expect("add_job")
+    AddJob {
+        name,
+        data,
+        opts,
+        timestamp: i64::try_from(T0).unwrap(),
+        parent,
+        ..AddJob::new("")
+    }
+    .add(b)
+    .await
 }
 
 /// Adds a plain job named `name`.
 async fn add(b: &PostgresBackend, name: &str) -> String {
-    add_with(b, name, json!({"n": name}), json!({}), 0, None).await
-}
-
-/// The job's state column, `None` when the row is gone.
-async fn state(b: &PostgresBackend, id: &str) -> Option<String> {
-    sqlx::query_scalar("SELECT state::text FROM job WHERE queue = $1 AND id = $2")
-        .bind(QUEUE)
-        .bind(id)
-        .fetch_optional(b.connection().pool())
-        .await
-        .expect("read state")
+    add_with(b, name, json!({"n": name}), json!({}), None).await
 }
 
 /// A bigint/integer column of the job row, as i64.
@@ -98,14 +73,7 @@ async fn number(b: &PostgresBackend, id: &str, column: &str) -> Option<i64> {
 
 /// A text column of the job row.
 async fn text(b: &PostgresBackend, id: &str, column: &str) -> Option<String> {
-    sqlx::query_scalar(&format!(
-        "SELECT {column}::text FROM job WHERE queue = $1 AND id = $2"
-    ))
-    .bind(QUEUE)
-    .bind(id)
-    .fetch_one(b.connection().pool())
-    .await
-    .expect("read column")
+    jobs::column(b, id, column).await.expect("read column")
 }
 
 fn token(t: &str) -> LockToken {
@@ -159,18 +127,17 @@ async fn take(b: &PostgresBackend, t: &str) -> Job {
     decoded(next.job.expect("a job was taken"))
 }
 
+/// `job` under an id no row has.
+fn missing(job: &Job) -> Job {
+    let mut missing = job.clone();
+    missing.id = JobId::from("nope");
+    missing
+}
+
 fn decoded(fetched: FetchedJob) -> Job {
     let job = fetched.job.expect("the job decodes");
     assert_eq!(job.id, fetched.id);
     job
-}
-
-/// The script error inside `err`, or a panic naming what came instead.
-fn script_error(err: bullmq_core::Error) -> ScriptError {
-    match err {
-        bullmq_core::Error::Script(e) => e,
-        other => panic!("expected a script error, got {other:?}"),
-    }
 }
 
 #[tokio::test]
@@ -270,8 +237,7 @@ async fn finishing_refusals_carry_upstreams_codes() {
     assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(err.state.as_deref(), Some("active"));
 
-    let mut missing = job.clone();
-    missing.id = JobId::from("nope");
+    let missing = missing(&job);
     let err = script_error(
         b.move_to_failed(&missing, &fail("right", KeepJobs::KeepAll, true))
             .await
@@ -730,8 +696,7 @@ async fn reprocesses_a_finished_job() {
     assert_eq!(number(&b, &id, "finished_at_ms").await, None);
     assert_eq!(text(&b, &id, "return_value").await, None);
 
-    let mut missing = job.clone();
-    missing.id = JobId::from("nope");
+    let missing = missing(&job);
     let err = script_error(
         b.reprocess_job(&missing, FinishedState::Completed, reset)
             .await
@@ -756,7 +721,7 @@ async fn a_parent_waits_for_its_children() {
     let parent = add(&b, "parent").await;
     let parent_job = take(&b, "tp").await;
     assert_eq!(parent_job.id.as_str(), parent);
-    add_with(&b, "child", json!({}), json!({}), 0, Some((QUEUE, &parent))).await;
+    add_with(&b, "child", json!({}), json!({}), Some((QUEUE, &parent))).await;
 
     let err = script_error(
         b.move_to_waiting_children(&parent_job.id, &token("wrong"), None)
@@ -787,7 +752,7 @@ async fn a_parent_waits_for_its_children() {
 #[tokio::test]
 async fn a_job_with_unreadable_options_is_taken_with_the_decoding_error() {
     let (_schema, b, _clock) = setup("tr_corrupt").await;
-    let id = add_with(&b, "bad", json!({}), json!("not an object"), 0, None).await;
+    let id = add_with(&b, "bad", json!({}), json!("not an object"), None).await;
 
     let next = b.move_to_active(&fetch("tok")).await.unwrap();
     let fetched = next.job.expect("the row is taken");

@@ -5,19 +5,13 @@
 use std::time::Duration;
 
 use bullmq::core::backend::{LockToken, Range};
-use bullmq::{Error, JobOptions, JobState, ScriptErrorCode};
+use bullmq::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
 use crate::ctx::Ctx;
-use crate::events::{collect_until, reader};
+use crate::events::{add_later, collect_until_the_end, reader};
 use crate::store::Store;
-
-fn code(err: &Error) -> ScriptErrorCode {
-    match err {
-        Error::Script(e) => e.code,
-        other => panic!("expected a script refusal, got {other}"),
-    }
-}
+use crate::support::script_code as code;
 
 /// Upstream's PostgreSQL `get_counts` reports a paused queue's waiting jobs as `paused`
 /// (a type `JobType` has no name for), so they drop out of `waiting` and `count()`.
@@ -100,19 +94,9 @@ pub async fn removing_a_job_publishes_removed<S: Store>() {
     let ctx = Ctx::<S>::new("removed-event").await;
     let events = reader(&ctx).await;
     let mut sub = events.subscribe();
-    let later = ctx
-        .add(
-            "later",
-            json!({}),
-            JobOptions::new().delay(Duration::from_secs(3600)),
-        )
-        .await;
+    let later = add_later(&ctx).await;
     assert!(ctx.queue.remove(&later, false).await.unwrap());
-    bullmq::QueueEventsProducer::new(ctx.backend().await)
-        .publish_event("the-end", &[])
-        .await
-        .unwrap();
-    let seen = collect_until(&mut sub, "the-end").await;
+    let seen = collect_until_the_end(&ctx, &mut sub).await;
     assert!(
         seen.iter().any(|e| e.event
             == bullmq::QueueEvent::Removed {

@@ -22,6 +22,28 @@ pub(crate) async fn reader<S: Store>(ctx: &Ctx<S>) -> QueueEvents<S::B> {
     events
 }
 
+/// Adds `later`, a job due in an hour; its id.
+pub(crate) async fn add_later<S: Store>(ctx: &Ctx<S>) -> bullmq::JobId {
+    ctx.add(
+        "later",
+        json!({}),
+        JobOptions::new().delay(Duration::from_secs(3600)),
+    )
+    .await
+}
+
+/// Publishes a custom `the-end` event, then reads `sub` until it: every event published before.
+pub(crate) async fn collect_until_the_end<S: Store>(
+    ctx: &Ctx<S>,
+    sub: &mut bullmq::EventSubscription,
+) -> Vec<std::sync::Arc<bullmq::ReceivedEvent>> {
+    QueueEventsProducer::new(ctx.backend().await)
+        .publish_event("the-end", &[])
+        .await
+        .unwrap();
+    collect_until(sub, "the-end").await
+}
+
 pub async fn reader_sees_the_job_lifecycle_in_order<S: Store>() {
     let ctx = Ctx::<S>::new("lifecycle").await;
     let events = reader(&ctx).await;
@@ -315,13 +337,7 @@ pub async fn queue_and_worker_events_are_published<S: Store>() {
     let ctx = Ctx::<S>::new("every-event").await;
     let events = reader(&ctx).await;
     let mut sub = events.subscribe();
-    let later = ctx
-        .add(
-            "later",
-            json!({}),
-            JobOptions::new().delay(Duration::from_secs(3600)),
-        )
-        .await;
+    let later = add_later(&ctx).await;
     let later_job = ctx.job(&later).await;
     ctx.add("dup", json!({}), JobOptions::new().job_id("dup-1"))
         .await;
@@ -362,11 +378,7 @@ pub async fn queue_and_worker_events_are_published<S: Store>() {
         .await
         .unwrap();
     assert_eq!(cleaned.len(), 2);
-    QueueEventsProducer::new(ctx.backend().await)
-        .publish_event("the-end", &[])
-        .await
-        .unwrap();
-    let seen = collect_until(&mut sub, "the-end").await;
+    let seen = collect_until_the_end(&ctx, &mut sub).await;
     let has = |e: &QueueEvent| seen.iter().any(|s| s.event == *e);
     assert!(
         seen.iter()
@@ -516,11 +528,7 @@ pub async fn stalled_progress_and_waiting_children_events<S: Store>() {
     ctx.wait_state(&added.job.id, bullmq::JobState::Completed)
         .await;
     worker.close().await;
-    QueueEventsProducer::new(ctx.backend().await)
-        .publish_event("the-end", &[])
-        .await
-        .unwrap();
-    let seen = collect_until(&mut sub, "the-end").await;
+    let seen = collect_until_the_end(&ctx, &mut sub).await;
     let has = |e: &QueueEvent| seen.iter().any(|s| s.event == *e);
     assert!(
         seen.iter().any(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bullmq::core::backend::{Backend, DependenciesQuery, DependencyKind, Lifecycle};
+use bullmq::core::backend::{DependenciesQuery, DependencyKind, Lifecycle};
 use bullmq::core::job::JobType;
 use bullmq::flow::{FlowJob, FlowOptions, FlowProducer, GetFlowOptions, JobNode};
 use bullmq::{
@@ -16,19 +16,9 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast, q, worker_on};
 use crate::store::Store;
+use crate::support::flows::wide_tree_by_depth;
+use crate::support::standard_flow_processor as standard;
 use crate::support::wait::eventually;
-
-/// What every flow processor does: a job whose name starts with `fail` fails with
-/// `boom <name>`; any other returns its name with its children's values and ignored failures.
-async fn standard<B: Backend>(job: ActiveJob<B>, _: CancellationToken) -> ProcessResult {
-    if job.name.starts_with("fail") {
-        return Err(JobError::failed(format!("boom {}", job.name)));
-    }
-    let handle = job.handle();
-    let children = handle.get_children_values().await?;
-    let ignored = handle.get_ignored_children_failures().await?;
-    Ok(json!({"name": job.name, "children": children, "ignored": ignored}))
-}
 
 impl<S: Store> Ctx<S> {
     async fn producer(&self) -> FlowProducer<S::B> {
@@ -177,35 +167,7 @@ pub async fn a_tree_spans_queues_and_reads_back_whole<S: Store>() {
 pub async fn get_flow_honours_depth_and_max_children<S: Store>() {
     let ctx = Ctx::<S>::new("top").await;
     let producer = ctx.producer().await;
-    let kids = (0..30).map(|i| {
-        FlowJob::new(q("kids"), format!("kid-{i}"), json!({"i": i})).child(FlowJob::new(
-            q("grandkids"),
-            "g",
-            json!({"i": i}),
-        ))
-    });
-    let added = producer
-        .add(FlowJob::new(q("top"), "top", json!({})).children(kids))
-        .await
-        .unwrap();
-    let id = added.job.id.clone();
-    let get = |opts: GetFlowOptions| {
-        let producer = &producer;
-        async move { producer.get_flow(&opts).await.unwrap().unwrap() }
-    };
-    let only_root = get(GetFlowOptions::new(q("top"), id.clone()).depth(1)).await;
-    assert!(only_root.children.is_empty());
-    let two = get(GetFlowOptions::new(q("top"), id.clone())
-        .depth(2)
-        .max_children(100))
-    .await;
-    assert_eq!(two.children.len(), 30);
-    assert!(two.children.iter().all(|c| c.children.is_empty()));
-    let full = get(GetFlowOptions::new(q("top"), id.clone())
-        .depth(3)
-        .max_children(100))
-    .await;
-    assert_eq!(full.iter().count(), 61);
+    let (added, full) = wide_tree_by_depth(&producer, 30, 100).await;
     assert_eq!(sorted(&full), sorted(&added));
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bullmq::core::backend::{
-    DependenciesQuery, DependencyKind, Lifecycle, LockToken, Range, ReprocessOptions,
+    DependenciesQuery, DependencyKind, Lifecycle, Range, ReprocessOptions,
 };
 use bullmq::core::job::FinishedState;
 use bullmq::core::{FailOutcome, JobFailure};
@@ -15,17 +15,7 @@ use serde_json::json;
 
 use crate::ctx::{Ctx, now_ms};
 use crate::store::Store;
-
-fn code(err: &Error) -> ScriptErrorCode {
-    match err {
-        Error::Script(e) => e.code,
-        other => panic!("expected a script refusal, got {other}"),
-    }
-}
-
-fn token(t: &str) -> LockToken {
-    LockToken::new(t)
-}
+use crate::support::{script_code as code, token};
 
 fn id(s: &str) -> JobId {
     JobId::from(s)

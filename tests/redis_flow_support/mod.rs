@@ -11,12 +11,13 @@ use bullmq::core::codec::{self, KeyStyle};
 use bullmq::flow::{FlowProducer, JobNode};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
-    ActiveJob, CancellationToken, JobError, JobId, JobState, Prefix, ProcessResult, Processor,
-    Queue, QueueName, Worker, WorkerOptions,
+    ActiveJob, CancellationToken, JobId, JobState, Prefix, ProcessResult, Processor, Queue,
+    QueueName, Worker, WorkerOptions,
 };
 use serde_json::{Value, json};
 
 use crate::support;
+use crate::support::standard_flow_processor as standard;
 
 /// One test's key prefix (deleted on drop) and the connections made under it.
 pub struct Ctx {
@@ -129,19 +130,6 @@ impl<F: Processor<RedisBackend>> Drop for Closing<F> {
 
 pub fn q(name: &str) -> QueueName {
     QueueName::new(name).unwrap()
-}
-
-/// What every test processor does, in Rust and in Node (`tests/node/flow-work.mjs`): a job
-/// whose name starts with `fail` fails with `boom <name>`; any other returns its name with
-/// its children's values and ignored failures.
-pub async fn standard(job: ActiveJob<RedisBackend>, _: CancellationToken) -> ProcessResult {
-    if job.name.starts_with("fail") {
-        return Err(JobError::failed(format!("boom {}", job.name)));
-    }
-    let handle = job.handle();
-    let children = handle.get_children_values().await?;
-    let ignored = handle.get_ignored_children_failures().await?;
-    Ok(json!({"name": job.name, "children": children, "ignored": ignored}))
 }
 
 /// A tree as the flow tests compare it across runtimes: per node its qualified queue name,

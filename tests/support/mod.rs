@@ -1,9 +1,13 @@
 //! Shared helpers for the integration tests: service URLs with clear messages when a service is
-//! missing, unique prefixes, and running the pinned Node.js scripts.
+//! missing, unique prefixes, running the pinned Node.js scripts, and the test PostgreSQL
+//! ([`postgres`]).
 
 #![allow(dead_code, unreachable_pub)]
 
 pub mod corpus;
+#[cfg(feature = "flow")]
+pub mod flows;
+pub mod postgres;
 pub mod scheduled;
 pub mod wait;
 
@@ -40,6 +44,35 @@ pub fn now_ms() -> u64 {
             .as_millis(),
     )
     .expect("milliseconds fit in u64")
+}
+
+/// The code of a script refusal, or a panic naming what came instead.
+pub fn script_code(err: &bullmq::Error) -> bullmq::ScriptErrorCode {
+    match err {
+        bullmq::Error::Script(e) => e.code,
+        other => panic!("expected a script refusal, got {other}"),
+    }
+}
+
+/// A lock token.
+pub fn token(t: &str) -> bullmq::core::backend::LockToken {
+    bullmq::core::backend::LockToken::new(t)
+}
+
+/// What every flow test's processor does, in Rust on each store and in Node
+/// (`tests/node/flow-work.mjs`): a job whose name starts with `fail` fails with `boom <name>`;
+/// any other returns its name with its children's values and ignored failures.
+pub async fn standard_flow_processor<B: bullmq::core::backend::Backend>(
+    job: bullmq::ActiveJob<B>,
+    _: bullmq::CancellationToken,
+) -> bullmq::ProcessResult {
+    if job.name.starts_with("fail") {
+        return Err(bullmq::JobError::failed(format!("boom {}", job.name)));
+    }
+    let handle = job.handle();
+    let children = handle.get_children_values().await?;
+    let ignored = handle.get_ignored_children_failures().await?;
+    Ok(serde_json::json!({"name": job.name, "children": children, "ignored": ignored}))
 }
 
 /// A key prefix no other test uses.

@@ -7,24 +7,20 @@
 //! scheduler id, LIFO) are read from the options as Node.js reads them. On PostgreSQL a
 //! parent's "queue key" is the bare queue name and a job key is `<queue>:<id>`.
 
-use std::time::Duration;
-
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, KeyStyle};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use serde::Serialize;
-use sqlx::Row as _;
+use sqlx::postgres::PgRow;
 
-use super::{PostgresBackend, one_row, refusal, refusal_code, sql_error, to_i64};
+use super::{
+    PostgresBackend, id_column, millis, one_value, refusal, refusal_code, sql_error, to_i64,
+    unexpected,
+};
 use crate::sql::commands;
 
 /// Node.js's name for the add commands in its refusals.
 const ADD_JOB: &str = "addJob";
-
-/// A duration as whole milliseconds, saturating.
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
 
 /// An integer option Node.js passes through as stored, typed or kept raw in `extra`.
 fn raw_int(job: &Job, key: &str) -> Option<i64> {
@@ -91,6 +87,17 @@ fn asked_id(job: &Job) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The refusal of adding `job`, as Node.js's: it names the parent, not the state.
+fn add_refusal(code: ScriptErrorCode, job: &Job, parent_key: Option<&str>) -> ScriptError {
+    ScriptError {
+        code,
+        command: ADD_JOB,
+        job_id: asked_id(job),
+        parent_key: parent_key.map(str::to_owned),
+        state: None,
+    }
+}
+
 /// Runs upstream's `add_job` for `job` in `queue` on `executor` (the pool, a connection or a
 /// caller's open transaction); returns the job's id, the existing one for a duplicate or a
 /// deduplicated job. Refusals (missing parent, parent that cannot be replaced) come back as
@@ -129,20 +136,10 @@ where
         .fetch_all(executor)
         .await
         .map_err(|err| match refusal_code(&err) {
-            // Node.js's refusal names the parent, not the state.
-            Some(code) => ScriptError {
-                code,
-                command: ADD_JOB,
-                job_id: asked_id(job),
-                parent_key: parent_key.map(str::to_owned),
-                state: None,
-            }
-            .into(),
+            Some(code) => add_refusal(code, job, parent_key).into(),
             None => sql_error(ADD_JOB)(err),
         })?;
-    let id: String = one_row(rows, ADD_JOB)?
-        .try_get("id")
-        .map_err(sql_error(ADD_JOB))?;
+    let id: String = one_value(rows, "id", ADD_JOB)?;
     Ok(JobId::from(id))
 }
 
@@ -212,13 +209,6 @@ fn batch_json(entries: &[BatchEntry<'_>]) -> Result<String> {
     })
 }
 
-/// The ids a batch command answered, in input order.
-fn ids(rows: &[sqlx::postgres::PgRow], command: &'static str) -> Result<Vec<String>> {
-    rows.iter()
-        .map(|row| row.try_get::<String, _>("id").map_err(sql_error(command)))
-        .collect()
-}
-
 /// `add_flow` answers a refused node's id as a negative code (`-5` missing parent, `-7`
 /// parent cannot be replaced), as Node.js reads it.
 fn negative_code(id: &str) -> Option<i64> {
@@ -232,17 +222,37 @@ fn node_refusal(
     parent: &ParentKeyOpts,
 ) -> std::result::Result<ScriptError, bullmq_core::Error> {
     match ScriptErrorCode::try_from(code) {
-        Ok(code) => Ok(ScriptError {
-            code,
-            command: ADD_JOB,
-            job_id: asked_id(job),
-            parent_key: parent_key(job, parent).map(str::to_owned),
-            state: None,
-        }),
-        Err(_) => Err(sql_error("addFlow")(sqlx::Error::Protocol(format!(
-            "add_flow answered the unknown code {code}"
-        )))),
+        Ok(code) => Ok(add_refusal(code, job, parent_key(job, parent))),
+        Err(_) => Err(unexpected(
+            "addFlow",
+            format!("add_flow answered the unknown code {code}"),
+        )),
     }
+}
+
+/// One outcome per entry (`what` names them), in input order, from the ids `command`
+/// answered: an entry refused by `add_flow` has its negative code for id. Read lazily, so
+/// that a caller stopping at the first refusal reads no further.
+fn outcomes<'a>(
+    rows: &[PgRow],
+    command: &'static str,
+    what: &str,
+    entries: impl ExactSizeIterator<Item = &'a NewJob> + 'a,
+) -> Result<impl Iterator<Item = Result<Result<JobId, ScriptError>>> + 'a> {
+    let ids: Vec<String> = id_column(rows, command)?;
+    if ids.len() != entries.len() {
+        return Err(unexpected(
+            command,
+            format!("{} ids for {} {what}", ids.len(), entries.len()),
+        ));
+    }
+    Ok(ids
+        .into_iter()
+        .zip(entries)
+        .map(|(id, entry)| match negative_code(&id) {
+            Some(code) => Ok(Err(node_refusal(code, &entry.job, &entry.parent)?)),
+            None => Ok(Ok(JobId::from(id))),
+        }))
 }
 
 /// Runs upstream's batch add for `jobs` in `queue` on `executor` (the pool, or a caller's
@@ -277,22 +287,10 @@ where
         .fetch_all(executor)
         .await
         .map_err(refusal(ADD_JOB, None))?;
-    let ids = ids(&rows, command)?;
-    if ids.len() != jobs.len() {
-        return Err(sql_error(command)(sqlx::Error::Protocol(format!(
-            "{} ids for {} jobs",
-            ids.len(),
-            jobs.len()
-        ))));
-    }
     // `add_flow` answers a refused job's id as its negative code; Node.js would take it for
     // the id, the Redis backend raises the refusal: so do we.
-    ids.into_iter()
-        .zip(jobs)
-        .map(|(id, entry)| match negative_code(&id) {
-            Some(code) => Err(node_refusal(code, &entry.job, &entry.parent)?.into()),
-            None => Ok(JobId::from(id)),
-        })
+    outcomes(&rows, command, "jobs", jobs.iter())?
+        .map(|outcome| outcome?.map_err(Into::into))
         .collect()
 }
 
@@ -329,36 +327,13 @@ where
             return Ok(nodes
                 .iter()
                 .map(|n| {
-                    Err(ScriptError {
-                        code,
-                        command: ADD_JOB,
-                        job_id: asked_id(&n.entry.job),
-                        parent_key: parent_key(&n.entry.job, &n.entry.parent).map(str::to_owned),
-                        state: None,
-                    })
+                    let parent_key = parent_key(&n.entry.job, &n.entry.parent);
+                    Err(add_refusal(code, &n.entry.job, parent_key))
                 })
                 .collect());
         }
     };
-    let ids = ids(&rows, "addFlow")?;
-    if ids.len() != nodes.len() {
-        return Err(sql_error("addFlow")(sqlx::Error::Protocol(format!(
-            "{} ids for {} nodes",
-            ids.len(),
-            nodes.len()
-        ))));
-    }
-    ids.into_iter()
-        .zip(nodes)
-        .map(|(id, node)| match negative_code(&id) {
-            Some(code) => Ok(Err(node_refusal(
-                code,
-                &node.entry.job,
-                &node.entry.parent,
-            )?)),
-            None => Ok(Ok(JobId::from(id))),
-        })
-        .collect()
+    outcomes(&rows, "addFlow", "nodes", nodes.iter().map(|n| &n.entry))?.collect()
 }
 
 /// Whether the connection an add ran on is fit for reuse: it added, or was refused.

@@ -7,9 +7,8 @@ use std::time::Duration;
 use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState, Result};
-use sqlx::Row as _;
 
-use super::{PostgresBackend, one_row, sql_error, to_i32, to_i64};
+use super::{PostgresBackend, id_column, millis, one_value, sql_error, to_i32, to_i64, unexpected};
 use crate::lanes::OnLane as _;
 use crate::sql::commands;
 
@@ -20,11 +19,6 @@ fn clean_type(state: JobState) -> &'static str {
         JobState::Waiting => "wait",
         other => other.as_str(),
     }
-}
-
-/// A value a command answered that upstream never answers, as a protocol error.
-fn unexpected(context: &'static str, what: String) -> bullmq_core::Error {
-    sql_error(context)(sqlx::Error::Protocol(what))
 }
 
 /// `retry_jobs` and `promote_jobs` answer how many jobs they moved; Node.js's queue loops
@@ -69,10 +63,7 @@ impl Admin for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("cleanJobsByState"))?;
-        rows.iter()
-            .map(|row| row.try_get::<String, _>("id").map(JobId::from))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("cleanJobsByState"))
+        id_column(&rows, "cleanJobsByState")
     }
 
     async fn obliterate(&self, args: ObliterateArgs) -> Result<Result<Batch, ObliterateRefusal>> {
@@ -83,9 +74,7 @@ impl Admin for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("obliterate"))?;
-        let cursor: i32 = one_row(rows, "obliterate")?
-            .try_get("cursor")
-            .map_err(sql_error("obliterate"))?;
+        let cursor: i32 = one_value(rows, "cursor", "obliterate")?;
         match cursor {
             -1 => Ok(Err(ObliterateRefusal::NotPaused)),
             -2 => Ok(Err(ObliterateRefusal::ActiveJobs)),
@@ -112,9 +101,7 @@ impl Admin for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("retryFinishedJobs"))?;
-        let moved: i32 = one_row(rows, "retryFinishedJobs")?
-            .try_get("n")
-            .map_err(sql_error("retryFinishedJobs"))?;
+        let moved: i32 = one_value(rows, "n", "retryFinishedJobs")?;
         Ok(moved_batch(moved))
     }
 
@@ -125,9 +112,7 @@ impl Admin for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("promoteJobs"))?;
-        let moved: i32 = one_row(rows, "promoteJobs")?
-            .try_get("n")
-            .map_err(sql_error("promoteJobs"))?;
+        let moved: i32 = one_value(rows, "n", "promoteJobs")?;
         Ok(moved_batch(moved))
     }
 
@@ -138,10 +123,9 @@ impl Admin for PostgresBackend {
     }
 
     async fn set_rate_limit(&self, expire: Duration) -> Result<()> {
-        let expire_ms = u64::try_from(expire.as_millis()).unwrap_or(u64::MAX);
         sqlx::query(commands::SET_RATE_LIMIT.text)
             .bind(self.queue_name())
-            .bind(to_i64(expire_ms))
+            .bind(millis(expire))
             .bind(self.now_ms())
             .execute_on(self.lanes())
             .await
@@ -150,14 +134,10 @@ impl Admin for PostgresBackend {
     }
 
     async fn remove_rate_limit_key(&self) -> Result<bool> {
-        let rows = sqlx::query(commands::REMOVE_RATE_LIMIT.text)
-            .bind(self.queue_name())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("removeRateLimitKey"))?;
-        let removed: i32 = one_row(rows, "removeRateLimitKey")?
-            .try_get("n")
-            .map_err(sql_error("removeRateLimitKey"))?;
+        let rows = self
+            .queue_rows(commands::REMOVE_RATE_LIMIT, "removeRateLimitKey")
+            .await?;
+        let removed: i32 = one_value(rows, "n", "removeRateLimitKey")?;
         Ok(removed > 0)
     }
 

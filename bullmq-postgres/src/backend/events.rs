@@ -28,7 +28,7 @@ use tokio::time::Instant;
 pub(crate) use gaps::Horizon;
 
 use super::listener::{Channel, Watch, Woken};
-use super::{PostgresBackend, one_row, sql_error};
+use super::{PostgresBackend, one_value, sql_error};
 use crate::sql::commands;
 
 /// Events fetched per read (upstream's `EVENT_READ_BATCH`).
@@ -117,9 +117,7 @@ impl PostgresBackend {
             .fetch_all(self.pool())
             .await
             .map_err(sql_error(CONTEXT))?;
-        one_row(rows, CONTEXT)?
-            .try_get("max")
-            .map_err(sql_error(CONTEXT))
+        one_value(rows, "max", CONTEXT)
     }
 
     /// A cursor after which every event committed from now on is read: the newest event's id,
@@ -174,9 +172,7 @@ impl Events for PostgresBackend {
             .fetch_all(self.pool())
             .await
             .map_err(sql_error(CONTEXT))?;
-        let id: i64 = one_row(rows, CONTEXT)?
-            .try_get("id")
-            .map_err(sql_error(CONTEXT))?;
+        let id: i64 = one_value(rows, "id", CONTEXT)?;
         Ok(EventId::new(id.to_string()))
     }
 

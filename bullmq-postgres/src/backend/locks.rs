@@ -5,16 +5,10 @@ use std::time::Duration;
 
 use bullmq_core::backend::{LockToken, Locks};
 use bullmq_core::{JobId, Result};
-use sqlx::Row as _;
 
-use super::{PostgresBackend, one_row, sql_error, to_i64};
+use super::{PostgresBackend, id_column, millis, one_value, sql_error};
 use crate::lanes::OnLane as _;
 use crate::sql::commands;
-
-/// Whole milliseconds as SQL's `bigint`.
-fn millis(d: Duration) -> i64 {
-    to_i64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
 
 impl Locks for PostgresBackend {
     async fn extend_lock(
@@ -33,9 +27,7 @@ impl Locks for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
-        let renewed: i32 = one_row(rows, CONTEXT)?
-            .try_get("n")
-            .map_err(sql_error(CONTEXT))?;
+        let renewed: i32 = one_value(rows, "n", CONTEXT)?;
         // The function answers the number of rows it renewed: 1, or 0 when the lock was lost.
         Ok(renewed > 0)
     }
@@ -62,12 +54,6 @@ impl Locks for PostgresBackend {
             .await
             .map_err(sql_error(CONTEXT))?;
         // The rows are the ids whose lock could not be renewed, in input order.
-        rows.iter()
-            .map(|row| {
-                row.try_get::<String, _>("id")
-                    .map(JobId::from)
-                    .map_err(sql_error(CONTEXT))
-            })
-            .collect()
+        id_column(&rows, CONTEXT)
     }
 }

@@ -7,7 +7,7 @@ use bullmq_core::Result;
 use bullmq_core::backend::QueueMeta;
 use sqlx::Row as _;
 
-use super::{PostgresBackend, one_row, sql_error};
+use super::{PostgresBackend, one_value, sql_error};
 use crate::lanes::OnLane as _;
 use crate::sql::commands;
 
@@ -43,12 +43,9 @@ impl QueueMeta for PostgresBackend {
 
     async fn get_queue_meta_field(&self, field: &str) -> Result<Option<String>> {
         const COMMAND: &str = "getQueueMetaField";
-        let rows = sqlx::query(commands::GET_QUEUE_META_FIELD.text)
-            .bind(self.queue_name())
-            .bind(field)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
+        let rows = self
+            .keyed_rows(commands::GET_QUEUE_META_FIELD, field, COMMAND)
+            .await?;
         match rows.first() {
             Some(row) => row.try_get("value").map_err(sql_error(COMMAND)),
             None => Ok(None),
@@ -81,11 +78,7 @@ impl QueueMeta for PostgresBackend {
 
     async fn get_queue_meta(&self) -> Result<Vec<(String, String)>> {
         const COMMAND: &str = "getQueueMeta";
-        let rows = sqlx::query(commands::GET_QUEUE_META.text)
-            .bind(self.queue_name())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
+        let rows = self.queue_rows(commands::GET_QUEUE_META, COMMAND).await?;
         pairs(&rows, COMMAND)
     }
 
@@ -105,15 +98,10 @@ impl QueueMeta for PostgresBackend {
 
     async fn has_queue_meta_field(&self, field: &str) -> Result<bool> {
         const COMMAND: &str = "hasQueueMetaField";
-        let rows = sqlx::query(commands::HAS_QUEUE_META_FIELD.text)
-            .bind(self.queue_name())
-            .bind(field)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
-        one_row(rows, COMMAND)?
-            .try_get("exists")
-            .map_err(sql_error(COMMAND))
+        let rows = self
+            .keyed_rows(commands::HAS_QUEUE_META_FIELD, field, COMMAND)
+            .await?;
+        one_value(rows, "exists", COMMAND)
     }
 }
 

@@ -17,24 +17,25 @@ mod meta;
 mod mutations;
 mod queries;
 mod row;
+mod rows;
 mod schedulers;
 mod transitions;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::error::{ScriptError, ScriptErrorCode};
 use bullmq_core::options::KeepJobs;
-use bullmq_core::{QueueName, Result};
+use bullmq_core::{JobId, QueueName, Result};
 use sqlx::PgPool;
-use sqlx::postgres::PgRow;
 
 use crate::connection::PostgresConnection;
-use crate::error::PostgresError;
 use crate::options::PostgresOptions;
 
 pub(crate) use add::{add_flow_on, add_job_on, add_jobs_on};
 pub(crate) use row::job_from_row;
+pub(crate) use rows::{id_column, one_row, one_value};
 
 /// The SQLSTATE upstream's functions raise a refusal with; `DETAIL` carries the code.
 const REFUSAL_SQLSTATE: &str = "BM001";
@@ -147,6 +148,11 @@ pub(crate) fn to_i64(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX)
 }
 
+/// A duration as whole milliseconds, as SQL's `bigint` (saturating).
+pub(crate) fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// A `u64` as SQL's `integer`, saturating.
 pub(crate) fn to_i32(value: u64) -> i32 {
     i32::try_from(value).unwrap_or(i32::MAX)
@@ -157,6 +163,40 @@ pub(crate) fn sql_error(context: &'static str) -> impl FnOnce(sqlx::Error) -> bu
     crate::error::wrap(context)
 }
 
+/// An answer outside what the command documents, as a protocol error.
+pub(crate) fn unexpected(context: &'static str, what: String) -> bullmq_core::Error {
+    sql_error(context)(sqlx::Error::Protocol(what))
+}
+
+/// Upstream's refusal `code` of `command` about `job_id`, `state` the state it expected.
+pub(crate) fn script_error(
+    code: ScriptErrorCode,
+    command: &'static str,
+    job_id: Option<&str>,
+    state: Option<&str>,
+) -> ScriptError {
+    ScriptError {
+        code,
+        command,
+        job_id: job_id.map(str::to_owned),
+        parent_key: None,
+        state: state.map(str::to_owned),
+    }
+}
+
+/// A negative code a command answered (rather than raised) as upstream's refusal of
+/// `command`, as Node.js's `finishedErrors` builds it; `None` for a code upstream does not
+/// define.
+pub(crate) fn answered_refusal(
+    code: i64,
+    command: &'static str,
+    job_id: &JobId,
+    state: Option<&str>,
+) -> Option<bullmq_core::Error> {
+    let code = ScriptErrorCode::try_from(code).ok()?;
+    Some(script_error(code, command, Some(job_id.as_str()), state).into())
+}
+
 /// Maps upstream's refusal (`BM001`, code in `DETAIL`) of `command` about `job_id` to a
 /// [`ScriptError`], as Node.js's `mapFinishError` does; any other failure is wrapped with the
 /// command's name.
@@ -165,22 +205,14 @@ pub(crate) fn refusal<'a>(
     job_id: Option<&'a str>,
 ) -> impl FnOnce(sqlx::Error) -> bullmq_core::Error + 'a {
     move |err| match refusal_code(&err) {
-        Some(code) => ScriptError {
-            code,
-            command,
-            job_id: job_id.map(str::to_owned),
-            parent_key: None,
-            state: matches!(
+        Some(code) => {
+            let active = matches!(
                 code,
                 ScriptErrorCode::NotInState | ScriptErrorCode::LockMismatch
-            )
-            .then(|| "active".to_owned()),
+            );
+            script_error(code, command, job_id, active.then_some("active")).into()
         }
-        .into(),
-        None => bullmq_core::Error::backend(PostgresError::Query {
-            context: command,
-            source: err,
-        }),
+        None => sql_error(command)(err),
     }
 }
 
@@ -208,15 +240,4 @@ pub(crate) fn keep_params(keep: &KeepJobs) -> (bool, Option<i64>, Option<i32>) {
             (false, age.map(|a| to_i64(a.as_secs())), count.map(to_i32))
         }
     }
-}
-
-/// The first row, or a protocol error naming `what` when a command that always answers one
-/// row answered none.
-pub(crate) fn one_row(rows: Vec<PgRow>, what: &'static str) -> Result<PgRow> {
-    rows.into_iter().next().ok_or_else(|| {
-        bullmq_core::Error::backend(PostgresError::Query {
-            context: what,
-            source: sqlx::Error::RowNotFound,
-        })
-    })
 }

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use bullmq_core::backend::JobMutations;
 use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
-use sqlx::Row as _;
 
-use super::{PostgresBackend, one_row, refusal, refusal_code, sql_error, to_i32, to_i64};
-use crate::lanes::OnLane as _;
+use super::{
+    PostgresBackend, answered_refusal, millis, one_value, refusal, refusal_code, script_error,
+    sql_error, to_i32, to_i64, unexpected,
+};
+use crate::lanes::{OnLane as _, Query};
 use crate::sql::commands;
 
 /// SQLSTATE `foreign_key_violation`: a log line for a job that does not exist.
@@ -21,32 +23,17 @@ fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.code().as_deref() == Some(FOREIGN_KEY_VIOLATION))
 }
 
-/// A negative status code a command answered (not raised) as the refusal Node.js throws:
-/// `changeDelay` and `changePriority` answer codes instead of raising `BM001`.
-fn answered_refusal(
-    code: i32,
-    command: &'static str,
-    job_id: &JobId,
-    state: Option<&'static str>,
-) -> bullmq_core::Error {
-    match ScriptErrorCode::try_from(i64::from(code)) {
-        Ok(code) => ScriptError {
-            code,
-            command,
-            job_id: Some(job_id.to_string()),
-            parent_key: None,
-            state: state.map(str::to_owned),
-        }
-        .into(),
-        Err(_) => sql_error(command)(sqlx::Error::Protocol(format!("{command} answered {code}"))),
-    }
+/// Node.js's refusal of `command` for a job that does not exist.
+fn job_not_found(command: &'static str, job_id: &JobId) -> bullmq_core::Error {
+    ScriptError::new(ScriptErrorCode::JobNotFound, command, job_id.as_str()).into()
 }
 
 impl PostgresBackend {
-    /// Runs one of the commands answering a single `code` column (0 ok, negative refusal).
+    /// Runs one of the commands answering a single `code` column (0 ok, negative refusal):
+    /// `changeDelay` and `changePriority` answer codes instead of raising `BM001`.
     async fn run_code_command(
         &self,
-        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        query: Query<'_>,
         command: &'static str,
         job_id: &JobId,
         state: Option<&'static str>,
@@ -55,11 +42,10 @@ impl PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(command))?;
-        let code: i32 = one_row(rows, command)?
-            .try_get("code")
-            .map_err(sql_error(command))?;
+        let code: i32 = one_value(rows, "code", command)?;
         if code < 0 {
-            return Err(answered_refusal(code, command, job_id, state));
+            return Err(answered_refusal(i64::from(code), command, job_id, state)
+                .unwrap_or_else(|| unexpected(command, format!("{command} answered {code}"))));
         }
         Ok(())
     }
@@ -76,12 +62,7 @@ impl JobMutations for PostgresBackend {
             .await
             .map_err(sql_error("updateData"))?;
         if rows.is_empty() {
-            return Err(ScriptError::new(
-                ScriptErrorCode::JobNotFound,
-                "updateData",
-                job_id.as_str(),
-            )
-            .into());
+            return Err(job_not_found("updateData", job_id));
         }
         Ok(())
     }
@@ -94,16 +75,9 @@ impl JobMutations for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("updateProgress"))?;
-        let updated: i32 = one_row(rows, "updateProgress")?
-            .try_get("updated")
-            .map_err(sql_error("updateProgress"))?;
+        let updated: i32 = one_value(rows, "updated", "updateProgress")?;
         if updated == 0 {
-            return Err(ScriptError::new(
-                ScriptErrorCode::JobNotFound,
-                "updateProgress",
-                job_id.as_str(),
-            )
-            .into());
+            return Err(job_not_found("updateProgress", job_id));
         }
         Ok(())
     }
@@ -118,14 +92,12 @@ impl JobMutations for PostgresBackend {
             .map_err(|err| {
                 // The log row references its job: a missing job is a foreign-key violation.
                 if is_foreign_key_violation(&err) {
-                    ScriptError::new(ScriptErrorCode::JobNotFound, "addLog", job_id.as_str()).into()
+                    job_not_found("addLog", job_id)
                 } else {
                     sql_error("addLog")(err)
                 }
             })?;
-        let idx: i64 = one_row(rows, "addLog")?
-            .try_get("idx")
-            .map_err(sql_error("addLog"))?;
+        let idx: i64 = one_value(rows, "idx", "addLog")?;
         let count = u64::try_from(idx).unwrap_or(0) + 1;
         // As Node.js: a second statement trims the oldest lines beyond `keepLogs` (0 = keep all).
         match keep_logs.map(u64::from).filter(|keep| *keep > 0) {
@@ -156,11 +128,10 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn change_delay(&self, job_id: &JobId, delay: Duration) -> Result<()> {
-        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
         let query = sqlx::query(commands::CHANGE_DELAY.text)
             .bind(self.queue_name())
             .bind(job_id.as_str())
-            .bind(to_i64(delay_ms))
+            .bind(millis(delay))
             .bind(self.now_ms());
         self.run_code_command(query, "changeDelay", job_id, Some("delayed"))
             .await
@@ -186,9 +157,7 @@ impl JobMutations for PostgresBackend {
             .await
             .map_err(refusal("remove", Some(job_id.as_str())))?;
         // How many jobs went (the subtree counts); 0 when locked, or when the job is missing.
-        let removed: i32 = one_row(rows, "remove")?
-            .try_get("n")
-            .map_err(sql_error("remove"))?;
+        let removed: i32 = one_value(rows, "n", "remove")?;
         Ok(removed > 0)
     }
 
@@ -214,19 +183,14 @@ impl JobMutations for PostgresBackend {
             // Node.js names the parent key in these refusals (missing job or parent).
             .map_err(|err| match refusal_code(&err) {
                 Some(code) => ScriptError {
-                    code,
-                    command,
-                    job_id: Some(job_id.to_string()),
                     parent_key: Some(parent_key.to_owned()),
-                    state: None,
+                    ..script_error(code, command, Some(job_id.as_str()), None)
                 }
                 .into(),
                 None => sql_error(command)(err),
             })?;
         // 0: detached; 1: no such relationship.
-        let code: i32 = one_row(rows, command)?
-            .try_get("n")
-            .map_err(sql_error(command))?;
+        let code: i32 = one_value(rows, "n", command)?;
         Ok(code == 0)
     }
 
@@ -247,12 +211,13 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn delete_deduplication_key(&self, deduplication_id: &str) -> Result<bool> {
-        let rows = sqlx::query(commands::DELETE_DEDUPLICATION_KEY.text)
-            .bind(self.queue_name())
-            .bind(deduplication_id)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("deleteDeduplicationKey"))?;
+        let rows = self
+            .keyed_rows(
+                commands::DELETE_DEDUPLICATION_KEY,
+                deduplication_id,
+                "deleteDeduplicationKey",
+            )
+            .await?;
         Ok(!rows.is_empty())
     }
 }

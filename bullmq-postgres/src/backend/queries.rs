@@ -23,10 +23,12 @@ use serde_json::Value;
 use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
-use super::{PostgresBackend, job_from_row, one_row, sql_error, to_i32, to_i64};
+use super::{
+    PostgresBackend, id_column, job_from_row, one_row, one_value, sql_error, to_i32, to_i64,
+};
 use crate::client_name;
 use crate::lanes::OnLane as _;
-use crate::sql::commands;
+use crate::sql::{SqlCommand, commands};
 
 /// A `bigint` count column as `u64` (a negative value reads as 0).
 fn count_column(row: &PgRow, name: &str, what: &'static str) -> Result<u64> {
@@ -36,9 +38,7 @@ fn count_column(row: &PgRow, name: &str, what: &'static str) -> Result<u64> {
 
 /// The `present` flag every `is_job_*` command answers with.
 fn present(rows: Vec<PgRow>, what: &'static str) -> Result<bool> {
-    one_row(rows, what)?
-        .try_get("present")
-        .map_err(sql_error(what))
+    one_value(rows, "present", what)
 }
 
 /// A `job_state` enum column as text. The enum is the schema's own type, which sqlx's `String`
@@ -113,6 +113,24 @@ fn mirrored_window(range_start: i64, range_end: i64, len: i64) -> Option<(i64, i
 }
 
 impl PostgresBackend {
+    /// The `(child_key, <column>)` text pairs `command` answers about `job_id`'s children.
+    async fn child_texts(
+        &self,
+        command: SqlCommand,
+        job_id: &JobId,
+        column: &str,
+        what: &'static str,
+    ) -> Result<Vec<(String, Option<String>)>> {
+        let rows = self.keyed_rows(command, job_id.as_str(), what).await?;
+        rows.iter()
+            .map(|row| {
+                let key: String = row.try_get("child_key").map_err(sql_error(what))?;
+                let text: Option<String> = row.try_get(column).map_err(sql_error(what))?;
+                Ok((key, text))
+            })
+            .collect()
+    }
+
     /// `is_job_in_wait`: a non-prioritized waiting job, in the paused "list" when `paused`
     /// (the queue is paused) or in the wait one otherwise.
     async fn in_wait(&self, job_id: &JobId, paused: bool) -> Result<bool> {
@@ -130,11 +148,7 @@ impl PostgresBackend {
     /// How many jobs the `wait` or `active` "list" holds (paused or not), from `get_counts`.
     async fn list_len(&self, t: JobType) -> Result<i64> {
         const WHAT: &str = "get_counts";
-        let rows = sqlx::query(commands::GET_COUNTS.text)
-            .bind(self.queue_name())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self.queue_rows(commands::GET_COUNTS, WHAT).await?;
         let row = one_row(rows, WHAT)?;
         let column = if codec::job_type_arg(t) == "active" {
             "active"
@@ -148,11 +162,7 @@ impl PostgresBackend {
     /// `get_counts` for every type but a cut-off `delayed` (Node.js' lookup table).
     async fn plain_counts(&self, types: &[JobType]) -> Result<Vec<u64>> {
         const WHAT: &str = "get_counts";
-        let rows = sqlx::query(commands::GET_COUNTS.text)
-            .bind(self.queue_name())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self.queue_rows(commands::GET_COUNTS, WHAT).await?;
         let row = one_row(rows, WHAT)?;
         let paused: Option<String> = row.try_get("paused").map_err(sql_error(WHAT))?;
         let paused = paused.as_deref() == Some("1");
@@ -206,12 +216,9 @@ impl PostgresBackend {
     /// `getDependencies` without options).
     async fn all_dependencies(&self, job_id: &JobId) -> Result<Dependencies> {
         const WHAT: &str = "get_dependencies";
-        let rows = sqlx::query(commands::GET_DEPENDENCIES.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .keyed_rows(commands::GET_DEPENDENCIES, job_id.as_str(), WHAT)
+            .await?;
         let (mut processed, mut unprocessed, mut ignored, mut failed) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for row in &rows {
@@ -238,12 +245,9 @@ impl Queries for PostgresBackend {
     /// `get_state`; a waiting job with a priority is `Prioritized`, no row is `None`.
     async fn get_state(&self, job_id: &JobId) -> Result<Option<JobState>> {
         const WHAT: &str = "get_state";
-        let rows = sqlx::query(commands::GET_STATE.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .keyed_rows(commands::GET_STATE, job_id.as_str(), WHAT)
+            .await?;
         let Some(row) = rows.first() else {
             return Ok(None);
         };
@@ -262,12 +266,9 @@ impl Queries for PostgresBackend {
     /// `is_finished`: the return value as JSON text (`null` when none) or the failure reason.
     async fn is_finished(&self, job_id: &JobId) -> Result<FinishStatus> {
         const WHAT: &str = "is_finished";
-        let rows = sqlx::query(commands::IS_FINISHED.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .keyed_rows(commands::IS_FINISHED, job_id.as_str(), WHAT)
+            .await?;
         let Some(row) = rows.first() else {
             return Ok(FinishStatus::Missing);
         };
@@ -287,14 +288,8 @@ impl Queries for PostgresBackend {
 
     async fn is_maxed(&self) -> Result<bool> {
         const WHAT: &str = "is_maxed";
-        let rows = sqlx::query(commands::IS_MAXED.text)
-            .bind(self.queue_name())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
-        one_row(rows, WHAT)?
-            .try_get("maxed")
-            .map_err(sql_error(WHAT))
+        let rows = self.queue_rows(commands::IS_MAXED, WHAT).await?;
+        one_value(rows, "maxed", WHAT)
     }
 
     /// As Node.js' `isJobInState`: `waiting` is the wait or the paused "list"
@@ -307,12 +302,9 @@ impl Queries for PostgresBackend {
             }
             JobState::Prioritized => {
                 const WHAT: &str = "is_job_prioritized";
-                let rows = sqlx::query(commands::IS_JOB_PRIORITIZED.text)
-                    .bind(self.queue_name())
-                    .bind(job_id.as_str())
-                    .fetch_all_on(self.lanes())
-                    .await
-                    .map_err(sql_error(WHAT))?;
+                let rows = self
+                    .keyed_rows(commands::IS_JOB_PRIORITIZED, job_id.as_str(), WHAT)
+                    .await?;
                 present(rows, WHAT)
             }
             physical => {
@@ -332,12 +324,9 @@ impl Queries for PostgresBackend {
     /// `get_job_data`; a row that cannot be read is `Error::JobDecode`.
     async fn get_job(&self, job_id: &JobId) -> Result<Option<Job>> {
         const WHAT: &str = "get_job_data";
-        let rows = sqlx::query(commands::GET_JOB_DATA.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .keyed_rows(commands::GET_JOB_DATA, job_id.as_str(), WHAT)
+            .await?;
         match rows.first() {
             None => Ok(None),
             Some(row) => Ok(Some(job_from_row(row)?)),
@@ -367,12 +356,9 @@ impl Queries for PostgresBackend {
     /// over the slice Node.js computes from the count.
     async fn get_job_logs(&self, job_id: &JobId, range: Range) -> Result<JobLogs> {
         const WHAT: &str = "get_job_logs";
-        let rows = sqlx::query(commands::GET_JOB_LOGS_COUNT.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .keyed_rows(commands::GET_JOB_LOGS_COUNT, job_id.as_str(), WHAT)
+            .await?;
         let count = count_column(&one_row(rows, WHAT)?, "count", WHAT)?;
         let Some((offset, limit)) = log_window(to_i64(count), range) else {
             return Ok(JobLogs {
@@ -495,10 +481,7 @@ impl Queries for PostgresBackend {
                 .fetch_all_on(self.lanes())
                 .await
                 .map_err(sql_error(WHAT))?;
-            let mut list = rows
-                .iter()
-                .map(|row| row.try_get::<String, _>("id").map_err(sql_error(WHAT)))
-                .collect::<Result<Vec<_>>>()?;
+            let mut list: Vec<String> = id_column(&rows, WHAT)?;
             if oldest_first {
                 list.reverse();
             }
@@ -517,12 +500,9 @@ impl Queries for PostgresBackend {
         kinds: &[DependencyKind],
     ) -> Result<Vec<u64>> {
         const WHAT: &str = "get_dependency_counts";
-        let rows = sqlx::query(commands::GET_DEPENDENCY_COUNTS.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .keyed_rows(commands::GET_DEPENDENCY_COUNTS, job_id.as_str(), WHAT)
+            .await?;
         let row = one_row(rows, WHAT)?;
         kinds
             .iter()
@@ -574,42 +554,30 @@ impl Queries for PostgresBackend {
     /// `get_processed_children_values`: child key and return value as (compact) JSON text.
     async fn get_processed_children_values(&self, job_id: &JobId) -> Result<Vec<(String, String)>> {
         const WHAT: &str = "get_processed_children_values";
-        let rows = sqlx::query(commands::GET_PROCESSED_CHILDREN_VALUES.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
-        rows.iter()
-            .map(|row| {
-                let key: String = row.try_get("child_key").map_err(sql_error(WHAT))?;
-                let value: Option<String> = row.try_get("value").map_err(sql_error(WHAT))?;
+        let command = commands::GET_PROCESSED_CHILDREN_VALUES;
+        let children = self.child_texts(command, job_id, "value", WHAT).await?;
+        Ok(children
+            .into_iter()
+            .map(|(key, value)| {
                 // PostgreSQL prints jsonb spaced (`{"v": 1}`); compact it as Node.js'
                 // `JSON.stringify` (and `get_dependencies`) write it.
                 let value = value.map(|text| {
                     serde_json::from_str::<Value>(&text).map_or(text, |v| v.to_string())
                 });
-                Ok((key, value.unwrap_or_else(|| "null".to_owned())))
+                (key, value.unwrap_or_else(|| "null".to_owned()))
             })
-            .collect()
+            .collect())
     }
 
     /// `get_ignored_children_failures`: child key and failure reason.
     async fn get_ignored_children_failures(&self, job_id: &JobId) -> Result<Vec<(String, String)>> {
         const WHAT: &str = "get_ignored_children_failures";
-        let rows = sqlx::query(commands::GET_IGNORED_CHILDREN_FAILURES.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
-        rows.iter()
-            .map(|row| {
-                let key: String = row.try_get("child_key").map_err(sql_error(WHAT))?;
-                let reason: Option<String> = row.try_get("reason").map_err(sql_error(WHAT))?;
-                Ok((key, reason.unwrap_or_default()))
-            })
-            .collect()
+        let command = commands::GET_IGNORED_CHILDREN_FAILURES;
+        let children = self.child_texts(command, job_id, "reason", WHAT).await?;
+        Ok(children
+            .into_iter()
+            .map(|(key, reason)| (key, reason.unwrap_or_default()))
+            .collect())
     }
 
     /// `get_metrics`, data points `start..=end` (0 the newest, negative from the oldest).

@@ -21,14 +21,9 @@ use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;
 
-use super::{PostgresBackend, one_row, refusal, sql_error, to_i64};
+use super::{PostgresBackend, millis, one_row, one_value, refusal, sql_error, to_i64};
 use crate::lanes::OnLane as _;
 use crate::sql::commands;
-
-/// A duration as whole milliseconds, saturating.
-fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
 
 /// The template data as a jsonb parameter: these commands do not cast their parameters, so
 /// the JSON text travels as is (`'{}'` for none, as Node.js sends it).
@@ -179,26 +174,18 @@ impl Schedulers for PostgresBackend {
 
     async fn remove_job_scheduler(&self, scheduler_id: &str) -> Result<bool> {
         const COMMAND: &str = "removeJobScheduler";
-        let rows = sqlx::query(commands::REMOVE_JOB_SCHEDULER.text)
-            .bind(self.queue_name())
-            .bind(scheduler_id)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
-        let code: i32 = one_row(rows, COMMAND)?
-            .try_get("removed")
-            .map_err(sql_error(COMMAND))?;
+        let rows = self
+            .keyed_rows(commands::REMOVE_JOB_SCHEDULER, scheduler_id, COMMAND)
+            .await?;
+        let code: i32 = one_value(rows, "removed", COMMAND)?;
         // The function answers as the Redis script does: 0 removed, 1 no such scheduler.
         Ok(code == 0)
     }
 
     async fn get_job_scheduler(&self, scheduler_id: &str) -> Result<Option<JobSchedulerRecord>> {
-        let rows = sqlx::query(commands::GET_JOB_SCHEDULER.text)
-            .bind(self.queue_name())
-            .bind(scheduler_id)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("getJobScheduler"))?;
+        let rows = self
+            .keyed_rows(commands::GET_JOB_SCHEDULER, scheduler_id, "getJobScheduler")
+            .await?;
         match rows.first() {
             Some(row) => scheduler_from_row(scheduler_id, row),
             None => Ok(None),
@@ -207,15 +194,10 @@ impl Schedulers for PostgresBackend {
 
     async fn is_job_scheduler(&self, id: &str) -> Result<bool> {
         const COMMAND: &str = "isJobScheduler";
-        let rows = sqlx::query(commands::IS_JOB_SCHEDULER.text)
-            .bind(self.queue_name())
-            .bind(id)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
-        one_row(rows, COMMAND)?
-            .try_get("exists")
-            .map_err(sql_error(COMMAND))
+        let rows = self
+            .keyed_rows(commands::IS_JOB_SCHEDULER, id, COMMAND)
+            .await?;
+        one_value(rows, "exists", COMMAND)
     }
 
     async fn get_job_schedulers_range(
@@ -251,14 +233,10 @@ impl Schedulers for PostgresBackend {
 
     async fn get_job_schedulers_count(&self) -> Result<u64> {
         const COMMAND: &str = "getJobSchedulersCount";
-        let rows = sqlx::query(commands::GET_JOB_SCHEDULERS_COUNT.text)
-            .bind(self.queue_name())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
-        let count: i32 = one_row(rows, COMMAND)?
-            .try_get("count")
-            .map_err(sql_error(COMMAND))?;
+        let rows = self
+            .queue_rows(commands::GET_JOB_SCHEDULERS_COUNT, COMMAND)
+            .await?;
+        let count: i32 = one_value(rows, "count", COMMAND)?;
         Ok(u64::try_from(count).unwrap_or_default())
     }
 }

@@ -11,23 +11,21 @@ use bullmq_core::backend::{
     NextJob, RateLimiter, ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
 };
 use bullmq_core::job::FinishedState;
-use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
+use bullmq_core::options::KeepJobs;
+use bullmq_core::{Job, JobId, Result};
 use serde_json::Value;
 use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
-use super::{PostgresBackend, job_from_row, one_row, refusal, sql_error, to_i32, to_i64};
-use crate::error::PostgresError;
-use crate::lanes::OnLane as _;
+use super::{
+    PostgresBackend, answered_refusal, id_column, job_from_row, millis, one_value, refusal,
+    sql_error, to_i32, to_i64, unexpected,
+};
+use crate::lanes::{OnLane as _, Query};
 use crate::sql::commands;
 
 /// The lock a worker takes when its settings name none (Node.js: `lockDuration ?? 30000`).
 const DEFAULT_LOCK_DURATION: Duration = Duration::from_secs(30);
-
-/// Whole milliseconds as SQL's `bigint`.
-fn millis(d: Duration) -> i64 {
-    to_i64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
 
 /// The limiter parameters (`limiter max` as `integer`, `duration` as `bigint` ms) every
 /// claiming command takes; `NULL`s without a limiter.
@@ -47,14 +45,6 @@ fn stacktrace_param(fields: &FieldUpdates) -> Option<String> {
         .map(|frames| Value::from(frames.clone()).to_string())
 }
 
-/// An answer outside what the command documents.
-fn unexpected(context: &'static str, what: String) -> bullmq_core::Error {
-    bullmq_core::Error::backend(PostgresError::Query {
-        context,
-        source: sqlx::Error::Protocol(what),
-    })
-}
-
 /// A negative code a command returned (rather than raised) as upstream's error for
 /// `command`, as Node.js's `finishedErrors` builds it.
 fn returned_refusal(
@@ -64,17 +54,8 @@ fn returned_refusal(
     job_id: &JobId,
     state: Option<&str>,
 ) -> bullmq_core::Error {
-    match ScriptErrorCode::try_from(code) {
-        Ok(code) => ScriptError {
-            code,
-            command,
-            job_id: Some(job_id.to_string()),
-            parent_key: None,
-            state: state.map(str::to_owned),
-        }
-        .into(),
-        Err(_) => unexpected(context, format!("{command} answered code {code}")),
-    }
+    answered_refusal(code, command, job_id, state)
+        .unwrap_or_else(|| unexpected(context, format!("{command} answered code {code}")))
 }
 
 /// A claimed job row as the worker takes it: the id always, the job or why it cannot be read
@@ -96,12 +77,47 @@ struct Claim<'a> {
 }
 
 impl<'a> Claim<'a> {
+    /// Binds the claim's parameters, which every claiming command takes last (lock duration,
+    /// now, worker name, limiter max and duration); answers the limiter max too, for
+    /// `next_signal`.
+    fn bind<'q>(&self, query: Query<'q>, now: i64) -> (Query<'q>, Option<i32>)
+    where
+        'a: 'q,
+    {
+        let (limiter_max, limiter_duration) = limiter_params(self.limiter);
+        let query = query
+            .bind(self.lock_ms)
+            .bind(now)
+            .bind(self.name)
+            .bind(limiter_max)
+            .bind(limiter_duration);
+        (query, limiter_max)
+    }
+
     fn of_worker(token: &'a str, worker: &'a WorkerSettings) -> Self {
         Self {
             token,
             lock_ms: millis(worker.lock_duration.unwrap_or(DEFAULT_LOCK_DURATION)),
             name: worker.name.as_deref(),
             limiter: worker.limiter.as_ref(),
+        }
+    }
+}
+
+/// A job a worker finished, with the arguments of its outcome.
+#[derive(Clone, Copy)]
+enum Finishing<'a> {
+    Completed(&'a CompleteArgs),
+    Failed(&'a FailArgs),
+}
+
+impl<'a> Finishing<'a> {
+    /// What both outcomes send: the worker's token, retention and settings, and whether it
+    /// takes the next job.
+    fn shared(self) -> (&'a LockToken, &'a KeepJobs, &'a WorkerSettings, bool) {
+        match self {
+            Self::Completed(a) => (&a.token, &a.keep, &a.worker, a.fetch_next),
+            Self::Failed(a) => (&a.token, &a.keep, &a.worker, a.fetch_next),
         }
     }
 }
@@ -175,20 +191,87 @@ impl PostgresBackend {
         Ok(())
     }
 
+    /// Finishes a job (`move_to_completed` / `move_to_failed`, their `_fetch` variant when the
+    /// worker takes the next job), then records it in the metrics.
+    async fn finish(&self, id: &str, finishing: Finishing<'_>) -> Result<Finished> {
+        let (token, keep, worker, fetch_next) = finishing.shared();
+        let (state, context, plain, fused) = match finishing {
+            Finishing::Completed(_) => (
+                FinishedState::Completed,
+                "move a job to completed",
+                commands::MOVE_TO_COMPLETED,
+                commands::MOVE_TO_COMPLETED_FETCH,
+            ),
+            Finishing::Failed(_) => (
+                FinishedState::Failed,
+                "move a job to failed",
+                commands::MOVE_TO_FAILED,
+                commands::MOVE_TO_FAILED_FETCH,
+            ),
+        };
+        let command = if fetch_next { fused } else { plain };
+        let finished = self.now_ms();
+        let (remove_all, keep_age, keep_count) = super::keep_params(keep);
+        let stacktrace = match finishing {
+            Finishing::Completed(_) => None,
+            Finishing::Failed(a) => stacktrace_param(&a.fields),
+        };
+        let query = sqlx::query(command.text)
+            .bind(self.queue_name())
+            .bind(id)
+            .bind(token.as_str());
+        let query = match finishing {
+            Finishing::Completed(a) => query.bind(a.return_value.as_str()),
+            Finishing::Failed(a) => query
+                .bind(a.failed_reason.as_str())
+                .bind(stacktrace.as_deref()),
+        };
+        let query = query
+            .bind(finished)
+            .bind(remove_all)
+            .bind(keep_age)
+            .bind(keep_count);
+        let claimed = if fetch_next {
+            // One transaction finishes this job and claims the next, locked with the same
+            // token (upstream's fused command).
+            let (query, limiter_max) =
+                Claim::of_worker(token.as_str(), worker).bind(query, finished);
+            let rows = query
+                .fetch_all_on(self.lanes())
+                .await
+                .map_err(refusal("moveToFinished", Some(id)))?;
+            Some((rows, limiter_max))
+        } else {
+            query
+                .execute_on(self.lanes())
+                .await
+                .map_err(refusal("moveToFinished", Some(id)))?;
+            None
+        };
+        self.collect_metrics(worker, state, finished).await?;
+        let next = match claimed {
+            Some((rows, limiter_max)) => Some(
+                self.next_job_result(context, rows, limiter_max, finished)
+                    .await?,
+            ),
+            None => None,
+        };
+        Ok(Finished {
+            next,
+            finished_on: finished_on(finished),
+        })
+    }
+
     /// `move_to_active` with explicit claim parameters, shared by the worker's fetch and
     /// `move_to_delayed`'s.
     async fn claim(&self, claim: &Claim<'_>) -> Result<NextJob> {
         const CONTEXT: &str = "move a job to active";
-        let (limiter_max, limiter_duration) = limiter_params(claim.limiter);
         let now = self.now_ms();
-        let rows = sqlx::query(commands::MOVE_TO_ACTIVE.text)
+        let query = sqlx::query(commands::MOVE_TO_ACTIVE.text)
             .bind(self.queue_name())
-            .bind(claim.token)
-            .bind(claim.lock_ms)
-            .bind(now)
-            .bind(claim.name)
-            .bind(limiter_max)
-            .bind(limiter_duration)
+            .bind(claim.token);
+        let (query, limiter_max) = claim.bind(query, now);
+        let rows = query
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
@@ -213,118 +296,12 @@ impl Transitions for PostgresBackend {
     }
 
     async fn move_to_completed(&self, job: &Job, args: &CompleteArgs) -> Result<Finished> {
-        const CONTEXT: &str = "move a job to completed";
-        let id = job.id.as_str();
-        let finished = self.now_ms();
-        let (remove_all, keep_age, keep_count) = super::keep_params(&args.keep);
-        if args.fetch_next {
-            // One transaction finishes this job and claims the next, locked with the same
-            // token (upstream's fused command).
-            let claim = Claim::of_worker(args.token.as_str(), &args.worker);
-            let (limiter_max, limiter_duration) = limiter_params(claim.limiter);
-            let rows = sqlx::query(commands::MOVE_TO_COMPLETED_FETCH.text)
-                .bind(self.queue_name())
-                .bind(id)
-                .bind(args.token.as_str())
-                .bind(args.return_value.as_str())
-                .bind(finished)
-                .bind(remove_all)
-                .bind(keep_age)
-                .bind(keep_count)
-                .bind(claim.lock_ms)
-                .bind(finished)
-                .bind(claim.name)
-                .bind(limiter_max)
-                .bind(limiter_duration)
-                .fetch_all_on(self.lanes())
-                .await
-                .map_err(refusal("moveToFinished", Some(id)))?;
-            self.collect_metrics(&args.worker, FinishedState::Completed, finished)
-                .await?;
-            let next = self
-                .next_job_result(CONTEXT, rows, limiter_max, finished)
-                .await?;
-            return Ok(Finished {
-                next: Some(next),
-                finished_on: finished_on(finished),
-            });
-        }
-        sqlx::query(commands::MOVE_TO_COMPLETED.text)
-            .bind(self.queue_name())
-            .bind(id)
-            .bind(args.token.as_str())
-            .bind(args.return_value.as_str())
-            .bind(finished)
-            .bind(remove_all)
-            .bind(keep_age)
-            .bind(keep_count)
-            .execute_on(self.lanes())
+        self.finish(job.id.as_str(), Finishing::Completed(args))
             .await
-            .map_err(refusal("moveToFinished", Some(id)))?;
-        self.collect_metrics(&args.worker, FinishedState::Completed, finished)
-            .await?;
-        Ok(Finished {
-            next: None,
-            finished_on: finished_on(finished),
-        })
     }
 
     async fn move_to_failed(&self, job: &Job, args: &FailArgs) -> Result<Finished> {
-        const CONTEXT: &str = "move a job to failed";
-        let id = job.id.as_str();
-        let finished = self.now_ms();
-        let (remove_all, keep_age, keep_count) = super::keep_params(&args.keep);
-        let stacktrace = stacktrace_param(&args.fields);
-        if args.fetch_next {
-            let claim = Claim::of_worker(args.token.as_str(), &args.worker);
-            let (limiter_max, limiter_duration) = limiter_params(claim.limiter);
-            let rows = sqlx::query(commands::MOVE_TO_FAILED_FETCH.text)
-                .bind(self.queue_name())
-                .bind(id)
-                .bind(args.token.as_str())
-                .bind(args.failed_reason.as_str())
-                .bind(stacktrace.as_deref())
-                .bind(finished)
-                .bind(remove_all)
-                .bind(keep_age)
-                .bind(keep_count)
-                .bind(claim.lock_ms)
-                .bind(finished)
-                .bind(claim.name)
-                .bind(limiter_max)
-                .bind(limiter_duration)
-                .fetch_all_on(self.lanes())
-                .await
-                .map_err(refusal("moveToFinished", Some(id)))?;
-            self.collect_metrics(&args.worker, FinishedState::Failed, finished)
-                .await?;
-            let next = self
-                .next_job_result(CONTEXT, rows, limiter_max, finished)
-                .await?;
-            return Ok(Finished {
-                next: Some(next),
-                finished_on: finished_on(finished),
-            });
-        }
-        sqlx::query(commands::MOVE_TO_FAILED.text)
-            .bind(self.queue_name())
-            .bind(id)
-            .bind(args.token.as_str())
-            .bind(args.failed_reason.as_str())
-            .bind(stacktrace.as_deref())
-            .bind(finished)
-            .bind(remove_all)
-            .bind(keep_age)
-            .bind(keep_count)
-            .execute_on(self.lanes())
-            .await
-            .map_err(refusal("moveToFinished", Some(id)))?;
-        self.collect_metrics(&args.worker, FinishedState::Failed, finished)
-            .await?;
-        Ok(Finished {
-            next: None,
-            finished_on: finished_on(finished),
-        })
+        self.finish(job.id.as_str(), Finishing::Failed(args)).await
     }
 
     async fn move_to_delayed(&self, job_id: &JobId, args: &DelayArgs) -> Result<Option<NextJob>> {
@@ -377,9 +354,7 @@ impl Transitions for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(refusal("moveToWaitingChildren", Some(id)))?;
-        let code: i32 = one_row(rows, CONTEXT)?
-            .try_get("code")
-            .map_err(sql_error(CONTEXT))?;
+        let code: i32 = one_value(rows, "code", CONTEXT)?;
         match code {
             1 => Ok(true),
             0 => Ok(false),
@@ -407,9 +382,7 @@ impl Transitions for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
-        let n: i64 = one_row(rows, CONTEXT)?
-            .try_get("n")
-            .map_err(sql_error(CONTEXT))?;
+        let n: i64 = one_value(rows, "n", CONTEXT)?;
         if n < 0 {
             return Err(returned_refusal(
                 CONTEXT,
@@ -460,9 +433,7 @@ impl Transitions for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
-        let code: i32 = one_row(rows, CONTEXT)?
-            .try_get("code")
-            .map_err(sql_error(CONTEXT))?;
+        let code: i32 = one_value(rows, "code", CONTEXT)?;
         if code == 1 {
             return Ok(());
         }
@@ -477,15 +448,10 @@ impl Transitions for PostgresBackend {
 
     async fn promote(&self, job_id: &JobId) -> Result<()> {
         const CONTEXT: &str = "promote a delayed job";
-        let rows = sqlx::query(commands::PROMOTE.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
-        let code: i32 = one_row(rows, CONTEXT)?
-            .try_get("code")
-            .map_err(sql_error(CONTEXT))?;
+        let rows = self
+            .keyed_rows(commands::PROMOTE, job_id.as_str(), CONTEXT)
+            .await?;
+        let code: i32 = one_value(rows, "code", CONTEXT)?;
         if code < 0 {
             return Err(returned_refusal(
                 CONTEXT,
@@ -508,12 +474,6 @@ impl Transitions for PostgresBackend {
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
-        rows.iter()
-            .map(|row| {
-                row.try_get::<String, _>("id")
-                    .map(JobId::from)
-                    .map_err(sql_error(CONTEXT))
-            })
-            .collect()
+        id_column(&rows, CONTEXT)
     }
 }

@@ -1,93 +1,39 @@
 //! Shared helpers of the PostgreSQL tests: the server's URL, a schema of its own per test
-//! (dropped afterwards, even when the test fails), and the Node.js helpers.
+//! (dropped afterwards, even when the test fails), jobs made and moved with upstream's own
+//! commands ([`jobs`]), and the Node.js helpers.
 #![allow(dead_code, unreachable_pub)]
 
 use std::path::PathBuf;
 use std::process::Command;
 
+use bullmq_postgres::SchemaName;
 use bullmq_postgres::migrator::MIGRATION_ADVISORY_LOCK_KEY;
-use bullmq_postgres::sqlx::{self, ConnectOptions as _, Connection as _, PgConnection};
-use bullmq_postgres::{PostgresOptions, SchemaName};
+use bullmq_postgres::sqlx::{self, PgConnection};
 
-/// The test server: `DATABASE_URL`, or the local default (trust authentication).
-pub fn database_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
+pub mod jobs;
+/// The test server's URL, a connection to it and schemas of a test's own, shared with the
+/// workspace's root tests.
+#[path = "../../../tests/support/postgres.rs"]
+pub mod server;
 
-/// A plain connection to the test server (no schema pinned), for setting up and inspecting.
-pub async fn admin() -> PgConnection {
-    let url = database_url();
-    let options: sqlx::postgres::PgConnectOptions = url.parse().expect("DATABASE_URL parses");
-    options.connect().await.unwrap_or_else(|e| {
-        panic!(
-            "cannot connect to PostgreSQL at {url}: {e}. These tests need a running \
-             PostgreSQL 13+ with a database `test` (or DATABASE_URL pointing at one); \
-             .ci/run starts the local cluster."
-        )
-    })
-}
+pub use server::{SchemaGuard, admin, database_url};
 
-/// A schema name no other test uses; the schema itself is dropped when this is dropped.
-pub struct TestSchema {
-    name: SchemaName,
-}
+/// A schema name no other test uses; the schema is dropped when this is dropped, and a failed
+/// drop fails the test.
+pub struct TestSchema(SchemaGuard);
 
 impl TestSchema {
     /// A fresh name, `<tag>_<uuid>` (the schema is not created).
     pub fn new(tag: &str) -> Self {
-        let name = format!("{tag}_{}", uuid::Uuid::new_v4().simple());
-        Self {
-            name: SchemaName::new(name).expect("a valid test schema name"),
-        }
-    }
-
-    /// The name.
-    pub fn name(&self) -> &SchemaName {
-        &self.name
-    }
-
-    /// The name as text.
-    pub fn as_str(&self) -> &str {
-        self.name.as_str()
-    }
-
-    /// Options for this schema on the test server.
-    pub fn options(&self) -> PostgresOptions {
-        PostgresOptions::new(database_url()).schema(self.name.clone())
-    }
-
-    /// A backend for `queue` in this schema, migrating it first.
-    pub async fn backend(&self, queue: &str) -> bullmq_postgres::PostgresBackend {
-        let queue = bullmq_core::QueueName::new(queue).expect("a valid queue name");
-        bullmq_postgres::PostgresBackend::connect(&self.options().migrate(true), queue)
-            .await
-            .unwrap_or_else(|e| panic!("connect the test backend: {e}"))
+        Self(SchemaGuard::new(tag).strict())
     }
 }
 
-impl Drop for TestSchema {
-    fn drop(&mut self) {
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name.quoted());
-        // Drop runs inside the test's runtime, which must not be blocked on: a thread of its
-        // own with a runtime of its own does the dropping.
-        let dropping = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("a runtime to drop the schema");
-            runtime.block_on(async {
-                let mut conn = admin().await;
-                sqlx::raw_sql(&sql)
-                    .execute(&mut conn)
-                    .await
-                    .expect("drop the test schema");
-                let _ = conn.close().await;
-            });
-        });
-        if dropping.join().is_err() && !std::thread::panicking() {
-            panic!("dropping the test schema failed");
-        }
+impl std::ops::Deref for TestSchema {
+    type Target = SchemaGuard;
+
+    fn deref(&self) -> &SchemaGuard {
+        &self.0
     }
 }
 

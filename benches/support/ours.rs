@@ -1,0 +1,121 @@
+//! What our own harnesses (`redis_*` and `postgres_*`) share whatever the store: adding the
+//! jobs in each mode of the add benchmark, pre-filling a queue, and the worker the worker
+//! benchmark times. It names bullmq, so it is included by each of them with
+//! `#[path = "support/ours.rs"] mod ours;` (not from `support/mod.rs`, which the official
+//! port's harnesses include).
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bullmq::core::backend::Backend;
+use bullmq::core::worker::Processor;
+use bullmq::{ActiveJob, BulkJob, CancellationToken, JobOptions, KeepJobs, ProcessResult};
+use bullmq::{Queue, QueueName, Worker, WorkerOptions};
+
+use crate::support::add::{CONCURRENCY, Mode};
+use crate::support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
+use crate::support::worker;
+
+/// The benchmarks' queue name.
+pub fn queue_name() -> QueueName {
+    QueueName::new(QUEUE).expect("queue name")
+}
+
+/// Adds `jobs` jobs in `mode`.
+pub async fn add<B: Backend>(queue: Queue<B>, mode: Mode, jobs: u64) {
+    match mode {
+        Mode::Sequential => {
+            for i in 0..jobs {
+                queue
+                    .add(JOB_NAME, &Data::new(i), JobOptions::default())
+                    .await
+                    .expect("add");
+            }
+        }
+        Mode::Concurrent8 => {
+            let queue = Arc::new(queue);
+            let next = Arc::new(AtomicU64::new(0));
+            let tasks: Vec<_> = (0..CONCURRENCY)
+                .map(|_| {
+                    let queue = Arc::clone(&queue);
+                    let next = Arc::clone(&next);
+                    tokio::spawn(async move {
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= jobs {
+                                break;
+                            }
+                            queue
+                                .add(JOB_NAME, &Data::new(i), JobOptions::default())
+                                .await
+                                .expect("add");
+                        }
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.await.expect("adding task");
+            }
+        }
+        Mode::Bulk1000 => add_bulk(&queue, jobs, &JobOptions::default()).await,
+    }
+}
+
+/// Adds `jobs` jobs with `opts`, `add_bulk` in chunks of [`CHUNK`].
+async fn add_bulk<B: Backend>(queue: &Queue<B>, jobs: u64, opts: &JobOptions) {
+    let mut start = 0;
+    while start < jobs {
+        let end = (start + CHUNK).min(jobs);
+        let chunk = (start..end)
+            .map(|i| BulkJob {
+                name: JOB_NAME.to_owned(),
+                data: Data::new(i),
+                opts: opts.clone(),
+            })
+            .collect();
+        queue.add_bulk(chunk).await.expect("add_bulk");
+        start = end;
+    }
+}
+
+/// Adds the worker benchmark's `jobs` jobs for `mode` through `backend` (removed on completion
+/// when the mode says so), then closes it.
+pub async fn fill<B: Backend>(backend: B, mode: worker::Mode, jobs: u64) {
+    let queue = Queue::new(queue_name(), backend);
+    let opts = if mode.remove {
+        JobOptions::default().remove_on_complete(KeepJobs::RemoveAll)
+    } else {
+        JobOptions::default()
+    };
+    add_bulk(&queue, jobs, &opts).await;
+    queue
+        .backend()
+        .close(false)
+        .await
+        .expect("close the filling queue");
+}
+
+/// The timed worker of `mode` on `backend`, not running yet (`autorun` off): its processor
+/// sleeps the mode's work, or returns at once.
+pub async fn worker<B: Backend>(backend: B, mode: worker::Mode) -> Worker<B, impl Processor<B>> {
+    let work = Duration::from_millis(mode.work_ms);
+    let options = WorkerOptions::new()
+        .concurrency(mode.concurrency)
+        .autorun(false);
+    Worker::new(
+        queue_name(),
+        backend,
+        options,
+        move |_job: ActiveJob<B>, _cancel: CancellationToken| async move {
+            if !work.is_zero() {
+                tokio::time::sleep(work).await;
+            }
+            ProcessResult::Ok(serde_json::Value::Null)
+        },
+    )
+    .await
+    .expect("the worker")
+}

@@ -1,0 +1,75 @@
+//! A command's rows: running the commands that take only the queue, or the queue and one key,
+//! and reading the answers every section reads alike (the one row, a column of it, the ids).
+
+use bullmq_core::Result;
+use sqlx::postgres::PgRow;
+use sqlx::{Postgres, Row as _};
+
+use super::{PostgresBackend, sql_error};
+use crate::error::PostgresError;
+use crate::lanes::OnLane as _;
+use crate::sql::SqlCommand;
+
+impl PostgresBackend {
+    /// Every row `command` answers for this queue (its only parameter); a failure is wrapped
+    /// with `what`.
+    pub(crate) async fn queue_rows(
+        &self,
+        command: SqlCommand,
+        what: &'static str,
+    ) -> Result<Vec<PgRow>> {
+        sqlx::query(command.text)
+            .bind(self.queue_name())
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(what))
+    }
+
+    /// Every row `command` answers for this queue and one text key (a job id, a meta field, a
+    /// scheduler or deduplication id); a failure is wrapped with `what`.
+    pub(crate) async fn keyed_rows(
+        &self,
+        command: SqlCommand,
+        key: &str,
+        what: &'static str,
+    ) -> Result<Vec<PgRow>> {
+        sqlx::query(command.text)
+            .bind(self.queue_name())
+            .bind(key)
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(what))
+    }
+}
+
+/// The first row, or a protocol error naming `what` when a command that always answers one
+/// row answered none.
+pub(crate) fn one_row(rows: Vec<PgRow>, what: &'static str) -> Result<PgRow> {
+    rows.into_iter().next().ok_or_else(|| {
+        bullmq_core::Error::backend(PostgresError::Query {
+            context: what,
+            source: sqlx::Error::RowNotFound,
+        })
+    })
+}
+
+/// `column` of the one row a command always answers.
+pub(crate) fn one_value<T>(rows: Vec<PgRow>, column: &str, what: &'static str) -> Result<T>
+where
+    T: for<'r> sqlx::Decode<'r, Postgres> + sqlx::Type<Postgres>,
+{
+    one_row(rows, what)?
+        .try_get(column)
+        .map_err(sql_error(what))
+}
+
+/// The `id` column of every row, in the command's order.
+pub(crate) fn id_column<T: From<String>>(rows: &[PgRow], what: &'static str) -> Result<Vec<T>> {
+    rows.iter()
+        .map(|row| {
+            row.try_get::<String, _>("id")
+                .map(T::from)
+                .map_err(sql_error(what))
+        })
+        .collect()
+}

@@ -140,9 +140,7 @@ pub async fn pause_and_resume_a_worker<S: Store>() {
         matches!(e, WorkerEvent::Paused)
     })
     .await;
-    // `pause` returns while a fetch begun before it may still be in flight (on either store,
-    // about one run in twenty): that fetch could take a job added at once. Let it end first.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Added the moment `pause` returns: no fetch begun before it may take this job.
     let id = ctx.add("p", json!({}), JobOptions::new()).await;
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));

@@ -35,6 +35,10 @@ impl<B: Backend> Shared<B> {
         if self.drained.load(Ordering::SeqCst) && block && !limited {
             let block_until = self.wait_for_job().await;
             self.block_until.store(block_until, Ordering::SeqCst);
+            // `pause` and `close` end the wait: take nothing after either.
+            if self.is_paused() || self.is_closing() {
+                return Ok(None);
+            }
             if block_until == 0 || block_until <= self.now_ms() {
                 return self.move_to_active(token).await;
             }

@@ -33,9 +33,21 @@ pub(crate) async fn run<B: Backend, P: Processor<B>>(shared: Arc<Shared<B>>, pro
             continue;
         }
         let token = shared.new_token();
-        match shared.get_next(&token, true).await {
-            Ok(Some(job)) => spawn_job(&shared, &processor, job, token),
-            Ok(None) => {}
+        let fetched = {
+            // Marked while in flight, so `pause` waits for it and for the job it may bring
+            // instead of returning while it can still take one.
+            let _fetching = Fetching::start(&shared);
+            match shared.get_next(&token, true).await {
+                Ok(Some(job)) => {
+                    spawn_job(&shared, &processor, job, token);
+                    Ok(())
+                }
+                Ok(None) => Ok(()),
+                Err(err) => Err(err),
+            }
+        };
+        match fetched {
+            Ok(()) => {}
             Err(err) => {
                 let delay = if is_connection_error(&err) {
                     shared.opts.run_retry_delay
@@ -58,8 +70,7 @@ pub(crate) fn spawn_job<B: Backend, P: Processor<B>>(
     job: FetchedJob,
     token: LockToken,
 ) {
-    shared.active.fetch_add(1, Ordering::SeqCst);
-    let slot = SlotGuard(Arc::clone(shared));
+    let slot = SlotGuard::take(shared);
     let processor = Arc::clone(processor);
     let handle = tokio::spawn(async move {
         let mut current = Some(job);
@@ -70,10 +81,34 @@ pub(crate) fn spawn_job<B: Backend, P: Processor<B>>(
     shared.track_task(handle);
 }
 
+/// The main loop's fetch in flight (`Shared::fetching`), cleared however the fetch ends.
+struct Fetching<'a, B>(&'a Shared<B>);
+
+impl<'a, B> Fetching<'a, B> {
+    fn start(shared: &'a Shared<B>) -> Self {
+        shared.fetching.store(true, Ordering::SeqCst);
+        Self(shared)
+    }
+}
+
+impl<B> Drop for Fetching<'_, B> {
+    fn drop(&mut self) {
+        self.0.fetching.store(false, Ordering::SeqCst);
+    }
+}
+
 /// Gives a job slot back when its task ends, however it ends: returned, panicked outside the
 /// processor, or aborted by a close. A slot not given back would leave the worker short of
 /// one job for good, and `pause` waiting forever.
 struct SlotGuard<B>(Arc<Shared<B>>);
+
+impl<B> SlotGuard<B> {
+    /// Takes a slot (counted in `active`) until dropped.
+    fn take(shared: &Arc<Shared<B>>) -> Self {
+        shared.active.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(shared))
+    }
+}
 
 impl<B> Drop for SlotGuard<B> {
     fn drop(&mut self) {

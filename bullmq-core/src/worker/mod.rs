@@ -306,7 +306,8 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
             self.shared.emit_error(err);
         }
         if !do_not_wait_active {
-            while self.active_count() > 0 {
+            // A fetch begun before the pause may still bring a job: wait for it too.
+            while self.active_count() > 0 || self.shared.fetching.load(Ordering::SeqCst) {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }

@@ -35,6 +35,8 @@ pub(crate) struct Shared<B> {
     pub(crate) concurrency: AtomicUsize,
     /// Jobs taken and not finished yet (including the one being fetched by a finishing job).
     pub(crate) active: AtomicUsize,
+    /// Set while the main loop fetches a job (see `Worker::pause`).
+    pub(crate) fetching: AtomicBool,
     /// Signalled when a job finishes, the concurrency grows, or the worker resumes or closes.
     pub(crate) wake: Notify,
     pub(crate) paused: AtomicBool,
@@ -79,6 +81,7 @@ impl<B> Shared<B> {
             id,
             next_token: AtomicU64::new(0),
             active: AtomicUsize::new(0),
+            fetching: AtomicBool::new(false),
             wake: Notify::new(),
             paused: AtomicBool::new(false),
             closing: AtomicBool::new(false),

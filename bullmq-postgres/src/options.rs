@@ -42,8 +42,9 @@ pub struct PostgresOptions {
     /// Skips the server version check (PostgreSQL 13 or newer), as upstream's
     /// `skipVersionCheck`. Off by default.
     pub skip_version_check: bool,
-    /// How many pooled connections may be open at once. The dedicated connections (`LISTEN`)
-    /// are not counted. 10 by default.
+    /// How many connections commands may use at once, 10 by default. Event reads and the
+    /// `LISTEN` bookkeeping use a second pool with the same bound, opened only as they need
+    /// it; the dedicated `LISTEN` connections are not counted.
     pub max_connections: u32,
     /// How long opening a connection, or waiting for a free pooled one, may take. 10 s by
     /// default.

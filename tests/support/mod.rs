@@ -185,21 +185,32 @@ impl PrivateRedis {
         })
     }
 
-    /// A server started with `args(port, dir)` plus no persistence.
-    pub fn start_with(args: impl FnOnce(u16, &std::path::Path) -> Vec<String>) -> Self {
+    /// A server started with `args(port, dir)` plus no persistence. The free port is only
+    /// free when chosen: another process may bind it before the server does, and then the
+    /// server is started again on another.
+    pub fn start_with(args: impl Fn(u16, &std::path::Path) -> Vec<String>) -> Self {
         let dir = std::env::temp_dir().join(unique_prefix());
         std::fs::create_dir_all(&dir).expect("create a temp folder");
-        let port = free_port();
-        let args = args(port, &dir);
-        let child = Self::spawn(&args, &dir);
-        let mut server = Self {
-            child,
-            port,
-            dir,
-            args,
-        };
-        server.wait_listening();
-        server
+        let mut attempts = 0;
+        loop {
+            let port = free_port();
+            let args = args(port, &dir);
+            let mut child = Self::spawn(&args, &dir);
+            match Self::ready(&mut child) {
+                Ok(()) => {
+                    return Self {
+                        child,
+                        port,
+                        dir,
+                        args,
+                    };
+                }
+                Err(log) if log.contains("Address already in use") && attempts < 5 => {
+                    attempts += 1;
+                }
+                Err(log) => panic!("redis-server exited before it was ready:\n{log}"),
+            }
+        }
     }
 
     fn spawn(args: &[String], dir: &std::path::Path) -> std::process::Child {
@@ -228,25 +239,34 @@ impl PrivateRedis {
         self.wait_listening();
     }
 
-    /// Reads the server's log until it says it is ready; panics with its output if it exits
-    /// first. The log pipe is closed afterwards (Redis ignores SIGPIPE), so it never fills up.
+    /// Waits until the server is ready; panics with its output if it exits first.
     fn wait_listening(&mut self) {
+        if let Err(log) = Self::ready(&mut self.child) {
+            panic!("redis-server exited before it was ready:\n{log}");
+        }
+    }
+
+    /// Reads the server's log until it says it is ready, or returns the log (and the exit
+    /// status) if it exits first. The log pipe is closed afterwards (Redis ignores SIGPIPE),
+    /// so it never fills up.
+    fn ready(child: &mut std::process::Child) -> Result<(), String> {
         use std::io::BufRead;
-        let stdout = self.child.stdout.take().expect("piped stdout");
+        let stdout = child.stdout.take().expect("piped stdout");
         let mut log = String::new();
         for line in std::io::BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
             if line.contains("Ready to accept connections") {
-                return;
+                return Ok(());
             }
             log.push_str(&line);
             log.push('\n');
         }
-        if let Some(mut stderr) = self.child.stderr.take() {
+        if let Some(mut stderr) = child.stderr.take() {
             let _ = std::io::Read::read_to_string(&mut stderr, &mut log);
         }
-        let status = self.child.wait().expect("wait for redis-server");
-        panic!("redis-server exited ({status}) before it was ready:\n{log}");
+        let status = child.wait().expect("wait for redis-server");
+        log.push_str(&format!("({status})"));
+        Err(log)
     }
 
     /// The server's process id (to freeze it with SIGSTOP).

@@ -28,7 +28,7 @@
 //! default, or `current_thread`), `BENCH_TASK` (`spawn`: run each mode in a spawned task, on a
 //! runtime worker, instead of in `block_on` on the main thread as `#[tokio::main]` does),
 //! `BENCH_DIRECT_CONNECTIONS` (`RedisOptions::direct_connections`; 0 sends every call through
-//! redis-rs's multiplexed connection).
+//! the pipelined connection).
 
 #[path = "support/mod.rs"]
 mod support;

@@ -35,8 +35,8 @@
 //! Run with `cargo bench --bench redis_worker [-- --mode NAME[,NAME]]...`; `-- --test` (CI's
 //! smoke run) processes 200 jobs per mode without warm-up. Env: `BENCH_JOBS` (20,000),
 //! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`), `BENCH_DIRECT_CONNECTIONS`
-//! (the worker's `RedisOptions::direct_connections`; 0 sends every call through redis-rs's
-//! multiplexed connection).
+//! (the worker's `RedisOptions::direct_connections`; 0 sends every call through the
+//! pipelined connection).
 
 #[path = "support/mod.rs"]
 mod support;

@@ -1,5 +1,5 @@
-//! The Redis backend's command connection: a pool of connections each serving one call at a
-//! time, with calls beyond the pool sharing one multiplexed connection (RELIABILITY R4, R6).
+//! The Redis backend's command connection: a call alone takes a direct connection, calls in
+//! flight together share one pipelined connection (RELIABILITY R4, R6).
 //!
 //! Tests that count connections, freeze the server or kill clients run against a private
 //! `redis-server`; the others use the shared one under a unique prefix.
@@ -222,8 +222,147 @@ async fn a_unix_socket_url_works() {
     assert_eq!(q.count().await.expect("count"), 1);
 }
 
+/// Many calls in flight on the pipelined connection, some dropped at random points: every
+/// call that completes gets its own reply.
 #[tokio::test]
-async fn without_direct_connections_every_call_goes_through_the_multiplexed_one() {
+async fn pipelined_calls_get_their_own_replies_even_when_others_are_cancelled() {
+    let prefix = support::unique_prefix();
+    let _guard = PrefixGuard(prefix.clone());
+    let options = RedisOptions::new(support::redis_url())
+        .prefix(Prefix::new(&prefix).expect("prefix"))
+        .direct_connections(0);
+    let q = std::sync::Arc::new(queue_with(options, "pipelined-cancel").await);
+    let tasks = (0..200_u32).map(|n| {
+        let q = std::sync::Arc::clone(&q);
+        tokio::spawn(async move {
+            let cut = Duration::from_micros(u64::from(n % 5) * 40);
+            let _ = tokio::time::timeout(cut, q.get_job_counts(&[])).await;
+            let job = q
+                .add("x", &json!({ "n": n }), JobOptions::new())
+                .await
+                .expect("add");
+            let read = q.get_job(&job.id).await.expect("get").expect("exists");
+            assert_eq!(
+                read.data,
+                format!(r#"{{"n":{n}}}"#),
+                "call {n} got another reply"
+            );
+            job.id
+        })
+    });
+    let mut ids = Vec::new();
+    for task in tasks {
+        ids.push(task.await.expect("task"));
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 200);
+    assert_eq!(q.count().await.expect("count"), 200);
+}
+
+/// The pipelined connection killed under a burst: the calls in flight fail with a connection
+/// error, later ones go through on a new connection, and every add that succeeded is there.
+#[tokio::test]
+async fn a_pipelined_connection_killed_mid_burst_fails_its_calls_and_is_replaced() {
+    let server = PrivateRedis::start();
+    let q = std::sync::Arc::new(
+        queue_with(
+            RedisOptions::new(server.url()).direct_connections(0),
+            "killed",
+        )
+        .await,
+    );
+    let adds = |from: u32| {
+        (from..from + 400).map(|n| {
+            let q = std::sync::Arc::clone(&q);
+            tokio::spawn(async move { q.add("x", &json!({ "n": n }), JobOptions::new()).await })
+        })
+    };
+    let first: Vec<_> = adds(0).collect();
+    let client = redis::Client::open(server.url()).expect("url");
+    let mut admin = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("admin connection");
+    let _: i64 = redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+        .query_async(&mut admin)
+        .await
+        .expect("CLIENT KILL");
+    let mut succeeded = 0;
+    for add in first {
+        match add.await.expect("task") {
+            Ok(_) => succeeded += 1,
+            Err(e) => assert_eq!(e.backend_kind(), Some(BackendErrorKind::Connection), "{e}"),
+        }
+    }
+    // Give the close time to arrive (a burst that finished before the kill has not seen it).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    for add in adds(400).collect::<Vec<_>>() {
+        add.await.expect("task").expect("an add after the kill");
+        succeeded += 1;
+    }
+    // An add whose reply was lost may still have been written: never fewer than succeeded.
+    let count = q.count().await.expect("count");
+    assert!(
+        (succeeded..=800).contains(&count),
+        "{count} jobs for {succeeded} successful adds"
+    );
+}
+
+/// On a fresh server every script call first meets `NOSCRIPT`: `add_bulk`'s batches after
+/// the first are still opening the pipelined connection (started, not awaited) when the first
+/// batch's jobs are retried one by one, and those retries must not wait on them.
+#[tokio::test]
+async fn add_bulk_on_a_server_without_the_scripts_completes() {
+    let server = PrivateRedis::start();
+    let q = queue_with(RedisOptions::new(server.url()), "fresh").await;
+    let jobs = (0..400)
+        .map(|n| bullmq::BulkJob {
+            name: "x".to_owned(),
+            data: json!({ "n": n }),
+            opts: JobOptions::new(),
+        })
+        .collect();
+    let added = tokio::time::timeout(Duration::from_secs(20), q.add_bulk(jobs))
+        .await
+        .expect("add_bulk finished")
+        .expect("add_bulk");
+    assert_eq!(added.len(), 400);
+    assert_eq!(q.count().await.expect("count"), 400);
+}
+
+#[tokio::test]
+async fn a_hung_server_times_out_pipelined_calls_and_service_resumes() {
+    let server = PrivateRedis::start();
+    let options = RedisOptions::new(server.url())
+        .direct_connections(0)
+        .response_timeout(Duration::from_millis(300));
+    let q = std::sync::Arc::new(queue_with(options, "hung-pipelined").await);
+    q.add("x", &json!({}), JobOptions::new())
+        .await
+        .expect("add");
+    signal(server.pid(), "-STOP");
+    let counts: Vec<_> = (0..10)
+        .map(|_| {
+            let q = std::sync::Arc::clone(&q);
+            tokio::spawn(async move { q.count().await })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for count in counts {
+        outcomes.push(count.await.expect("task"));
+    }
+    signal(server.pid(), "-CONT");
+    for outcome in outcomes {
+        let err = outcome.expect_err("the server is frozen");
+        assert_eq!(err.backend_kind(), Some(BackendErrorKind::Timeout), "{err}");
+    }
+    assert_eq!(q.count().await.expect("after SIGCONT"), 1);
+}
+
+#[tokio::test]
+async fn without_direct_connections_every_call_goes_through_the_pipelined_one() {
     let server = PrivateRedis::start();
     let q = queue_with(RedisOptions::new(server.url()).direct_connections(0), "mux").await;
     for _ in 0..20 {

@@ -287,6 +287,13 @@ async fn node_and_rust_workers_share_a_queue_exactly_once() {
             ],
         )
     });
+    // The jobs go in once Node's worker runs: ours alone could otherwise take them all while
+    // Node.js starts.
+    eventually("the Node.js worker", Duration::from_secs(30), || async {
+        let workers = ctx.queue.get_workers().await.unwrap();
+        workers.iter().any(|w| w.name.ends_with(":w:node-racer"))
+    })
+    .await;
     ctx.queue.add_bulk(jobs).await.unwrap();
     let out = node.await.unwrap();
     let node_runs = serde_json::from_str::<Value>(out.trim()).unwrap()["processed"]

@@ -419,6 +419,13 @@ async fn rust_and_node_workers_complete_5000_jobs_exactly_once() {
             ],
         )
     });
+    // The jobs go in once Node's worker runs: ours alone could otherwise take them all while
+    // Node.js starts.
+    support::wait::eventually("the Node.js worker", Duration::from_secs(30), || async {
+        let workers = queue.get_workers().await.unwrap();
+        workers.iter().any(|w| w.name.ends_with(":w:node-racer"))
+    })
+    .await;
     for chunk in (0..TOTAL).collect::<Vec<_>>().chunks(1000) {
         let jobs = chunk
             .iter()

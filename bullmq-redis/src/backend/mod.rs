@@ -54,9 +54,11 @@ pub struct RedisOptions {
     /// It bounds scripts too: a `clean` or `obliterate` of a huge queue that runs longer is
     /// reported as a timeout although Redis finishes it; raise it for such work.
     pub response_timeout: Duration,
-    /// How many connections the backend (with its clones and siblings) may use for calls in
-    /// flight at once, each serving one call at a time; calls beyond them share one
-    /// multiplexed connection. 8 by default; 0 sends every call through the multiplexed one.
+    /// How many direct connections the backend (with its clones and siblings) may hold: a
+    /// call that finds no other call in flight writes its request and reads its reply on one
+    /// of them itself, the fastest path for a latency-bound caller. Calls in flight together
+    /// share one pipelined connection, whose requests go out together. 1 by default; 0 sends
+    /// every call through the pipelined connection.
     pub direct_connections: usize,
 }
 
@@ -64,7 +66,7 @@ pub struct RedisOptions {
 pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// [`RedisOptions::direct_connections`] by default.
-pub const DEFAULT_DIRECT_CONNECTIONS: usize = 8;
+pub const DEFAULT_DIRECT_CONNECTIONS: usize = 1;
 
 impl RedisOptions {
     /// Options for `url` with the default prefix.
@@ -86,7 +88,7 @@ impl RedisOptions {
         self
     }
 
-    /// Sets how many calls may each have a connection of their own at once.
+    /// Sets how many direct connections the backend may hold.
     #[must_use]
     pub fn direct_connections(mut self, count: usize) -> Self {
         self.direct_connections = count;

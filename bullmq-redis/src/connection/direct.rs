@@ -11,15 +11,21 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use redis::{Cmd, ConnectionAddr, ConnectionInfo, ProtocolVersion, RedisError, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 #[cfg(unix)]
 use tokio::net::UnixStream;
 
-use super::{frame, resp};
+use super::frame;
 
 /// How much room a read asks for at least.
-const READ_CHUNK: usize = 16 * 1024;
+pub(super) const READ_CHUNK: usize = 16 * 1024;
+
+/// The reading direction of an open connection.
+pub(super) type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+
+/// The writing direction of an open connection.
+pub(super) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// Where and how to open direct connections: the parts of a `redis::Client`'s settings that
 /// the direct path supports (plain TCP or a Unix socket, RESP2).
@@ -173,13 +179,8 @@ impl DirectConnection {
         let mut replies = Vec::with_capacity(count);
         let mut start = 0;
         while replies.len() < count {
-            match frame::reply_len(&self.read_buf[start..])? {
-                Some(len) => {
-                    let reply = &self.read_buf[start..start + len];
-                    let value = match resp::parse(reply) {
-                        Some(value) => value,
-                        None => redis::parse_redis_value(reply)?,
-                    };
+            match frame::take_reply(&self.read_buf[start..])? {
+                Some((value, len)) => {
                     replies.push(value);
                     start += len;
                 }
@@ -199,6 +200,25 @@ impl DirectConnection {
         }
         self.read_buf.drain(..start);
         Ok(replies)
+    }
+
+    /// The connection's two directions, for a [pipelined](super::pipelined) connection.
+    pub(super) fn into_halves(self) -> (ReadHalf, WriteHalf) {
+        debug_assert!(
+            self.read_buf.is_empty(),
+            "unread bytes on a fresh connection"
+        );
+        match self.stream {
+            Stream::Tcp(s) => {
+                let (read, write) = s.into_split();
+                (Box::new(read), Box::new(write))
+            }
+            #[cfg(unix)]
+            Stream::Unix(s) => {
+                let (read, write) = s.into_split();
+                (Box::new(read), Box::new(write))
+            }
+        }
     }
 
     /// Whether the connection can take a request: the server has not closed it, and nothing

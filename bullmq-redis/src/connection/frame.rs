@@ -1,11 +1,13 @@
-//! Where one RESP2 reply ends in a read buffer.
+//! Where one RESP2 reply ends in a read buffer, and taking it out.
 //!
-//! The direct connection reads replies into its own buffer and hands each complete one to
-//! redis-rs's parser (which knows the server's error codes); it only needs to know how many
-//! bytes make one reply. RESP2 is length-prefixed, so this is a walk over type bytes and
-//! lengths, never over payload bytes.
+//! Our connections read replies into their own buffers and turn each complete one into a value
+//! ([`resp`], or redis-rs's parser for error replies, whose codes it knows); finding where a
+//! reply ends is a walk over type bytes and lengths, never over payload bytes, since RESP2 is
+//! length-prefixed.
 
-use redis::{ErrorKind, RedisError};
+use redis::{ErrorKind, RedisError, Value};
+
+use super::resp;
 
 /// The length of the first complete reply at the start of `buf`, or `None` while more bytes
 /// are needed.
@@ -48,6 +50,21 @@ pub(super) fn reply_len(buf: &[u8]) -> Result<Option<usize>, RedisError> {
         };
     }
     Ok(Some(pos))
+}
+
+/// The first complete reply at the start of `buf` and its length, or `None` while more bytes
+/// are needed. Server errors stay values ([`Value::ServerError`]), as redis-rs's callers
+/// expect.
+pub(super) fn take_reply(buf: &[u8]) -> Result<Option<(Value, usize)>, RedisError> {
+    let Some(len) = reply_len(buf)? else {
+        return Ok(None);
+    };
+    let reply = &buf[..len];
+    let value = match resp::parse(reply) {
+        Some(value) => value,
+        None => redis::parse_redis_value(reply)?,
+    };
+    Ok(Some((value, len)))
 }
 
 /// The offset of the first `\r\n` in `bytes`.

@@ -1,12 +1,14 @@
 //! The connection the backend's commands and scripts run on (blocking waits and event reads
 //! have their own, see `backend::lifecycle`).
 //!
-//! A small pool of [direct connections](direct), each used by one call at a time, so that a
-//! call writes its request and reads its reply itself; calls beyond the pool's size share one
-//! redis-rs multiplexed connection (`ConnectionManager`), which pipelines any number of them.
-//! A sequential producer or a worker at modest concurrency thus never pays for the multiplexed
-//! connection's task hops, and a burst of thousands of concurrent calls still uses a bounded
-//! number of sockets.
+//! A call that finds no other call in flight takes a [direct connection](direct): it writes
+//! its request and reads its reply itself, with no task in between, which is what a
+//! latency-bound caller (one awaited `add` after another, a worker at concurrency 1) needs.
+//! Calls in flight together share one [pipelined connection](pipelined), which sends the
+//! requests that queue up in one write: a busy worker or concurrent producers then share the
+//! system calls of both the client and Redis, which is what a Redis-bound load needs.
+//! Where the direct path cannot go (TLS, RESP3), every call takes redis-rs's multiplexed
+//! connection (`ConnectionManager`).
 //!
 //! Failures: a connection that fails or times out mid-request is dropped (its reply may still
 //! be on the way, so it cannot be reused) and the caller gets the error; the next call opens a
@@ -14,6 +16,7 @@
 
 mod direct;
 mod frame;
+mod pipelined;
 mod resp;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,9 +25,10 @@ use std::time::Duration;
 
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
-use tokio::sync::OnceCell;
+use tokio::sync::{OnceCell, watch};
 
 use direct::{DirectConnection, Target};
+use pipelined::Pipelined;
 
 /// How long opening a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -41,12 +45,36 @@ struct Pool {
     target: Option<Target>,
     /// How many direct connections may exist at once.
     max_direct: usize,
+    /// Calls between their start and their reply, on any connection.
+    in_flight: AtomicUsize,
     /// Direct connections in use plus idle ones.
     direct_count: AtomicUsize,
     idle: Mutex<Vec<DirectConnection>>,
-    /// For calls beyond `max_direct`, and for every call when there is no `target`.
+    /// For calls in flight together; replaced when it breaks.
+    pipelined: Mutex<PipelinedSlot>,
+    /// For every call when there is no `target`.
     shared: OnceCell<ConnectionManager>,
     response_timeout: Duration,
+}
+
+/// The pipelined connection's state.
+enum PipelinedSlot {
+    /// Never opened, or its opening failed.
+    Empty,
+    /// A task is opening it; the result arrives here.
+    Opening(watch::Receiver<Option<RedisResult<Arc<Pipelined>>>>),
+    /// Open, or broken (then the next call opens another).
+    Open(Arc<Pipelined>),
+}
+
+/// The error of calls waiting for a pipelined connection whose opening task was dropped (the
+/// runtime is shutting down).
+fn abandoned() -> redis::RedisError {
+    std::io::Error::new(
+        std::io::ErrorKind::Interrupted,
+        "opening a connection was abandoned",
+    )
+    .into()
 }
 
 /// A direct connection checked out of the pool; counted in `direct_count` until dropped,
@@ -65,6 +93,15 @@ impl Drop for Lease<'_> {
     }
 }
 
+/// Counts a call in [`Pool::in_flight`] until it ends, however it ends.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 impl SharedConnection {
     /// Opens the first connection at once, so that a wrong address, password or certificate
     /// fails here rather than on the first call.
@@ -79,7 +116,9 @@ impl SharedConnection {
             target,
             max_direct,
             direct_count: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
             idle: Mutex::new(Vec::new()),
+            pipelined: Mutex::new(PipelinedSlot::Empty),
             shared: OnceCell::new(),
             response_timeout,
         });
@@ -89,6 +128,7 @@ impl SharedConnection {
                 pool.direct_count.fetch_add(1, Ordering::AcqRel);
                 pool.lock_idle().push(first);
             }
+            (Some(_), 0) => drop(pool.pipelined().await?),
             _ => {
                 // One plain attempt first: the manager retries its first connection with
                 // backoff whatever the error, so a refused port, an untrusted certificate or a
@@ -100,15 +140,27 @@ impl SharedConnection {
         Ok(Self { pool })
     }
 
-    /// Sends the packed request `write` puts in the buffer and reads `count` replies.
+    /// Sends the packed request `write` puts in a buffer and reads `count` replies, on a
+    /// direct connection or the pipelined one; `None` when there is no `target` (use the
+    /// multiplexed connection).
     async fn exchange(
         &self,
         count: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> RedisResult<Option<Vec<Value>>> {
         let pool = &*self.pool;
-        let Some(mut lease) = pool.lease().await? else {
+        if pool.target.is_none() {
             return Ok(None);
+        }
+        let alone = pool.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
+        let _in_flight = InFlight(&pool.in_flight);
+        let lease = if alone { pool.lease().await? } else { None };
+        let Some(mut lease) = lease else {
+            let pipelined = pool.pipelined().await?;
+            return pipelined
+                .exchange(count, pool.response_timeout, write)
+                .await
+                .map(Some);
         };
         let Some(con) = lease.con.as_mut() else {
             return Ok(None);
@@ -165,8 +217,8 @@ impl Pool {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// An idle direct connection, a new one if the pool has room, or `None` (use the shared
-    /// connection).
+    /// An idle direct connection, a new one if the pool has room, or `None` (use the pipelined
+    /// or the multiplexed connection).
     async fn lease(&self) -> RedisResult<Option<Lease<'_>>> {
         let Some(target) = &self.target else {
             return Ok(None);
@@ -216,6 +268,54 @@ impl Pool {
         if let Some(con) = lease.con.take() {
             self.lock_idle().push(con);
         }
+    }
+
+    /// The pipelined connection, opened on first use and again after it broke.
+    ///
+    /// A task opens it, not the call that needs it first: a call can be left pending
+    /// mid-open (`add_jobs` polls its batches once and awaits them later), and the calls
+    /// behind it must not wait on a future nobody polls.
+    async fn pipelined(&self) -> RedisResult<Arc<Pipelined>> {
+        let mut opening = {
+            let mut slot = self.lock_pipelined();
+            match &*slot {
+                PipelinedSlot::Open(con) if !con.is_broken() => return Ok(Arc::clone(con)),
+                PipelinedSlot::Opening(opening) => opening.clone(),
+                _ => {
+                    let Some(target) = self.target.clone() else {
+                        return Err(redis::RedisError::from((
+                            redis::ErrorKind::Client,
+                            "no pipelined connection over TLS or RESP3",
+                        )));
+                    };
+                    let (opened, opening) = watch::channel(None);
+                    tokio::spawn(async move {
+                        let con = Pipelined::open(&target, CONNECT_TIMEOUT).await;
+                        opened.send_replace(Some(con.map(Arc::new)));
+                    });
+                    *slot = PipelinedSlot::Opening(opening.clone());
+                    opening
+                }
+            }
+        };
+        let result = match opening.wait_for(Option::is_some).await {
+            Ok(done) => done.clone().unwrap_or_else(|| Err(abandoned())),
+            Err(_) => Err(abandoned()),
+        };
+        let mut slot = self.lock_pipelined();
+        if matches!(&*slot, PipelinedSlot::Opening(_)) {
+            *slot = match &result {
+                Ok(con) if !con.is_broken() => PipelinedSlot::Open(Arc::clone(con)),
+                _ => PipelinedSlot::Empty,
+            };
+        }
+        result
+    }
+
+    fn lock_pipelined(&self) -> std::sync::MutexGuard<'_, PipelinedSlot> {
+        self.pipelined
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The multiplexed connection, opened on first use.

@@ -1,0 +1,237 @@
+//! One connection that any number of calls share, their requests pipelined.
+//!
+//! A call appends its request to the bytes waiting to be sent and a slot for its replies to
+//! a queue, both under one lock so that the two stay in the same order. A writer task sends
+//! whatever has queued up in one write; a reader task parses replies as they come and fills
+//! the slots in order. Under load many calls thus go out in one write and come back in one
+//! read, which saves system calls on both sides: Redis reads and answers them in one pass of
+//! its event loop too.
+//!
+//! Failures: a read or write error, a reply nobody asked for, or a call whose reply takes
+//! longer than its timeout breaks the connection: every call in flight gets an error and the
+//! owner opens a new one for the next call (a reply still on its way could otherwise be taken
+//! for the next call's).
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use redis::{RedisError, RedisResult, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{Notify, oneshot};
+
+use super::direct::{self, DirectConnection, READ_CHUNK, ReadHalf, Target, WriteHalf};
+use super::frame;
+
+/// A shared connection; dropping it closes the connection once its writer has sent what was
+/// queued.
+pub(super) struct Pipelined {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    /// Wakes the writer when requests queue up while it is idle, or when the connection breaks.
+    wake_writer: Notify,
+}
+
+#[derive(Default)]
+struct State {
+    /// Requests not yet handed to the writer.
+    out: Vec<u8>,
+    /// One slot per request queued, in the order of their bytes.
+    waiting: VecDeque<Waiter>,
+    /// The writer found nothing to send and waits for [`Inner::wake_writer`].
+    writer_idle: bool,
+    /// Why the connection stopped; no request is taken after.
+    broken: Option<RedisError>,
+}
+
+/// The replies one call waits for.
+struct Waiter {
+    remaining: usize,
+    replies: Vec<Value>,
+    reply_to: oneshot::Sender<RedisResult<Vec<Value>>>,
+}
+
+impl Pipelined {
+    /// Opens a connection (authenticated, on its database) and starts its reader and writer.
+    pub(super) async fn open(target: &Target, timeout: Duration) -> RedisResult<Self> {
+        let (read, write) = DirectConnection::open(target, timeout).await?.into_halves();
+        let inner = Arc::new(Inner {
+            state: Mutex::default(),
+            wake_writer: Notify::new(),
+        });
+        tokio::spawn(read_replies(Arc::clone(&inner), read));
+        tokio::spawn(write_requests(Arc::clone(&inner), write));
+        Ok(Self { inner })
+    }
+
+    /// Whether the connection stopped working (the owner then replaces it).
+    pub(super) fn is_broken(&self) -> bool {
+        self.inner.lock().broken.is_some()
+    }
+
+    /// Queues the request `write` appends (which must draw `count` replies) and waits for its
+    /// replies. Server errors stay values ([`Value::ServerError`]), as redis-rs's callers
+    /// expect.
+    pub(super) async fn exchange(
+        &self,
+        count: usize,
+        timeout: Duration,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> RedisResult<Vec<Value>> {
+        let (reply_to, replies) = oneshot::channel();
+        {
+            let mut state = self.inner.lock();
+            if let Some(broken) = &state.broken {
+                return Err(broken.clone());
+            }
+            write(&mut state.out);
+            if count == 0 {
+                return Ok(Vec::new());
+            }
+            state.waiting.push_back(Waiter {
+                remaining: count,
+                replies: Vec::with_capacity(count),
+                reply_to,
+            });
+            if state.writer_idle {
+                state.writer_idle = false;
+                self.inner.wake_writer.notify_one();
+            }
+        }
+        match tokio::time::timeout(timeout, replies).await {
+            Ok(Ok(result)) => result,
+            // Unreachable: a waiter is dropped only after it was sent the reason.
+            Ok(Err(_)) => Err(closed()),
+            Err(_) => {
+                let e = direct::timed_out("waiting for Redis to answer");
+                self.inner.break_with(&e);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Pipelined {
+    fn drop(&mut self) {
+        self.inner.break_with(&closed());
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Marks the connection broken (the first reason stays), fails every call in flight and
+    /// stops the writer.
+    fn break_with(&self, e: &RedisError) {
+        let waiting = {
+            let mut state = self.lock();
+            if state.broken.is_none() {
+                state.broken = Some(e.clone());
+            }
+            std::mem::take(&mut state.waiting)
+        };
+        for waiter in waiting {
+            // A caller that gave up has dropped its receiver: nothing to tell.
+            let _ = waiter.reply_to.send(Err(e.clone()));
+        }
+        self.wake_writer.notify_one();
+    }
+
+    /// Hands `replies` (in the order they came) to the calls waiting, the oldest first.
+    /// `false` when there are more replies than requests: the stream is out of step.
+    fn deliver(&self, replies: &mut Vec<Value>) -> bool {
+        let mut state = self.lock();
+        for reply in replies.drain(..) {
+            let Some(front) = state.waiting.front_mut() else {
+                return false;
+            };
+            front.replies.push(reply);
+            front.remaining -= 1;
+            if front.remaining == 0
+                && let Some(done) = state.waiting.pop_front()
+            {
+                let _ = done.reply_to.send(Ok(done.replies));
+            }
+        }
+        true
+    }
+}
+
+/// The writer: sends what has queued up, in one write each time, until the connection
+/// breaks or is dropped; then closes the writing direction, so the server closes its end and
+/// the reader stops too.
+async fn write_requests(inner: Arc<Inner>, mut write: WriteHalf) {
+    let mut batch = Vec::new();
+    loop {
+        {
+            let mut state = inner.lock();
+            if state.broken.is_some() {
+                break;
+            }
+            if state.out.is_empty() {
+                state.writer_idle = true;
+            } else {
+                // The emptied batch becomes the next queue, with its allocation.
+                std::mem::swap(&mut state.out, &mut batch);
+            }
+        }
+        if batch.is_empty() {
+            inner.wake_writer.notified().await;
+            continue;
+        }
+        if let Err(e) = write.write_all(&batch).await {
+            inner.break_with(&e.into());
+            break;
+        }
+        batch.clear();
+    }
+    let _ = write.shutdown().await;
+}
+
+/// The reader: parses replies as they arrive and hands them out, until the connection fails.
+async fn read_replies(inner: Arc<Inner>, mut read: ReadHalf) {
+    let mut buf = Vec::with_capacity(READ_CHUNK);
+    let mut replies = Vec::new();
+    let failure: RedisError = 'reading: loop {
+        buf.reserve(READ_CHUNK);
+        match read.read_buf(&mut buf).await {
+            Ok(0) => {
+                break io::Error::new(io::ErrorKind::UnexpectedEof, "Redis closed the connection")
+                    .into();
+            }
+            Ok(_) => {}
+            Err(e) => break e.into(),
+        }
+        let mut start = 0;
+        loop {
+            match frame::take_reply(&buf[start..]) {
+                Ok(Some((value, len))) => {
+                    replies.push(value);
+                    start += len;
+                }
+                Ok(None) => break,
+                Err(e) => break 'reading e,
+            }
+        }
+        buf.drain(..start);
+        if !inner.deliver(&mut replies) {
+            break RedisError::from((
+                redis::ErrorKind::Parse,
+                "invalid reply from the server",
+                "a reply that no request asked for".to_owned(),
+            ));
+        }
+    };
+    inner.break_with(&failure);
+}
+
+/// The error of a call on a connection that was closed.
+fn closed() -> RedisError {
+    io::Error::new(io::ErrorKind::NotConnected, "the connection was closed").into()
+}

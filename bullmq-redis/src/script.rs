@@ -6,6 +6,7 @@
 use redis::aio::ConnectionLike;
 use redis::{Arg, Cmd, ErrorKind, ServerErrorKind, ToRedisArgs, Value};
 
+use crate::connection::{SharedConnection, command};
 use crate::scripts::LuaScript;
 
 /// Arguments for one script call: its `KEYS`, then its `ARGV`, each list packed into one
@@ -60,17 +61,45 @@ impl ScriptCall {
         self.command("EVALSHA", script.sha1, script)
     }
 
+    /// The parts of `verb head numkeys KEYS... ARGV...`, for [`command::write`].
+    fn write(&self, buf: &mut Vec<u8>, verb: &str, head: &str) {
+        let key_count = itoa::Buffer::new()
+            .format(self.keys.args_iter().count())
+            .to_owned();
+        let parts = self
+            .keys
+            .args_iter()
+            .chain(self.args.args_iter())
+            .filter_map(|part| match part {
+                Arg::Simple(bytes) => Some(bytes),
+                _ => None,
+            });
+        let head = [verb.as_bytes(), head.as_bytes(), key_count.as_bytes()];
+        command::write(buf, head.into_iter().chain(parts));
+    }
+
     /// Runs the script, loading it on `NOSCRIPT`.
-    pub(crate) async fn invoke<C: ConnectionLike>(
+    pub(crate) async fn invoke(
         &self,
-        con: &mut C,
+        con: &SharedConnection,
         script: &LuaScript,
     ) -> redis::RedisResult<Value> {
-        match self.evalsha(script).query_async(con).await {
+        debug_assert_eq!(
+            self.keys.args_iter().count(),
+            script.num_keys,
+            "{} takes {} keys",
+            script.name,
+            script.num_keys
+        );
+        let call = |verb: &'static str, head: &'static str| {
+            con.call(
+                |buf| self.write(buf, verb, head),
+                || self.command(verb, head, script),
+            )
+        };
+        match call("EVALSHA", script.sha1).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                self.command("EVAL", script.text, script)
-                    .query_async(con)
-                    .await
+                call("EVAL", script.text).await
             }
             other => other,
         }

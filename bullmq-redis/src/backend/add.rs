@@ -8,10 +8,10 @@ use std::task::Poll;
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, AddJobArgs, ParentAt};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
-use redis::aio::ConnectionLike;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
 use super::RedisBackend;
+use crate::connection::{SharedConnection, command};
 use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
 use crate::script::{self, ScriptCall};
@@ -66,13 +66,26 @@ impl AddCall<'_> {
         self.command("EVALSHA", self.script.sha1)
     }
 
+    /// Writes `verb head numkeys KEYS... ARGV...` straight into a request buffer.
+    fn write(&self, buf: &mut Vec<u8>, verb: &str, head: &str) {
+        let key_count = itoa::Buffer::new().format(self.keys.len()).to_owned();
+        let head = [verb.as_bytes(), head.as_bytes(), key_count.as_bytes()];
+        let keys = self.keys.iter().map(|k| k.as_bytes());
+        let argv = [self.args.as_slice(), self.data.as_bytes(), &self.opts];
+        command::write(buf, head.into_iter().chain(keys).chain(argv));
+    }
+
     /// Runs the script, sending its text when Redis does not have it cached (`NOSCRIPT`).
-    async fn invoke<C: ConnectionLike>(&self, con: &mut C) -> redis::RedisResult<Value> {
-        match self.evalsha().query_async(con).await {
+    async fn invoke(&self, con: &SharedConnection) -> redis::RedisResult<Value> {
+        let call = |verb: &'static str, head: &'static str| {
+            con.call(
+                |buf| self.write(buf, verb, head),
+                || self.command(verb, head),
+            )
+        };
+        match call("EVALSHA", self.script.sha1).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                self.command("EVAL", self.script.text)
-                    .query_async(con)
-                    .await
+                call("EVAL", self.script.text).await
             }
             other => other,
         }
@@ -231,7 +244,7 @@ impl AddJobs for RedisBackend {
     async fn add_job(&self, job: &Job, parent: &ParentKeyOpts) -> Result<JobId> {
         let call = add_call(&self.keys, job, parent, false, false)?;
         let reply = call
-            .invoke(&mut self.connection())
+            .invoke(&self.connection())
             .await
             .map_err(wrap("add a job"))?;
         Ok(added_id(&reply, job, parent)?)
@@ -263,7 +276,7 @@ impl AddJobs for RedisBackend {
             batches.push((replies, done));
             tokio::task::yield_now().await;
         }
-        let mut con = self.connection();
+        let con = self.connection();
         let mut ids = Vec::with_capacity(jobs.len());
         let mut calls = calls.iter().zip(jobs);
         for (pending, done) in batches {
@@ -275,7 +288,7 @@ impl AddJobs for RedisBackend {
             for (reply, (call, entry)) in replies.into_iter().zip(calls.by_ref()) {
                 // NOSCRIPT means the script did not run: run this job again on its own.
                 let reply = if is_noscript(&reply) {
-                    call.invoke(&mut con).await
+                    call.invoke(&con).await
                 } else {
                     reply
                 };

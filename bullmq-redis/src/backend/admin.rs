@@ -143,7 +143,7 @@ impl RedisBackend {
             .arg(&JOB_SUB_KEY_SUFFIXES[..])
             .arg(candidates);
         let reply = call
-            .invoke(&mut self.connection(), &scripts::REMOVE_ORPHANED_JOBS)
+            .invoke(&self.connection(), &scripts::REMOVE_ORPHANED_JOBS)
             .await
             .map_err(wrap("remove orphaned jobs"))?;
         let removed = reply::expect_int("remove orphaned jobs", &reply)?;
@@ -153,10 +153,10 @@ impl RedisBackend {
 
 impl Admin for RedisBackend {
     async fn pause(&self, pause: bool) -> Result<()> {
-        let mut con = self.connection();
+        let con = self.connection();
         if pause {
             pause_call(self.keys(), true, true)
-                .invoke(&mut con, &scripts::PAUSE)
+                .invoke(&con, &scripts::PAUSE)
                 .await
                 .map_err(wrap("pause the queue"))?;
             return Ok(());
@@ -166,7 +166,7 @@ impl Admin for RedisBackend {
         let mut emit_event = true;
         loop {
             let reply = pause_call(self.keys(), false, emit_event)
-                .invoke(&mut con, &scripts::PAUSE)
+                .invoke(&con, &scripts::PAUSE)
                 .await
                 .map_err(wrap("resume the queue"))?;
             emit_event = false;
@@ -186,7 +186,7 @@ impl Admin for RedisBackend {
             .key(&keys.repeat)
             .arg(&keys.job_prefix)
             .arg(if delayed { "1" } else { "0" })
-            .invoke(&mut self.connection(), &scripts::DRAIN)
+            .invoke(&self.connection(), &scripts::DRAIN)
             .await
             .map_err(wrap("drain the queue"))?;
         Ok(())
@@ -208,7 +208,7 @@ impl Admin for RedisBackend {
             .arg(before_ms)
             .arg(limit)
             .arg(set)
-            .invoke(&mut self.connection(), &scripts::CLEAN_JOBS_IN_SET)
+            .invoke(&self.connection(), &scripts::CLEAN_JOBS_IN_SET)
             .await
             .map_err(wrap("clean jobs"))?;
         Ok(reply::text_items(&reply)
@@ -225,7 +225,7 @@ impl Admin for RedisBackend {
             .arg(args.count)
             // Node.js sends `null` when not forced, which its client writes as an empty string.
             .arg(if args.force { "force" } else { "" })
-            .invoke(&mut self.connection(), &scripts::OBLITERATE)
+            .invoke(&self.connection(), &scripts::OBLITERATE)
             .await
             .map_err(wrap("obliterate the queue"))?;
         match reply::expect_int("obliterate the queue", &reply)? {
@@ -242,7 +242,7 @@ impl Admin for RedisBackend {
         before_ms: u64,
     ) -> Result<Batch> {
         let reply = move_jobs_to_wait_call(self.keys(), state.as_str(), count, before_ms)
-            .invoke(&mut self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
+            .invoke(&self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
             .await
             .map_err(wrap("retry finished jobs"))?;
         batch("retry finished jobs", &reply)
@@ -250,7 +250,7 @@ impl Admin for RedisBackend {
 
     async fn promote_jobs(&self, count: u32) -> Result<Batch> {
         let reply = move_jobs_to_wait_call(self.keys(), "delayed", count, PROMOTE_ALL_BEFORE)
-            .invoke(&mut self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
+            .invoke(&self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
             .await
             .map_err(wrap("promote delayed jobs"))?;
         batch("promote delayed jobs", &reply)

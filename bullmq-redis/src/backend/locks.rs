@@ -33,7 +33,7 @@ impl Locks for RedisBackend {
             .arg(ms(duration))
             .arg(job_id.as_str());
         let reply = call
-            .invoke(&mut self.connection(), &scripts::EXTEND_LOCK)
+            .invoke(&self.connection(), &scripts::EXTEND_LOCK)
             .await
             .map_err(wrap(CONTEXT))?;
         Ok(reply::expect_int(CONTEXT, &reply)? == 1)
@@ -59,7 +59,7 @@ impl Locks for RedisBackend {
             .arg(ids)
             .arg(ms(duration));
         let reply = call
-            .invoke(&mut self.connection(), &scripts::EXTEND_LOCKS)
+            .invoke(&self.connection(), &scripts::EXTEND_LOCKS)
             .await
             .map_err(wrap(CONTEXT))?;
         match &reply {

@@ -269,7 +269,7 @@ impl RedisBackend {
         script: &LuaScript,
         what: &'static str,
     ) -> Result<redis::Value> {
-        call.invoke(&mut self.connection(), script)
+        call.invoke(&self.connection(), script)
             .await
             .map_err(wrap(what))
     }

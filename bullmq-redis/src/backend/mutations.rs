@@ -64,7 +64,7 @@ impl RedisBackend {
         refusal: Refusal<'_>,
     ) -> Result<i64> {
         let reply = call
-            .invoke(&mut self.connection(), script)
+            .invoke(&self.connection(), script)
             .await
             .map_err(wrap(context))?;
         refusal.check(context, &reply)
@@ -223,10 +223,7 @@ impl JobMutations for RedisBackend {
             .key(&keys.meta)
             .arg(&keys.job_prefix)
             .arg(job_id.as_str())
-            .invoke(
-                &mut self.connection(),
-                &scripts::REMOVE_UNPROCESSED_CHILDREN,
-            )
+            .invoke(&self.connection(), &scripts::REMOVE_UNPROCESSED_CHILDREN)
             .await
             .map_err(wrap("remove unprocessed children"))?;
         Ok(())
@@ -258,7 +255,7 @@ impl JobMutations for RedisBackend {
         let reply = ScriptCall::default()
             .key(self.keys().deduplication(deduplication_id))
             .arg(job_id.as_str())
-            .invoke(&mut self.connection(), &scripts::REMOVE_DEDUPLICATION_KEY)
+            .invoke(&self.connection(), &scripts::REMOVE_DEDUPLICATION_KEY)
             .await
             .map_err(wrap("remove a deduplication key"))?;
         Ok(reply::expect_int("remove a deduplication key", &reply)? > 0)

@@ -87,7 +87,7 @@ impl Schedulers for RedisBackend {
             .arg(self.now_ms())
             .arg(&keys.job_prefix)
             .arg(self.producer_key(args.producer_id.as_deref()))
-            .invoke(&mut self.connection(), &scripts::ADD_JOB_SCHEDULER)
+            .invoke(&self.connection(), &scripts::ADD_JOB_SCHEDULER)
             .await
             .map_err(wrap("add a job scheduler"))?;
         added_iteration(&reply)
@@ -120,7 +120,7 @@ impl Schedulers for RedisBackend {
             .arg(self.now_ms())
             .arg(&keys.job_prefix)
             .arg(producer_id)
-            .invoke(&mut self.connection(), &scripts::UPDATE_JOB_SCHEDULER)
+            .invoke(&self.connection(), &scripts::UPDATE_JOB_SCHEDULER)
             .await
             .map_err(wrap("update a job scheduler"))?;
         // Nil when the scheduler is gone or another producer already added the iteration.
@@ -135,7 +135,7 @@ impl Schedulers for RedisBackend {
             .key(&keys.events)
             .arg(scheduler_id)
             .arg(&keys.job_prefix)
-            .invoke(&mut self.connection(), &scripts::REMOVE_JOB_SCHEDULER)
+            .invoke(&self.connection(), &scripts::REMOVE_JOB_SCHEDULER)
             .await
             .map_err(wrap("remove a job scheduler"))?;
         // 0: removed; 1: there was no such scheduler.
@@ -147,7 +147,7 @@ impl Schedulers for RedisBackend {
         let reply = ScriptCall::default()
             .key(&self.keys().repeat)
             .arg(scheduler_id)
-            .invoke(&mut self.connection(), &scripts::GET_JOB_SCHEDULER)
+            .invoke(&self.connection(), &scripts::GET_JOB_SCHEDULER)
             .await
             .map_err(wrap(CONTEXT))?;
         // `[hash fields, score]`; a Lua `{nil, nil}` arrives as an empty array.

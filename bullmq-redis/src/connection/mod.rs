@@ -14,6 +14,7 @@
 //! be on the way, so it cannot be reused) and the caller gets the error; the next call opens a
 //! fresh one. An idle connection that the server closed is noticed and replaced before use.
 
+pub(crate) mod command;
 mod direct;
 mod frame;
 mod pipelined;
@@ -171,6 +172,33 @@ impl SharedConnection {
             .map_err(|_| direct::timed_out("waiting for Redis to answer"))??;
         pool.give_back(lease);
         Ok(Some(replies))
+    }
+
+    /// Sends the one command `write` puts in the request buffer, or `cmd()` where the direct
+    /// path cannot go, and returns its reply; a server error is returned as an error.
+    pub(crate) async fn call(
+        &self,
+        write: impl FnOnce(&mut Vec<u8>),
+        cmd: impl FnOnce() -> Cmd,
+    ) -> RedisResult<Value> {
+        match self.exchange(1, write).await? {
+            Some(mut replies) => replies.pop().map_or_else(
+                || {
+                    Err(redis::RedisError::from((
+                        redis::ErrorKind::Parse,
+                        "no reply",
+                    )))
+                },
+                Value::extract_error,
+            ),
+            None => self
+                .pool
+                .shared()
+                .await?
+                .req_packed_command(&cmd())
+                .await?
+                .extract_error(),
+        }
     }
 
     async fn command(&self, cmd: &Cmd) -> RedisResult<Value> {

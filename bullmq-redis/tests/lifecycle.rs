@@ -155,6 +155,13 @@ async fn disconnect_interrupts_but_leaves_the_backend_usable() {
         .unwrap();
     assert_eq!(interrupted, None);
     assert!(!b.is_closing());
+    // The dropped connection closes asynchronously; until it has, its interrupted BZPOPMIN
+    // still waits in Redis and would take the marker (a lost wake-up, not a lost job).
+    let name = b.client_name(&worker("d"));
+    eventually("the old blocking connection is gone", || {
+        clients_named(&name).is_empty()
+    })
+    .await;
     ctx.exec("ZADD", &[&ctx.key("marker"), "0", "0"]);
     let marker = b.wait_for_job(Duration::from_secs(1)).await.unwrap();
     assert_eq!(marker.map(|m| m.member).as_deref(), Some("0"));

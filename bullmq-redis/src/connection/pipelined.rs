@@ -20,6 +20,7 @@ use std::time::Duration;
 use redis::{RedisError, RedisResult, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{Notify, oneshot};
+use tokio::task::AbortHandle;
 
 use super::direct::{self, DirectConnection, READ_CHUNK, ReadHalf, Target, WriteHalf};
 use super::frame;
@@ -28,6 +29,8 @@ use super::frame;
 /// queued.
 pub(super) struct Pipelined {
     inner: Arc<Inner>,
+    /// Stops the reader when the connection is dropped, should the server never close its end.
+    reader: AbortHandle,
 }
 
 struct Inner {
@@ -63,9 +66,9 @@ impl Pipelined {
             state: Mutex::default(),
             wake_writer: Notify::new(),
         });
-        tokio::spawn(read_replies(Arc::clone(&inner), read));
+        let reader = tokio::spawn(read_replies(Arc::clone(&inner), read)).abort_handle();
         tokio::spawn(write_requests(Arc::clone(&inner), write));
-        Ok(Self { inner })
+        Ok(Self { inner, reader })
     }
 
     /// Whether the connection stopped working (the owner then replaces it).
@@ -82,6 +85,10 @@ impl Pipelined {
         timeout: Duration,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> RedisResult<Vec<Value>> {
+        if count == 0 {
+            // Nothing to send (an empty pipeline): a request would draw replies.
+            return Ok(Vec::new());
+        }
         let (reply_to, replies) = oneshot::channel();
         {
             let mut state = self.inner.lock();
@@ -89,9 +96,6 @@ impl Pipelined {
                 return Err(broken.clone());
             }
             write(&mut state.out);
-            if count == 0 {
-                return Ok(Vec::new());
-            }
             state.waiting.push_back(Waiter {
                 remaining: count,
                 replies: Vec::with_capacity(count),
@@ -118,6 +122,7 @@ impl Pipelined {
 impl Drop for Pipelined {
     fn drop(&mut self) {
         self.inner.break_with(&closed());
+        self.reader.abort();
     }
 }
 

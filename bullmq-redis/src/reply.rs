@@ -1,6 +1,8 @@
 //! Decoding script and command replies into domain types: the one place that reads
 //! `redis::Value`.
 
+use std::borrow::Cow;
+
 use bullmq_core::Job;
 use bullmq_core::job::JobDecodeError;
 use redis::Value;
@@ -46,33 +48,38 @@ pub(crate) fn items(v: &Value) -> &[Value] {
     }
 }
 
+/// A hash field and its value, borrowed from the reply where they can be.
+pub(crate) type TextPair<'a> = (Cow<'a, str>, Cow<'a, str>);
+
 /// A flat `[field, value, field, value, …]` reply (what `HGETALL` and the scripts' `HGETALL`
 /// return) as pairs of UTF-8 strings; `Err` names the field that is not UTF-8.
-pub(crate) fn field_pairs(id: &str, v: &Value) -> Result<Vec<(String, String)>, JobDecodeError> {
-    let pairs: Vec<(&Value, &Value)> = match v {
-        Value::Map(map) => map.iter().map(|(k, v)| (k, v)).collect(),
+pub(crate) fn field_pairs<'a>(id: &str, v: &'a Value) -> Result<Vec<TextPair<'a>>, JobDecodeError> {
+    // Borrowed from the reply where it holds bulk strings (always, from the scripts): a job
+    // hash is read on every fetch, and copying each field would cost an allocation apiece.
+    let pair = |k: &'a Value, v: &'a Value| {
+        let key = match k {
+            Value::BulkString(b) => String::from_utf8_lossy(b),
+            other => Cow::Owned(text(other).unwrap_or_default()),
+        };
+        let value = match v {
+            Value::BulkString(b) => {
+                Cow::Borrowed(std::str::from_utf8(b).map_err(|_| JobDecodeError {
+                    job_id: id.to_owned(),
+                    field: "(hash)",
+                    reason: format!("field {key:?} is not UTF-8"),
+                })?)
+            }
+            other => Cow::Owned(text(other).unwrap_or_default()),
+        };
+        Ok((key, value))
+    };
+    match v {
+        Value::Map(map) => map.iter().map(|(k, v)| pair(k, v)).collect(),
         other => items(other)
             .chunks_exact(2)
-            .map(|kv| (&kv[0], &kv[1]))
+            .map(|kv| pair(&kv[0], &kv[1]))
             .collect(),
-    };
-    pairs
-        .into_iter()
-        .map(|(k, v)| {
-            let key = text(k).unwrap_or_default();
-            let value = match v {
-                Value::BulkString(b) => {
-                    String::from_utf8(b.clone()).map_err(|_| JobDecodeError {
-                        job_id: id.to_owned(),
-                        field: "(hash)",
-                        reason: format!("field {key:?} is not UTF-8"),
-                    })?
-                }
-                other => text(other).unwrap_or_default(),
-            };
-            Ok((key, value))
-        })
-        .collect()
+    }
 }
 
 /// A job from its hash fields; `None` when the hash is empty (no such job).

@@ -156,7 +156,9 @@ impl Schedulers for RedisBackend {
             [hash, score] => (hash, score),
             _ => return Err(unexpected(CONTEXT, &reply)),
         };
-        let fields = reply::field_pairs(scheduler_id, hash)?;
+        let fields = reply::field_pairs(scheduler_id, hash)?
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), v.into_owned()));
         let next = reply::int(score).and_then(|n| u64::try_from(n).ok());
         Ok(codec::job_scheduler_from_hash(scheduler_id, fields, next)?)
     }

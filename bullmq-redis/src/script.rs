@@ -61,11 +61,10 @@ impl ScriptCall {
         self.command("EVALSHA", script.sha1, script)
     }
 
-    /// The parts of `verb head numkeys KEYS... ARGV...`, for [`command::write`].
+    /// Writes `verb head numkeys KEYS... ARGV...` straight into a request buffer.
     fn write(&self, buf: &mut Vec<u8>, verb: &str, head: &str) {
-        let key_count = itoa::Buffer::new()
-            .format(self.keys.args_iter().count())
-            .to_owned();
+        let mut count = itoa::Buffer::new();
+        let key_count = count.format(self.keys.args_iter().count());
         let parts = self
             .keys
             .args_iter()
@@ -91,18 +90,34 @@ impl ScriptCall {
             script.name,
             script.num_keys
         );
-        let call = |verb: &'static str, head: &'static str| {
-            con.call(
-                |buf| self.write(buf, verb, head),
-                || self.command(verb, head, script),
-            )
-        };
-        match call("EVALSHA", script.sha1).await {
-            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                call("EVAL", script.text).await
-            }
-            other => other,
+        run(
+            con,
+            script,
+            |buf, verb, head| self.write(buf, verb, head),
+            |verb, head| self.command(verb, head, script),
+        )
+        .await
+    }
+}
+
+/// Runs one call of `script` on `con`: `EVALSHA` first, `EVAL` with the script's text when
+/// Redis does not have it cached (`NOSCRIPT`). The call is given as `verb head numkeys KEYS...
+/// ARGV...`, written straight into the request buffer by `write`, or built as a `Cmd` by
+/// `command` where the direct path cannot go (TLS, RESP3).
+pub(crate) async fn run(
+    con: &SharedConnection,
+    script: &LuaScript,
+    write: impl Fn(&mut Vec<u8>, &str, &str),
+    command: impl Fn(&str, &str) -> Cmd,
+) -> redis::RedisResult<Value> {
+    let call = |verb: &'static str, head: &'static str| {
+        con.call(|buf| write(buf, verb, head), || command(verb, head))
+    };
+    match call("EVALSHA", script.sha1).await {
+        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            call("EVAL", script.text).await
         }
+        other => other,
     }
 }
 

@@ -68,7 +68,8 @@ impl AddCall<'_> {
 
     /// Writes `verb head numkeys KEYS... ARGV...` straight into a request buffer.
     fn write(&self, buf: &mut Vec<u8>, verb: &str, head: &str) {
-        let key_count = itoa::Buffer::new().format(self.keys.len()).to_owned();
+        let mut count = itoa::Buffer::new();
+        let key_count = count.format(self.keys.len());
         let head = [verb.as_bytes(), head.as_bytes(), key_count.as_bytes()];
         let keys = self.keys.iter().map(|k| k.as_bytes());
         let argv = [self.args.as_slice(), self.data.as_bytes(), &self.opts];
@@ -77,18 +78,13 @@ impl AddCall<'_> {
 
     /// Runs the script, sending its text when Redis does not have it cached (`NOSCRIPT`).
     async fn invoke(&self, con: &SharedConnection) -> redis::RedisResult<Value> {
-        let call = |verb: &'static str, head: &'static str| {
-            con.call(
-                |buf| self.write(buf, verb, head),
-                || self.command(verb, head),
-            )
-        };
-        match call("EVALSHA", self.script.sha1).await {
-            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                call("EVAL", self.script.text).await
-            }
-            other => other,
-        }
+        script::run(
+            con,
+            self.script,
+            |buf, verb, head| self.write(buf, verb, head),
+            |verb, head| self.command(verb, head),
+        )
+        .await
     }
 }
 

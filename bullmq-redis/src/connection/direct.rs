@@ -237,7 +237,8 @@ pub(super) fn timed_out(what: &'static str) -> RedisError {
     io::Error::new(io::ErrorKind::TimedOut, what).into()
 }
 
-fn invalid_reply(detail: &str) -> RedisError {
+/// The error of a reply that is not what was asked for.
+pub(super) fn invalid_reply(detail: &str) -> RedisError {
     RedisError::from((
         redis::ErrorKind::Parse,
         "invalid reply from the server",

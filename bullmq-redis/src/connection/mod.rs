@@ -183,12 +183,7 @@ impl SharedConnection {
     ) -> RedisResult<Value> {
         match self.exchange(1, write).await? {
             Some(mut replies) => replies.pop().map_or_else(
-                || {
-                    Err(redis::RedisError::from((
-                        redis::ErrorKind::Parse,
-                        "no reply",
-                    )))
-                },
+                || Err(direct::invalid_reply("no reply")),
                 Value::extract_error,
             ),
             None => self

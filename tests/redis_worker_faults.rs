@@ -375,7 +375,8 @@ async fn r2_sigterm_lets_jobs_in_flight_finish_and_takes_no_new_one() {
     let ctx = Ctx::shared("r2").await;
     let mut ids = Vec::new();
     for i in 0..4 {
-        ids.push(ctx.add("j", json!({"i": i, "ms": 800})).await);
+        // Long enough that SIGTERM lands while both run, even on a loaded machine.
+        ids.push(ctx.add("j", json!({"i": i, "ms": 2500})).await);
     }
     let mut process = ctx.spawn_worker(&[("CONCURRENCY", "2"), ("CLOSE_MS", "5000")]);
     process.expect_line(&format!("active {}", ids[0])).await;

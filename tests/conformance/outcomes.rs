@@ -453,11 +453,11 @@ pub async fn lock_renewal_keeps_a_long_job<S: Store>() {
     let ctx = Ctx::<S>::new("renewal").await;
     let id = ctx.add("long", json!({}), JobOptions::new()).await;
     let opts = fast()
-        .lock_duration(Duration::from_millis(600))
+        .lock_duration(Duration::from_millis(1200))
         .stalled_interval(Duration::from_millis(100));
     let worker = ctx
         .worker(opts, |_job, _| async move {
-            tokio::time::sleep(Duration::from_millis(1800)).await;
+            tokio::time::sleep(Duration::from_millis(3000)).await;
             Ok(json!("kept"))
         })
         .await;

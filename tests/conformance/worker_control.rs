@@ -80,13 +80,28 @@ pub async fn graceful_close_waits_for_jobs_in_flight<S: Store>() {
     let ctx = Ctx::<S>::new("close").await;
     let a = ctx.add("a", json!({}), JobOptions::new()).await;
     let b = ctx.add("b", json!({}), JobOptions::new()).await;
+    // The jobs finish only once the worker is closing: one finished earlier would take `late`
+    // with its fetch-next, as it may.
+    let (closing_tx, closing) = tokio::sync::watch::channel(false);
     let worker = ctx
-        .worker(fast().concurrency(2), |_job, _| async move {
-            tokio::time::sleep(Duration::from_millis(400)).await;
-            Ok(json!(1))
+        .worker(fast().concurrency(2), move |_job, _| {
+            let mut closing = closing.clone();
+            async move {
+                let _ = closing.wait_for(|c| *c).await;
+                Ok(json!(1))
+            }
         })
         .await;
     let mut rx = worker.events();
+    let mut watch_closing = worker.events();
+    tokio::spawn(async move {
+        while let Ok(event) = watch_closing.recv().await {
+            if matches!(event, WorkerEvent::Closing) {
+                let _ = closing_tx.send(true);
+                break;
+            }
+        }
+    });
     ctx.wait_state(&a, JobState::Active).await;
     ctx.wait_state(&b, JobState::Active).await;
     let late = ctx.add("late", json!({}), JobOptions::new()).await;

@@ -45,6 +45,10 @@ pub struct QueueKeys {
     pub repeat: String,
     /// `de`: the prefix of deduplication keys.
     pub dedup: String,
+    /// `metrics:completed`: the completed-jobs counter and its timestamp.
+    pub metrics_completed: String,
+    /// `metrics:failed`: the failed-jobs counter and its timestamp.
+    pub metrics_failed: String,
 }
 
 impl QueueKeys {
@@ -73,6 +77,8 @@ impl QueueKeys {
             limiter: key("limiter"),
             repeat: key("repeat"),
             dedup: key("de"),
+            metrics_completed: key("metrics:completed"),
+            metrics_failed: key("metrics:failed"),
             qualified_name,
         }
     }

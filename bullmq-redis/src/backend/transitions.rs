@@ -85,9 +85,9 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     const CONTEXT: &str = "move a job to a finished state";
     let k = backend.keys();
     let opts = &c.job.opts;
-    let (target_key, prop) = match c.target {
-        FinishedState::Completed => (&k.completed, "returnvalue"),
-        FinishedState::Failed => (&k.failed, "failedReason"),
+    let (target_key, metrics_key, prop) = match c.target {
+        FinishedState::Completed => (&k.completed, &k.metrics_completed, "returnvalue"),
+        FinishedState::Failed => (&k.failed, &k.metrics_failed, "failedReason"),
     };
     let packed = codec::pack_finish_opts(&FinishOpts {
         token: c.token,
@@ -107,7 +107,7 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     let call = fetch_keys(k)
         .key(target_key)
         .key(k.job(c.job.id.as_str()))
-        .key(k.to_key(&format!("metrics:{}", c.target.as_str())))
+        .key(metrics_key)
         .key(&k.marker)
         .arg(c.job.id.as_str())
         .arg(timestamp)

@@ -1,8 +1,9 @@
-//! Worker faults (RELIABILITY R1, R2, R3, R4, R5, R13, I6) with real worker processes and real
-//! servers: a worker process killed mid-job, stopped with SIGTERM, frozen past its lock;
+//! Worker faults (RELIABILITY R1, R2, R3, R4, R5, R13, R14, I6) with real worker processes and
+//! real servers: a worker process killed mid-job, stopped with SIGTERM, frozen past its lock;
 //! connections killed and the server restarted mid-run; many workers racing on short locks;
-//! malformed jobs written by another runtime. In every case no job is lost, none completes
-//! twice, and the workers keep running.
+//! all of those at random while jobs keep coming (the chaos soak); malformed jobs written by
+//! another runtime. In every case no job is lost, none completes twice, and the workers keep
+//! running.
 //!
 //! The crashing worker is `bullmq-test-worker` (`tests/bin/worker_process.rs`, feature
 //! `test-worker`), so a crash is a real process crash.
@@ -18,6 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bullmq::core::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
@@ -134,28 +136,39 @@ impl Ctx {
 
     /// How many events named `event` the queue's stream holds for each job id.
     async fn event_counts(&self, event: &str) -> HashMap<String, usize> {
-        let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
-            .arg(self.key("events"))
-            .arg("-")
-            .arg("+")
-            .query_async(&mut self.raw().await)
-            .await
-            .unwrap();
+        let mut con = self.raw().await;
         let mut counts = HashMap::new();
-        for (_, fields) in entries {
-            let field = |name: &str| {
-                fields
-                    .chunks(2)
-                    .find(|kv| kv[0] == name)
-                    .map(|kv| kv[1].clone())
+        // Read in pages: a long soak's stream is too large for one reply within the
+        // connection's response timeout.
+        let mut from = "-".to_owned();
+        loop {
+            let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+                .arg(self.key("events"))
+                .arg(&from)
+                .arg("+")
+                .arg("COUNT")
+                .arg(2_000)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+            let Some((last, _)) = entries.last() else {
+                return counts;
             };
-            if field("event").as_deref() == Some(event)
-                && let Some(id) = field("jobId")
-            {
-                *counts.entry(id).or_insert(0) += 1;
+            from = format!("({last}");
+            for (_, fields) in &entries {
+                let field = |name: &str| {
+                    fields
+                        .chunks(2)
+                        .find(|kv| kv[0] == name)
+                        .map(|kv| kv[1].clone())
+                };
+                if field("event").as_deref() == Some(event)
+                    && let Some(id) = field("jobId")
+                {
+                    *counts.entry(id).or_insert(0) += 1;
+                }
             }
         }
-        counts
     }
 
     /// The bullmq-test-worker process on this queue, with `env` on top of its defaults.
@@ -182,8 +195,10 @@ async fn connect(url: &str, prefix: &str, name: &QueueName) -> RedisBackend {
 /// A worker process and the lines it prints.
 struct WorkerProcess {
     child: Child,
-    lines: UnboundedReceiver<String>,
+    lines: UnboundedReceiver<(Instant, String)>,
     seen: Vec<String>,
+    /// When each line of `seen` was read.
+    seen_at: Vec<Instant>,
 }
 
 impl WorkerProcess {
@@ -194,7 +209,7 @@ impl WorkerProcess {
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
+                if tx.send((Instant::now(), line)).is_err() {
                     break;
                 }
             }
@@ -203,7 +218,13 @@ impl WorkerProcess {
             child,
             lines,
             seen: Vec::new(),
+            seen_at: Vec::new(),
         }
+    }
+
+    fn push(&mut self, (at, line): (Instant, String)) {
+        self.seen.push(line);
+        self.seen_at.push(at);
     }
 
     /// Waits (10 s at most) for a line `matches` accepts, and returns it.
@@ -214,8 +235,8 @@ impl WorkerProcess {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
             match tokio::time::timeout_at(deadline, self.lines.recv()).await {
-                Ok(Some(line)) => {
-                    self.seen.push(line.clone());
+                Ok(Some((at, line))) => {
+                    self.push((at, line.clone()));
                     if matches(&line) {
                         return line;
                     }
@@ -234,10 +255,19 @@ impl WorkerProcess {
 
     /// Everything printed so far.
     fn drain(&mut self) -> &[String] {
-        while let Ok(line) = self.lines.try_recv() {
-            self.seen.push(line);
+        while let Ok(timed) = self.lines.try_recv() {
+            self.push(timed);
         }
         &self.seen
+    }
+
+    /// Everything printed so far, with when it was read.
+    fn drain_timed(&mut self) -> impl Iterator<Item = (Instant, &str)> {
+        self.drain();
+        self.seen_at
+            .iter()
+            .copied()
+            .zip(self.seen.iter().map(String::as_str))
     }
 
     fn signal(&self, signal: &str) {
@@ -274,6 +304,8 @@ impl Drop for WorkerProcess {
         let _ = Command::new("kill")
             .arg("-CONT")
             .arg(self.child.id().to_string())
+            // Gone already when it was crashed (and reaped) on purpose.
+            .stderr(Stdio::null())
             .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -746,6 +778,210 @@ async fn r13_each_job_finishes_exactly_once_under_lock_contention() {
     for seed in [0x9E37_79B9_7F4A_7C15, 42] {
         race_on_short_locks(seed).await;
     }
+}
+
+// R14 ------------------------------------------------------------------------------------------
+
+/// A fault the chaos soak injects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Fault {
+    /// SIGKILL one worker process, then start a new one in its place.
+    KillWorker,
+    /// `CLIENT KILL TYPE normal`: every connection, the producer's and the workers' alike.
+    KillConnections,
+    /// SIGKILL the server and start it again; its append-only file keeps every acknowledged
+    /// write.
+    RestartServer,
+}
+
+/// How long the soak injects faults (`BULLMQ_SOAK_SECS`, 10 by default: a smoke run for CI;
+/// raise it for a long run on demand) and its seed (`BULLMQ_SOAK_SEED`, else the clock's;
+/// printed, so that a failing sequence of faults can be replayed).
+fn soak_settings() -> (Duration, u64) {
+    let secs = std::env::var("BULLMQ_SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let seed = std::env::var("BULLMQ_SOAK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map_or(1, |d| d.as_secs() ^ u64::from(d.subsec_nanos())) | 1
+        });
+    (Duration::from_secs(secs), seed)
+}
+
+/// Adds jobs `s0`, `s1`, … in batches of 10 every 100 ms until `stop` is set. A batch that
+/// fails (its connection killed, the server restarting) is sent again until Redis takes it:
+/// the ids make the retry idempotent, so a batch that was applied before its reply was lost
+/// is neither doubled nor forgotten. Returns the ids of every job added.
+async fn produce(
+    queue: Queue<RedisBackend>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let batch: Vec<String> = (ids.len()..ids.len() + 10)
+            .map(|n| format!("s{n}"))
+            .collect();
+        let jobs = || {
+            batch
+                .iter()
+                .map(|id| bullmq::BulkJob {
+                    name: "soak".to_owned(),
+                    data: json!({"ms": 20}),
+                    opts: JobOptions::new().job_id(id.clone()),
+                })
+                .collect::<Vec<_>>()
+        };
+        while queue.add_bulk(jobs()).await.is_err() {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ids.extend(batch);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    ids
+}
+
+/// RELIABILITY R14: jobs added all along while worker processes are killed, every connection
+/// is cut and the server crashes and restarts, then a quiet stretch. Every job whose add
+/// returned completes exactly once (one completed event, nothing left waiting or active, the
+/// counters agree), every worker still runs, and a job runs again only after a fault: never
+/// once the faults are over, and no more often than the faults can explain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r14_chaos_soak_every_job_completes_exactly_once() {
+    const WORKERS: usize = 3;
+    const CONCURRENCY: usize = 4;
+    const LOCK_MS: u64 = 2_000;
+    const STALLED_MS: u64 = 500;
+    // A job stranded by a fault runs again once its lock has run out and two stalled checks
+    // have passed (marked, then moved back), plus slack for a loaded machine.
+    const RERUN_WINDOW: Duration = Duration::from_secs(8);
+    let (soak, seed) = soak_settings();
+    eprintln!("r14: seed {seed} (BULLMQ_SOAK_SEED), faults for {soak:?}");
+    let mut server = support::PrivateRedis::start_durable();
+    let ctx = Ctx::private(&server, "r14").await;
+    let spawn = |i: usize| {
+        let lock = LOCK_MS.to_string();
+        let stalled = STALLED_MS.to_string();
+        let concurrency = CONCURRENCY.to_string();
+        ctx.spawn_worker(&[
+            ("NAME", &format!("soak-{i}")),
+            ("CONCURRENCY", &concurrency),
+            ("LOCK_MS", &lock),
+            ("STALLED_MS", &stalled),
+            // Stranded jobs are taken back, not failed, however often their worker dies.
+            ("MAX_STALLED", "1000"),
+            // Back soon after the server restarts (Node's default waits 15 s).
+            ("RUN_RETRY_MS", "200"),
+        ])
+    };
+    let mut workers: Vec<WorkerProcess> = (0..WORKERS).map(spawn).collect();
+    for w in &mut workers {
+        w.expect_line("ready").await;
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The whole event stream is checked at the end: a long run must not have it trimmed.
+    let queue = Queue::new(ctx.name.clone(), ctx.connect().await).max_len_events(1_000_000);
+    let producer = tokio::spawn(produce(queue, Arc::clone(&stop)));
+
+    let mut rng = seed;
+    let mut faults: Vec<(Instant, Fault)> = Vec::new();
+    let mut retired = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < soak {
+        tokio::time::sleep(Duration::from_millis(600 + next_random(&mut rng) % 800)).await;
+        let fault = match next_random(&mut rng) % 3 {
+            0 => Fault::KillWorker,
+            1 => Fault::KillConnections,
+            _ => Fault::RestartServer,
+        };
+        faults.push((Instant::now(), fault));
+        match fault {
+            Fault::KillWorker => {
+                let i = usize::try_from(next_random(&mut rng) % 1024).unwrap() % WORKERS;
+                workers[i].crash();
+                retired.push(std::mem::replace(&mut workers[i], spawn(i)));
+            }
+            Fault::KillConnections => {
+                client_kill(&server).await;
+            }
+            Fault::RestartServer => server.restart(),
+        }
+    }
+    let last_fault = faults.last().map_or(started, |f| f.0);
+    // Quiet: jobs keep coming for longer than a stranded job takes to run again.
+    tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let ids = producer.await.unwrap();
+    eventually(
+        "every added job completed",
+        Duration::from_secs(60),
+        || async { ctx.finished("completed").await.len() >= ids.len() },
+    )
+    .await;
+
+    assert_each_finished_once(&ctx, &ids).await;
+    assert!(ctx.finished("failed").await.is_empty());
+    let counts = ctx
+        .queue
+        .get_job_counts(&[
+            JobType::State(JobState::Completed),
+            JobType::State(JobState::Failed),
+            JobType::State(JobState::Active),
+            JobType::State(JobState::Waiting),
+            JobType::State(JobState::Delayed),
+            JobType::State(JobState::Prioritized),
+        ])
+        .await
+        .unwrap();
+    let counts: Vec<u64> = counts.into_iter().map(|(_, n)| n).collect();
+    let added = u64::try_from(ids.len()).unwrap();
+    assert_eq!(counts, [added, 0, 0, 0, 0, 0], "counters");
+    for w in &mut workers {
+        assert!(w.child.try_wait().unwrap().is_none(), "a worker exited");
+    }
+
+    // Every run of every process, with when the test read its `active` line.
+    let mut runs: HashMap<String, Vec<Instant>> = HashMap::new();
+    for w in workers.iter_mut().chain(&mut retired) {
+        for (at, line) in w.drain_timed() {
+            if let Some(id) = line.strip_prefix("active ") {
+                runs.entry(id.to_owned()).or_default().push(at);
+            }
+        }
+    }
+    let mut reruns = 0;
+    for (id, times) in &mut runs {
+        times.sort();
+        for &at in &times[1..] {
+            reruns += 1;
+            assert!(
+                faults
+                    .iter()
+                    .any(|&(f, _)| f <= at && at.duration_since(f) <= RERUN_WINDOW),
+                "job {id} ran again {:?} after the last fault, with no fault to explain it",
+                at.saturating_duration_since(last_fault)
+            );
+        }
+    }
+    let kinds = |k: Fault| faults.iter().filter(|f| f.1 == k).count();
+    eprintln!(
+        "r14: {} jobs, {} faults ({} worker kills, {} connection kills, {} server restarts), {reruns} re-runs",
+        ids.len(),
+        faults.len(),
+        kinds(Fault::KillWorker),
+        kinds(Fault::KillConnections),
+        kinds(Fault::RestartServer),
+    );
+    // A fault strands at most the jobs in flight on every worker (a fetch-next included).
+    assert!(
+        reruns <= faults.len() * WORKERS * (CONCURRENCY + 1),
+        "{reruns} re-runs for {} faults",
+        faults.len()
+    );
+    assert!(ids.len() >= 100, "the producer kept adding ({})", ids.len());
 }
 
 // I6 -------------------------------------------------------------------------------------------

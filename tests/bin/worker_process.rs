@@ -4,8 +4,9 @@
 //!
 //! Configured by environment: `REDIS_URL`, `PREFIX`, `QUEUE`, `NAME` (worker name),
 //! `CONCURRENCY` (1), `LOCK_MS` (1000), `STALLED_MS` (100), `MAX_STALLED` (1), `DRAIN_MS` (500),
-//! `JOB_MS` (processing time unless the job's data has `ms`) and `CLOSE_MS` (how long a SIGTERM
-//! waits for the jobs in flight, 5000).
+//! `JOB_MS` (processing time unless the job's data has `ms`), `CLOSE_MS` (how long a SIGTERM
+//! waits for the jobs in flight, 5000) and `RUN_RETRY_MS` (the pause after a failed fetch;
+//! the worker's default when unset).
 //!
 //! The processor sleeps, then returns `{"by": NAME}`; it stops early when its token is
 //! cancelled (lost lock) and returns `{"by": NAME, "cancelled": true}`, so its finish is still
@@ -85,6 +86,10 @@ async fn run() -> Result<(), String> {
         .stalled_interval(env_ms("STALLED_MS", 100)?)
         .max_stalled_count(env_num("MAX_STALLED", 1)?)
         .drain_delay(env_ms("DRAIN_MS", 500)?);
+    let opts = match std::env::var("RUN_RETRY_MS") {
+        Ok(_) => opts.run_retry_delay(env_ms("RUN_RETRY_MS", 0)?),
+        Err(_) => opts,
+    };
     let by = name.clone();
     let worker = Worker::new(queue, backend, opts, move |job, cancel| {
         let by = by.clone();

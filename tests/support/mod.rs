@@ -185,7 +185,26 @@ impl PrivateRedis {
         })
     }
 
-    /// A server started with `args(port, dir)` plus no persistence. The free port is only
+    /// A plain-TCP server that writes every command to its append-only file before it
+    /// answers (`appendfsync always`), so a crash loses nothing that was acknowledged and
+    /// [`restart`](Self::restart) brings the data back.
+    pub fn start_durable() -> Self {
+        Self::start_with(|port, _| {
+            [
+                "--port",
+                &port.to_string(),
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        })
+    }
+
+    /// A server started with `args(port, dir)`, without persistence unless `args` turns it
+    /// on. The free port is only
     /// free when chosen: another process may bind it before the server does, and then the
     /// server is started again on another.
     pub fn start_with(args: impl Fn(u16, &std::path::Path) -> Vec<String>) -> Self {
@@ -215,8 +234,10 @@ impl PrivateRedis {
 
     fn spawn(args: &[String], dir: &std::path::Path) -> std::process::Child {
         let mut cmd = Command::new("redis-server");
-        cmd.args(args)
-            .args(["--save", "", "--appendonly", "no", "--dir"])
+        // The defaults first: a later option wins, so `args` can override them.
+        cmd.args(["--save", "", "--appendonly", "no"])
+            .args(args)
+            .arg("--dir")
             .arg(dir)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
@@ -224,7 +245,7 @@ impl PrivateRedis {
             .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"))
     }
 
-    /// Kills the server with SIGKILL (a crash: no persistence, so its data is gone); start it
+    /// Kills the server with SIGKILL (a crash: without persistence its data is gone); start it
     /// again with [`restart`](Self::restart).
     pub fn kill_server(&mut self) {
         let _ = self.child.kill();

@@ -1,6 +1,6 @@
-//! Reliability and bad input on the Redis backend through `Queue` (RELIABILITY R4, I1, I2, I3,
-//! I5, I6): a killed connection, an unreachable server, a 10 MB payload byte for byte, a NUL in
-//! a job id, invalid names, numeric options checked against Node.js, and job hashes corrupted
+//! Reliability and bad input on the Redis backend through `Queue` (RELIABILITY R4, R19, I1, I2,
+//! I3, I5, I6): a killed connection, an unreachable server, a server that evicts keys or is out
+//! of memory, a 10 MB payload byte for byte, a NUL in a job id, invalid names, numeric options checked against Node.js, and job hashes corrupted
 //! by hand. What every store shares (size limits, id rules) is in the conformance suite.
 //!
 //! Connection faults run against a private `redis-server` (killed on drop), so killing clients
@@ -116,6 +116,84 @@ async fn connecting_where_nothing_listens_fails_fast_with_a_connection_error() {
         "took {:?}: connect retried instead of failing",
         started.elapsed()
     );
+}
+
+// ---------- R19: memory pressure and eviction ----------
+
+async fn config_set(server: &PrivateRedis, name: &str, value: &str) {
+    let client = redis::Client::open(server.url()).expect("url");
+    let mut con = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("connect");
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query_async(&mut con)
+        .await
+        .expect("CONFIG SET");
+}
+
+/// RELIABILITY R19: a server that may evict keys is reported when a backend connects (with
+/// upstream's warning, through `tracing`), and one that is full and does not evict refuses
+/// adds with its OOM error: each add either stores a whole job or fails, none is half written,
+/// and adds work again once memory is freed.
+#[tokio::test]
+async fn an_evicting_server_is_reported_and_a_full_one_refuses_adds_whole() {
+    let server = PrivateRedis::start();
+    config_set(&server, "maxmemory-policy", "allkeys-lru").await;
+    let options = RedisOptions::new(server.url());
+    let name = QueueName::new("r19").expect("name");
+    let backend = RedisBackend::connect(&options, name.clone())
+        .await
+        .expect("connect");
+    let info = backend.server().expect("INFO was read");
+    assert_eq!(info.eviction_policy.as_deref(), Some("allkeys-lru"));
+    assert!(!info.keeps_every_key());
+    assert!(!info.version.is_empty());
+    let skipped = RedisBackend::connect(&options.clone().skip_version_check(true), name.clone())
+        .await
+        .expect("connect without INFO");
+    assert!(skipped.server().is_none());
+
+    config_set(&server, "maxmemory-policy", "noeviction").await;
+    config_set(&server, "maxmemory", "2mb").await;
+    let queue = queue_at(&server.url(), "bull", "r19").await;
+    assert!(queue.backend().server().expect("INFO").keeps_every_key());
+    let payload = json!({"blob": "x".repeat(20_000)});
+    let mut added = Vec::new();
+    let refusal = loop {
+        match queue.add("big", &payload, JobOptions::new()).await {
+            Ok(job) => added.push(job.id),
+            Err(err) => break err,
+        }
+        assert!(
+            added.len() < 1_000,
+            "a 2 MB server took {} jobs of 20 kB",
+            added.len()
+        );
+    };
+    assert_eq!(
+        refusal.backend_kind(),
+        Some(BackendErrorKind::Server),
+        "{refusal}"
+    );
+    assert!(refusal.to_string().contains("OOM"), "{refusal}");
+    assert!(!added.is_empty(), "some jobs fit before the limit");
+    // Every acknowledged add is a whole job; the refused one left nothing behind.
+    assert_eq!(queue.count().await.expect("count"), added.len() as u64);
+    for id in &added {
+        let job = queue.get_job(id).await.expect("get").expect("stored");
+        assert_eq!(job.data_as::<Value>().expect("data"), payload);
+    }
+
+    config_set(&server, "maxmemory", "0").await;
+    let after = queue
+        .add("big", &payload, JobOptions::new())
+        .await
+        .expect("adds work again once memory is freed");
+    assert!(queue.get_job(&after.id).await.expect("get").is_some());
 }
 
 // ---------- I1: payload size ----------

@@ -13,12 +13,17 @@ mod keys;
 mod reply;
 mod script;
 pub mod scripts;
+mod server;
 
 pub use backend::{
     DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisBackend, RedisOptions,
 };
 pub use error::RedisError;
 pub use keys::QueueKeys;
+pub use server::{
+    DatabaseType, MINIMUM_REDIS_VERSION, RECOMMENDED_REDIS_VERSION, ServerInfo,
+    UnsupportedRedisVersion,
+};
 
 // Every section of the contract is implemented: this stops compiling the day one is not.
 const _: fn() = || {

@@ -37,6 +37,7 @@ use tokio::sync::{Mutex, Notify};
 use super::RedisBackend;
 use crate::error::wrap;
 use crate::reply;
+use crate::server::ServerInfo;
 
 /// Node.js' longest useful blocking wait (`maximumBlockTimeout`): a `BZPOPMIN` blocked longer
 /// risks being lost across a reconnect.
@@ -81,40 +82,14 @@ impl Capabilities {
         can_block_for_1ms: true,
     };
 
-    /// Reads them from `INFO server`; other servers than Redis (Valkey, Dragonfly) can do both,
-    /// as Node.js decides.
-    pub(crate) fn from_info(info: &str) -> Self {
-        let other_server = info.lines().any(|l| {
-            l.contains("dragonfly_version:")
-                || l.contains("server:Dragonfly")
-                || l.contains("valkey_version:")
-                || l.contains("server:Valkey")
-        });
-        let version = info
-            .lines()
-            .find_map(|l| l.strip_prefix("redis_version:"))
-            .map(parse_version);
-        match version {
-            Some(v) if !other_server => Self {
-                can_double_timeout: v >= (6, 0, 0),
-                can_block_for_1ms: v >= (7, 0, 8),
-            },
-            _ => Self {
-                can_double_timeout: true,
-                can_block_for_1ms: true,
-            },
+    /// What `server` can do; other servers than Redis (Valkey, Dragonfly) can do both, as
+    /// Node.js decides.
+    pub(crate) fn of(server: &ServerInfo) -> Self {
+        Self {
+            can_double_timeout: !server.is_redis_older_than((6, 0, 0)),
+            can_block_for_1ms: !server.is_redis_older_than((7, 0, 8)),
         }
     }
-}
-
-/// `major.minor.patch`, missing or unreadable parts as 0 (like semver's `coerce`).
-fn parse_version(text: &str) -> (u32, u32, u32) {
-    let mut parts = text.trim().split('.').map(|p| {
-        let digits: String = p.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse().unwrap_or(0)
-    });
-    let mut next = || parts.next().unwrap_or(0);
-    (next(), next(), next())
 }
 
 /// A backend's dedicated connections and closing flag, shared by its clones.
@@ -142,6 +117,12 @@ impl ConnState {
             Dedicated::Blocking => &self.blocking_interrupt,
             Dedicated::Events => &self.events_interrupt,
         }
+    }
+
+    /// Records what `server` can do (another caller may have got there first: both read the
+    /// same server).
+    pub(crate) fn learn(&self, server: &ServerInfo) {
+        let _ = self.capabilities.set(Capabilities::of(server));
     }
 
     /// What the server can do, as far as we know yet.
@@ -232,8 +213,7 @@ impl RedisBackend {
                 .await
                 .map_err(wrap("read the server version"))?;
             let info = reply::text(&info).unwrap_or_default();
-            // Another caller may have got there first; both read the same server.
-            let _ = state.capabilities.set(Capabilities::from_info(&info));
+            state.learn(&ServerInfo::from_info(&info));
         }
         Ok(con)
     }
@@ -393,7 +373,8 @@ impl Lifecycle for RedisBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::{Capabilities, parse_node_key, parse_version};
+    use super::{Capabilities, parse_node_key};
+    use crate::server::ServerInfo;
 
     #[test]
     fn node_keys_split_on_the_last_two_colons() {
@@ -415,14 +396,18 @@ mod tests {
 
     #[test]
     fn capabilities_follow_the_redis_version() {
-        let caps = |v: &str| Capabilities::from_info(&format!("# Server\r\nredis_version:{v}\r\n"));
+        let caps = |v: &str| {
+            Capabilities::of(&ServerInfo::from_info(&format!(
+                "# Server\r\nredis_version:{v}\r\n"
+            )))
+        };
         assert!(!caps("5.0.14").can_double_timeout);
         assert!(caps("6.2.0").can_double_timeout && !caps("6.2.0").can_block_for_1ms);
         assert!(!caps("7.0.7").can_block_for_1ms);
         assert!(caps("7.0.8").can_block_for_1ms && caps("7.4.1").can_double_timeout);
-        let valkey = Capabilities::from_info("redis_version:6.2.0\r\nvalkey_version:8.0.1\r\n");
+        let valkey = Capabilities::of(&ServerInfo::from_info(
+            "redis_version:6.2.0\r\nvalkey_version:8.0.1\r\n",
+        ));
         assert!(valkey.can_block_for_1ms);
-        assert_eq!(parse_version("7.0"), (7, 0, 0));
-        assert_eq!(parse_version("7.2.4-rc1"), (7, 2, 4));
     }
 }

@@ -27,6 +27,7 @@ use crate::error::wrap;
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
 use crate::scripts::LuaScript;
+use crate::server::ServerInfo;
 
 /// How to reach Redis and which key prefix to use.
 ///
@@ -60,6 +61,10 @@ pub struct RedisOptions {
     /// share one pipelined connection, whose requests go out together. 1 by default; 0 sends
     /// every call through the pipelined connection.
     pub direct_connections: usize,
+    /// Connects without reading `INFO` (upstream's `skipVersionCheck`): no version check, no
+    /// eviction-policy warning, and the server's abilities assumed as Node.js assumes them.
+    /// For servers where `INFO` is disabled or renamed. `false` by default.
+    pub skip_version_check: bool,
 }
 
 /// [`RedisOptions::response_timeout`] by default.
@@ -78,6 +83,7 @@ impl RedisOptions {
             ca_certificate: None,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             direct_connections: DEFAULT_DIRECT_CONNECTIONS,
+            skip_version_check: false,
         }
     }
 
@@ -92,6 +98,14 @@ impl RedisOptions {
     #[must_use]
     pub fn direct_connections(mut self, count: usize) -> Self {
         self.direct_connections = count;
+        self
+    }
+
+    /// Sets whether to connect without reading `INFO` (see
+    /// [`skip_version_check`](Self::skip_version_check)).
+    #[must_use]
+    pub fn skip_version_check(mut self, skip: bool) -> Self {
+        self.skip_version_check = skip;
         self
     }
 
@@ -163,6 +177,7 @@ impl std::fmt::Debug for RedisOptions {
             )
             .field("response_timeout", &self.response_timeout)
             .field("direct_connections", &self.direct_connections)
+            .field("skip_version_check", &self.skip_version_check)
             .finish()
     }
 }
@@ -197,6 +212,8 @@ pub struct RedisBackend {
     keys: Arc<QueueKeys>,
     prefix: Prefix,
     queue: QueueName,
+    /// What the server reported when the backend connected.
+    server: Option<Arc<ServerInfo>>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -229,16 +246,40 @@ impl RedisBackend {
         )
         .await
         .map_err(wrap("connect"))?;
+        let server = if options.skip_version_check {
+            None
+        } else {
+            let info: String = redis::cmd("INFO")
+                .query_async(&mut con.clone())
+                .await
+                .map_err(wrap("read the server's version and settings"))?;
+            let server = ServerInfo::from_info(&info);
+            server.check().map_err(bullmq_core::Error::backend)?;
+            Some(Arc::new(server))
+        };
+        let state = Arc::new(lifecycle::ConnState::default());
+        if let Some(server) = &server {
+            state.learn(server);
+        }
         let keys = Arc::new(QueueKeys::new(&options.prefix, &queue));
         Ok(Self {
             client,
             con,
-            state: Arc::default(),
+            state,
             clock: Arc::new(SystemClock),
             keys,
             prefix: options.prefix.clone(),
             queue,
+            server,
         })
+    }
+
+    /// The server as `INFO` described it when the backend connected (upstream's
+    /// `redisVersion` and `databaseType`, plus the eviction policy); `None` with
+    /// [`RedisOptions::skip_version_check`].
+    #[must_use]
+    pub fn server(&self) -> Option<&ServerInfo> {
+        self.server.as_deref()
     }
 
     /// Reads time from `clock` (every timestamp the scripts receive).
@@ -252,11 +293,15 @@ impl RedisBackend {
     #[must_use]
     pub fn sibling(&self, queue: QueueName, prefix: Option<Prefix>) -> Self {
         let prefix = prefix.unwrap_or_else(|| self.prefix.clone());
+        let state = lifecycle::ConnState::default();
+        if let Some(server) = &self.server {
+            state.learn(server);
+        }
         Self {
             keys: Arc::new(QueueKeys::new(&prefix, &queue)),
             prefix,
             queue,
-            state: Arc::default(),
+            state: Arc::new(state),
             ..self.clone()
         }
     }

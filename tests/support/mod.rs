@@ -8,6 +8,7 @@ pub mod corpus;
 #[cfg(feature = "flow")]
 pub mod flows;
 pub mod postgres;
+pub mod proxy;
 pub mod scheduled;
 pub mod wait;
 

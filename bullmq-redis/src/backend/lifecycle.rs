@@ -35,6 +35,7 @@ use redis::aio::MultiplexedConnection;
 use tokio::sync::{Mutex, Notify};
 
 use super::RedisBackend;
+use crate::connection::timed_out;
 use crate::error::wrap;
 use crate::reply;
 use crate::server::ServerInfo;
@@ -188,7 +189,24 @@ impl RedisBackend {
         state: &ConnState,
         which: Dedicated,
     ) -> Result<MultiplexedConnection> {
-        let config = AsyncConnectionConfig::new().set_response_timeout(None);
+        // Opening is bounded by the response timeout, though the waits are not: over a
+        // half-open network (a partition, a dead NAT entry) the handshake would otherwise hang
+        // for good, and with it the worker's loop, even after the network is back.
+        let limit = self.response_timeout();
+        tokio::time::timeout(limit, self.open_dedicated_unbounded(state, which, limit))
+            .await
+            .map_err(|_| wrap(which.what())(timed_out("opening a dedicated connection")))?
+    }
+
+    async fn open_dedicated_unbounded(
+        &self,
+        state: &ConnState,
+        which: Dedicated,
+        limit: Duration,
+    ) -> Result<MultiplexedConnection> {
+        let config = AsyncConnectionConfig::new()
+            .set_response_timeout(None)
+            .set_connection_timeout(Some(limit));
         let mut con = self
             .client()
             .get_multiplexed_async_connection_with_config(&config)

@@ -214,6 +214,8 @@ pub struct RedisBackend {
     queue: QueueName,
     /// What the server reported when the backend connected.
     server: Option<Arc<ServerInfo>>,
+    /// [`RedisOptions::response_timeout`], which also bounds opening a dedicated connection.
+    response_timeout: Duration,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -271,6 +273,7 @@ impl RedisBackend {
             prefix: options.prefix.clone(),
             queue,
             server,
+            response_timeout: options.response_timeout,
         })
     }
 
@@ -320,6 +323,11 @@ impl RedisBackend {
     }
 
     /// Now, Unix ms, from the backend's clock.
+    /// How long a reply, or opening a dedicated connection, may take.
+    pub(crate) fn response_timeout(&self) -> Duration {
+        self.response_timeout
+    }
+
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()
     }

@@ -233,7 +233,7 @@ impl DirectConnection {
 }
 
 /// The error of a request that took longer than allowed.
-pub(super) fn timed_out(what: &'static str) -> RedisError {
+pub(crate) fn timed_out(what: &'static str) -> RedisError {
     io::Error::new(io::ErrorKind::TimedOut, what).into()
 }
 

@@ -16,6 +16,7 @@
 
 pub(crate) mod command;
 mod direct;
+pub(crate) use direct::timed_out;
 mod frame;
 mod pipelined;
 mod resp;

@@ -156,6 +156,17 @@ async fn an_evicting_server_is_reported_and_a_full_one_refuses_adds_whole() {
         .await
         .expect("connect without INFO");
     assert!(skipped.server().is_none());
+    // Taken for the oldest supported Redis, as Node.js takes it: 2 ms is its shortest wait,
+    // and waits still work without INFO.
+    use bullmq::core::backend::{Blocking, Lifecycle};
+    assert_eq!(skipped.block_timeouts().minimum, Duration::from_millis(2));
+    assert_eq!(
+        skipped
+            .wait_for_job(Duration::from_millis(50))
+            .await
+            .expect("wait"),
+        None
+    );
 
     config_set(&server, "maxmemory-policy", "noeviction").await;
     config_set(&server, "maxmemory", "2mb").await;

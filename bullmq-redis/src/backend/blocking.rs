@@ -71,10 +71,7 @@ impl Blocking for RedisBackend {
     /// `BZPOPMIN <marker> <seconds>`; `None` on timeout or when interrupted by
     /// [`disconnect_blocking`](Blocking::disconnect_blocking) or `close`.
     async fn wait_for_job(&self, timeout: Duration) -> Result<Option<Marker>> {
-        let state = self.conn_state();
-        // The capabilities are read when the connection first opens; open it before using them.
-        self.dedicated(&state, Dedicated::Blocking).await?;
-        let caps = state.capabilities();
+        let caps = self.conn_state().capabilities();
         let minimum = bullmq_core::backend::Lifecycle::block_timeouts(self).minimum;
         let seconds = block_seconds(timeout, minimum, caps.can_double_timeout);
         let mut cmd = redis::cmd("BZPOPMIN");

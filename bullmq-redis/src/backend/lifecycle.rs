@@ -23,7 +23,7 @@
 //! connection that fails is dropped and the next call opens (and names) a fresh one.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex, PoisonError};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -37,7 +37,6 @@ use tokio::sync::{Mutex, Notify};
 use super::RedisBackend;
 use crate::connection::timed_out;
 use crate::error::wrap;
-use crate::reply;
 use crate::server::ServerInfo;
 
 /// Node.js' longest useful blocking wait (`maximumBlockTimeout`): a `BZPOPMIN` blocked longer
@@ -76,11 +75,18 @@ pub(crate) struct Capabilities {
     pub(crate) can_block_for_1ms: bool,
 }
 
+impl Default for Capabilities {
+    fn default() -> Self {
+        Self::ASSUMED
+    }
+}
+
 impl Capabilities {
-    /// What Node.js assumes before it has read the server's version.
+    /// What Node.js assumes when it skips reading the server's version (it takes it for
+    /// the oldest supported one).
     const ASSUMED: Self = Self {
         can_double_timeout: false,
-        can_block_for_1ms: true,
+        can_block_for_1ms: false,
     };
 
     /// What `server` can do; other servers than Redis (Valkey, Dragonfly) can do both, as
@@ -108,7 +114,7 @@ pub(crate) struct ConnState {
     /// Wakes the waits in flight when their dedicated connection is dropped.
     blocking_interrupt: Notify,
     events_interrupt: Notify,
-    capabilities: OnceLock<Capabilities>,
+    capabilities: Capabilities,
 }
 
 impl ConnState {
@@ -120,18 +126,19 @@ impl ConnState {
         }
     }
 
-    /// Records what `server` can do (another caller may have got there first: both read the
-    /// same server).
-    pub(crate) fn learn(&self, server: &ServerInfo) {
-        let _ = self.capabilities.set(Capabilities::of(server));
+    /// The state of a backend connected to `server`; `None` when its `INFO` was not read
+    /// (`skip_version_check`): then the server is taken for the oldest supported Redis, as
+    /// Node.js takes it.
+    pub(crate) fn for_server(server: Option<&ServerInfo>) -> Self {
+        Self {
+            capabilities: server.map_or(Capabilities::ASSUMED, Capabilities::of),
+            ..Self::default()
+        }
     }
 
-    /// What the server can do, as far as we know yet.
+    /// What the server can do.
     pub(crate) fn capabilities(&self) -> Capabilities {
         self.capabilities
-            .get()
-            .copied()
-            .unwrap_or(Capabilities::ASSUMED)
     }
 
     fn name(&self, which: Dedicated) -> &StdMutex<Option<String>> {
@@ -223,15 +230,6 @@ impl RedisBackend {
         };
         if let Some(name) = name {
             set_name(&mut con, &name).await?;
-        }
-        if which == Dedicated::Blocking && state.capabilities.get().is_none() {
-            let info: redis::Value = redis::cmd("INFO")
-                .arg("server")
-                .query_async(&mut con)
-                .await
-                .map_err(wrap("read the server version"))?;
-            let info = reply::text(&info).unwrap_or_default();
-            state.learn(&ServerInfo::from_info(&info));
         }
         Ok(con)
     }

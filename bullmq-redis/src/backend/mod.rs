@@ -259,10 +259,7 @@ impl RedisBackend {
             server.check().map_err(bullmq_core::Error::backend)?;
             Some(Arc::new(server))
         };
-        let state = Arc::new(lifecycle::ConnState::default());
-        if let Some(server) = &server {
-            state.learn(server);
-        }
+        let state = Arc::new(lifecycle::ConnState::for_server(server.as_deref()));
         let keys = Arc::new(QueueKeys::new(&options.prefix, &queue));
         Ok(Self {
             client,
@@ -296,15 +293,11 @@ impl RedisBackend {
     #[must_use]
     pub fn sibling(&self, queue: QueueName, prefix: Option<Prefix>) -> Self {
         let prefix = prefix.unwrap_or_else(|| self.prefix.clone());
-        let state = lifecycle::ConnState::default();
-        if let Some(server) = &self.server {
-            state.learn(server);
-        }
         Self {
             keys: Arc::new(QueueKeys::new(&prefix, &queue)),
             prefix,
             queue,
-            state: Arc::new(state),
+            state: Arc::new(lifecycle::ConnState::for_server(self.server.as_deref())),
             ..self.clone()
         }
     }
@@ -322,12 +315,12 @@ impl RedisBackend {
             .map_err(wrap(what))
     }
 
-    /// Now, Unix ms, from the backend's clock.
     /// How long a reply, or opening a dedicated connection, may take.
     pub(crate) fn response_timeout(&self) -> Duration {
         self.response_timeout
     }
 
+    /// Now, Unix ms, from the backend's clock.
     pub(crate) fn now_ms(&self) -> u64 {
         self.clock.now_ms()
     }

@@ -188,17 +188,7 @@ async fn a_connection_killed_while_idle_is_replaced_before_use() {
     q.add("x", &json!({}), JobOptions::new())
         .await
         .expect("add");
-    let client = redis::Client::open(server.url()).expect("url");
-    let mut admin = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("admin connection");
-    let killed: i64 = redis::cmd("CLIENT")
-        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
-        .query_async(&mut admin)
-        .await
-        .expect("CLIENT KILL");
-    assert_eq!(killed, 1);
+    assert_eq!(server.kill_clients().await, 1);
     // Give the close time to arrive, as it has on any connection idle for a while.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(q.count().await.expect("no error: replaced before use"), 1);
@@ -279,16 +269,7 @@ async fn a_pipelined_connection_killed_mid_burst_fails_its_calls_and_is_replaced
         })
     };
     let first: Vec<_> = adds(0).collect();
-    let client = redis::Client::open(server.url()).expect("url");
-    let mut admin = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("admin connection");
-    let _: i64 = redis::cmd("CLIENT")
-        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
-        .query_async(&mut admin)
-        .await
-        .expect("CLIENT KILL");
+    server.kill_clients().await;
     let mut succeeded = 0;
     for add in first {
         match add.await.expect("task") {

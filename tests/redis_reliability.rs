@@ -59,18 +59,10 @@ async fn a_killed_connection_gives_a_connection_error_or_recovers_and_the_next_c
         .await
         .expect("add")
         .id;
-    let admin = redis::Client::open(server.url()).expect("url");
-    let mut admin = admin
-        .get_multiplexed_async_connection()
-        .await
-        .expect("admin connection");
+    let mut admin = server.admin().await;
     for round in 0..3 {
         // The private server has no other users: every normal client but this one is ours.
-        let killed: i64 = redis::cmd("CLIENT")
-            .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
-            .query_async(&mut admin)
-            .await
-            .expect("CLIENT KILL");
+        let killed = support::kill_clients(&mut admin).await;
         assert!(
             killed >= 1,
             "round {round}: the queue's connection was not found"
@@ -120,21 +112,6 @@ async fn connecting_where_nothing_listens_fails_fast_with_a_connection_error() {
 
 // ---------- R19: memory pressure and eviction ----------
 
-async fn config_set(server: &PrivateRedis, name: &str, value: &str) {
-    let client = redis::Client::open(server.url()).expect("url");
-    let mut con = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("connect");
-    let () = redis::cmd("CONFIG")
-        .arg("SET")
-        .arg(name)
-        .arg(value)
-        .query_async(&mut con)
-        .await
-        .expect("CONFIG SET");
-}
-
 /// RELIABILITY R19: a server that may evict keys is reported when a backend connects (with
 /// upstream's warning, through `tracing`), and one that is full and does not evict refuses
 /// adds with its OOM error: each add either stores a whole job or fails, none is half written,
@@ -142,7 +119,7 @@ async fn config_set(server: &PrivateRedis, name: &str, value: &str) {
 #[tokio::test]
 async fn an_evicting_server_is_reported_and_a_full_one_refuses_adds_whole() {
     let server = PrivateRedis::start();
-    config_set(&server, "maxmemory-policy", "allkeys-lru").await;
+    server.config_set("maxmemory-policy", "allkeys-lru").await;
     let options = RedisOptions::new(server.url());
     let name = QueueName::new("r19").expect("name");
     let backend = RedisBackend::connect(&options, name.clone())
@@ -168,8 +145,8 @@ async fn an_evicting_server_is_reported_and_a_full_one_refuses_adds_whole() {
         None
     );
 
-    config_set(&server, "maxmemory-policy", "noeviction").await;
-    config_set(&server, "maxmemory", "2mb").await;
+    server.config_set("maxmemory-policy", "noeviction").await;
+    server.config_set("maxmemory", "2mb").await;
     let queue = queue_at(&server.url(), "bull", "r19").await;
     assert!(queue.backend().server().expect("INFO").keeps_every_key());
     let payload = json!({"blob": "x".repeat(20_000)});
@@ -199,7 +176,7 @@ async fn an_evicting_server_is_reported_and_a_full_one_refuses_adds_whole() {
         assert_eq!(job.data_as::<Value>().expect("data"), payload);
     }
 
-    config_set(&server, "maxmemory", "0").await;
+    server.config_set("maxmemory", "0").await;
     let after = queue
         .add("big", &payload, JobOptions::new())
         .await

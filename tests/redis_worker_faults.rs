@@ -571,18 +571,6 @@ async fn assert_each_finished_once(ctx: &Ctx, ids: &[String]) {
     assert_eq!((wait, active, delayed), (0, 0, 0), "nothing left behind");
 }
 
-async fn client_kill(server: &support::PrivateRedis) -> u64 {
-    let client = redis::Client::open(server.url()).unwrap();
-    let mut con = client.get_multiplexed_async_connection().await.unwrap();
-    redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("TYPE")
-        .arg("normal")
-        .query_async(&mut con)
-        .await
-        .unwrap()
-}
-
 #[tokio::test]
 async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     const N: usize = 400;
@@ -617,7 +605,7 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     let mut kills = 0;
     for _ in 0..6 {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        kills += client_kill(&server).await;
+        kills += server.kill_clients().await;
     }
     assert!(kills >= 6, "connections were killed ({kills})");
     eventually("all jobs finished", Duration::from_secs(20), || async {
@@ -628,7 +616,7 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
 
     // Idle workers blocked on the marker: their blocking connections die, then a job arrives.
     tokio::time::sleep(Duration::from_millis(700)).await;
-    assert!(client_kill(&server).await >= 2);
+    assert!(server.kill_clients().await >= 2);
     let started = Instant::now();
     let late = ctx.add("late", json!({})).await;
     ctx.wait_state(&late, JobState::Completed).await;
@@ -905,7 +893,7 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
                 retired.push(std::mem::replace(&mut workers[i], spawn(i)));
             }
             Fault::KillConnections => {
-                client_kill(&server).await;
+                server.kill_clients().await;
             }
             Fault::RestartServer => server.restart(),
         }

@@ -300,6 +300,32 @@ impl PrivateRedis {
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
+
+    /// A connection of the test's own, for commands the library under test does not send.
+    pub async fn admin(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .expect("url")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("admin connection")
+    }
+
+    /// Cuts every client connection but a fresh admin one (see [`kill_clients`]); how many
+    /// were cut.
+    pub async fn kill_clients(&self) -> u64 {
+        kill_clients(&mut self.admin().await).await
+    }
+
+    /// `CONFIG SET name value`.
+    pub async fn config_set(&self, name: &str, value: &str) {
+        let () = redis::cmd("CONFIG")
+            .arg("SET")
+            .arg(name)
+            .arg(value)
+            .query_async(&mut self.admin().await)
+            .await
+            .expect("CONFIG SET");
+    }
 }
 
 impl Drop for PrivateRedis {
@@ -308,6 +334,18 @@ impl Drop for PrivateRedis {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `CLIENT KILL TYPE normal SKIPME yes` sent on `admin`: cuts every client connection but
+/// `admin` (a private server has no other users); how many were cut. A test that kills
+/// repeatedly keeps one `admin`, so that an earlier admin connection still closing is not
+/// counted.
+pub async fn kill_clients(admin: &mut redis::aio::MultiplexedConnection) -> u64 {
+    redis::cmd("CLIENT")
+        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+        .query_async(admin)
+        .await
+        .expect("CLIENT KILL")
 }
 
 /// A loopback port nothing listens on right now.

@@ -11,8 +11,8 @@ pub use bullmq_core::queue_events::{
     ReceivedEvent, WaitError,
 };
 pub use bullmq_core::worker::{
-    ActiveJob, CancellationToken, JobError, ProcessResult, Processor, Worker, WorkerEvent,
-    WorkerOptions,
+    ActiveJob, CancellationToken, JobError, ProcessResult, Processor, ReturnValue, Worker,
+    WorkerEvent, WorkerOptions,
 };
 pub use bullmq_core::{
     BulkJob, Error, Job, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Result,

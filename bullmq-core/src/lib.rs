@@ -6,6 +6,7 @@ pub mod clock;
 pub mod codec;
 pub mod error;
 pub mod job;
+pub mod json;
 mod names;
 pub mod options;
 mod queue;

@@ -1,5 +1,6 @@
 //! [`FlowJob`]: one node of a flow to add, with its children (Node's `FlowJob`).
 
+use bullmq_core::json::JsonPayload;
 use bullmq_core::{JobOptions, Prefix, QueueName};
 
 /// A job of a flow and the jobs it waits for.
@@ -26,8 +27,8 @@ pub struct FlowJob {
     pub queue: QueueName,
     /// The job's name.
     pub name: String,
-    /// Its data, stored as JSON text.
-    pub data: serde_json::Value,
+    /// Its data, serialized as `JSON.stringify` writes it.
+    pub data: JsonPayload,
     /// The key prefix of its queue; the producer's own when `None` (as Node, a child does not
     /// inherit its parent's prefix).
     pub prefix: Option<Prefix>,
@@ -39,13 +40,15 @@ pub struct FlowJob {
 }
 
 impl FlowJob {
-    /// A job named `name` in `queue` with `data`, no options and no children.
+    /// A job named `name` in `queue` with `data` (any `Serialize` value, or a reference to
+    /// one; a [`RawValue`](serde_json::value::RawValue) is stored as given), no options and no
+    /// children. Data that cannot be serialized is reported when the flow is added.
     #[must_use]
-    pub fn new(queue: QueueName, name: impl Into<String>, data: serde_json::Value) -> Self {
+    pub fn new(queue: QueueName, name: impl Into<String>, data: impl serde::Serialize) -> Self {
         Self {
             queue,
             name: name.into(),
-            data,
+            data: JsonPayload::new(data),
             prefix: None,
             opts: JobOptions::new(),
             children: Vec::new(),

@@ -3,7 +3,6 @@
 //! `Job#validateOptions`).
 
 use bullmq_core::backend::{FlowNode, Lifecycle, NewJob, ParentKeyOpts};
-use bullmq_core::codec::CodecError;
 use bullmq_core::options::{ParentOptions, ValidationError};
 use bullmq_core::{Job, JobId, Prefix, Result};
 
@@ -61,10 +60,7 @@ impl<B: Lifecycle> Builder<'_, B> {
         }
         opts.validate()
             .map_err(|e| in_node(&flow.name, &flow.queue, e))?;
-        let data = serde_json::to_string(&flow.data).map_err(|e| CodecError::Encode {
-            what: "job data",
-            reason: e.to_string(),
-        })?;
+        let data = flow.data.text("job data")?.to_owned();
         opts.check_data_size(&flow.name, &data)
             .map_err(|e| in_node(&flow.name, &flow.queue, e))?;
         let mut job = Job::new(flow.name, data, opts.with_node_defaults(), self.now);

@@ -121,7 +121,7 @@ pub fn options_to_msgpack_with(
 #[must_use]
 pub fn options_to_json(opts: &JobOptions, style: KeyStyle) -> String {
     // Serializing an in-memory tree of strings, numbers and maps into a String cannot fail.
-    serde_json::to_string(&options::to_wire(opts, style, ParentAt::InOrder)).unwrap_or_default()
+    crate::json::to_string(&options::to_wire(opts, style, ParentAt::InOrder)).unwrap_or_default()
 }
 
 /// Writes options as a JSON value in the given key style.

@@ -206,7 +206,7 @@ impl<'q, B> JobRef<'q, B> {
 }
 
 fn encode<T: Serialize + ?Sized>(what: &'static str, value: &T) -> Result<String> {
-    serde_json::to_string(value).map_err(|e| {
+    crate::json::to_string(value).map_err(|e| {
         CodecError::Encode {
             what,
             reason: e.to_string(),

@@ -130,7 +130,7 @@ impl<B> Queue<B> {
         data: &T,
         opts: JobOptions,
     ) -> Result<Job> {
-        let data = serde_json::to_string(data).map_err(|e| CodecError::Encode {
+        let data = crate::json::to_string(data).map_err(|e| CodecError::Encode {
             what: "job data",
             reason: e.to_string(),
         })?;

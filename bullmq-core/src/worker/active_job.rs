@@ -1,6 +1,7 @@
 //! [`ActiveJob`]: the job a processor works on, with the calls a Node.js processor makes on
 //! its `job` (progress, logs, data, lock).
 
+use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,6 +94,18 @@ impl<B: Backend> ActiveJob<B> {
     /// Replaces the job's data.
     pub async fn update_data<T: Serialize + ?Sized>(&self, data: &T) -> Result<()> {
         self.handle().update_data(data).await
+    }
+
+    /// The return values of the job's completed children, by child key (Node.js's
+    /// `job.getChildrenValues()`): what a parent reads when it runs after its children.
+    pub async fn get_children_values(&self) -> Result<BTreeMap<String, serde_json::Value>> {
+        self.handle().get_children_values().await
+    }
+
+    /// The failures of children added with `ignoreDependencyOnFailure`, reason by child key
+    /// (Node.js's `job.getIgnoredChildrenFailures()`).
+    pub async fn get_ignored_children_failures(&self) -> Result<BTreeMap<String, String>> {
+        self.handle().get_ignored_children_failures().await
     }
 
     /// Extends the job's lock by `duration` now (the worker renews it by itself too).

@@ -9,16 +9,18 @@ use std::time::Duration;
 use super::active_job::ActiveJob;
 use super::events::WorkerEvent;
 use super::fetch::is_connection_error;
-use super::processor::{JobError, ProcessResult, Processor};
+use super::processor::{JobError, ProcessResult, Processor, ReturnValue};
 use super::retry::{self, RetryDecision};
 use super::shared::Shared;
 use crate::backend::{
     Backend, CompleteArgs, DelayArgs, FailArgs, FetchedJob, FieldUpdates, LockToken, NextJob,
 };
-use crate::codec::CodecError;
 use crate::job::FinishedState;
 use crate::options::ValidationError;
 use crate::{Error, Job, JobId, JobOptions, Result, ScriptErrorCode};
+
+/// A processor's outcome, its return value serialized.
+type Outcome = ProcessResult<ReturnValue>;
 
 /// The pause before a finishing move is tried again after a failure that is not the
 /// connection's (a bad reply): short, so a job is not held, but not a busy loop.
@@ -32,7 +34,14 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
     token: &LockToken,
 ) -> Option<FetchedJob> {
     let job = match fetched.job {
-        Ok(job) => Arc::new(job),
+        Ok(mut job) => {
+            // The data as `JSON.parse` gives it to a Node.js processor (key order included),
+            // which is also what Node.js copies into a scheduler's next iteration.
+            if let std::borrow::Cow::Owned(view) = crate::json::js_view(&job.data) {
+                job.data = view;
+            }
+            Arc::new(job)
+        }
         Err(decode) => return fail_corrupt(shared, fetched.id, decode, token, true).await,
     };
     // Before the job runs, as upstream does: its scheduler's next iteration is added now.
@@ -70,9 +79,9 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
 /// panicking processor fails its job instead of the worker. Polling it here rather than in a
 /// task of its own saves a spawn, a scheduling hop and often a wake-up on another runtime
 /// thread per job; the job's own task is already a task per job slot.
-async fn run_caught<F: Future<Output = ProcessResult>>(
+async fn run_caught<F: Future<Output = Outcome>>(
     fut: F,
-) -> std::result::Result<ProcessResult, Box<dyn std::any::Any + Send>> {
+) -> std::result::Result<Outcome, Box<dyn std::any::Any + Send>> {
     let mut fut = std::pin::pin!(fut);
     std::future::poll_fn(|cx| {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
@@ -139,7 +148,7 @@ pub(crate) async fn finish<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
-    mut outcome: ProcessResult,
+    mut outcome: Outcome,
     may_fetch: bool,
 ) -> Option<FetchedJob> {
     loop {
@@ -174,7 +183,7 @@ pub(crate) async fn finish<B: Backend>(
 /// `moveToWaitingChildren` inside the processor) and the worker fails the job with it; a job
 /// with a failed child fails for good, as upstream throws an `UnrecoverableError` for it.
 /// Left alone, the job would stay active until the stalled check, only to be refused again.
-fn refused_move(outcome: &ProcessResult, err: &Error) -> Option<JobError> {
+fn refused_move(outcome: &Outcome, err: &Error) -> Option<JobError> {
     match (outcome, err) {
         (Ok(_) | Err(JobError::WaitingChildren), Error::Script(e)) => {
             let message = e.to_string();
@@ -192,17 +201,14 @@ async fn finish_once<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
-    outcome: &ProcessResult,
+    outcome: &Outcome,
     may_fetch: bool,
 ) -> Result<Option<FetchedJob>> {
     let backend = shared.queue.backend();
     let fetch_next = may_fetch && shared.may_fetch_next();
     match outcome {
         Ok(value) => {
-            let return_value = serde_json::to_string(value).map_err(|e| CodecError::Encode {
-                what: "return value",
-                reason: e.to_string(),
-            })?;
+            let return_value = value.as_str().to_owned();
             let args = CompleteArgs {
                 token: token.clone(),
                 keep: shared.settings.keep_for(job, FinishedState::Completed),

@@ -61,7 +61,7 @@ use tokio::task::JoinHandle;
 pub use active_job::ActiveJob;
 pub use events::WorkerEvent;
 pub use options::WorkerOptions;
-pub use processor::{JobError, ProcessResult, Processor};
+pub use processor::{JobError, ProcessResult, Processor, ReturnValue};
 pub use retry::BackoffFn;
 pub use scheduler::{RepeatStrategy, advance_job_scheduler};
 /// The token a processor gets, cancelled when its job's lock is lost or the worker is closed
@@ -168,11 +168,12 @@ impl<B: Backend, P: Processor<B>> WorkerBuilder<B, P> {
     }
 }
 
-impl<B, F, Fut> Worker<B, F>
+impl<B, F, Fut, T> Worker<B, F>
 where
     B: Backend,
     F: Fn(ActiveJob<B>, CancellationToken) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ProcessResult> + Send,
+    Fut: Future<Output = ProcessResult<T>> + Send,
+    T: serde::Serialize,
 {
     /// A worker for the queue `name` on `backend`, running the closure `processor`.
     ///

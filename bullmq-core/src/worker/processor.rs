@@ -13,9 +13,37 @@ use tokio_util::sync::CancellationToken;
 
 use super::active_job::ActiveJob;
 
-/// What a processor returns: the job's return value (stored as JSON `returnvalue`), or why the
-/// attempt did not complete.
-pub type ProcessResult = Result<serde_json::Value, JobError>;
+/// What a processor returns: the job's return value, or why the attempt did not complete.
+///
+/// The value is any `Serialize` type (a `serde_json::Value` unless said otherwise), stored as
+/// JSON `returnvalue` the way `JSON.stringify` writes it; a
+/// [`RawValue`](serde_json::value::RawValue) is stored as given.
+pub type ProcessResult<T = serde_json::Value> = Result<T, JobError>;
+
+/// A return value serialized as it is stored: the JSON text
+/// [`json::to_string`](crate::json::to_string) writes for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReturnValue(String);
+
+impl ReturnValue {
+    /// `value` as JSON text; a value that cannot be serialized fails the attempt with the
+    /// reason, as Node.js fails a job whose return value `JSON.stringify` rejects.
+    ///
+    /// # Errors
+    ///
+    /// [`JobError::Failed`] when `value`'s `Serialize` fails.
+    pub fn new<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, JobError> {
+        crate::json::to_string(value)
+            .map(Self)
+            .map_err(|e| JobError::failed(format!("could not encode the return value: {e}")))
+    }
+
+    /// The JSON text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
 
 /// Why a processor did not complete its job, and what the worker should do with it.
 ///
@@ -106,29 +134,32 @@ impl fmt::Display for JobError {
 }
 
 /// Processes one job. Implemented for every
-/// `Fn(ActiveJob<B>, CancellationToken) -> impl Future<Output = ProcessResult>`.
+/// `Fn(ActiveJob<B>, CancellationToken) -> impl Future<Output = ProcessResult<T>>` where `T`
+/// is any `Serialize` return value.
 ///
 /// The token is cancelled when the worker loses the job's lock (another worker may then run
 /// it) or is closed with force: a processor that can stop early should watch it.
 pub trait Processor<B>: Send + Sync + 'static {
-    /// Runs the job.
+    /// Runs the job; its return value comes back serialized.
     fn process(
         &self,
         job: ActiveJob<B>,
         cancel: CancellationToken,
-    ) -> impl Future<Output = ProcessResult> + Send;
+    ) -> impl Future<Output = ProcessResult<ReturnValue>> + Send;
 }
 
-impl<B, F, Fut> Processor<B> for F
+impl<B, F, Fut, T> Processor<B> for F
 where
     F: Fn(ActiveJob<B>, CancellationToken) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = ProcessResult> + Send,
+    Fut: Future<Output = ProcessResult<T>> + Send,
+    T: serde::Serialize,
 {
     fn process(
         &self,
         job: ActiveJob<B>,
         cancel: CancellationToken,
-    ) -> impl Future<Output = ProcessResult> + Send {
-        self(job, cancel)
+    ) -> impl Future<Output = ProcessResult<ReturnValue>> + Send {
+        let run = self(job, cancel);
+        async move { run.await.and_then(|value| ReturnValue::new(&value)) }
     }
 }

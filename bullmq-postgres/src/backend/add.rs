@@ -112,10 +112,11 @@ where
     E: sqlx::PgExecutor<'e>,
 {
     let parent_key = parent_key(job, parent);
-    let opts = serde_json::to_string(&opts_value(job)).map_err(|e| codec::CodecError::Encode {
-        what: "job options",
-        reason: e.to_string(),
-    })?;
+    let opts =
+        bullmq_core::json::to_string(&opts_value(job)).map_err(|e| codec::CodecError::Encode {
+            what: "job options",
+            reason: e.to_string(),
+        })?;
     // Both JSON parameters are cast to jsonb by the command, so they travel as text.
     let rows = sqlx::query(commands::ADD_JOB.text)
         .bind(queue)
@@ -200,7 +201,7 @@ impl<'a> BatchEntry<'a> {
 
 /// The batch as the JSON text the commands cast to jsonb.
 fn batch_json(entries: &[BatchEntry<'_>]) -> Result<String> {
-    serde_json::to_string(entries).map_err(|e| {
+    bullmq_core::json::to_string(entries).map_err(|e| {
         codec::CodecError::Encode {
             what: "job batch",
             reason: e.to_string(),

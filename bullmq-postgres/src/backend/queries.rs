@@ -63,9 +63,15 @@ fn dependency_status(kind: DependencyKind) -> &'static str {
     }
 }
 
-/// A processed child's stored value as the JSON text Redis keeps (SQL NULL reads `null`).
+/// A processed child's stored value as the JSON text Node.js writes for it (SQL NULL reads
+/// `null`): JavaScript's key order and number text.
 fn json_text(value: Option<&Value>) -> String {
-    value.map_or_else(|| "null".to_owned(), Value::to_string)
+    value
+        .and_then(|v| bullmq_core::json::to_string(v).ok())
+        .map_or_else(
+            || "null".to_owned(),
+            |t| bullmq_core::json::js_view(&t).into_owned(),
+        )
 }
 
 /// An ignored or failed child's stored reason (a JSON string scalar) as plain text.
@@ -561,9 +567,7 @@ impl Queries for PostgresBackend {
             .map(|(key, value)| {
                 // PostgreSQL prints jsonb spaced (`{"v": 1}`); compact it as Node.js'
                 // `JSON.stringify` (and `get_dependencies`) write it.
-                let value = value.map(|text| {
-                    serde_json::from_str::<Value>(&text).map_or(text, |v| v.to_string())
-                });
+                let value = value.map(|text| bullmq_core::json::js_view(&text).into_owned());
                 (key, value.unwrap_or_else(|| "null".to_owned()))
             })
             .collect())

@@ -7,10 +7,11 @@
 
 use std::time::Duration;
 
-use bullmq_core::codec;
 use bullmq_core::job::{JobDecodeError, ParentRef};
 use bullmq_core::{Job, JobId, JobOptions};
+use bullmq_core::{codec, json};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
@@ -43,6 +44,19 @@ fn opt_millis(row: &PgRow, name: &str) -> Result<Option<u64>, sqlx::Error> {
     Ok(value.and_then(|v| u64::try_from(v).ok()))
 }
 
+/// A jsonb column's text as PostgreSQL prints it (spaced, keys in jsonb's order).
+type RawJson = sqlx::types::Json<Box<RawValue>>;
+
+/// The job's data as a Node.js processor sees it: `JSON.parse` of the stored text (keys in
+/// JavaScript's order, compact), and `{}` for SQL `NULL` or JSON `null`, as upstream reads a
+/// row with `data ?? {}`.
+fn data_text(data: Option<&RawJson>) -> String {
+    match data.map(|d| d.0.get().trim()) {
+        None | Some("null") => "{}".to_owned(),
+        Some(text) => json::js_view(text).into_owned(),
+    }
+}
+
 /// The job in `row` (a `SELECT * FROM job` row, or a function returning `SETOF job`).
 pub(crate) fn job_from_row(row: &PgRow) -> Result<Job, JobDecodeError> {
     let id: String = column(row, "id", "?", "id")?;
@@ -67,9 +81,7 @@ pub(crate) fn job_from_row(row: &PgRow) -> Result<Job, JobDecodeError> {
 
     let mut job = Job::new(
         column::<String>(row, "name", id, "name")?,
-        column::<Option<Value>>(row, "data", id, "data")?
-            .unwrap_or_else(|| Value::Object(serde_json::Map::new()))
-            .to_string(),
+        data_text(column::<Option<RawJson>>(row, "data", id, "data")?.as_ref()),
         JobOptions::default(),
         millis("added_at_ms", "timestamp")?.unwrap_or(0),
     );
@@ -80,8 +92,8 @@ pub(crate) fn job_from_row(row: &PgRow) -> Result<Job, JobDecodeError> {
     job.priority = i64::from(column::<Option<i32>>(row, "priority", id, "priority")?.unwrap_or(0));
     job.processed_on = millis("processed_at_ms", "processedOn")?;
     job.finished_on = millis("finished_at_ms", "finishedOn")?;
-    job.return_value =
-        column::<Option<Value>>(row, "return_value", id, "returnvalue")?.map(|v| v.to_string());
+    job.return_value = column::<Option<RawJson>>(row, "return_value", id, "returnvalue")?
+        .map(|v| json::js_view(v.0.get()).into_owned());
     job.failed_reason = column(row, "failed_reason", id, "failedReason")?;
     job.stacktrace = match column::<Option<Value>>(row, "stacktrace", id, "stacktrace")? {
         // Node reads an unreadable stack trace as none; so do we.

@@ -87,7 +87,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn update_progress(&self, job_id: &JobId, progress: &serde_json::Value) -> Result<()> {
-        let progress = serde_json::to_string(progress).map_err(|e| CodecError::Encode {
+        let progress = bullmq_core::json::to_string(progress).map_err(|e| CodecError::Encode {
             what: "job progress",
             reason: e.to_string(),
         })?;

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, Schedulers};
 use bullmq_core::clock::{Clock, SystemClock};
+use bullmq_core::json::JsonPayload;
 use bullmq_core::options::RepeatOptions;
 use bullmq_core::worker::advance_job_scheduler;
 use bullmq_core::{Job, JobId, JobOptions};
@@ -22,8 +23,8 @@ use bullmq_core::{Job, JobId, JobOptions};
 pub struct JobTemplate {
     /// Job name; the scheduler id when absent, as in Node.js.
     pub name: Option<String>,
-    /// Job data; `{}` when absent.
-    pub data: Option<serde_json::Value>,
+    /// Job data, serialized as `JSON.stringify` writes it; `{}` when absent.
+    pub data: Option<JsonPayload>,
     /// Job options, merged over the scheduler's default options.
     pub opts: JobOptions,
 }
@@ -38,10 +39,12 @@ impl JobTemplate {
         }
     }
 
-    /// Sets the data.
+    /// Sets the data: any `Serialize` value, or a reference to one (a
+    /// [`RawValue`](serde_json::value::RawValue) is stored as given). Data that cannot be
+    /// serialized is reported by the upsert.
     #[must_use]
-    pub fn data(mut self, data: serde_json::Value) -> Self {
-        self.data = Some(data);
+    pub fn data(mut self, data: impl serde::Serialize) -> Self {
+        self.data = Some(JsonPayload::new(data));
         self
     }
 
@@ -139,9 +142,13 @@ impl<B: Schedulers> JobScheduler<B> {
             return Err(SchedulerError::EndDateInPast { end_date, now });
         }
         let name = template.name.unwrap_or_else(|| id.to_owned());
-        let data = template
-            .data
-            .unwrap_or_else(|| serde_json::Value::Object(serde_json::Map::new()));
+        let data = match &template.data {
+            Some(data) => data
+                .text("job scheduler template data")
+                .map_err(bullmq_core::Error::from)?
+                .to_owned(),
+            None => "{}".to_owned(),
+        };
         // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
         let opts = template.opts.or(&self.defaults);
         let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
@@ -154,7 +161,7 @@ impl<B: Schedulers> JobScheduler<B> {
             // Node clamps a cron slot to now; an `every` slot is the script's to compute.
             next_millis: plan.next_millis.map_or(0, |n| n.max(now)),
             template_name: name,
-            template_data: data.to_string(),
+            template_data: data,
             template_opts: opts,
             schedule: stored,
             delayed_job_opts: plan.delayed_job_opts,

@@ -1,0 +1,20 @@
+//! JSON as a Node.js process writes and reads it.
+//!
+//! Writing: every JSON text this crate stores where Node.js would have called
+//! `JSON.stringify` (job data, return values, progress, flow and scheduler-template data,
+//! custom events, PostgreSQL rows) goes through [`to_string`], which writes numbers as
+//! ECMAScript's `Number::toString` does (`1e20` as `100000000000000000000`, `1e-7` as
+//! `1e-7`, `-0` as `0`, NaN and infinities as `null`). Integers given as JSON text (a
+//! [`serde_json::value::RawValue`], or a `u64`/`i64`) keep their text.
+//!
+//! Reading: [`js_view`] gives the text of what `JSON.parse` makes of a stored value, with
+//! JavaScript's object key order (integer-like keys first, ascending, then the others in the
+//! order written), which is what a Node.js processor sees.
+
+mod format;
+mod payload;
+mod view;
+
+pub use format::{JsFormatter, to_string, to_writer};
+pub use payload::JsonPayload;
+pub use view::js_view;

@@ -9,7 +9,8 @@
 //!
 //! The stored return values must be the same bytes (Redis) or the same `jsonb` (PostgreSQL),
 //! and Node's getters must read the same data and return values from both queues. On
-//! PostgreSQL, Rust's getters must read what Node's read, `null` data as `{}` included.
+//! PostgreSQL, Rust's getters must read what Node's read, `null` data as `{}` included. Data
+//! Rust adds is stored as Node stores the same object (Redis bytes, PostgreSQL `jsonb` text).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -182,6 +183,35 @@ async fn redis_rust_worker_echoes_node_data_as_a_node_worker_does() {
         );
     }
     assert_same_views(&node_view, &rust_view);
+
+    // Data Rust writes is the bytes Node writes for the same object: keys in JavaScript's
+    // order whatever order Rust holds them in, numbers in JavaScript's notation.
+    let writes = Queue::new(QueueName::new("writes").unwrap(), connect("writes").await);
+    let e0 = serde_json::json!({"b": 1, "10": "ten", "a": 2, "9": "nine", "0": "zero",
+        "01": "not an index", "4294967295": "too big"});
+    let e2 = serde_json::json!({"big": 1e20, "tiny": 1e-7, "sum": 0.1 + 0.2, "huge": 1e21,
+        "neg": -0.0, "half": 0.5, "max": f64::MAX});
+    for (id, data) in [("e0", e0), ("e2", e2)] {
+        writes
+            .add("echo", &data, JobOptions::new().job_id(id))
+            .await
+            .unwrap();
+        let mut stored = Vec::new();
+        for queue in ["node-echo", "writes"] {
+            let value: String = redis::cmd("HGET")
+                .arg(format!("{prefix}:{queue}:{id}"))
+                .arg("data")
+                .query_async(&mut con)
+                .await
+                .unwrap();
+            stored.push(value);
+        }
+        assert_eq!(
+            stored[0], stored[1],
+            "{id}: data Node wrote (left), Rust (right)"
+        );
+    }
+
     // Node's own bytes, for the cases the issue names.
     assert_eq!(
         viewed(&node_view, "e2", "data"),

@@ -1,5 +1,6 @@
 //! `JSON.stringify`'s number text, plugged into `serde_json` as a [`Formatter`].
 
+use std::borrow::Cow;
 use std::io;
 
 use serde::Serialize;
@@ -33,26 +34,56 @@ impl Formatter for JsFormatter {
 }
 
 /// `value` as the JSON text `JSON.stringify` writes for it: compact, numbers in JavaScript's
-/// notation. A [`serde_json::value::RawValue`] is written as given.
+/// notation, objects' integer-like keys first, ascending (as a JavaScript object holds them).
+/// A [`serde_json::value::RawValue`] is written as given.
 ///
 /// # Errors
 ///
 /// When `value`'s `Serialize` fails (a map with keys that are not strings, a custom error).
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
     let mut out = Vec::with_capacity(128);
-    to_writer(&mut out, value)?;
+    let mut formatter = Tracking::default();
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut out,
+        &mut formatter,
+    ))?;
     // The serializer writes only UTF-8 (string contents are `str`s, the rest is ASCII).
-    String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))
+    let text = String::from_utf8(out).map_err(|e| serde::ser::Error::custom(e.to_string()))?;
+    if formatter.raw_whole == Some(text.len()) {
+        return Ok(text);
+    }
+    Ok(match super::view::js_key_order(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(ordered) => ordered,
+    })
 }
 
-/// [`to_string`], appended to `out`.
-///
-/// # Errors
-///
-/// As [`to_string`].
-pub fn to_writer<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> serde_json::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(out, JsFormatter);
-    value.serialize(&mut ser)
+/// [`JsFormatter`], noting a raw fragment that may be the whole value (a `RawValue` given as
+/// such is stored as given; its length tells it apart from one nested in a larger value).
+#[derive(Default)]
+struct Tracking {
+    raw_whole: Option<usize>,
+    raw_fragments: usize,
+}
+
+impl Formatter for &mut Tracking {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        JsFormatter.write_f64(writer, value)
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
+        JsFormatter.write_f32(writer, value)
+    }
+
+    fn write_raw_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        self.raw_fragments += 1;
+        self.raw_whole = (self.raw_fragments == 1).then_some(fragment.len());
+        writer.write_all(fragment.as_bytes())
+    }
 }
 
 #[cfg(test)]
@@ -78,6 +109,24 @@ mod tests {
         }
         assert_eq!(to_string(&0.1f32).unwrap(), "0.1");
         assert_eq!(to_string(&f64::INFINITY).unwrap(), "null");
+    }
+
+    #[test]
+    fn objects_take_javascripts_key_order_unless_raw() {
+        let map: std::collections::BTreeMap<String, f64> = [
+            ("10".to_owned(), 1.0),
+            ("9".to_owned(), 0.5),
+            ("a".to_owned(), -0.0),
+        ]
+        .into();
+        assert_eq!(to_string(&map).unwrap(), r#"{"9":0.5,"10":1,"a":0}"#);
+        let raw = serde_json::value::RawValue::from_string(r#"{"10":1,"9":2}"#.into()).unwrap();
+        assert_eq!(to_string(&raw).unwrap(), r#"{"10":1,"9":2}"#);
+        let nested = serde_json::json!({"b": [raw.clone()], "1": 0});
+        assert_eq!(
+            to_string(&nested).unwrap(),
+            r#"{"1":0,"b":[{"9":2,"10":1}]}"#
+        );
     }
 
     #[test]

@@ -32,38 +32,86 @@ use serde_json::value::RawValue;
 /// ```
 #[must_use]
 pub fn js_view(text: &str) -> Cow<'_, str> {
-    if already_viewed(text) {
+    let bare_number = text
+        .as_bytes()
+        .first()
+        .is_some_and(|b| *b == b'-' || b.is_ascii_digit());
+    let scan = Scan::of(text);
+    if !bare_number && !scan.spaced && !scan.index_keys {
         return Cow::Borrowed(text);
     }
+    rewrite(text, Numbers::AsJavaScript)
+}
+
+/// Compact JSON text (as the writer produces it) with its objects' keys in JavaScript's
+/// order; everything else as it is. Text with no integer-like key is returned at once.
+pub(super) fn js_key_order(text: &str) -> Cow<'_, str> {
+    if Scan::of(text).index_keys {
+        rewrite(text, Numbers::AsWritten)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// What a rewrite does with a number's text.
+#[derive(Clone, Copy)]
+enum Numbers {
+    /// Keeps it.
+    AsWritten,
+    /// Writes the double it reads as, as JavaScript does (see [`write_scalar`]).
+    AsJavaScript,
+}
+
+fn rewrite(text: &str, numbers: Numbers) -> Cow<'_, str> {
     let Ok(raw) = serde_json::from_str::<&RawValue>(text) else {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len());
-    match write(raw, &mut out) {
+    match write(raw, numbers, &mut out) {
         Ok(()) => Cow::Owned(out),
         Err(_) => Cow::Borrowed(text),
     }
 }
 
-/// True when `text` is not a bare number and holds neither whitespace nor a quote followed
-/// by a digit (the only way an integer-like key can start): then it is taken as its own view,
-/// with no parse.
-fn already_viewed(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if bytes
-        .first()
-        .is_some_and(|b| *b == b'-' || b.is_ascii_digit())
-    {
-        return false;
-    }
-    !bytes.iter().enumerate().any(|(i, b)| match b {
-        b' ' | b'\n' | b'\r' | b'\t' => true,
-        b'"' => bytes.get(i + 1).is_some_and(u8::is_ascii_digit),
-        _ => false,
-    })
+/// What one pass over JSON text finds, without parsing it: whitespace between tokens, and
+/// keys that are all digits (the only ones JavaScript may move).
+struct Scan {
+    spaced: bool,
+    index_keys: bool,
 }
 
-fn write(raw: &RawValue, out: &mut String) -> serde_json::Result<()> {
+impl Scan {
+    fn of(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut scan = Self {
+            spaced: false,
+            index_keys: false,
+        };
+        let mut i = 0;
+        while i < bytes.len() && !(scan.spaced && scan.index_keys) {
+            match bytes[i] {
+                b' ' | b'\n' | b'\r' | b'\t' => scan.spaced = true,
+                b'"' => {
+                    let start = i + 1;
+                    let mut end = start;
+                    while end < bytes.len() && bytes[end] != b'"' {
+                        end += if bytes[end] == b'\\' { 2 } else { 1 };
+                    }
+                    let digits = end > start && bytes[start..end].iter().all(u8::is_ascii_digit);
+                    if digits && bytes.get(end + 1) == Some(&b':') {
+                        scan.index_keys = true;
+                    }
+                    i = end;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        scan
+    }
+}
+
+fn write(raw: &RawValue, numbers: Numbers, out: &mut String) -> serde_json::Result<()> {
     let text = raw.get().trim();
     match text.as_bytes().first() {
         Some(b'{') => {
@@ -79,7 +127,7 @@ fn write(raw: &RawValue, out: &mut String) -> serde_json::Result<()> {
                 }
                 out.push_str(&serde_json::to_string(&key)?);
                 out.push(':');
-                write(value, out)?;
+                write(value, numbers, out)?;
             }
             out.push('}');
         }
@@ -90,11 +138,14 @@ fn write(raw: &RawValue, out: &mut String) -> serde_json::Result<()> {
                 if i > 0 {
                     out.push(',');
                 }
-                write(item, out)?;
+                write(item, numbers, out)?;
             }
             out.push(']');
         }
-        _ => write_scalar(text, out),
+        _ => match numbers {
+            Numbers::AsJavaScript => write_scalar(text, out),
+            Numbers::AsWritten => out.push_str(text),
+        },
     }
     Ok(())
 }
@@ -169,7 +220,7 @@ impl<'de> Visitor<'de> for EntriesVisitor {
 
 #[cfg(test)]
 mod tests {
-    use super::{array_index, js_view};
+    use super::{Scan, array_index, js_key_order, js_view};
 
     #[test]
     fn keys_take_javascripts_order() {
@@ -205,6 +256,29 @@ mod tests {
             js_view(r#"{"a":1,"b":2,"a":3,"1":0}"#),
             r#"{"1":0,"a":3,"b":2}"#
         );
+    }
+
+    #[test]
+    fn the_scan_finds_index_keys_and_spacing_outside_strings_only() {
+        let plain = Scan::of(r#"{"a":"x y","d":"2024-01-01","q":"\"1\":","n":["12"]}"#);
+        assert!(!plain.spaced);
+        assert!(!plain.index_keys);
+        assert_eq!(
+            js_view(r#"{"a":"x y","d":"12"}"#),
+            r#"{"a":"x y","d":"12"}"#
+        );
+        let keyed = Scan::of(r#"{"a":{"12":1}}"#);
+        assert!(keyed.index_keys);
+        assert!(Scan::of("[1, 2]").spaced);
+    }
+
+    #[test]
+    fn key_order_alone_keeps_numbers_and_raw_text() {
+        assert_eq!(
+            js_key_order(r#"{"b":1.0,"2":[1e1]}"#),
+            r#"{"2":[1e1],"b":1.0}"#
+        );
+        assert_eq!(js_key_order(r#"{"b":1.0}"#), r#"{"b":1.0}"#);
     }
 
     #[test]

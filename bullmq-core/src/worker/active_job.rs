@@ -14,7 +14,8 @@ use crate::backend::{Backend, LockToken};
 use crate::{Job, JobRef, Queue, Result};
 
 /// The job being processed, held with its lock token. Reads as a [`Job`] (`job.data_as()`,
-/// `job.attempts_made`, …).
+/// `job.attempts_made`, …), its `data` as `JSON.parse` gives it to a Node.js processor
+/// ([`js_view`](crate::json::js_view): JavaScript's key order, compact).
 pub struct ActiveJob<B> {
     job: Arc<Job>,
     token: LockToken,

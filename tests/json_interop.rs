@@ -361,3 +361,65 @@ async fn postgres_rows_rust_writes_hold_javascripts_numbers() {
         Some(r#"{"pct": 50, "sum": 0.30000000000000004}"#)
     );
 }
+
+/// What the processor of the test below returns: raw text, or a map JSON cannot hold.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Answer {
+    Raw(Box<RawValue>),
+    Unkeyable(BTreeMap<(u8, u8), u8>),
+}
+
+/// A processor may return raw JSON text, stored as given (as `Queue::add` stores raw data);
+/// a value that cannot be serialized fails its job with the reason, as Node.js fails a job
+/// whose return value `JSON.stringify` rejects.
+#[tokio::test]
+async fn redis_raw_return_values_are_stored_as_given_and_bad_ones_fail_the_job() {
+    const RAW: &str = r#"{"b": 1.0, "10": [2]}"#;
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
+    let name = QueueName::new("raw").unwrap();
+    let queue = Queue::new(
+        name.clone(),
+        RedisBackend::connect(&options, name.clone()).await.unwrap(),
+    );
+    let raw = queue.add("raw", &(), JobOptions::new()).await.unwrap().id;
+    let bad = queue.add("bad", &(), JobOptions::new()).await.unwrap().id;
+
+    let worker = Worker::new(
+        name.clone(),
+        RedisBackend::connect(&options, name.clone()).await.unwrap(),
+        WorkerOptions::new().drain_delay(Duration::from_millis(500)),
+        |job: ActiveJob<RedisBackend>, _: CancellationToken| async move {
+            Ok(if job.name == "bad" {
+                Answer::Unkeyable([((1, 2), 3)].into())
+            } else {
+                Answer::Raw(RawValue::from_string(RAW.to_owned()).unwrap())
+            })
+        },
+    )
+    .await
+    .unwrap();
+    eventually("both jobs to finish", WAIT, || async {
+        let counts = queue
+            .get_job_counts(&[
+                JobType::State(JobState::Completed),
+                JobType::State(JobState::Failed),
+            ])
+            .await
+            .unwrap();
+        counts[0].1 == 1 && counts[1].1 == 1
+    })
+    .await;
+    worker.close().await;
+
+    let raw = queue.get_job(&raw).await.unwrap().unwrap();
+    assert_eq!(raw.return_value.as_deref(), Some(RAW));
+    let bad = queue.get_job(&bad).await.unwrap().unwrap();
+    let reason = bad.failed_reason.unwrap();
+    assert!(
+        reason.starts_with("could not encode the return value: key must be a string"),
+        "{reason}"
+    );
+}

@@ -14,9 +14,12 @@ use bullmq_core::{JobOptions, Prefix, QueueName};
 /// use bullmq_flow::FlowJob;
 /// use serde_json::json;
 ///
+/// #[derive(serde::Serialize)]
+/// struct Step { n: u32 }
+///
 /// let q = QueueName::new("steps")?;
 /// let flow = FlowJob::new(q.clone(), "all", json!({}))
-///     .child(FlowJob::new(q.clone(), "one", json!({"n": 1})))
+///     .child(FlowJob::new(q.clone(), "one", Step { n: 1 }))
 ///     .child(FlowJob::new(q, "two", json!({"n": 2})).opts(JobOptions::new().attempts(3)));
 /// assert_eq!(flow.children.len(), 2);
 /// # Ok::<(), bullmq_core::options::ValidationError>(())

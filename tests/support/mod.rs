@@ -70,9 +70,8 @@ pub async fn standard_flow_processor<B: bullmq::core::backend::Backend>(
     if job.name.starts_with("fail") {
         return Err(bullmq::JobError::failed(format!("boom {}", job.name)));
     }
-    let handle = job.handle();
-    let children = handle.get_children_values().await?;
-    let ignored = handle.get_ignored_children_failures().await?;
+    let children = job.get_children_values().await?;
+    let ignored = job.get_ignored_children_failures().await?;
     Ok(serde_json::json!({"name": job.name, "children": children, "ignored": ignored}))
 }
 

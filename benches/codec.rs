@@ -1,5 +1,7 @@
 //! The codec on a worker's and a producer's hot path: packing options for `add`, reading the
-//! stored options and the whole job hash when a job is fetched.
+//! stored options and the whole job hash when a job is fetched, writing data as Node.js does
+//! (against plain `serde_json`) and the data view a processor gets (compact text taken as it
+//! is; `jsonb`'s spaced text rewritten).
 //!
 //! Run with `cargo bench --bench codec`; CI smoke-runs it with `-- --test`.
 
@@ -47,6 +49,22 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("job_from_hash", |b| {
         b.iter(|| Job::from_hash("1", black_box(hash.iter().map(|(k, v)| (*k, v.as_str())))));
+    });
+    let data = serde_json::json!({"url": "https://example.com/a b.png", "w": 640, "ratio": 1.5,
+        "tags": ["x", "y"], "at": "2024-01-01T00:00:00Z"});
+    g.bench_function("data_to_json_serde", |b| {
+        b.iter(|| serde_json::to_string(black_box(&data)));
+    });
+    g.bench_function("data_to_json_js", |b| {
+        b.iter(|| bullmq::core::json::to_string(black_box(&data)));
+    });
+    let compact = bullmq::core::json::to_string(&data).unwrap_or_default();
+    g.bench_function("data_view_compact", |b| {
+        b.iter(|| bullmq::core::json::js_view(black_box(&compact)).len());
+    });
+    let jsonb = r#"{"w": 640, "at": "2024-01-01T00:00:00Z", "url": "https://example.com/a b.png", "tags": ["x", "y"], "ratio": 1.5}"#;
+    g.bench_function("data_view_jsonb", |b| {
+        b.iter(|| bullmq::core::json::js_view(black_box(jsonb)).len());
     });
     g.finish();
 }

@@ -224,7 +224,7 @@ pub(crate) fn job_to_hash(job: &Job) -> Vec<(&'static str, String)> {
     );
     opt(
         field::PROGRESS,
-        (job.progress != 0).then(|| job.progress.to_string()),
+        (job.progress != 0).then(|| crate::json::to_string(&job.progress).unwrap_or_default()),
     );
     opt(
         field::STALLED_COUNTER,

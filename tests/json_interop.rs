@@ -423,3 +423,74 @@ async fn redis_raw_return_values_are_stored_as_given_and_bad_ones_fail_the_job()
         "{reason}"
     );
 }
+
+/// A job scheduler's template upserted by Rust is stored as Node stores the same template:
+/// the data's `jsonb` (numbers as JavaScript writes them) and the options' numbers.
+#[tokio::test]
+async fn postgres_scheduler_templates_hold_javascripts_numbers() {
+    use bullmq::Backoff;
+    use bullmq::core::options::RepeatOptions;
+    use bullmq::scheduler::{JobScheduler, JobTemplate};
+
+    let schema = SchemaGuard::new("json_sched");
+    let start = support::now_ms() + 3_600_000;
+    let repeat = serde_json::json!({"every": 60_000, "startDate": start}).to_string();
+    let template = r#"{"name":"t","data":{"b":1.0,"10":0.5,"9":1e21,"n":-0.0},
+        "opts":{"attempts":2,"backoff":{"type":"fixed","delay":1000,"jitter":1.0}}}"#;
+    let env = [
+        ("DATABASE_URL", database_url()),
+        ("SCHEMA", schema.as_str().to_owned()),
+        ("QUEUE", "n".to_owned()),
+    ];
+    let args = ["pg-interop.mjs", "upsert", "s", repeat.as_str(), template].map(str::to_owned);
+    tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        support::run_node_args(&args, &env)
+    })
+    .await
+    .unwrap();
+
+    let schedule = RepeatOptions {
+        every: Some(Duration::from_secs(60)),
+        start_date: Some(start),
+        ..RepeatOptions::default()
+    };
+    let data = serde_json::json!({"b": 1.0, "10": 0.5, "9": 1e21, "n": -0.0});
+    let opts = JobOptions::new()
+        .attempts(2)
+        .backoff(Backoff::fixed(Duration::from_secs(1)).jitter(1.0));
+    JobScheduler::new(schema.backend("r").await)
+        .upsert(
+            "s",
+            &schedule,
+            JobTemplate::named("t").data(&data).opts(opts),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+
+    let mut con = support::postgres::connect(&database_url()).await.unwrap();
+    let sql = format!(
+        "SELECT s.template_data::text, (s.template_opts -> 'backoff')::text, j.data::text \
+         FROM {schema}.scheduler s JOIN {schema}.job j \
+           ON j.queue = s.queue AND j.scheduler_id = s.scheduler_id \
+         WHERE s.queue = $1",
+        schema = schema.name().quoted()
+    );
+    let mut rows = Vec::new();
+    for queue in ["n", "r"] {
+        let row: (String, String, String) = sqlx::query_as(&sql)
+            .bind(queue)
+            .fetch_one(&mut con)
+            .await
+            .unwrap();
+        rows.push(row);
+    }
+    assert_eq!(rows[0], rows[1], "Node's scheduler (left), Rust's (right)");
+    assert!(
+        rows[1].1.contains(r#""jitter": 1"#) && !rows[1].1.contains("1.0"),
+        "{}",
+        rows[1].1
+    );
+}

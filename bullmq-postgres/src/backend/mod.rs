@@ -10,6 +10,7 @@ mod add;
 mod admin;
 mod blocking;
 mod events;
+mod jsonb;
 mod lifecycle;
 mod listener;
 mod locks;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use bullmq_core::backend::JobMutations;
 use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
 
+use super::jsonb::js_jsonb;
 use super::{
     PostgresBackend, answered_refusal, millis, one_value, refusal, refusal_code, script_error,
     sql_error, to_i32, to_i64, unexpected,
@@ -68,18 +69,11 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn update_progress(&self, job_id: &JobId, progress: &serde_json::Value) -> Result<()> {
-        // Written as JavaScript writes it: jsonb keeps a number's text scale (`1.0` stays
-        // `1.0`), so `serde_json`'s float text would be stored, and read back, as such.
-        let text = bullmq_core::json::to_string(progress)
-            .and_then(serde_json::value::RawValue::from_string)
-            .map_err(|e| bullmq_core::codec::CodecError::Encode {
-                what: "job progress",
-                reason: e.to_string(),
-            })?;
+        let progress = js_jsonb("job progress", progress)?;
         let rows = sqlx::query(commands::UPDATE_PROGRESS.text)
             .bind(self.queue_name())
             .bind(job_id.as_str())
-            .bind(sqlx::types::Json(text))
+            .bind(progress)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("updateProgress"))?;

@@ -21,6 +21,7 @@ use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;
 
+use super::jsonb::js_jsonb;
 use super::{PostgresBackend, millis, one_row, one_value, refusal, sql_error, to_i64};
 use crate::lanes::OnLane as _;
 use crate::sql::commands;
@@ -96,7 +97,13 @@ fn scheduler_from_row(id: &str, row: &PgRow) -> Result<Option<JobSchedulerRecord
     };
     let json = |col: &str| -> Result<Option<String>> {
         let value: Option<Value> = row.try_get(col).map_err(sql_error(CONTEXT))?;
-        Ok(value.map(|v| v.to_string()).filter(|s| s != "{}"))
+        // As Node.js reads it: JavaScript's key order and number text.
+        let as_node = |v: Value| {
+            bullmq_core::json::to_string(&v)
+                .map(|t| bullmq_core::json::js_view(&t).into_owned())
+                .unwrap_or_default()
+        };
+        Ok(value.map(as_node).filter(|s| s != "{}"))
     };
     let mut fields: Vec<(String, String)> = Vec::with_capacity(11);
     let mut push = |field: &str, value: Option<String>| {
@@ -129,9 +136,12 @@ impl Schedulers for PostgresBackend {
             .bind(&args.scheduler_id)
             .bind(next_millis(args.next_millis))
             .bind(Json(template_data(&args.template_data)?))
-            .bind(Json(template_opts))
-            .bind(Json(schedule_opts(&args.template_name, &args.schedule)))
-            .bind(Json(delayed_opts))
+            .bind(js_jsonb("job scheduler template options", &template_opts)?)
+            .bind(js_jsonb(
+                "job scheduler",
+                &schedule_opts(&args.template_name, &args.schedule),
+            )?)
+            .bind(js_jsonb("job options", &delayed_opts)?)
             .bind(self.now_ms())
             .bind(args.producer_id.as_deref())
             .fetch_all_on(self.lanes())
@@ -157,7 +167,7 @@ impl Schedulers for PostgresBackend {
             .bind(&args.scheduler_id)
             .bind(next_millis(args.next_millis))
             .bind(Json(template_data(&args.template_data)?))
-            .bind(Json(delayed_opts))
+            .bind(js_jsonb("job options", &delayed_opts)?)
             .bind(self.now_ms())
             .bind(args.producer_id.as_deref())
             .fetch_all_on(self.lanes())

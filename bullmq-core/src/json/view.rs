@@ -97,6 +97,8 @@ impl Scan {
                     while end < bytes.len() && bytes[end] != b'"' {
                         end += if bytes[end] == b'\\' { 2 } else { 1 };
                     }
+                    // A text cut inside an escape ends past its last byte.
+                    let end = end.min(bytes.len());
                     let digits = end > start && bytes[start..end].iter().all(u8::is_ascii_digit);
                     if digits && bytes.get(end + 1) == Some(&b':') {
                         scan.index_keys = true;
@@ -248,6 +250,9 @@ mod tests {
         assert_eq!(js_view("null"), "null");
         assert_eq!(js_view(" 7 "), "7");
         assert_eq!(js_view("not json"), "not json");
+        for cut in [r#"{"12\"#, r#"{"a":"\"#, "\"", r#"{"1":"#, "[1.5, "] {
+            assert_eq!(js_view(cut), cut);
+        }
     }
 
     #[test]

@@ -29,12 +29,24 @@ pub(super) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// Where and how to open direct connections: the parts of a `redis::Client`'s settings that
 /// the direct path supports (plain TCP or a Unix socket, RESP2).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct Target {
     address: Address,
     username: Option<String>,
     password: Option<String>,
     db: i64,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password: only whether there is one.
+        f.debug_struct("Target")
+            .field("address", &self.address)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("db", &self.db)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -244,4 +256,25 @@ pub(super) fn invalid_reply(detail: &str) -> RedisError {
         "invalid reply from the server",
         detail.to_owned(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        for url in [
+            "redis://alice:s3cret@127.0.0.1:6379",
+            "redis+unix:///tmp/r.sock?user=alice&pass=s3cret",
+        ] {
+            let client = redis::Client::open(url).expect("a valid URL");
+            let target = Target::for_client(client.get_connection_info()).expect("direct");
+            let shown = format!("{target:?}");
+            assert!(
+                !shown.contains("s3cret") && shown.contains("***"),
+                "{shown}"
+            );
+        }
+    }
 }

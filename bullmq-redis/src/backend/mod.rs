@@ -23,7 +23,7 @@ use bullmq_core::options::ValidationError;
 use bullmq_core::{Prefix, QueueName, Result};
 
 use crate::connection::SharedConnection;
-use crate::error::wrap;
+use crate::error::{wrap, wrap_named};
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
 use crate::scripts::LuaScript;
@@ -236,11 +236,7 @@ impl RedisBackend {
         let server = if options.skip_version_check {
             None
         } else {
-            let info: String = redis::cmd("INFO")
-                .query_async(&mut con.clone())
-                .await
-                .map_err(wrap("read the server's version and settings"))?;
-            let server = ServerInfo::from_info(&info);
+            let server = ServerInfo::read(&mut con.clone()).await?;
             server.check().map_err(bullmq_core::Error::backend)?;
             Some(Arc::new(server))
         };
@@ -295,9 +291,10 @@ impl RedisBackend {
         script: &LuaScript,
         what: &'static str,
     ) -> Result<redis::Value> {
-        call.invoke(&self.connection(), script)
-            .await
-            .map_err(wrap(what))
+        call.invoke(&self.connection(), script).await.map_err(|e| {
+            let command = format!("EVALSHA {}", script.name);
+            wrap_named(what, Some(command), call.first_key())(e)
+        })
     }
 
     /// How long a reply, or opening a dedicated connection, may take.

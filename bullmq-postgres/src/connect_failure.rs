@@ -182,9 +182,9 @@ fn tls_failure(source: &(dyn std::error::Error + 'static)) -> TlsFailure {
         TlsFailure::NotBuilt
     } else if text.contains("server does not support TLS") {
         TlsFailure::ServerWithoutTls
-    } else if let Some(tls) = rustls_error(source) {
-        tls
     } else {
+        // Everything else sqlx reports this way happens while it reads the certificates and
+        // keys the URL names (the handshake's own failures come as I/O errors).
         TlsFailure::BadFile
     }
 }

@@ -7,6 +7,7 @@
 pub mod corpus;
 #[cfg(feature = "flow")]
 pub mod flows;
+pub mod pg_cluster;
 pub mod postgres;
 pub mod proxy;
 pub mod scheduled;

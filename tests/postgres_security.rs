@@ -13,8 +13,6 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use bullmq::postgres::sqlx::{self, Connection as _};
@@ -24,22 +22,10 @@ use bullmq::postgres::{
 };
 use bullmq::{JobOptions, Queue, QueueName, Worker, WorkerOptions};
 use serde_json::json;
+use support::openssl;
 use support::pg_cluster::Cluster;
 use support::postgres::connect;
 use support::wait::eventually;
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run openssl");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A fresh temporary folder.
 fn temp_dir(tag: &str) -> std::path::PathBuf {

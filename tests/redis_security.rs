@@ -390,3 +390,35 @@ async fn a_worker_gets_over_a_server_that_is_a_replica_for_a_while() {
         "READONLY is reported once per cause, not ten times a second: {reported}"
     );
 }
+
+#[tokio::test]
+async fn a_payload_above_proto_max_bulk_len_is_a_typed_refusal() {
+    let server = PrivateRedis::start_with(|port, _| {
+        ["--port", &port.to_string(), "--proto-max-bulk-len", "64mb"]
+            .map(str::to_owned)
+            .to_vec()
+    });
+    let queue = Queue::new(
+        QueueName::new("big").unwrap(),
+        backend(&server.url(), "app5", "big").await,
+    );
+    let big = "x".repeat(100 * 1024 * 1024);
+    let err = queue
+        .add("big", &json!({ "blob": big }), JobOptions::new())
+        .await
+        .expect_err("100 MB is above the server's 64 MB");
+    let Error::Backend(inner) = &err else {
+        panic!("{err:?}")
+    };
+    let redis_err = (&**inner as &(dyn std::error::Error + 'static))
+        .downcast_ref::<RedisError>()
+        .expect("a RedisError");
+    assert_eq!(redis_err.refusal(), Some(Refusal::PayloadTooLarge), "{err}");
+    assert_eq!(err.backend_kind(), Some(BackendErrorKind::Server), "{err}");
+    // Nothing was written, and the backend still works.
+    assert_eq!(queue.count().await.expect("count"), 0);
+    queue
+        .add("small", &json!({}), JobOptions::new())
+        .await
+        .expect("a small job after");
+}

@@ -187,7 +187,9 @@ impl DirectConnection {
     /// Writes the request buffer and reads `count` replies, in order. Server errors stay
     /// values ([`Value::ServerError`]), as redis-rs's callers expect.
     pub(super) async fn exchange(&mut self, count: usize) -> redis::RedisResult<Vec<Value>> {
-        self.stream.write_all(&self.write_buf).await?;
+        if let Err(e) = self.stream.write_all(&self.write_buf).await {
+            return Err(self.refusal_before_close().unwrap_or_else(|| e.into()));
+        }
         let mut replies = Vec::with_capacity(count);
         let mut start = 0;
         while replies.len() < count {
@@ -212,6 +214,20 @@ impl DirectConnection {
         }
         self.read_buf.drain(..start);
         Ok(replies)
+    }
+
+    /// The error reply the server sent before it closed the connection under a request it
+    /// would not take (a value above `proto-max-bulk-len`: "invalid bulk length"), when it
+    /// is already here: it says why, where the write's own error only says "reset".
+    fn refusal_before_close(&mut self) -> Option<RedisError> {
+        let mut chunk = [0_u8; 1024];
+        while let Ok(n @ 1..) = self.stream.try_read(&mut chunk) {
+            self.read_buf.extend_from_slice(&chunk[..n]);
+        }
+        match frame::take_reply(&self.read_buf) {
+            Ok(Some((reply @ Value::ServerError(_), _))) => reply.extract_error().err(),
+            _ => None,
+        }
     }
 
     /// The connection's two directions, for a [pipelined](super::pipelined) connection.

@@ -50,6 +50,23 @@ fn published_acl(prefix: &str) -> Vec<String> {
 }
 
 /// `ACL SETUSER worker <args>` on the private server.
+/// An admin connection to `server`, over TLS when it was started so.
+async fn admin(server: &PrivateRedis) -> redis::aio::MultiplexedConnection {
+    let ca = std::fs::read(server.dir.join("ca.crt"));
+    let Ok(ca) = ca else {
+        return server.admin().await;
+    };
+    let certificates = redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(ca),
+    };
+    redis::Client::build_with_tls(format!("rediss://localhost:{}", server.port), certificates)
+        .expect("a TLS client")
+        .get_multiplexed_async_connection()
+        .await
+        .expect("a TLS admin connection")
+}
+
 async fn set_user(server: &PrivateRedis, user: &str, args: &[String]) {
     let mut cmd = redis::cmd("ACL");
     cmd.arg("SETUSER").arg(user).arg("reset");
@@ -57,15 +74,15 @@ async fn set_user(server: &PrivateRedis, user: &str, args: &[String]) {
         cmd.arg(a);
     }
     let () = cmd
-        .query_async(&mut server.admin().await)
+        .query_async(&mut admin(server).await)
         .await
         .unwrap_or_else(|e| panic!("ACL SETUSER {args:?}: {e}"));
 }
 
-async fn acl_log(server: &PrivateRedis) -> Vec<redis::Value> {
+async fn acl_log(admin: &mut redis::aio::MultiplexedConnection) -> Vec<redis::Value> {
     redis::cmd("ACL")
         .arg("LOG")
-        .query_async(&mut server.admin().await)
+        .query_async(admin)
         .await
         .expect("ACL LOG")
 }
@@ -75,7 +92,12 @@ fn user_url(server: &PrivateRedis, user: &str) -> String {
 }
 
 async fn backend(url: &str, prefix: &str, queue: &str) -> RedisBackend {
-    let options = RedisOptions::new(url).prefix(Prefix::new(prefix).unwrap());
+    backend_with(&RedisOptions::new(url), prefix, queue).await
+}
+
+/// A backend on `base` (URL, CA) with `prefix`.
+async fn backend_with(base: &RedisOptions, prefix: &str, queue: &str) -> RedisBackend {
+    let options = base.clone().prefix(Prefix::new(prefix).unwrap());
     RedisBackend::connect(&options, QueueName::new(queue).unwrap())
         .await
         .unwrap_or_else(|e| panic!("connect as the ACL user: {e}"))
@@ -84,17 +106,25 @@ async fn backend(url: &str, prefix: &str, queue: &str) -> RedisBackend {
 /// Producer, worker with a retry, flow, scheduler, `QueueEvents` and getters, all as `url`'s
 /// user; fails on the first refusal.
 async fn conformance_subset(server: &PrivateRedis, url: &str, prefix: &str) {
+    conformance_subset_on(server, &RedisOptions::new(url), prefix).await;
+}
+
+/// [`conformance_subset`] on `base`'s URL and CA.
+async fn conformance_subset_on(server: &PrivateRedis, base: &RedisOptions, prefix: &str) {
     let name = QueueName::new("acl").unwrap();
-    let queue = Queue::new(name.clone(), backend(url, prefix, "acl").await);
-    let events = QueueEvents::new(backend(url, prefix, "acl").await, QueueEventsOptions::new())
-        .expect("queue events");
+    let queue = Queue::new(name.clone(), backend_with(base, prefix, "acl").await);
+    let events = QueueEvents::new(
+        backend_with(base, prefix, "acl").await,
+        QueueEventsOptions::new(),
+    )
+    .expect("queue events");
     if tokio::time::timeout(Duration::from_secs(10), events.wait_until_ready())
         .await
         .is_err()
     {
         panic!(
             "QueueEvents not ready; ACL LOG: {:?}",
-            acl_log(server).await
+            acl_log(&mut admin(server).await).await
         );
     }
     let mut seen = events.subscribe();
@@ -118,7 +148,7 @@ async fn conformance_subset(server: &PrivateRedis, url: &str, prefix: &str) {
         ])
         .await
         .expect("add_bulk");
-    FlowProducer::new(backend(url, prefix, "acl").await)
+    FlowProducer::new(backend_with(base, prefix, "acl").await)
         .add(
             FlowJob::new(name.clone(), "parent", json!({})).child(FlowJob::new(
                 name.clone(),
@@ -128,7 +158,7 @@ async fn conformance_subset(server: &PrivateRedis, url: &str, prefix: &str) {
         )
         .await
         .expect("flow");
-    JobScheduler::new(backend(url, prefix, "acl").await)
+    JobScheduler::new(backend_with(base, prefix, "acl").await)
         .upsert(
             "tick",
             &RepeatOptions {
@@ -144,7 +174,7 @@ async fn conformance_subset(server: &PrivateRedis, url: &str, prefix: &str) {
     let counted = Arc::clone(&tries);
     let worker = Worker::new(
         name.clone(),
-        backend(url, prefix, "acl").await,
+        backend_with(base, prefix, "acl").await,
         WorkerOptions::default(),
         move |job: bullmq::ActiveJob<RedisBackend>, _| {
             let counted = Arc::clone(&counted);
@@ -197,7 +227,20 @@ async fn the_published_acl_runs_producer_worker_flows_schedulers_and_events() {
     let prefix = "app1";
     set_user(&server, "bullmq", &published_acl(prefix)).await;
     conformance_subset(&server, &user_url(&server, "bullmq"), prefix).await;
-    let log = acl_log(&server).await;
+    let log = acl_log(&mut admin(&server).await).await;
+    assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
+}
+
+#[tokio::test]
+async fn the_published_acl_over_tls_with_user_and_password_in_the_url() {
+    let server = PrivateRedis::start_tls();
+    let prefix = "app6";
+    set_user(&server, "bullmq", &published_acl(prefix)).await;
+    let ca = std::fs::read(server.dir.join("ca.crt")).expect("ca.crt");
+    let base = RedisOptions::new(format!("rediss://bullmq:pw@localhost:{}", server.port))
+        .ca_certificate(ca);
+    conformance_subset_on(&server, &base, prefix).await;
+    let log = acl_log(&mut admin(&server).await).await;
     assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
 }
 
@@ -224,7 +267,7 @@ async fn all_but_dangerous_commands_connect_without_info() {
     );
     conformance_subset(&server, &user_url(&server, "limited"), prefix).await;
     // Only `INFO` was refused (the server was read from HELLO instead).
-    for entry in acl_log(&server).await {
+    for entry in acl_log(&mut admin(&server).await).await {
         let entry = format!("{entry:?}");
         assert!(entry.contains("\"info\""), "{entry}");
     }

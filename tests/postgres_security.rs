@@ -314,3 +314,79 @@ async fn each_connect_failure_names_its_cause() {
     let (class, message) = failure(&base).await;
     assert_eq!(class, ConnectFailure::Refused, "{message}");
 }
+
+/// The statements of docs/SECURITY.md's role setup, with `tag` in every name.
+fn documented_roles(tag: &str) -> Vec<String> {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/SECURITY.md"))
+        .expect("docs/SECURITY.md");
+    let start = doc.find("<!-- pg-roles -->").expect("the role block");
+    let end = doc[start..].find("<!-- /pg-roles -->").expect("its end") + start;
+    doc[start..end]
+        .lines()
+        .filter(|l| l.ends_with(';'))
+        .map(|l| l.replace("bullmq", &format!("{tag}_bullmq")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let port = cluster.port;
+    let mut admin = connect(&cluster.url()).await.unwrap();
+    for statement in documented_roles("t") {
+        sqlx::query(&statement)
+            .execute(&mut admin)
+            .await
+            .unwrap_or_else(|e| panic!("{statement}: {e}"));
+    }
+    let as_role = |role: &str| format!("postgres://{role}@127.0.0.1:{port}/postgres");
+    let schema = SchemaName::new("t_bullmq").unwrap();
+    let owner = PostgresOptions::new(as_role("t_bullmq_owner")).schema(schema.clone());
+    bullmq::postgres::migrate(&owner)
+        .await
+        .expect("the owner migrates");
+
+    // The runtime role: no migration, a producer and a worker.
+    let app = PostgresOptions::new(as_role("t_bullmq_app")).schema(schema.clone());
+    let name = QueueName::new("roles").unwrap();
+    let queue = Queue::new(
+        name.clone(),
+        PostgresBackend::connect(&app, name.clone())
+            .await
+            .expect("the runtime role connects"),
+    );
+    let worker = Worker::new(
+        name.clone(),
+        PostgresBackend::connect(&app, name.clone()).await.unwrap(),
+        WorkerOptions::default(),
+        |_job: bullmq::ActiveJob<PostgresBackend>, _| async { Ok(json!("done")) },
+    )
+    .await
+    .expect("worker");
+    worker.run().expect("run");
+    let added = queue
+        .add("j", &json!({}), JobOptions::new().attempts(2))
+        .await
+        .expect("the runtime role adds");
+    eventually("the job completes", Duration::from_secs(20), || async {
+        queue.job(added.id.clone()).get_state().await.unwrap() == Some(bullmq::JobState::Completed)
+    })
+    .await;
+    worker.close().await;
+
+    // The runtime role may not migrate: refused, and told who should.
+    let err = bullmq::postgres::migrate(&app.clone().schema(SchemaName::new("other").unwrap()))
+        .await
+        .expect_err("the runtime role cannot create a schema");
+    assert!(
+        matches!(
+            PostgresError::from_error(&err),
+            Some(PostgresError::MigrationNotPermitted { .. })
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("owner role"), "{err}");
+    admin.close().await.unwrap();
+}

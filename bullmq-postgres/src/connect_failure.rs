@@ -199,6 +199,7 @@ fn rustls_failure(_io: &std::io::Error) -> Option<TlsFailure> {
     None
 }
 
+/// The class of a rustls error (inside an I/O error of the handshake).
 #[cfg(feature = "tls")]
 fn rustls_error(err: &(dyn std::error::Error + 'static)) -> Option<TlsFailure> {
     use rustls::{CertificateError as C, Error as E};
@@ -212,11 +213,6 @@ fn rustls_error(err: &(dyn std::error::Error + 'static)) -> Option<TlsFailure> {
         ) => TlsFailure::Expired,
         _ => TlsFailure::Handshake,
     })
-}
-
-#[cfg(not(feature = "tls"))]
-fn rustls_error(_err: &(dyn std::error::Error + 'static)) -> Option<TlsFailure> {
-    None
 }
 
 #[cfg(test)]

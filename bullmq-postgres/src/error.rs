@@ -52,6 +52,21 @@ pub enum PostgresError {
         /// The version the embedded SQL needs.
         required_version: i32,
     },
+    /// The role connected may not migrate the schema (SQLSTATE 42501): migrations create the
+    /// schema, tables and functions, which needs `CREATE` on the database (or the schema)
+    /// and ownership of what earlier migrations made.
+    #[error(
+        "postgres: the connected role may not migrate schema {schema:?} ({refusal}). Run the \
+         migration as the role that owns the schema (the owner role of docs/SECURITY.md), or \
+         give this role CREATE on the database and ownership of the schema; runtime roles \
+         need only the grants listed there and connect without `migrate`."
+    )]
+    MigrationNotPermitted {
+        /// The schema.
+        schema: String,
+        /// The server's refusal.
+        refusal: String,
+    },
     /// The schema was migrated by a newer BullMQ whose migrations need a newer client
     /// (upstream's `SchemaVersionMismatchError`). Schemas are never downgraded.
     #[error(
@@ -116,6 +131,7 @@ impl BackendError for PostgresError {
             Self::SchemaMigrationRequired { .. } | Self::SchemaVersionMismatch { .. } => {
                 BackendErrorKind::Schema
             }
+            Self::MigrationNotPermitted { .. } => BackendErrorKind::Server,
             Self::UnsupportedPostgresVersion { .. } => BackendErrorKind::Other,
         }
     }

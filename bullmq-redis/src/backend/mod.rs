@@ -256,7 +256,8 @@ impl RedisBackend {
     }
 
     /// The server as `INFO` described it when the backend connected (upstream's
-    /// `redisVersion` and `databaseType`, plus the eviction policy); `None` with
+    /// `redisVersion` and `databaseType`, plus the eviction policy), or `HELLO` where the user
+    /// may not run `INFO` (then without the eviction policy); `None` with
     /// [`RedisOptions::skip_version_check`].
     #[must_use]
     pub fn server(&self) -> Option<&ServerInfo> {

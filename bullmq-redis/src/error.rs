@@ -64,14 +64,16 @@ impl fmt::Display for RedisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "redis: {}: {}", self.context, self.source)?;
         if self.refusal() == Some(Refusal::NoPermission) {
-            // Redis names neither the key nor, inside a script, the command: we do.
-            let command = self.command.as_deref().unwrap_or("?");
-            let key = self.key.as_deref().unwrap_or("?");
+            // Redis names neither the key nor, inside a script, the command: we do (a single
+            // command's error names them already, see `connection::name_refused`).
+            if let Some(command) = &self.command {
+                let key = self.key.as_deref().unwrap_or("?");
+                write!(f, " (command `{command}`, key `{key}`)")?;
+            }
             write!(
                 f,
-                " (command `{command}`, key `{key}`): the Redis user's ACL does not allow \
-                 it; bullmq needs the commands, the key pattern `~<prefix>:*` and the channel \
-                 pattern of the ACL in docs/SECURITY.md"
+                ": the Redis user's ACL does not allow it; bullmq needs the commands and the \
+                 key pattern `~<prefix>:*` of the ACL in docs/SECURITY.md"
             )?;
         }
         Ok(())

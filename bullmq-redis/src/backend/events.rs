@@ -12,7 +12,7 @@ use redis::Value;
 
 use super::RedisBackend;
 use super::lifecycle::Dedicated;
-use crate::error::{unexpected, wrap, wrap_cmd};
+use crate::error::{unexpected, wrap};
 use crate::reply;
 
 /// How long past its `BLOCK` an `XREAD` may take before the connection is presumed lost.
@@ -54,7 +54,7 @@ impl Events for RedisBackend {
         let id: Value = cmd
             .query_async(&mut self.connection())
             .await
-            .map_err(wrap_cmd("publish an event", &cmd))?;
+            .map_err(wrap("publish an event"))?;
         reply::text(&id)
             .map(EventId::new)
             .ok_or_else(|| unexpected("publish an event", &id))

@@ -5,7 +5,7 @@ use bullmq_core::backend::QueueMeta;
 use redis::Value;
 
 use super::RedisBackend;
-use crate::error::{wrap, wrap_cmd};
+use crate::error::wrap;
 use crate::reply;
 
 impl QueueMeta for RedisBackend {
@@ -22,7 +22,7 @@ impl QueueMeta for RedisBackend {
         let added: Value = cmd
             .query_async(&mut self.connection())
             .await
-            .map_err(wrap_cmd("set queue meta", &cmd))?;
+            .map_err(wrap("set queue meta"))?;
         Ok(reply::count(&added))
     }
 

@@ -6,6 +6,8 @@
 //!   and a worker (pool, lanes, `LISTEN`), every session TLS in `pg_stat_ssl`; a wrong CA and a
 //!   wrong host name fail with typed TLS errors; `prefer` uses TLS; `disable` is refused with
 //!   the `pg_hba.conf` advice; a client-certificate login works.
+//! - The owner and runtime roles of docs/SECURITY.md, with passwords (`scram-sha-256`): the
+//!   owner migrates, a producer and a worker run as the runtime role, which may not migrate.
 //! - A cluster without TLS, few connection slots and password logins: `require` says the server
 //!   has no TLS, a full server says so (53300), a wrong password says so (28P01).
 
@@ -330,9 +332,17 @@ fn documented_roles(tag: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
-    let Some(cluster) = Cluster::start() else {
+    let Some(cluster) = Cluster::init() else {
         return;
     };
+    // Passwords (scram-sha-256) for every role but the test's own superuser.
+    cluster.write_data_file(
+        "pg_hba.conf",
+        b"local all all trust\n\
+          host all postgres 127.0.0.1/32 trust\n\
+          host all all 127.0.0.1/32 scram-sha-256\n",
+    );
+    cluster.pg_ctl("start");
     let port = cluster.port;
     let mut admin = connect(&cluster.url()).await.unwrap();
     for statement in documented_roles("t") {
@@ -341,15 +351,18 @@ async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
             .await
             .unwrap_or_else(|e| panic!("{statement}: {e}"));
     }
-    let as_role = |role: &str| format!("postgres://{role}@127.0.0.1:{port}/postgres");
+    let as_role = |role: &str, password: &str| {
+        format!("postgres://{role}:{password}@127.0.0.1:{port}/postgres")
+    };
     let schema = SchemaName::new("t_bullmq").unwrap();
-    let owner = PostgresOptions::new(as_role("t_bullmq_owner")).schema(schema.clone());
+    let owner =
+        PostgresOptions::new(as_role("t_bullmq_owner", "owner-secret")).schema(schema.clone());
     bullmq::postgres::migrate(&owner)
         .await
         .expect("the owner migrates");
 
     // The runtime role: no migration, a producer and a worker.
-    let app = PostgresOptions::new(as_role("t_bullmq_app")).schema(schema.clone());
+    let app = PostgresOptions::new(as_role("t_bullmq_app", "app-secret")).schema(schema.clone());
     let name = QueueName::new("roles").unwrap();
     let queue = Queue::new(
         name.clone(),

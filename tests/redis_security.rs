@@ -50,21 +50,63 @@ fn published_acl(prefix: &str) -> Vec<String> {
 }
 
 /// `ACL SETUSER worker <args>` on the private server.
-/// An admin connection to `server`, over TLS when it was started so.
+/// The password of `root`, the admin user of a server whose `default` user is off.
+const ROOT: &str = "root:rootpw@";
+
+/// Disables the `default` user (as a least-privilege deployment does), after making `root`
+/// the admin [`admin`] connects as from then on.
+async fn disable_default_user(server: &PrivateRedis) {
+    let mut con = admin(server).await;
+    for args in [
+        &["SETUSER", "root", "on", ">rootpw", "~*", "&*", "+@all"][..],
+        &["SETUSER", "default", "off"][..],
+    ] {
+        let () = redis::cmd("ACL")
+            .arg(args)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    }
+    std::fs::write(server.dir.join("root"), "").unwrap();
+}
+
+/// An admin connection to `server` (as `root` once the default user is off), over TLS when it
+/// was started so.
 async fn admin(server: &PrivateRedis) -> redis::aio::MultiplexedConnection {
+    // `disable_default_user` leaves this mark.
+    let user = if server.dir.join("root").exists() {
+        ROOT
+    } else {
+        ""
+    };
+    admin_as(server, user)
+        .await
+        .unwrap_or_else(|e| panic!("no admin connection to the private server: {e}"))
+}
+
+async fn admin_as(
+    server: &PrivateRedis,
+    user: &str,
+) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
     let ca = std::fs::read(server.dir.join("ca.crt"));
     let Ok(ca) = ca else {
-        return server.admin().await;
+        let url = format!("redis://{user}127.0.0.1:{}", server.port);
+        let mut con = redis::Client::open(url)?
+            .get_multiplexed_async_connection()
+            .await?;
+        let _: redis::Value = redis::cmd("PING").query_async(&mut con).await?;
+        return Ok(con);
     };
     let certificates = redis::TlsCertificates {
         client_tls: None,
         root_cert: Some(ca),
     };
-    redis::Client::build_with_tls(format!("rediss://localhost:{}", server.port), certificates)
-        .expect("a TLS client")
+    let url = format!("rediss://{user}localhost:{}", server.port);
+    let mut con = redis::Client::build_with_tls(url, certificates)?
         .get_multiplexed_async_connection()
-        .await
-        .expect("a TLS admin connection")
+        .await?;
+    let _: redis::Value = redis::cmd("PING").query_async(&mut con).await?;
+    Ok(con)
 }
 
 async fn set_user(server: &PrivateRedis, user: &str, args: &[String]) {
@@ -226,6 +268,7 @@ async fn the_published_acl_runs_producer_worker_flows_schedulers_and_events() {
     let server = PrivateRedis::start();
     let prefix = "app1";
     set_user(&server, "bullmq", &published_acl(prefix)).await;
+    disable_default_user(&server).await;
     conformance_subset(&server, &user_url(&server, "bullmq"), prefix).await;
     let log = acl_log(&mut admin(&server).await).await;
     assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
@@ -236,6 +279,7 @@ async fn the_published_acl_over_tls_with_user_and_password_in_the_url() {
     let server = PrivateRedis::start_tls();
     let prefix = "app6";
     set_user(&server, "bullmq", &published_acl(prefix)).await;
+    disable_default_user(&server).await;
     let ca = std::fs::read(server.dir.join("ca.crt")).expect("ca.crt");
     let base = RedisOptions::new(format!("rediss://bullmq:pw@localhost:{}", server.port))
         .ca_certificate(ca);

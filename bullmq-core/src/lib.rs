@@ -11,6 +11,7 @@ mod names;
 pub mod options;
 mod queue;
 pub mod queue_events;
+pub mod redact;
 pub mod worker;
 
 /// Cron patterns read as Node.js's cron-parser reads them (the `bullmq-cron` crate).

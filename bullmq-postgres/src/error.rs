@@ -2,22 +2,11 @@
 
 use bullmq_core::{BackendError, BackendErrorKind};
 
-/// What to do when nothing answered, or not in time; part of [`PostgresError::Unreachable`].
-const NOT_RUNNING_HINT: &str = "Is PostgreSQL running and accepting TCP connections there? \
-     Start it (Debian: `pg_ctlcluster <version> main start`; install it with \
-     `apt-get install postgresql`), or point the URL at a running server \
-     (the tests read DATABASE_URL).";
+use crate::connect_failure::ConnectFailure;
 
-/// What to do when the server answered but refused the connection.
-const REFUSED_HINT: &str = "The server is up but refused the connection: check the user, \
-     password and database in the URL, and pg_hba.conf.";
-
-/// The hint for a failed first connection.
+/// The advice for a failed first connection, by its class.
 fn connect_hint(source: &sqlx::Error) -> &'static str {
-    match source {
-        sqlx::Error::Database(_) => REFUSED_HINT,
-        _ => NOT_RUNNING_HINT,
-    }
+    ConnectFailure::of(source).advice()
 }
 
 /// A failure of the PostgreSQL client, server or schema; reach it through
@@ -28,7 +17,8 @@ pub enum PostgresError {
     /// The first connection to the server failed: nothing listens there, it refused the
     /// login, or it did not answer in time.
     #[error(
-        "postgres: cannot connect to {target}: {source}. {}",
+        "postgres: cannot connect to {target} ({}): {source}. {}",
+        ConnectFailure::of(source),
         connect_hint(source)
     )]
     Unreachable {
@@ -62,6 +52,21 @@ pub enum PostgresError {
         /// The version the embedded SQL needs.
         required_version: i32,
     },
+    /// The role connected may not migrate the schema (SQLSTATE 42501): migrations create the
+    /// schema, tables and functions, which needs `CREATE` on the database (or the schema)
+    /// and ownership of what earlier migrations made.
+    #[error(
+        "postgres: the connected role may not migrate schema {schema:?} ({refusal}). Run the \
+         migration as the role that owns the schema (the owner role of docs/SECURITY.md), or \
+         give this role CREATE on the database and ownership of the schema; runtime roles \
+         need only the grants listed there and connect without `migrate`."
+    )]
+    MigrationNotPermitted {
+        /// The schema.
+        schema: String,
+        /// The server's refusal.
+        refusal: String,
+    },
     /// The schema was migrated by a newer BullMQ whose migrations need a newer client
     /// (upstream's `SchemaVersionMismatchError`). Schemas are never downgraded.
     #[error(
@@ -93,6 +98,16 @@ pub enum PostgresError {
 }
 
 impl PostgresError {
+    /// Why the connection could not be opened, when this is a failure to open one
+    /// ([`Unreachable`](Self::Unreachable)).
+    #[must_use]
+    pub fn connect_failure(&self) -> Option<ConnectFailure> {
+        match self {
+            Self::Unreachable { source, .. } => Some(ConnectFailure::of(source)),
+            _ => None,
+        }
+    }
+
     /// The PostgreSQL error inside a bullmq error, if it is one.
     #[must_use]
     pub fn from_error(err: &bullmq_core::Error) -> Option<&Self> {
@@ -109,11 +124,14 @@ impl PostgresError {
 impl BackendError for PostgresError {
     fn kind(&self) -> BackendErrorKind {
         match self {
+            // Whatever the class (`connect_failure` tells it), a worker waits its
+            // `run_retry_delay` before it tries again, not a busy 100 ms.
             Self::Unreachable { .. } => BackendErrorKind::Connection,
             Self::Query { source, .. } => kind_of(source),
             Self::SchemaMigrationRequired { .. } | Self::SchemaVersionMismatch { .. } => {
                 BackendErrorKind::Schema
             }
+            Self::MigrationNotPermitted { .. } => BackendErrorKind::Server,
             Self::UnsupportedPostgresVersion { .. } => BackendErrorKind::Other,
         }
     }
@@ -133,7 +151,10 @@ fn kind_of(err: &sqlx::Error) -> BackendErrorKind {
             // after a failover): all worth a retry on a new connection.
             let code = db.code();
             let code = code.as_deref().unwrap_or_default();
-            if code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "25006") {
+            // 53300 is a full server: a slot frees up.
+            if code.starts_with("08")
+                || matches!(code, "57P01" | "57P02" | "57P03" | "25006" | "53300")
+            {
                 BackendErrorKind::Connection
             } else {
                 BackendErrorKind::Server

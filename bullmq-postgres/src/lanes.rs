@@ -28,13 +28,22 @@ use tokio::time::Instant;
 pub(crate) const PING_IDLE_AFTER: Duration = Duration::from_secs(30);
 
 /// Up to `size` connections, opened when first needed and kept while healthy.
-#[derive(Debug)]
 pub(crate) struct Lanes {
     connect: PgConnectOptions,
     timeout: Duration,
     permits: Semaphore,
     /// Healthy connections and when each was last given back.
     idle: Mutex<Vec<(PgConnection, Instant)>>,
+}
+
+impl std::fmt::Debug for Lanes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Not `connect`: sqlx's `PgConnectOptions` prints the password.
+        f.debug_struct("Lanes")
+            .field("timeout", &self.timeout)
+            .field("available", &self.permits.available_permits())
+            .finish_non_exhaustive()
+    }
 }
 
 /// One checked-out connection: give it back with [`Lane::give_back`]; dropped otherwise.
@@ -179,5 +188,25 @@ impl OnLane for Query<'_> {
         let outcome = self.execute(lane.conn()).await;
         lane.give_back(healthy(&outcome));
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr as _;
+
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        for url in [
+            "postgres://bob:s3cret@db/app",
+            "postgres://bob@db/app?password=s3cret",
+        ] {
+            let connect = PgConnectOptions::from_str(url).expect("a valid URL");
+            let lanes = Lanes::new(connect, 2, Duration::from_secs(1));
+            let shown = format!("{lanes:?}");
+            assert!(!shown.contains("s3cret"), "{shown}");
+        }
     }
 }

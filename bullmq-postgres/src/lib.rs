@@ -22,6 +22,7 @@
 
 mod backend;
 pub mod client_name;
+mod connect_failure;
 mod connection;
 mod error;
 mod lanes;
@@ -32,6 +33,7 @@ pub mod sql;
 mod transaction;
 
 pub use backend::PostgresBackend;
+pub use connect_failure::{ConnectFailure, TlsFailure};
 pub use connection::PostgresConnection;
 pub use error::PostgresError;
 pub use migrator::migrate;

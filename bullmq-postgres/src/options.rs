@@ -176,7 +176,7 @@ impl std::fmt::Debug for PostgresOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The URL may carry a password: print it without one.
         f.debug_struct("PostgresOptions")
-            .field("url", &redact_password(&self.url))
+            .field("url", &bullmq_core::redact::redact_url(&self.url))
             .field("schema", &self.schema)
             .field("migrate", &self.migrate)
             .field("skip_version_check", &self.skip_version_check)
@@ -186,21 +186,6 @@ impl std::fmt::Debug for PostgresOptions {
             .field("poll_interval", &self.poll_interval)
             .field("event_hold_max", &self.event_hold_max)
             .finish()
-    }
-}
-
-/// `scheme://user:secret@host` as `scheme://user:***@host`; other URLs unchanged.
-fn redact_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-        None => url.to_owned(),
     }
 }
 

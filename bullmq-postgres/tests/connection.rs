@@ -10,7 +10,8 @@ use bullmq_postgres::sql::commands;
 use bullmq_postgres::sql::migrations::LATEST_VERSION;
 use bullmq_postgres::sqlx::{self, Connection as _};
 use bullmq_postgres::{
-    PostgresConnection, PostgresError, PostgresOptions, SchemaName, client_name, migrate,
+    ConnectFailure, PostgresConnection, PostgresError, PostgresOptions, SchemaName, client_name,
+    migrate,
 };
 use support::TestSchema;
 
@@ -128,9 +129,11 @@ async fn a_missing_database_is_told_apart_from_a_stopped_server() {
         .expect_err("no such database");
     let message = err.to_string();
     assert!(message.contains("does not exist"), "{message}");
-    assert!(
-        message.contains("check the user, password and database"),
-        "{message}"
+    assert!(message.contains("unknown database"), "{message}");
+    assert!(message.contains("create it, or fix its name"), "{message}");
+    assert_eq!(
+        PostgresError::from_error(&err).and_then(PostgresError::connect_failure),
+        Some(ConnectFailure::UnknownDatabase)
     );
 }
 

@@ -12,11 +12,71 @@ pub struct RedisError {
     pub context: &'static str,
     /// The client's error.
     pub source: redis::RedisError,
+    /// The command sent (`BZPOPMIN`, `EVALSHA moveToActive`), when known.
+    pub command: Option<String>,
+    /// The (first) key it named, when known.
+    pub key: Option<String>,
+}
+
+/// A refusal by the server that retrying on a new connection cannot fix; see
+/// [`RedisError::refusal`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The ACL user may not run the command or touch the key (`NOPERM`).
+    NoPermission,
+    /// The server is at `maxmemory` with `noeviction` (`OOM`).
+    OutOfMemory,
+    /// The server is a read-only replica (`READONLY`).
+    ReadOnly,
+    /// The script is not in the server's cache and loading it failed (`NOSCRIPT`).
+    NoScript,
+    /// A value is larger than the server accepts (`proto-max-bulk-len`).
+    PayloadTooLarge,
+}
+
+impl RedisError {
+    /// The refusal this is, if the server refused rather than the connection failing.
+    #[must_use]
+    pub fn refusal(&self) -> Option<Refusal> {
+        let e = &self.source;
+        let message = e.to_string();
+        let code = e.code().unwrap_or_default();
+        if code == "NOPERM" || message.contains("can't access at least one of the keys") {
+            Some(Refusal::NoPermission)
+        } else if code == "OOM" || message.contains("OOM command not allowed") {
+            Some(Refusal::OutOfMemory)
+        } else if code == "READONLY" || message.contains("READONLY") {
+            Some(Refusal::ReadOnly)
+        } else if code == "NOSCRIPT" {
+            Some(Refusal::NoScript)
+        } else if message.contains("invalid bulk length")
+            || message.contains("string exceeds maximum allowed size")
+        {
+            Some(Refusal::PayloadTooLarge)
+        } else {
+            None
+        }
+    }
 }
 
 impl fmt::Display for RedisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "redis: {}: {}", self.context, self.source)
+        write!(f, "redis: {}: {}", self.context, self.source)?;
+        if self.refusal() == Some(Refusal::NoPermission) {
+            // Redis names neither the key nor, inside a script, the command: we do (a single
+            // command's error names them already, see `connection::name_refused`).
+            if let Some(command) = &self.command {
+                let key = self.key.as_deref().unwrap_or("?");
+                write!(f, " (command `{command}`, key `{key}`)")?;
+            }
+            write!(
+                f,
+                ": the Redis user's ACL does not allow it; bullmq needs the commands and the \
+                 key pattern `~<prefix>:*` of the ACL in docs/SECURITY.md"
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -29,7 +89,10 @@ impl std::error::Error for RedisError {
 impl BackendError for RedisError {
     fn kind(&self) -> BackendErrorKind {
         let e = &self.source;
-        if e.is_timeout() {
+        if self.refusal().is_some() {
+            // A refusal on a working connection: a new connection gets the same answer.
+            BackendErrorKind::Server
+        } else if e.is_timeout() {
             BackendErrorKind::Timeout
         } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
             BackendErrorKind::Connection
@@ -56,7 +119,49 @@ impl BackendError for RedisError {
 
 /// Wraps a client error with what bullmq was doing.
 pub(crate) fn wrap(context: &'static str) -> impl FnOnce(redis::RedisError) -> bullmq_core::Error {
-    move |source| bullmq_core::Error::backend(RedisError { context, source })
+    move |source| {
+        bullmq_core::Error::backend(RedisError {
+            context,
+            source,
+            command: None,
+            key: None,
+        })
+    }
+}
+
+/// [`wrap`] for `cmd`, whose name and first key the error then names.
+pub(crate) fn wrap_cmd(
+    context: &'static str,
+    cmd: &redis::Cmd,
+) -> impl FnOnce(redis::RedisError) -> bullmq_core::Error {
+    let mut args = cmd.args_iter().map(|arg| arg_text(&arg));
+    let command = args.next().flatten();
+    let key = args.next().flatten();
+    wrap_named(context, command, key)
+}
+
+/// A command's argument as text, to name in an error.
+pub(crate) fn arg_text(arg: &redis::Arg<&[u8]>) -> Option<String> {
+    match arg {
+        redis::Arg::Simple(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+        _ => None,
+    }
+}
+
+/// [`wrap`] with the command and key the error names.
+pub(crate) fn wrap_named(
+    context: &'static str,
+    command: Option<String>,
+    key: Option<String>,
+) -> impl FnOnce(redis::RedisError) -> bullmq_core::Error {
+    move |source| {
+        bullmq_core::Error::backend(RedisError {
+            context,
+            source,
+            command,
+            key,
+        })
+    }
 }
 
 /// A reply of a shape the scripts never produce.
@@ -66,5 +171,10 @@ pub(crate) fn unexpected(context: &'static str, found: &redis::Value) -> bullmq_
         "unexpected reply",
         format!("{found:?}"),
     ));
-    bullmq_core::Error::backend(RedisError { context, source })
+    bullmq_core::Error::backend(RedisError {
+        context,
+        source,
+        command: None,
+        key: None,
+    })
 }

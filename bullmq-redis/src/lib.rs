@@ -18,7 +18,7 @@ mod server;
 pub use backend::{
     DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisBackend, RedisOptions,
 };
-pub use error::RedisError;
+pub use error::{RedisError, Refusal};
 pub use keys::QueueKeys;
 pub use server::{
     DatabaseType, MINIMUM_REDIS_VERSION, RECOMMENDED_REDIS_VERSION, ServerInfo,

@@ -24,6 +24,14 @@ impl ScriptCall {
         self
     }
 
+    /// The first key, to name in an error.
+    pub(crate) fn first_key(&self) -> Option<String> {
+        self.keys
+            .args_iter()
+            .next()
+            .and_then(|arg| crate::error::arg_text(&arg))
+    }
+
     pub(crate) fn arg(mut self, arg: impl ToRedisArgs) -> Self {
         arg.write_redis_args(&mut self.args);
         self

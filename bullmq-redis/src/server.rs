@@ -5,6 +5,12 @@
 //! jobs, locks and markers.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::wrap;
+
+/// Set once the warning that `INFO` is not permitted was given (once per process).
+static INFO_DENIED_WARNED: AtomicBool = AtomicBool::new(false);
 
 /// The oldest Redis the scripts run on (upstream's `RedisConnection.minimumVersion`).
 pub const MINIMUM_REDIS_VERSION: (u32, u32, u32) = (5, 0, 0);
@@ -81,6 +87,77 @@ impl ServerInfo {
             version,
             database_type,
             eviction_policy,
+        }
+    }
+
+    /// Reads the server with `INFO`; where the user may not run it (`INFO` is in ACL's
+    /// `@dangerous`, which least-privilege users lack), with `HELLO` instead, which tells the
+    /// version and kind but not the eviction policy: that is then not checked, with one
+    /// warning per process.
+    pub(crate) async fn read(
+        con: &mut impl redis::aio::ConnectionLike,
+    ) -> bullmq_core::Result<Self> {
+        let what = "read the server's version and settings";
+        match redis::cmd("INFO").query_async::<String>(con).await {
+            Ok(info) => Ok(Self::from_info(&info)),
+            Err(e) if e.code() == Some("NOPERM") => {
+                let hello: redis::Value = redis::cmd("HELLO")
+                    .query_async(con)
+                    .await
+                    .map_err(wrap(what))?;
+                if !INFO_DENIED_WARNED.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "bullmq: this Redis user may not run INFO: the server version was read \
+                         from HELLO, and the eviction policy (it must be noeviction) cannot be \
+                         checked"
+                    );
+                }
+                Ok(Self::from_hello(&hello))
+            }
+            Err(e) => Err(wrap(what)(e)),
+        }
+    }
+
+    /// Reads the reply of `HELLO` (no arguments: the protocol stays as it is): its `server`
+    /// and `version` fields; no eviction policy.
+    #[must_use]
+    pub fn from_hello(reply: &redis::Value) -> Self {
+        let mut server = None;
+        let mut version = None;
+        let text = |v: &redis::Value| match v {
+            redis::Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+            redis::Value::SimpleString(s) | redis::Value::VerbatimString { text: s, .. } => {
+                Some(s.clone())
+            }
+            _ => None,
+        };
+        let mut field = |key: &redis::Value, value: &redis::Value| match text(key).as_deref() {
+            Some("server") => server = text(value),
+            Some("version") => version = text(value),
+            _ => {}
+        };
+        match reply {
+            redis::Value::Array(items) => {
+                for pair in items.chunks_exact(2) {
+                    field(&pair[0], &pair[1]);
+                }
+            }
+            redis::Value::Map(pairs) => {
+                for (key, value) in pairs {
+                    field(key, value);
+                }
+            }
+            _ => {}
+        }
+        let database_type = match server.as_deref().map(str::to_ascii_lowercase).as_deref() {
+            Some("valkey") => DatabaseType::Valkey,
+            Some("dragonfly") => DatabaseType::Dragonfly,
+            _ => DatabaseType::Redis,
+        };
+        Self {
+            version: version.unwrap_or_else(|| dotted(MINIMUM_REDIS_VERSION)),
+            database_type,
+            eviction_policy: None,
         }
     }
 
@@ -219,6 +296,23 @@ mod tests {
             Some("volatile-ttl")
         );
         assert!(redis("7.0.0").keeps_every_key(), "no policy reported");
+    }
+
+    #[test]
+    fn hello_tells_the_version_and_kind() {
+        let bulk = |s: &str| redis::Value::BulkString(s.as_bytes().to_vec());
+        let reply = redis::Value::Array(vec![
+            bulk("server"),
+            bulk("valkey"),
+            bulk("version"),
+            bulk("8.0.1"),
+            bulk("proto"),
+            redis::Value::Int(2),
+        ]);
+        let info = ServerInfo::from_hello(&reply);
+        assert_eq!(info.version, "8.0.1");
+        assert_eq!(info.database_type, DatabaseType::Valkey);
+        assert!(info.keeps_every_key(), "no policy known");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod corpus;
 #[cfg(feature = "flow")]
 pub mod flows;
+pub mod pg_cluster;
 pub mod postgres;
 pub mod proxy;
 pub mod scheduled;
@@ -353,21 +354,24 @@ pub fn free_port() -> u16 {
     listener.local_addr().expect("local address").port()
 }
 
+/// Runs `openssl args…` in `dir`; panics with its output when it fails.
+pub fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `openssl` ({e}): install OpenSSL"));
+    assert!(
+        out.status.success(),
+        "openssl {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `ca.crt`/`ca.key` and a CA-signed `server.crt`/`server.key` for `localhost` and
 /// `127.0.0.1`, made with the `openssl` command.
 pub fn make_test_certificates(dir: &std::path::Path) {
-    let run = |args: &[&str]| {
-        let out = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run `openssl` ({e}): install OpenSSL"));
-        assert!(
-            out.status.success(),
-            "openssl {args:?} failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| openssl(dir, args);
     std::fs::write(
         dir.join("server.ext"),
         "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\

@@ -11,6 +11,10 @@ use crate::{BackendErrorKind, Error, Result};
 /// The pause after a failed blocking wait (upstream: `DELAY_TIME_1`).
 const WAIT_RETRY_DELAY: Duration = Duration::from_millis(100);
 
+/// The longest pause between two fetches while the blocking wait is refused (see
+/// `wait_for_job`): how late a job added meanwhile may be taken.
+const REFUSED_WAIT_POLL: Duration = Duration::from_secs(1);
+
 /// True for a failure of the connection itself (the worker waits and tries again), as opposed
 /// to a refusal or a bad reply.
 pub(crate) fn is_connection_error(err: &Error) -> bool {
@@ -90,14 +94,27 @@ impl<B: Backend> Shared<B> {
         // Delays are only meaningful for one wait (upstream resets them here too).
         self.limit_until.store(0, Ordering::SeqCst);
         self.block_until.store(0, Ordering::SeqCst);
-        match self.queue.backend().wait_for_job(timeout).await {
+        let waited = self.queue.backend().wait_for_job(timeout).await;
+        if waited.is_ok() {
+            self.wait_failures.recovered();
+        }
+        match waited {
             Ok(Some(marker)) if block_until != 0 && marker.score > block_until => block_until,
             Ok(Some(marker)) => marker.score,
             Ok(None) => 0,
-            Err(err) => {
-                if !is_connection_error(&err) {
+            Err(err) if !is_connection_error(&err) => {
+                // Refused (`NOPERM`, `READONLY`, …) on a working connection: retrying the
+                // wait at once would only repeat the refusal, and never take a job. Fetch
+                // without blocking instead, after a bounded pause; say so once per cause.
+                if self.wait_failures.failed(&err) && !self.is_closing() {
                     self.emit_error(err);
                 }
+                self.sleep(timeout.clamp(WAIT_RETRY_DELAY, REFUSED_WAIT_POLL))
+                    .await;
+                0
+            }
+            Err(err) => {
+                self.wait_failures.failed(&err);
                 if !self.is_closing() {
                     if let Err(err) = self.queue.backend().reconnect_blocking().await
                         && !is_connection_error(&err)

@@ -47,14 +47,18 @@ pub(crate) async fn run<B: Backend, P: Processor<B>>(shared: Arc<Shared<B>>, pro
             }
         };
         match fetched {
-            Ok(()) => {}
+            Ok(()) => shared.fetch_failures.recovered(),
             Err(err) => {
-                let delay = if is_connection_error(&err) {
+                let connection = is_connection_error(&err);
+                let delay = if connection {
                     shared.opts.run_retry_delay
                 } else {
                     SHORT_RETRY
                 };
-                if !shared.is_closing() {
+                // A refusal repeats every `SHORT_RETRY`: reported once per cause, with a
+                // back-off. A lost connection is reported each time, as before.
+                let news = shared.fetch_failures.failed(&err) || connection;
+                if news && !shared.is_closing() {
                     shared.emit_error(err);
                 }
                 shared.sleep(delay).await;

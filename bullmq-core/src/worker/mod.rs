@@ -38,6 +38,7 @@
 
 mod active_job;
 mod events;
+mod failure_report;
 mod fetch;
 mod finish;
 mod locks;
@@ -265,6 +266,15 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     #[must_use]
     pub fn is_running(&self) -> bool {
         self.shared.running.load(Ordering::SeqCst)
+    }
+
+    /// Whether the worker's connections work: false while its blocking wait or its fetches
+    /// keep failing (a lost connection, or a refusal such as `NOPERM` or `READONLY`, during
+    /// which the worker fetches without blocking); true again after the next success. For
+    /// health probes.
+    #[must_use]
+    pub fn connections_healthy(&self) -> bool {
+        self.shared.wait_failures.is_healthy() && self.shared.fetch_failures.is_healthy()
     }
 
     /// True while paused.

@@ -9,6 +9,7 @@ use tokio::sync::{Notify, broadcast};
 use tokio_util::sync::CancellationToken;
 
 use super::events::WorkerEvent;
+use super::failure_report::FailureReport;
 use super::locks::LockTracker;
 use super::options::WorkerOptions;
 use super::retry::BackoffFn;
@@ -58,6 +59,10 @@ pub(crate) struct Shared<B> {
     clock: SystemClock,
     /// Tasks the loop spawned, so `close` can wait for them.
     pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// The blocking wait's failures since its last success.
+    pub(crate) wait_failures: FailureReport,
+    /// The main loop's fetch failures since its last success.
+    pub(crate) fetch_failures: FailureReport,
 }
 
 impl<B> Shared<B> {
@@ -94,6 +99,8 @@ impl<B> Shared<B> {
             stop_renewal: CancellationToken::new(),
             clock: SystemClock,
             tasks: Mutex::new(Vec::new()),
+            wait_failures: FailureReport::default(),
+            fetch_failures: FailureReport::default(),
         }
     }
 

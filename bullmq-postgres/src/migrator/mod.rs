@@ -55,7 +55,36 @@ pub async fn migrate(options: &PostgresOptions) -> Result<i32> {
 /// Either every pending migration and its ledger row commit, or nothing does. Concurrent
 /// callers, in this or any process or runtime, wait for the lock; the later ones then find the
 /// schema current and change nothing.
+///
+/// A role without the rights to migrate (SQLSTATE 42501) is refused with
+/// [`PostgresError::MigrationNotPermitted`], which says which role should run it.
 pub async fn run_migrations(
+    conn: &mut PgConnection,
+    schema: &SchemaName,
+    skip_version_check: bool,
+) -> Result<i32> {
+    apply_pending(conn, schema, skip_version_check)
+        .await
+        .map_err(|err| not_permitted(err, schema))
+}
+
+/// A refusal for lack of privilege as [`PostgresError::MigrationNotPermitted`]; other errors
+/// as they are.
+fn not_permitted(err: bullmq_core::Error, schema: &SchemaName) -> bullmq_core::Error {
+    let refusal = match PostgresError::from_error(&err) {
+        Some(PostgresError::Query {
+            source: sqlx::Error::Database(db),
+            ..
+        }) if db.code().as_deref() == Some("42501") => db.message().to_owned(),
+        _ => return err,
+    };
+    bullmq_core::Error::backend(PostgresError::MigrationNotPermitted {
+        schema: schema.as_str().to_owned(),
+        refusal,
+    })
+}
+
+async fn apply_pending(
     conn: &mut PgConnection,
     schema: &SchemaName,
     skip_version_check: bool,
@@ -73,9 +102,20 @@ pub async fn run_migrations(
         .await
         .map_err(wrap("take the migration lock"))?;
     let quoted = schema.quoted();
-    execute_script(&mut tx, &format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
-        .await
-        .map_err(wrap("create the schema"))?;
+    // Only when missing: `CREATE SCHEMA IF NOT EXISTS` needs `CREATE` on the database even
+    // when the schema exists, which the owner of a schema made for it need not have.
+    let exists: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)")
+            .persistent(false)
+            .bind(schema.as_str())
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(wrap("look for the schema"))?;
+    if !exists {
+        execute_script(&mut tx, &format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
+            .await
+            .map_err(wrap("create the schema"))?;
+    }
     // Until the transaction ends: the migrations name no schema, and their functions capture
     // this `search_path` (`SET search_path FROM CURRENT`).
     execute_script(&mut tx, &format!("SET LOCAL search_path TO {quoted}"))

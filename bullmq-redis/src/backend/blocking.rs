@@ -12,7 +12,7 @@ use redis::{Cmd, Value};
 
 use super::RedisBackend;
 use super::lifecycle::Dedicated;
-use crate::error::wrap;
+use crate::error::wrap_cmd;
 use crate::reply;
 
 /// How long past a command's own timeout the watchdog waits.
@@ -57,7 +57,7 @@ impl RedisBackend {
             Some(Ok(value)) => Ok(Some(value)),
             Some(Err(e)) => {
                 self.drop_dedicated(&state, which).await;
-                Err(wrap(context)(e))
+                Err(wrap_cmd(context, cmd)(e))
             }
             None => {
                 self.drop_dedicated(&state, which).await;

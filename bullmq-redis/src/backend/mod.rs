@@ -23,7 +23,7 @@ use bullmq_core::options::ValidationError;
 use bullmq_core::{Prefix, QueueName, Result};
 
 use crate::connection::SharedConnection;
-use crate::error::wrap;
+use crate::error::{wrap, wrap_named};
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
 use crate::scripts::LuaScript;
@@ -169,7 +169,7 @@ impl std::fmt::Debug for RedisOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The URL may carry a password: print it without one.
         f.debug_struct("RedisOptions")
-            .field("url", &redact_password(&self.url))
+            .field("url", &bullmq_core::redact::redact_url(&self.url))
             .field("prefix", &self.prefix)
             .field(
                 "ca_certificate",
@@ -179,21 +179,6 @@ impl std::fmt::Debug for RedisOptions {
             .field("direct_connections", &self.direct_connections)
             .field("skip_version_check", &self.skip_version_check)
             .finish()
-    }
-}
-
-/// `scheme://user:secret@host` as `scheme://user:***@host`; other URLs unchanged.
-fn redact_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else {
-        return url.to_owned();
-    };
-    match rest[..at].split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***{}", &rest[at..]),
-        None => url.to_owned(),
     }
 }
 
@@ -251,11 +236,7 @@ impl RedisBackend {
         let server = if options.skip_version_check {
             None
         } else {
-            let info: String = redis::cmd("INFO")
-                .query_async(&mut con.clone())
-                .await
-                .map_err(wrap("read the server's version and settings"))?;
-            let server = ServerInfo::from_info(&info);
+            let server = ServerInfo::read(&mut con.clone()).await?;
             server.check().map_err(bullmq_core::Error::backend)?;
             Some(Arc::new(server))
         };
@@ -275,7 +256,8 @@ impl RedisBackend {
     }
 
     /// The server as `INFO` described it when the backend connected (upstream's
-    /// `redisVersion` and `databaseType`, plus the eviction policy); `None` with
+    /// `redisVersion` and `databaseType`, plus the eviction policy), or `HELLO` where the user
+    /// may not run `INFO` (then without the eviction policy); `None` with
     /// [`RedisOptions::skip_version_check`].
     #[must_use]
     pub fn server(&self) -> Option<&ServerInfo> {
@@ -310,9 +292,10 @@ impl RedisBackend {
         script: &LuaScript,
         what: &'static str,
     ) -> Result<redis::Value> {
-        call.invoke(&self.connection(), script)
-            .await
-            .map_err(wrap(what))
+        call.invoke(&self.connection(), script).await.map_err(|e| {
+            let command = format!("EVALSHA {}", script.name);
+            wrap_named(what, Some(command), call.first_key())(e)
+        })
     }
 
     /// How long a reply, or opening a dedicated connection, may take.

@@ -29,12 +29,24 @@ pub(super) type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// Where and how to open direct connections: the parts of a `redis::Client`'s settings that
 /// the direct path supports (plain TCP or a Unix socket, RESP2).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(super) struct Target {
     address: Address,
     username: Option<String>,
     password: Option<String>,
     db: i64,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the password: only whether there is one.
+        f.debug_struct("Target")
+            .field("address", &self.address)
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("db", &self.db)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -175,7 +187,9 @@ impl DirectConnection {
     /// Writes the request buffer and reads `count` replies, in order. Server errors stay
     /// values ([`Value::ServerError`]), as redis-rs's callers expect.
     pub(super) async fn exchange(&mut self, count: usize) -> redis::RedisResult<Vec<Value>> {
-        self.stream.write_all(&self.write_buf).await?;
+        if let Err(e) = self.stream.write_all(&self.write_buf).await {
+            return Err(self.refusal_before_close().unwrap_or_else(|| e.into()));
+        }
         let mut replies = Vec::with_capacity(count);
         let mut start = 0;
         while replies.len() < count {
@@ -200,6 +214,20 @@ impl DirectConnection {
         }
         self.read_buf.drain(..start);
         Ok(replies)
+    }
+
+    /// The error reply the server sent before it closed the connection under a request it
+    /// would not take (a value above `proto-max-bulk-len`: "invalid bulk length"), when it
+    /// is already here: it says why, where the write's own error only says "reset".
+    fn refusal_before_close(&mut self) -> Option<RedisError> {
+        let mut chunk = [0_u8; 1024];
+        while let Ok(n @ 1..) = self.stream.try_read(&mut chunk) {
+            self.read_buf.extend_from_slice(&chunk[..n]);
+        }
+        match frame::take_reply(&self.read_buf) {
+            Ok(Some((reply @ Value::ServerError(_), _))) => reply.extract_error().err(),
+            _ => None,
+        }
     }
 
     /// The connection's two directions, for a [pipelined](super::pipelined) connection.
@@ -244,4 +272,25 @@ pub(super) fn invalid_reply(detail: &str) -> RedisError {
         "invalid reply from the server",
         detail.to_owned(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Target;
+
+    #[test]
+    fn debug_never_shows_the_password() {
+        for url in [
+            "redis://alice:s3cret@127.0.0.1:6379",
+            "redis+unix:///tmp/r.sock?user=alice&pass=s3cret",
+        ] {
+            let client = redis::Client::open(url).expect("a valid URL");
+            let target = Target::for_client(client.get_connection_info()).expect("direct");
+            let shown = format!("{target:?}");
+            assert!(
+                !shown.contains("s3cret") && shown.contains("***"),
+                "{shown}"
+            );
+        }
+    }
 }

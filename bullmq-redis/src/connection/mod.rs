@@ -201,9 +201,16 @@ impl SharedConnection {
         let direct = self
             .exchange(1, |buf| cmd.write_packed_command(buf))
             .await?;
-        match direct.and_then(|mut replies| replies.pop()) {
+        let reply = match direct.and_then(|mut replies| replies.pop()) {
             Some(reply) => Ok(reply),
             None => self.pool.shared().await?.req_packed_command(cmd).await,
+        };
+        match reply {
+            Ok(Value::ServerError(refused)) if refused.code() == "NOPERM" => {
+                Err(name_refused(refused.into(), cmd))
+            }
+            Err(e) => Err(name_refused(e, cmd)),
+            ok => ok,
         }
     }
 
@@ -234,6 +241,23 @@ impl SharedConnection {
         }
         Ok(replies)
     }
+}
+
+/// `err` with `cmd`'s name and first key in it, when the server refused them for lack of
+/// permission: Redis names neither the key nor, inside a reply about keys, the command.
+fn name_refused(err: redis::RedisError, cmd: &Cmd) -> redis::RedisError {
+    if err.code() != Some("NOPERM") {
+        return err;
+    }
+    let mut args = cmd.args_iter().map(|arg| crate::error::arg_text(&arg));
+    let command = args.next().flatten().unwrap_or_default();
+    let key = args.next().flatten().unwrap_or_default();
+    let detail = err.detail().unwrap_or_default();
+    redis::RedisError::from((
+        err.kind(),
+        "NOPERM",
+        format!("{detail} (command `{command}`, key `{key}`)"),
+    ))
 }
 
 impl Pool {

@@ -308,6 +308,7 @@ fn job_options() -> BoxedStrategy<JobOptions> {
                 repeat,
                 prev_millis,
                 extra,
+                key_order: Default::default(),
             },
         )
         .boxed()

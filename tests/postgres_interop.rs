@@ -34,10 +34,9 @@ use bullmq::postgres::sqlx;
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{
     ActiveJob, Backoff, CancellationToken, EventItem, Job, JobError, JobId, JobOptions, JobState,
-    KeepJobs, ProcessResult, Queue, QueueEvent, QueueEvents, QueueEventsOptions, QueueName, Worker,
-    WorkerEvent, WorkerOptions,
+    KeepJobs, ProcessResult, Queue, QueueEvent, QueueEvents, QueueEventsOptions, QueueName,
+    RepeatOptions, Worker, WorkerEvent, WorkerOptions,
 };
-use bullmq_core::options::RepeatOptions;
 use serde_json::{Value, json};
 
 use support::now_ms;
@@ -61,7 +60,7 @@ fn q(name: &str) -> QueueName {
 /// The Rust workers' options: named like Node's (`interop-w`), one job at a time.
 fn worker_options() -> WorkerOptions {
     WorkerOptions::new()
-        .name("interop-w".into())
+        .name("interop-w")
         .concurrency(1)
         .drain_delay(Duration::from_millis(500))
 }
@@ -784,25 +783,18 @@ async fn schedulers_iterated_by_the_other(kind: Kind) {
         Kind::Every => (
             json!({"every": EVERY, "startDate": start}),
             json!({"name": "tick", "data": {"k": 1}}),
-            RepeatOptions {
-                every: Some(Duration::from_millis(EVERY)),
-                start_date: Some(start),
-                ..RepeatOptions::default()
-            },
+            RepeatOptions::every(Duration::from_millis(EVERY)).start_date(start),
             JobTemplate::named("tick").data(json!({"k": 1})),
         ),
         Kind::CronBounded => (
             json!({"pattern": "*/1 * * * * *", "limit": 10, "tz": "Europe/London",
                    "startDate": start, "endDate": start + 3_600_000}),
             Value::Null,
-            RepeatOptions {
-                pattern: Some("*/1 * * * * *".into()),
-                limit: Some(10),
-                tz: Some("Europe/London".into()),
-                start_date: Some(start),
-                end_date: Some(start + 3_600_000),
-                ..RepeatOptions::default()
-            },
+            RepeatOptions::cron("*/1 * * * * *")
+                .limit(10)
+                .tz("Europe/London")
+                .start_date(start)
+                .end_date(start + 3_600_000),
             JobTemplate::default(),
         ),
     };

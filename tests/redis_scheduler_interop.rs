@@ -19,16 +19,15 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 use bullmq::cron::{CronExpression, CronOptions};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{
-    ActiveJob, Backoff, JobOptions, KeepJobs, Prefix, Processor, QueueName, Worker, WorkerEvent,
-    WorkerOptions,
+    ActiveJob, Backoff, JobOptions, KeepJobs, Prefix, Processor, QueueName, RepeatOptions, Worker,
+    WorkerEvent, WorkerOptions,
 };
-use bullmq_core::options::RepeatOptions;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
@@ -85,41 +84,27 @@ fn schedule(kind: Kind, start: u64) -> (RepeatOptions, Value) {
     let end = start + 3_600_000;
     match kind {
         Kind::Cron => (
-            RepeatOptions {
-                pattern: Some(PATTERN.into()),
-                tz: Some(TZ.into()),
-                start_date: Some(start),
-                ..RepeatOptions::default()
-            },
+            RepeatOptions::cron(PATTERN).tz(TZ).start_date(start),
             json!({"pattern": PATTERN, "tz": TZ, "startDate": start}),
         ),
         Kind::Every => (
-            RepeatOptions {
-                every: Some(Duration::from_millis(EVERY)),
-                start_date: Some(start),
-                ..RepeatOptions::default()
-            },
+            RepeatOptions::every(Duration::from_millis(EVERY)).start_date(start),
             json!({"every": EVERY, "startDate": start}),
         ),
         Kind::CronBounded => (
-            RepeatOptions {
-                pattern: Some(PATTERN.into()),
-                limit: Some(10),
-                tz: Some(TZ.into()),
-                start_date: Some(start),
-                end_date: Some(end),
-                ..RepeatOptions::default()
-            },
+            // Dates as `SystemTime`s: the same milliseconds.
+            RepeatOptions::cron(PATTERN)
+                .limit(10)
+                .tz(TZ)
+                .start_date(UNIX_EPOCH + Duration::from_millis(start))
+                .end_date(UNIX_EPOCH + Duration::from_millis(end)),
             json!({"pattern": PATTERN, "limit": 10, "tz": TZ, "startDate": start, "endDate": end}),
         ),
         Kind::EveryBounded => (
-            RepeatOptions {
-                every: Some(Duration::from_millis(EVERY)),
-                limit: Some(10),
-                start_date: Some(start),
-                end_date: Some(end),
-                ..RepeatOptions::default()
-            },
+            RepeatOptions::every(Duration::from_millis(EVERY))
+                .limit(10)
+                .start_date(start)
+                .end_date(end),
             json!({"every": EVERY, "limit": 10, "startDate": start, "endDate": end}),
         ),
     }
@@ -140,7 +125,7 @@ fn template(kind: Kind) -> Option<(JobTemplate, Value)> {
                 JobOptions::new()
                     .priority(3)
                     .backoff(Backoff::exponential(Duration::from_secs(1)))
-                    .remove_on_complete(KeepJobs::count(5)),
+                    .remove_on_complete(KeepJobs::policy_count(5)),
             ),
             json!({"name": "tock", "data": {"b": [1, 2]}, "opts": {
                 "priority": 3,
@@ -237,7 +222,7 @@ async fn rust_worker(
         QueueName::new(queue).unwrap(),
         backend(prefix, queue).await,
         WorkerOptions::new()
-            .name("sched-w".into())
+            .name("sched-w")
             .drain_delay(Duration::from_millis(500)),
         move |job: ActiveJob<RedisBackend>, _| {
             seen.lock().unwrap().push(job.id.to_string());

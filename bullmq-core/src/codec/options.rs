@@ -27,7 +27,7 @@ fn keep_jobs(k: &KeepJobs) -> WireValue<'static> {
     match k {
         KeepJobs::RemoveAll => WireValue::Bool(true),
         KeepJobs::KeepAll => WireValue::Bool(false),
-        KeepJobs::Newest(n) => WireValue::uint(*n),
+        KeepJobs::Number(n) => WireValue::uint(*n),
         KeepJobs::Policy { age, count, limit } => {
             let mut m = WireMap::default();
             m.push("age", age.map(WireValue::seconds));
@@ -444,7 +444,7 @@ fn read_keep_jobs(v: &Value) -> Read<KeepJobs> {
     match v {
         Value::Bool(true) => Ok(KeepJobs::RemoveAll),
         Value::Bool(false) => Ok(KeepJobs::KeepAll),
-        Value::Number(_) => read_u64(v).map(KeepJobs::Newest),
+        Value::Number(_) => read_u64(v).map(KeepJobs::Number),
         _ => {
             let obj = read_object(v)?;
             Ok(KeepJobs::Policy {

@@ -25,7 +25,7 @@ pub const PRIORITY_LIMIT: u32 = (1 << 21) - 1;
 ///     .delay(Duration::from_secs(10))
 ///     .attempts(5)
 ///     .backoff(Backoff::exponential(Duration::from_secs(1)))
-///     .remove_on_complete(KeepJobs::Newest(1000));
+///     .remove_on_complete(KeepJobs::Number(1000));
 /// opts.validate()?;
 /// # Ok::<(), bullmq_core::options::ValidationError>(())
 /// ```

@@ -11,6 +11,7 @@ mod keep_jobs;
 mod key_order;
 mod parent;
 pub(crate) mod repeat;
+mod unix_millis;
 mod validation;
 
 pub use backoff::{Backoff, BackoffStrategy};
@@ -21,4 +22,5 @@ pub use keep_jobs::KeepJobs;
 pub use key_order::KeyOrder;
 pub use parent::{ParentOptions, Telemetry};
 pub use repeat::{RepeatOptions, next_cron_millis};
+pub use unix_millis::UnixMillis;
 pub use validation::{Problem, ValidationError};

@@ -70,11 +70,7 @@ pub struct ScheduledIteration {
 /// use bullmq_scheduler::{JobScheduler, JobTemplate};
 ///
 /// let schedulers = JobScheduler::new(backend);
-/// let nightly = RepeatOptions {
-///     pattern: Some("0 3 * * *".into()),
-///     tz: Some("Europe/London".into()),
-///     ..RepeatOptions::default()
-/// };
+/// let nightly = RepeatOptions::cron("0 3 * * *").tz("Europe/London");
 /// let first = schedulers.upsert("nightly-report", &nightly, JobTemplate::named("report")).await?;
 /// # Ok(()) }
 /// ```

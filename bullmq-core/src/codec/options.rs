@@ -122,14 +122,14 @@ pub(crate) fn canonical_order(o: &JobOptions) -> KeyOrder {
     to_wire(&fixed, KeyStyle::Long, ParentAt::InOrder)
         .0
         .iter()
-        .map(|(k, _)| k.to_string())
+        .map(|(k, _)| k.as_ref())
         .collect()
 }
 
 /// The keys set in `r`, in the order Rust writes them.
 pub(crate) fn canonical_repeat_order(r: &RepeatOptions) -> KeyOrder {
     match repeat(r, None) {
-        WireValue::Map(m) => m.0.iter().map(|(k, _)| k.to_string()).collect(),
+        WireValue::Map(m) => m.0.iter().map(|(k, _)| k.as_ref()).collect(),
         _ => KeyOrder::default(),
     }
 }

@@ -244,6 +244,35 @@ mod tests {
     }
 
     #[test]
+    fn an_iteration_has_nodes_keys_in_nodes_order() {
+        use crate::codec::{self, KeyStyle};
+        let now = 1_704_067_200_500;
+        let template = JobOptions::new().priority(3);
+        let plan = plan_iteration("s", &cron("* * * * *"), &template, now)
+            .unwrap()
+            .unwrap();
+        // Upsert: the template's keys, then those Node sets; `offset` null, no dates.
+        assert_eq!(
+            codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
+            r#"{"priority":3,"repeat":{"pattern":"* * * * *","tz":"UTC","offset":null,"count":1},"jobId":"repeat:s:1704067260000","delay":59500,"timestamp":1704067200500,"prevMillis":1704067260000,"repeatJobKey":"s"}"#
+        );
+        // Advance: the stored job's own order, `attempts` first and `repeatJobKey` appended.
+        let stored = r#"{"timestamp":1,"prevMillis":1704067260000,"repeatJobKey":"s","jobId":"x","repeat":{"tz":"UTC","count":1,"pattern":"* * * * *"},"delay":2,"priority":3}"#;
+        let job_opts = codec::options_from_json(stored)
+            .unwrap()
+            .options
+            .with_node_defaults();
+        let repeat = job_opts.repeat.clone().unwrap();
+        let plan = plan_iteration("s", &repeat, &job_opts, now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
+            r#"{"attempts":0,"timestamp":1704067200500,"prevMillis":1704067320000,"jobId":"repeat:s:1704067320000","repeat":{"tz":"UTC","count":2,"pattern":"* * * * *","offset":null},"delay":119500,"priority":3,"repeatJobKey":"s"}"#
+        );
+    }
+
+    #[test]
     fn a_custom_strategy_and_its_errors_are_used_as_given() {
         let schedule = cron("* * * * *");
         let plan = plan_iteration_with("s", &schedule, &JobOptions::default(), 10, |_| Ok(Some(5)))

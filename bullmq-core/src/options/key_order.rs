@@ -7,6 +7,8 @@
 //! store therefore remember their order, so that what Rust writes back from them is what
 //! Node.js would have written.
 
+use std::borrow::Cow;
+
 /// Key names in order, each with the order of its own object's keys when its value is one of
 /// the typed nested options (`repeat`, `backoff`, `removeOnComplete`, …).
 ///
@@ -16,7 +18,64 @@
 /// The order is how the options are written, not what they mean: two options that differ only
 /// in it compare equal.
 #[derive(Debug, Clone, Default)]
-pub struct KeyOrder(Vec<(String, KeyOrder)>);
+pub struct KeyOrder(Vec<(Cow<'static, str>, KeyOrder)>);
+
+/// The names options and their typed nested objects use: recorded without allocating, as
+/// every job read records its options' order.
+const KNOWN: [&str; 45] = [
+    "attempts",
+    "jobId",
+    "timestamp",
+    "priority",
+    "delay",
+    "backoff",
+    "lifo",
+    "removeOnComplete",
+    "removeOnFail",
+    "keepLogs",
+    "stackTraceLimit",
+    "sizeLimit",
+    "parent",
+    "failParentOnFailure",
+    "continueParentOnFailure",
+    "ignoreDependencyOnFailure",
+    "removeDependencyOnFailure",
+    "deduplication",
+    "telemetry",
+    "repeat",
+    "prevMillis",
+    "repeatJobKey",
+    "type",
+    "jitter",
+    "age",
+    "count",
+    "limit",
+    "id",
+    "queue",
+    "ttl",
+    "extend",
+    "replace",
+    "reschedule",
+    "keepLastIfActive",
+    "metadata",
+    "omitContext",
+    "pattern",
+    "every",
+    "tz",
+    "key",
+    "immediately",
+    "offset",
+    "startDate",
+    "endDate",
+    "utc",
+];
+
+fn name(key: &str) -> Cow<'static, str> {
+    KNOWN
+        .iter()
+        .find(|k| **k == key)
+        .map_or_else(|| Cow::Owned(key.to_owned()), |k| Cow::Borrowed(*k))
+}
 
 impl PartialEq for KeyOrder {
     fn eq(&self, _other: &Self) -> bool {
@@ -33,7 +92,7 @@ impl KeyOrder {
 
     /// The key names, in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(k, _)| k.as_str())
+        self.0.iter().map(|(k, _)| k.as_ref())
     }
 
     /// The order of `key`'s own object, if recorded.
@@ -50,10 +109,9 @@ impl KeyOrder {
 
     /// Appends `key` unless it is listed already (a JavaScript assignment to an existing key
     /// keeps its place).
-    pub fn push(&mut self, key: impl Into<String>, child: KeyOrder) {
-        let key = key.into();
-        if self.position(&key).is_none() {
-            self.0.push((key, child));
+    pub fn push(&mut self, key: &str, child: KeyOrder) {
+        if self.position(key).is_none() {
+            self.0.push((name(key), child));
         }
     }
 
@@ -66,28 +124,26 @@ impl KeyOrder {
     pub fn set_child(&mut self, key: &str, child: KeyOrder) {
         match self.0.iter_mut().find(|(k, _)| k == key) {
             Some((_, c)) => *c = child,
-            None => self.0.push((key.to_owned(), child)),
+            None => self.0.push((name(key), child)),
         }
     }
 
     /// The keys of a JSON object in their order, without nested orders.
     pub(crate) fn of_object(value: &serde_json::Value) -> KeyOrder {
         match value {
-            serde_json::Value::Object(map) => KeyOrder(
-                map.keys()
-                    .map(|k| (k.clone(), KeyOrder::default()))
-                    .collect(),
-            ),
+            serde_json::Value::Object(map) => {
+                KeyOrder(map.keys().map(|k| (name(k), KeyOrder::default())).collect())
+            }
             _ => KeyOrder::default(),
         }
     }
 }
 
-impl<S: Into<String>> FromIterator<S> for KeyOrder {
+impl<S: AsRef<str>> FromIterator<S> for KeyOrder {
     fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
         let mut order = KeyOrder::default();
         for key in iter {
-            order.push(key, KeyOrder::default());
+            order.push(key.as_ref(), KeyOrder::default());
         }
         order
     }

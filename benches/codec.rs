@@ -18,8 +18,8 @@ fn typical() -> JobOptions {
         .attempts(5)
         .delay(Duration::from_secs(3))
         .backoff(Backoff::exponential(Duration::from_secs(1)).jitter(0.2))
-        .remove_on_complete(KeepJobs::Newest(1000))
-        .remove_on_fail(KeepJobs::age(Duration::from_secs(86_400)))
+        .remove_on_complete(KeepJobs::Number(1000))
+        .remove_on_fail(KeepJobs::policy_age(Duration::from_secs(86_400)))
         .keep_logs(50)
         .deduplication(Deduplication::new("user-42").ttl(Duration::from_secs(5)))
 }

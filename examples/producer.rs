@@ -28,7 +28,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let opts = JobOptions::new()
         .attempts(5)
         .backoff(Backoff::exponential(Duration::from_secs(1)))
-        .remove_on_complete(KeepJobs::Newest(1000))
+        .remove_on_complete(KeepJobs::Number(1000))
         .deduplication(Deduplication::new("welcome-ada").ttl(Duration::from_secs(60)));
     let email = Email {
         to: "ada@example.com",

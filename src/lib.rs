@@ -5,7 +5,9 @@
 pub use bullmq_core as core;
 /// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
 pub use bullmq_core::cron;
-pub use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
+pub use bullmq_core::options::{
+    Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry, UnixMillis,
+};
 pub use bullmq_core::queue_events::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,
@@ -18,6 +20,12 @@ pub use bullmq_core::{
     BulkJob, Error, Job, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Result,
     ScriptError, ScriptErrorCode,
 };
+
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod any;
+/// Choosing Redis or PostgreSQL at run time, by the URL (features `redis`, `postgres`).
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub use any::{AnyBackend, ConnectError, ConnectOptions, connect};
 
 /// The Redis backend (feature `redis`, on by default).
 #[cfg(feature = "redis")]

@@ -8,8 +8,9 @@
 //!    same stored rows), and jobs Rust adds run by a Node worker read back in Rust alike;
 //! 2. flows added by either runtime run by the other's workers, children first, parents
 //!    getting their children's values;
-//! 3. job schedulers upserted by either runtime iterated by the other's worker, iterations
-//!    stored alike whichever runtime added them;
+//! 3. job schedulers (`every` with a template; a bounded cron without) upserted by either
+//!    runtime iterated by the other's worker, iterations stored alike whichever runtime added
+//!    them (`opts` text, `"offset": null` included) and the queue meta written by each upsert;
 //! 4. each runtime's `QueueEvents` reads the other's workers' events;
 //! 5. counts, state lists and job fields read alike by both on one mixed queue, paused or not.
 
@@ -26,16 +27,16 @@ use std::time::Duration;
 use bullmq::core::backend::Range;
 use bullmq::core::codec::{KeyStyle, options_to_value};
 use bullmq::core::job::JobType;
+use bullmq::cron::{CronExpression, CronOptions};
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::postgres::PostgresBackend;
 use bullmq::postgres::sqlx;
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{
     ActiveJob, Backoff, CancellationToken, EventItem, Job, JobError, JobId, JobOptions, JobState,
-    KeepJobs, ProcessResult, Queue, QueueEvent, QueueEvents, QueueEventsOptions, QueueName, Worker,
-    WorkerEvent, WorkerOptions,
+    KeepJobs, ProcessResult, Queue, QueueEvent, QueueEvents, QueueEventsOptions, QueueName,
+    RepeatOptions, Worker, WorkerEvent, WorkerOptions,
 };
-use bullmq_core::options::RepeatOptions;
 use serde_json::{Value, json};
 
 use support::now_ms;
@@ -59,7 +60,7 @@ fn q(name: &str) -> QueueName {
 /// The Rust workers' options: named like Node's (`interop-w`), one job at a time.
 fn worker_options() -> WorkerOptions {
     WorkerOptions::new()
-        .name("interop-w".into())
+        .name("interop-w")
         .concurrency(1)
         .drain_delay(Duration::from_millis(500))
 }
@@ -197,34 +198,31 @@ fn node_job_opts(opts: Value) -> Value {
     Value::Object(out)
 }
 
-/// A view without `opts.repeat.offset: null`: Node's scheduler writes it into every iteration
-/// (PostgreSQL keeps the JSON null, Redis drops it), Rust's scheduler leaves it out, and a
-/// Rust `Job` reads both as "no offset".
-fn comparable(view: &Value) -> Value {
-    let mut view = view.clone();
-    if let Some(repeat) = view["opts"]
-        .get_mut("repeat")
-        .and_then(Value::as_object_mut)
-        && repeat.get("offset") == Some(&Value::Null)
-    {
-        repeat.remove("offset");
-    }
-    view
+/// The rows of `sql` (two columns, its `$1` the queue) on `queue`.
+async fn pairs<T>(schema: &Schema, queue: &str, sql: &'static str) -> Vec<(String, T)>
+where
+    T: Send + Unpin + for<'r> sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+{
+    let backend = schema.backend(queue).await;
+    sqlx::query_as(sql)
+        .bind(queue)
+        .fetch_all(backend.connection().pool())
+        .await
+        .unwrap()
 }
 
 /// Every stored column of a queue's jobs (`to_jsonb` of the row), keyed by id, without what
 /// differs between two runs of the same jobs: clock readings and lock tokens (only whether
 /// they are set is kept), the insertion sequence shared by all queues (only its sign: LIFO
-/// jobs count down), the stalled checker's mark, the stack frames under each trace's first
-/// line, and `opts.repeat.offset: null` (see [`comparable`]).
+/// jobs count down), the stalled checker's mark, and the stack frames under each trace's first
+/// line.
 async fn stored_rows(schema: &Schema, queue: &str) -> BTreeMap<String, Value> {
-    let backend = schema.backend(queue).await;
-    let rows: Vec<(String, Value)> =
-        sqlx::query_as("SELECT id, to_jsonb(j) FROM job j WHERE queue = $1")
-            .bind(queue)
-            .fetch_all(backend.connection().pool())
-            .await
-            .unwrap();
+    let rows: Vec<(String, Value)> = pairs(
+        schema,
+        queue,
+        "SELECT id, to_jsonb(j) FROM job j WHERE queue = $1",
+    )
+    .await;
     rows.into_iter()
         .map(|(id, mut row)| {
             let map = row.as_object_mut().unwrap();
@@ -249,11 +247,6 @@ async fn stored_rows(schema: &Schema, queue: &str) -> BTreeMap<String, Value> {
                 for entry in trace {
                     *entry = json!(entry.as_str().unwrap().lines().next().unwrap_or_default());
                 }
-            }
-            if let Some(repeat) = map["opts"].get_mut("repeat").and_then(Value::as_object_mut)
-                && repeat.get("offset") == Some(&Value::Null)
-            {
-                repeat.remove("offset");
             }
             (id, row)
         })
@@ -754,37 +747,90 @@ async fn completed_ids(queue: &Queue<PostgresBackend>) -> Vec<String> {
     jobs.iter().map(|j| j.id.to_string()).collect()
 }
 
+/// The stored `opts` of the queue's jobs as PostgreSQL prints them (`opts::text`), by id, with
+/// the iteration's own clock readings (`timestamp`, `delay`) set to 0.
+async fn opts_text(schema: &Schema, queue: &str) -> BTreeMap<String, String> {
+    let sql = "SELECT id, (opts || '{\"timestamp\": 0, \"delay\": 0}')::text FROM job \
+               WHERE queue = $1";
+    pairs(schema, queue, sql).await.into_iter().collect()
+}
+
+/// The queue's `meta` rows.
+async fn meta_rows(schema: &Schema, queue: &str) -> BTreeMap<String, String> {
+    let sql = "SELECT field, value FROM meta WHERE queue = $1";
+    pairs(schema, queue, sql).await.into_iter().collect()
+}
+
+/// The schedules of the scheduler tests.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// `every` from a start date, with a template.
+    Every,
+    /// A cron pattern with a `limit`, a time zone and start and end dates; no template.
+    CronBounded,
+}
+
 /// Queue `n`: upserted by Node, iterated by a Rust worker; queue `r`: upserted by Rust,
-/// iterated by a Node worker; the same `every` schedule from the same start. Both run the
-/// schedule's slots (`repeat:sch:<start + k * every>`), none early, and store each iteration
-/// alike whichever runtime added it (Node's upsert and Rust's worker add `n`'s, the other way
-/// round in `r`).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedulers_upserted_by_one_runtime_are_iterated_by_the_other() {
+/// iterated by a Node worker; the same schedule from the same start. Both run the schedule's
+/// slots (`repeat:sch:<start + k * every>`), none early, and store each iteration alike
+/// whichever runtime added it (Node's upsert and Rust's worker add `n`'s, the other way round
+/// in `r`): the same `opts` text, `"offset": null` in `repeat` included, and the same queue
+/// meta after each runtime's upsert.
+async fn schedulers_iterated_by_the_other(kind: Kind) {
     let schema = Schema::new("sched");
     let start = start_after(2_500);
-    let repeat = json!({"every": EVERY, "startDate": start}).to_string();
-    let template = json!({"name": "tick", "data": {"k": 1}}).to_string();
-    let schedule = RepeatOptions {
-        every: Some(Duration::from_millis(EVERY)),
-        start_date: Some(start),
-        ..RepeatOptions::default()
+    let (repeat, template, schedule, rust_template) = match kind {
+        Kind::Every => (
+            json!({"every": EVERY, "startDate": start}),
+            json!({"name": "tick", "data": {"k": 1}}),
+            RepeatOptions::every(Duration::from_millis(EVERY)).start_date(start),
+            JobTemplate::named("tick").data(json!({"k": 1})),
+        ),
+        Kind::CronBounded => (
+            json!({"pattern": "*/1 * * * * *", "limit": 10, "tz": "Europe/London",
+                   "startDate": start, "endDate": start + 3_600_000}),
+            Value::Null,
+            RepeatOptions::cron("*/1 * * * * *")
+                .limit(10)
+                .tz("Europe/London")
+                .start_date(start)
+                .end_date(start + 3_600_000),
+            JobTemplate::default(),
+        ),
     };
+    let (name, data) = match kind {
+        Kind::Every => (json!("tick"), json!({"k": 1})),
+        Kind::CronBounded => (json!("sch"), json!({})),
+    };
+    let (repeat, template) = (repeat.to_string(), template.to_string());
     let schedulers = JobScheduler::new(schema.backend("r").await);
     let upsert = ["upsert", "sch", repeat.as_str(), template.as_str()];
     let (node_first, rust_first) = tokio::join!(
         schema.node("n", &upsert),
-        schedulers.upsert(
-            "sch",
-            &schedule,
-            JobTemplate::named("tick").data(json!({"k": 1}))
-        ),
+        schedulers.upsert("sch", &schedule, rust_template),
     );
-    let expected: Vec<String> = (0..=ITERATIONS as u64)
-        .map(|k| format!("repeat:sch:{}", start + k * EVERY))
-        .collect();
+    let slots: Vec<u64> = match kind {
+        Kind::Every => (0..=ITERATIONS as u64).map(|k| start + k * EVERY).collect(),
+        Kind::CronBounded => {
+            let options = CronOptions::new()
+                .tz("Europe/London")
+                .current_date(start)
+                .start_date(start);
+            CronExpression::parse("*/1 * * * * *", &options)
+                .unwrap()
+                .take(ITERATIONS + 1)
+        }
+    };
+    let expected: Vec<String> = slots.iter().map(|m| format!("repeat:sch:{m}")).collect();
     assert_eq!(node_first["id"], expected[0].as_str());
     assert_eq!(rust_first.unwrap().unwrap().id.as_str(), expected[0]);
+    let meta = meta_rows(&schema, "n").await;
+    assert_eq!(meta["version"], "bullmq:6.7.0");
+    assert_eq!(
+        meta_rows(&schema, "r").await,
+        meta,
+        "meta after each upsert"
+    );
     let n = schema.queue("n").await;
     let rust_worker = schema.worker("n").await;
     let mut events = rust_worker.events();
@@ -805,16 +851,16 @@ async fn schedulers_upserted_by_one_runtime_are_iterated_by_the_other() {
     assert_eq!(node_run["errors"], json!([]));
     assert_eq!(ids(&node_run["processed"]), expected[..ITERATIONS]);
     let r = schema.queue("r").await;
-    for (queue, name) in [(&n, "n"), (&r, "r")] {
+    for (queue, queue_name) in [(&n, "n"), (&r, "r")] {
         assert_eq!(
             completed_ids(queue).await,
             expected[..ITERATIONS],
-            "queue {name}"
+            "queue {queue_name}"
         );
         let delayed = queue.get_delayed(Range::ALL).await.unwrap();
         let delayed: Vec<String> = delayed.iter().map(|j| j.id.to_string()).collect();
-        assert_eq!(delayed, expected[ITERATIONS..], "queue {name}");
-        let record = JobScheduler::new(schema.backend(name).await)
+        assert_eq!(delayed, expected[ITERATIONS..], "queue {queue_name}");
+        let record = JobScheduler::new(schema.backend(queue_name).await)
             .get("sch")
             .await
             .unwrap()
@@ -822,36 +868,25 @@ async fn schedulers_upserted_by_one_runtime_are_iterated_by_the_other() {
         assert_eq!(
             record.iteration_count,
             (ITERATIONS + 1) as u64,
-            "{name}: {record:?}"
+            "{queue_name}: {record:?}"
         );
-        assert_eq!(
-            record.next_millis,
-            Some(start + ITERATIONS as u64 * EVERY),
-            "{name}"
-        );
+        assert_eq!(record.next_millis, Some(slots[ITERATIONS]), "{queue_name}");
     }
     // Both read each iteration alike, in both queues.
-    for (queue, name) in [(&n, "n"), (&r, "r")] {
+    for (queue, queue_name) in [(&n, "n"), (&r, "r")] {
         let rust = rust_views(queue, &expected).await;
-        let node = node_views(&schema, name, &expected).await;
+        let node = node_views(&schema, queue_name, &expected).await;
         for (k, id) in expected.iter().enumerate() {
             let view = &rust[id];
-            assert_eq!(view["repeatJobKey"], "sch", "{name} {id}");
-            assert_eq!(
-                (&view["name"], &view["data"]),
-                (&json!("tick"), &json!({"k": 1}))
-            );
+            assert_eq!(view["repeatJobKey"], "sch", "{queue_name} {id}");
+            assert_eq!((&view["name"], &view["data"]), (&name, &data));
             if k < ITERATIONS {
                 let ran = view["processedOn"].as_u64().unwrap();
-                assert!(ran >= start + k as u64 * EVERY, "{name} {id} ran early");
+                assert!(ran >= slots[k], "{queue_name} {id} ran early");
             } else {
-                assert_eq!(view["state"], "delayed", "{name} {id}");
+                assert_eq!(view["state"], "delayed", "{queue_name} {id}");
             }
-            assert_eq!(
-                comparable(view),
-                comparable(&node[id]),
-                "{name} {id} read by Rust and Node"
-            );
+            assert_eq!(view, &node[id], "{queue_name} {id} read by Rust and Node");
         }
     }
     let n_rows = stored_rows(&schema, "n").await;
@@ -873,6 +908,23 @@ async fn schedulers_upserted_by_one_runtime_are_iterated_by_the_other() {
             "iteration {id} as stored by each runtime"
         );
     }
+    let n_text = opts_text(&schema, "n").await;
+    let r_text = opts_text(&schema, "r").await;
+    assert_eq!(r_text, n_text, "the stored options, as text");
+    assert!(
+        n_text[&expected[0]].contains(r#""offset": null"#),
+        "{n_text:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_schedulers_upserted_by_one_runtime_are_iterated_by_the_other() {
+    schedulers_iterated_by_the_other(Kind::Every).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bounded_cron_schedulers_without_template_are_iterated_by_the_other() {
+    schedulers_iterated_by_the_other(Kind::CronBounded).await;
 }
 
 // 4. Events -----------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ async fn twin_trees_are_stored_alike() {
             .job_id(id)
             .timestamp(1_700_000_000_000)
             .priority(3)
-            .remove_on_complete(bullmq::KeepJobs::Newest(5))
+            .remove_on_complete(bullmq::KeepJobs::Number(5))
             .fail_parent_on_failure(child)
     };
     let rust = FlowJob::new(q("reports"), "root", json!({"r": 1, "text": "ünï"}))

@@ -229,7 +229,7 @@ async fn node_adds_rust_processes_and_node_sees_the_worker() {
         r#"{"attempts":2,"backoff":{"type":"fixed","delay":10}}"#,
     ]);
     let worker = ctx
-        .worker(fast().name("rust-w".into()), |job, _| async move {
+        .worker(fast().name("rust-w"), |job, _| async move {
             let i = job.data_as::<Value>()?["i"].as_i64().unwrap();
             match job.name.as_str() {
                 "ok" => Ok(json!({"double": i * 2})),

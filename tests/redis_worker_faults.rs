@@ -318,7 +318,7 @@ const EVENT_WAIT: Duration = Duration::from_secs(10);
 /// Options of the in-process workers that take over: the same short lock and fast check.
 fn rescuer() -> WorkerOptions {
     WorkerOptions::new()
-        .name("rescuer".into())
+        .name("rescuer")
         .lock_duration(LOCK)
         .stalled_interval(STALLED)
         .drain_delay(Duration::from_millis(500))
@@ -645,7 +645,7 @@ async fn r5_workers_resume_by_themselves_after_a_server_restart() {
     let mut server = support::PrivateRedis::start();
     let ctx = Ctx::private(&server, "r5").await;
     let opts = WorkerOptions::new()
-        .name("survivor".into())
+        .name("survivor")
         .drain_delay(Duration::from_millis(500))
         .run_retry_delay(Duration::from_millis(200));
     let worker = ctx

@@ -260,7 +260,7 @@ async fn node_added_corpus_processed_by_rust_matches_a_node_worker() {
         let worker = Worker::builder(queue, corpus_processor)
             .options(
                 WorkerOptions::new()
-                    .name("corpus-w".into())
+                    .name("corpus-w")
                     .drain_delay(Duration::from_millis(500)),
             )
             .backoff_strategy("my-custom-strategy", custom)
@@ -394,7 +394,7 @@ async fn rust_and_node_workers_complete_5000_jobs_exactly_once() {
         QueueName::new("race").unwrap(),
         backend(&prefix, "race").await,
         WorkerOptions::new()
-            .name("rust-racer".into())
+            .name("rust-racer")
             .concurrency(8)
             .drain_delay(Duration::from_millis(500)),
         move |job: ActiveJob<RedisBackend>, _| {
@@ -526,7 +526,7 @@ async fn an_every_scheduler_iterated_by_rust_advances_as_with_a_node_worker() {
         QueueName::new("r").unwrap(),
         backend(&prefix, "r").await,
         WorkerOptions::new()
-            .name("sched-w".into())
+            .name("sched-w")
             .drain_delay(Duration::from_millis(500)),
         move |_job: ActiveJob<RedisBackend>, _| {
             let runs = Arc::clone(&runs);

@@ -22,6 +22,6 @@ pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
 pub use queue::{
     BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
-    QueueMetaInfo,
+    QueueMetaInfo, QueueMetaWriter,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};

@@ -115,7 +115,7 @@ fn keep_jobs() -> BoxedStrategy<KeepJobs> {
     prop_oneof![
         Just(KeepJobs::RemoveAll),
         Just(KeepJobs::KeepAll),
-        safe_u64().prop_map(KeepJobs::Newest),
+        safe_u64().prop_map(KeepJobs::Number),
         (
             proptest::option::of(seconds_duration()),
             proptest::option::of(safe_u64()),
@@ -308,6 +308,7 @@ fn job_options() -> BoxedStrategy<JobOptions> {
                 repeat,
                 prev_millis,
                 extra,
+                key_order: Default::default(),
             },
         )
         .boxed()
@@ -703,7 +704,7 @@ fn fractional_durations_past_2_pow_53_nanoseconds_round_trip() {
     // in_units: `nanos as f64 / 1e9` rounds 318421058038500000000 ns before dividing, so the
     // JSON text itself is wrong: 318421058038.50006 instead of 318421058038.5.
     let age = Duration::from_secs(318_421_058_038) + Duration::from_millis(500);
-    let opts = JobOptions::new().remove_on_complete(KeepJobs::age(age));
+    let opts = JobOptions::new().remove_on_complete(KeepJobs::policy_age(age));
     let json = codec::options_to_json(&opts, KeyStyle::Long);
     assert_eq!(json, r#"{"removeOnComplete":{"age":318421058038.5}}"#);
     assert_eq!(codec::options_from_json(&json).unwrap().options, opts);

@@ -340,9 +340,9 @@ fn keep_jobs_valid_forms() {
     for keep in [
         KeepJobs::RemoveAll,
         KeepJobs::KeepAll,
-        KeepJobs::Newest(0),
-        KeepJobs::count(10),
-        KeepJobs::age(Duration::from_secs(3600)),
+        KeepJobs::Number(0),
+        KeepJobs::policy_count(10),
+        KeepJobs::policy_age(Duration::from_secs(3600)),
         KeepJobs::Policy {
             age: Some(Duration::from_secs(60)),
             count: Some(5),
@@ -501,8 +501,8 @@ fn every_option_set_validly_passes() {
         .delay(Duration::from_secs(1))
         .backoff(Backoff::exponential(Duration::from_secs(1)).jitter(0.5))
         .lifo(true)
-        .remove_on_complete(KeepJobs::Newest(100))
-        .remove_on_fail(KeepJobs::age(Duration::from_secs(86_400)))
+        .remove_on_complete(KeepJobs::Number(100))
+        .remove_on_fail(KeepJobs::policy_age(Duration::from_secs(86_400)))
         .keep_logs(10)
         .stack_trace_limit(3)
         .size_limit(1024)

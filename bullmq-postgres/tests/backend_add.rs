@@ -132,7 +132,7 @@ fn single_adds() -> (Value, Vec<Job>) {
                 .lifo(true)
                 .job_id("custom")
                 .backoff(Backoff::fixed(Duration::from_millis(10)))
-                .remove_on_complete(KeepJobs::Newest(5))
+                .remove_on_complete(KeepJobs::Number(5))
                 .timestamp(T0),
         ),
         job("plain", json!([1, 2]), JobOptions::new().timestamp(T0)),

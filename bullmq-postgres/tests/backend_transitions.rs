@@ -301,7 +301,7 @@ async fn retention_removes_all_or_keeps_the_newest() {
     for _ in 0..3 {
         clock.advance(Duration::from_millis(10));
         let job = take(&b, "tok").await;
-        b.move_to_failed(&job, &fail("tok", KeepJobs::Newest(2), false))
+        b.move_to_failed(&job, &fail("tok", KeepJobs::Number(2), false))
             .await
             .expect("fail");
     }

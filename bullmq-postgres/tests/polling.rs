@@ -35,7 +35,7 @@ async fn a_polling_worker_takes_every_job_without_a_listen_connection() {
         name.clone(),
         backend,
         WorkerOptions::new()
-            .name("poller".into())
+            .name("poller")
             .drain_delay(Duration::from_secs(30)),
         move |_job, _cancel| {
             let seen = seen.clone();

@@ -328,7 +328,7 @@ async fn count_retention_keeps_only_the_newest_jobs() {
         ctx.take("tok").await;
         ctx.clock.advance(Duration::from_millis(10));
         ctx.backend
-            .move_to_completed(job, &complete("tok", "1", KeepJobs::Newest(1)))
+            .move_to_completed(job, &complete("tok", "1", KeepJobs::Number(1)))
             .await
             .unwrap();
     }

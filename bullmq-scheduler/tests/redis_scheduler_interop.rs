@@ -121,7 +121,7 @@ fn cases(now: u64) -> Vec<Case> {
             },
             template_js: json!({"name": "hourly", "opts": {"removeOnComplete": 10}}),
             template: JobTemplate::named("hourly").opts(
-                JobOptions::new().remove_on_complete(bullmq_core::options::KeepJobs::Newest(10)),
+                JobOptions::new().remove_on_complete(bullmq_core::options::KeepJobs::Number(10)),
             ),
             stable_next: false,
         },

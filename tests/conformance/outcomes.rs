@@ -261,7 +261,7 @@ pub async fn remove_on_complete_keeps_the_newest<S: Store>() {
     let ids = run_in_order(
         &ctx,
         5,
-        JobOptions::new().remove_on_complete(KeepJobs::Newest(2)),
+        JobOptions::new().remove_on_complete(KeepJobs::Number(2)),
         false,
     )
     .await;
@@ -279,7 +279,7 @@ pub async fn remove_on_fail_keeps_a_count<S: Store>() {
     let ids = run_in_order(
         &ctx,
         4,
-        JobOptions::new().remove_on_fail(KeepJobs::count(1)),
+        JobOptions::new().remove_on_fail(KeepJobs::policy_count(1)),
         true,
     )
     .await;
@@ -327,7 +327,7 @@ pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
 
 pub async fn remove_on_complete_by_age<S: Store>() {
     let ctx = Ctx::<S>::new("keep-age").await;
-    let opts = JobOptions::new().remove_on_complete(KeepJobs::age(Duration::from_secs(1)));
+    let opts = JobOptions::new().remove_on_complete(KeepJobs::policy_age(Duration::from_secs(1)));
     let old = ctx.add("old", json!({}), opts.clone()).await;
     let worker = ctx
         .worker(fast(), |_job, _| async move { Ok(json!(1)) })

@@ -16,7 +16,7 @@ pub async fn adds_and_reads_back_a_job<S: Store>() {
     let opts = JobOptions::new()
         .attempts(3)
         .priority(4)
-        .remove_on_fail(bullmq::KeepJobs::Newest(10));
+        .remove_on_fail(bullmq::KeepJobs::Number(10));
     let added = ctx
         .queue
         .add("email", &json!({"to": "a@b.c", "n": [1, 2]}), opts)
@@ -505,7 +505,7 @@ pub async fn stored_options_round_trip<S: Store>() {
             count: Some(10),
             limit: Some(5),
         })
-        .remove_on_fail(bullmq::KeepJobs::Newest(7))
+        .remove_on_fail(bullmq::KeepJobs::Number(7))
         .priority(9)
         .fail_parent_on_failure(true);
     let id = ctx.add("o", json!({}), opts.clone()).await;
@@ -517,7 +517,7 @@ pub async fn stored_options_round_trip<S: Store>() {
     assert_eq!(job.opts.stack_trace_limit, Some(3));
     assert_eq!(job.opts.size_limit, Some(1000));
     assert_eq!(job.opts.remove_on_complete, opts.remove_on_complete);
-    assert_eq!(job.opts.remove_on_fail, Some(bullmq::KeepJobs::Newest(7)));
+    assert_eq!(job.opts.remove_on_fail, Some(bullmq::KeepJobs::Number(7)));
     assert_eq!((job.opts.priority, job.priority), (Some(9), 9));
     assert_eq!(job.opts.fail_parent_on_failure, Some(true));
     assert!(job.opts.extra.is_empty(), "{:?}", job.opts.extra);

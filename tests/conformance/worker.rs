@@ -18,14 +18,11 @@ pub async fn completes_jobs_with_return_values<S: Store>() {
         .add("sum", json!({"a": 2, "b": 3}), JobOptions::new())
         .await;
     let worker = ctx
-        .worker(
-            fast().name("rusty".into()).autorun(false),
-            |job, _| async move {
-                let v: Value = job.data_as()?;
-                job.update_progress(&json!({"pct": 50})).await?;
-                Ok(json!({"sum": v["a"].as_i64().unwrap_or(0) + v["b"].as_i64().unwrap_or(0)}))
-            },
-        )
+        .worker(fast().name("rusty").autorun(false), |job, _| async move {
+            let v: Value = job.data_as()?;
+            job.update_progress(&json!({"pct": 50})).await?;
+            Ok(json!({"sum": v["a"].as_i64().unwrap_or(0) + v["b"].as_i64().unwrap_or(0)}))
+        })
         .await;
     let mut rx = worker.events();
     worker.run().unwrap();

@@ -196,10 +196,9 @@ pub async fn manual_processing_with_get_next_job<S: Store>() {
         .await;
     let c = ctx.add("c", json!({"x": 3}), JobOptions::new()).await;
     let worker = ctx
-        .worker(
-            fast().autorun(false).name("manual".into()),
-            |_job, _| async move { Ok(Value::Null) },
-        )
+        .worker(fast().autorun(false).name("manual"), |_job, _| async move {
+            Ok(Value::Null)
+        })
         .await;
     let token = LockToken::new("my-token");
     let job = worker.get_next_job(&token, true).await.unwrap().unwrap();

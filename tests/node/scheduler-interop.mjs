@@ -3,8 +3,9 @@
 // tests/redis_scheduler_interop.rs.
 //
 //   MODE=upsert  upserts scheduler ID with the repeat options REPEAT (JSON) and the template
-//                TEMPLATE (JSON) on each queue of QUEUES (comma separated), TIMES times in a
-//                row (default 1); prints [{queue, id}] with the first job of the last upsert.
+//                TEMPLATE (JSON; none when unset) on each queue of QUEUES (comma separated),
+//                TIMES times in a row (default 1); prints [{queue, id}] with the first job of
+//                the last upsert.
 //   MODE=work    WORKERS workers (default 1) named NAME on QUEUE return {"tick": true} for each
 //                job; they close after COUNT completions in all, or at UNTIL (Unix ms);
 //                prints {"processed": [ids…], "errors": [messages…]}. Exits non-zero after
@@ -29,7 +30,8 @@ if (MODE === 'upsert') {
     const queue = new Queue(name, { connection, prefix: PREFIX });
     let job;
     for (let i = 0; i < Number(env.TIMES || 1); i++) {
-      job = await queue.upsertJobScheduler(env.ID, JSON.parse(env.REPEAT), JSON.parse(env.TEMPLATE));
+      const template = env.TEMPLATE ? JSON.parse(env.TEMPLATE) : undefined;
+      job = await queue.upsertJobScheduler(env.ID, JSON.parse(env.REPEAT), template);
     }
     out.push({ queue: name, id: job ? job.id : null });
     await queue.close();

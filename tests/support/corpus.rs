@@ -75,9 +75,9 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
             .delay(ms(60_000)),
         "roc-true" => o().remove_on_complete(KeepJobs::RemoveAll),
         "roc-false" => o().remove_on_complete(KeepJobs::KeepAll),
-        "roc-number" => o().remove_on_complete(KeepJobs::Newest(100)),
-        "roc-count" => o().remove_on_complete(KeepJobs::count(10)),
-        "roc-age" => o().remove_on_complete(KeepJobs::age(secs(3600))),
+        "roc-number" => o().remove_on_complete(KeepJobs::Number(100)),
+        "roc-count" => o().remove_on_complete(KeepJobs::policy_count(10)),
+        "roc-age" => o().remove_on_complete(KeepJobs::policy_age(secs(3600))),
         "roc-age-count-limit" => o().remove_on_complete(KeepJobs::Policy {
             age: Some(secs(86_400)),
             count: Some(1000),
@@ -85,9 +85,9 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
         }),
         "rof-true" => o().remove_on_fail(KeepJobs::RemoveAll),
         "rof-false" => o().remove_on_fail(KeepJobs::KeepAll),
-        "rof-number" => o().remove_on_fail(KeepJobs::Newest(500)),
-        "rof-count" => o().remove_on_fail(KeepJobs::count(0)),
-        "rof-age" => o().remove_on_fail(KeepJobs::age(secs(604_800))),
+        "rof-number" => o().remove_on_fail(KeepJobs::Number(500)),
+        "rof-count" => o().remove_on_fail(KeepJobs::policy_count(0)),
+        "rof-age" => o().remove_on_fail(KeepJobs::policy_age(secs(604_800))),
         "rof-age-count-limit" => o().remove_on_fail(KeepJobs::Policy {
             age: Some(secs(60)),
             count: Some(5),
@@ -155,7 +155,7 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
             .attempts(5)
             .backoff(Backoff::exponential(ms(1000)))
             .remove_on_complete(KeepJobs::RemoveAll)
-            .remove_on_fail(KeepJobs::count(100)),
+            .remove_on_fail(KeepJobs::policy_count(100)),
         "combo-everything-but-parent" => raw(
             JobOptions::new()
                 .job_id("combo-1")
@@ -169,7 +169,7 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
                     count: Some(10),
                     limit: Some(5),
                 })
-                .remove_on_fail(KeepJobs::Newest(7))
+                .remove_on_fail(KeepJobs::Number(7))
                 .keep_logs(20)
                 .stack_trace_limit(0)
                 .size_limit(4096)
@@ -194,7 +194,7 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
             .attempts(2)
             .backoff(Backoff::fixed(ms(250)))
             .remove_on_complete(KeepJobs::KeepAll)
-            .remove_on_fail(KeepJobs::age(Duration::from_millis(1500)))
+            .remove_on_fail(KeepJobs::policy_age(Duration::from_millis(1500)))
             .keep_logs(1)
             .parent(p())
             .fail_parent_on_failure(true)

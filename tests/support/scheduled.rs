@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Ids of a sorted set of the queue (`{queue_key}:{set}`), in score order.
 pub async fn members(queue_key: &str, set: &str) -> Vec<String> {
@@ -15,25 +15,10 @@ pub async fn members(queue_key: &str, set: &str) -> Vec<String> {
         .expect("ZRANGE")
 }
 
-/// `value` with every object's keys in sorted order.
-pub fn canonical(value: Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<String, Value> =
-                map.into_iter().map(|(k, v)| (k, canonical(v))).collect();
-            Value::Object(sorted.into_iter().collect())
-        }
-        Value::Array(items) => Value::Array(items.into_iter().map(canonical).collect()),
-        other => other,
-    }
-}
-
 /// An iteration's hash without clock readings: `timestamp`, `processedOn`, `finishedOn`,
-/// `delay` (the time left until its run when it was added), and in `opts` the same
-/// `timestamp` and `delay`. `opts` is compared as JSON, not as text: the store writes it with
-/// Lua's cjson, whose key order follows the order the worker packed the keys in, and the Rust
-/// codec packs `repeat` in its own fixed order, not in the order of the job it came from as
-/// Node.js does.
+/// `delay` (the time left until its run when it was added), and in `opts` the same top-level
+/// `timestamp` and `delay`. `opts` stays text otherwise: its bytes, key order included, are
+/// what is compared.
 pub fn without_clock(mut job: BTreeMap<String, String>) -> BTreeMap<String, String> {
     for field in ["timestamp", "processedOn", "finishedOn", "delay"] {
         if let Some(v) = job.get_mut(field) {
@@ -41,14 +26,52 @@ pub fn without_clock(mut job: BTreeMap<String, String>) -> BTreeMap<String, Stri
         }
     }
     if let Some(opts) = job.get_mut("opts") {
-        let mut parsed: serde_json::Map<String, Value> =
-            serde_json::from_str(opts).expect("opts is a JSON object");
-        for key in ["timestamp", "delay"] {
-            if let Some(v) = parsed.get_mut(key) {
-                *v = json!("<time>");
-            }
-        }
-        *opts = serde_json::to_string(&canonical(Value::Object(parsed))).expect("JSON");
+        serde_json::from_str::<serde_json::Map<String, Value>>(opts).expect("opts is an object");
+        *opts = top_level_numbers_masked(opts, &["timestamp", "delay"]);
     }
     job
+}
+
+/// `json` (an object) with the numbers of its top-level `keys` replaced by `<time>`, every
+/// other byte kept.
+fn top_level_numbers_masked(json: &str, keys: &[&str]) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut string = String::new();
+    let mut last_key_masked = false;
+    let mut chars = json.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+                last_key_masked = depth == 1 && keys.contains(&string.as_str());
+            } else {
+                string.push(c);
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                string.clear();
+            }
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ':' if last_key_masked => {
+                while chars.peek().is_some_and(|n| "-+.eE0123456789".contains(*n)) {
+                    chars.next();
+                }
+                out.push_str("<time>");
+                last_key_masked = false;
+            }
+            ',' => last_key_masked = false,
+            _ => {}
+        }
+    }
+    out
 }

@@ -32,8 +32,8 @@
 //! future and no allocation per call on the hot path (a worker calls `move_to_completed`
 //! once per job), and the compiler sees through every call. `async-trait` would box each
 //! future to make the trait object-safe, which only pays off for runtime backend selection;
-//! should a user need that, a boxed `DynBackend` adapter can be added beside the trait,
-//! as sqlx does with `Any`. The explicit `+ Send` bound keeps the futures usable on tokio's
+//! that is served without boxing by the facade's `AnyBackend`, an enum of the compiled-in
+//! backends that implements every section by delegation (`bullmq::connect` picks it by URL). The explicit `+ Send` bound keeps the futures usable on tokio's
 //! multi-threaded runtime.
 //!
 //! # Stability

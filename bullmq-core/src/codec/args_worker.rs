@@ -23,7 +23,7 @@ pub struct FinishOpts<'a> {
     /// The worker's name, stored as the next job's `pb`.
     pub worker_name: Option<&'a str>,
     /// Retention of the finished job, sent as `keepJobs`: `RemoveAll` as `{count: 0}`,
-    /// `KeepAll` as `{count: -1}`, `Newest(n)` as `{count: n}`, the object form as it is.
+    /// `KeepAll` as `{count: -1}`, `Number(n)` as `{count: n}`, the object form as it is.
     pub keep_jobs: &'a KeepJobs,
     /// The worker's rate limit.
     pub limiter: Option<&'a RateLimiter>,
@@ -58,7 +58,7 @@ fn keep_jobs_map(k: &KeepJobs) -> WireValue<'static> {
     match k {
         KeepJobs::RemoveAll => m.push("count", WireValue::UInt(0)),
         KeepJobs::KeepAll => m.push("count", WireValue::Int(-1)),
-        KeepJobs::Newest(n) => m.push("count", WireValue::UInt(*n)),
+        KeepJobs::Number(n) => m.push("count", WireValue::UInt(*n)),
         KeepJobs::Policy { age, count, limit } => {
             m.push("age", age.map(WireValue::seconds));
             m.push("count", count.map(WireValue::UInt));
@@ -308,7 +308,7 @@ mod tests {
 
     #[test]
     fn keep_newest_sends_a_count() {
-        let keep = KeepJobs::Newest(7);
+        let keep = KeepJobs::Number(7);
         let bytes = pack_finish_opts(&finish(&keep)).unwrap();
         let needle = [
             &b"keepJobs"[..],

@@ -70,6 +70,7 @@ pub use args_queries::*;
 pub use args_worker::*;
 pub use keys::KeyStyle;
 pub use options::{DecodedOptions, InvalidOption, ParentAt};
+pub(crate) use options::{canonical_order, canonical_repeat_order};
 pub use script_args::{AddJobArgs, pack_add_job_args};
 
 use crate::options::JobOptions;

@@ -47,7 +47,9 @@ pub(crate) fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
             items.iter().try_for_each(|item| value(out, item))
         }
         WireValue::Map(m) => map(out, m),
-        WireValue::Null => encode::write_nil(out).map_err(ValueWriteError::InvalidMarkerWrite),
+        WireValue::Null | WireValue::Undefined => {
+            encode::write_nil(out).map_err(ValueWriteError::InvalidMarkerWrite)
+        }
     }
 }
 

@@ -9,8 +9,8 @@ use super::keys::{self, KeyStyle};
 use super::wire::{WireMap, WireValue};
 use crate::job::JobId;
 use crate::options::{
-    Backoff, BackoffStrategy, Deduplication, JobOptions, KeepJobs, ParentOptions, RepeatOptions,
-    Telemetry,
+    Backoff, BackoffStrategy, Deduplication, JobOptions, KeepJobs, KeyOrder, ParentOptions,
+    RepeatOptions, Telemetry,
 };
 
 // ---------- encoding ----------
@@ -27,7 +27,7 @@ fn keep_jobs(k: &KeepJobs) -> WireValue<'static> {
     match k {
         KeepJobs::RemoveAll => WireValue::Bool(true),
         KeepJobs::KeepAll => WireValue::Bool(false),
-        KeepJobs::Newest(n) => WireValue::uint(*n),
+        KeepJobs::Number(n) => WireValue::uint(*n),
         KeepJobs::Policy { age, count, limit } => {
             let mut m = WireMap::default();
             m.push("age", age.map(WireValue::seconds));
@@ -52,7 +52,7 @@ fn dedup(d: &Deduplication) -> WireValue<'_> {
     WireValue::Map(m)
 }
 
-fn repeat(r: &RepeatOptions) -> WireValue<'_> {
+fn repeat<'a>(r: &'a RepeatOptions, order: Option<&KeyOrder>) -> WireValue<'a> {
     let mut m = WireMap::default();
     m.push("pattern", r.pattern.as_deref().map(WireValue::text));
     m.push("every", r.every.map(WireValue::millis));
@@ -68,7 +68,70 @@ fn repeat(r: &RepeatOptions) -> WireValue<'_> {
     for (k, v) in &r.extra {
         m.push(k.as_str(), WireValue::from(v));
     }
+    if let Some(order) = order.filter(|o| !o.is_empty()) {
+        // A listed key without a value is one Node.js's scheduler set to nothing: `offset` to
+        // null, the dates to undefined (`getNextJobOpts`). Both still take their place.
+        for key in order.keys() {
+            let unset = REPEAT_KEYS.iter().find(|k| **k == key);
+            if let Some(key) = unset.filter(|k| !m.0.iter().any(|(have, _)| have == *k)) {
+                let nothing = if *key == "offset" {
+                    WireValue::Null
+                } else {
+                    WireValue::Undefined
+                };
+                m.push(*key, nothing);
+            }
+        }
+        reorder(&mut m, order, |k| k);
+    }
     WireValue::Map(m)
+}
+
+/// The name a stored top-level key has in a [`KeyOrder`]: its long name, `telemetry` for the
+/// flattened `tm`/`omc`.
+fn order_name(key: &str) -> &str {
+    if key == keys::TELEMETRY_METADATA || key == keys::TELEMETRY_OMIT_CONTEXT {
+        return keys::TELEMETRY;
+    }
+    keys::COMPRESSIBLE
+        .iter()
+        .find(|c| c.short == key)
+        .map_or(key, |c| c.long)
+}
+
+/// Puts the entries of `map` in `order` (a stable sort: `tm` stays before `omc`), unlisted
+/// ones last in the order they were written, and nested typed objects in their own order.
+fn reorder(map: &mut WireMap<'_>, order: &KeyOrder, name: fn(&str) -> &str) {
+    map.0
+        .sort_by_key(|(k, _)| order.position(name(k)).unwrap_or(usize::MAX));
+    for (k, v) in &mut map.0 {
+        let child = order.child(name(k)).filter(|c| !c.is_empty());
+        if let (WireValue::Map(nested), Some(child)) = (v, child) {
+            reorder(nested, child, |k| k);
+        }
+    }
+}
+
+/// The names of the options set in `o`, in the order Rust writes options it did not read
+/// (long names, as [`KeyOrder`] lists them).
+pub(crate) fn canonical_order(o: &JobOptions) -> KeyOrder {
+    let fixed = JobOptions {
+        key_order: KeyOrder::default(),
+        ..o.clone()
+    };
+    to_wire(&fixed, KeyStyle::Long, ParentAt::InOrder)
+        .0
+        .iter()
+        .map(|(k, _)| k.as_ref())
+        .collect()
+}
+
+/// The keys set in `r`, in the order Rust writes them.
+pub(crate) fn canonical_repeat_order(r: &RepeatOptions) -> KeyOrder {
+    match repeat(r, None) {
+        WireValue::Map(m) => m.0.iter().map(|(k, _)| k.as_ref()).collect(),
+        _ => KeyOrder::default(),
+    }
 }
 
 /// Writes the options map in order, putting an option that was read but could not be typed
@@ -202,7 +265,12 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> W
             w.put(keys::TELEMETRY, nested);
         }
     }
-    w.put("repeat", o.repeat.as_ref().map(repeat));
+    w.put(
+        "repeat",
+        o.repeat
+            .as_ref()
+            .map(|r| repeat(r, o.key_order.child("repeat"))),
+    );
     w.put("prevMillis", o.prev_millis.map(WireValue::uint));
     match parent_at {
         ParentAt::InOrder => w.put_unplaced(&[]),
@@ -210,6 +278,9 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> W
             w.put_unplaced(&["parent"]);
             w.put("parent", parent(o));
         }
+    }
+    if !o.key_order.is_empty() {
+        reorder(&mut w.map, &o.key_order, order_name);
     }
     w.map
 }
@@ -373,7 +444,7 @@ fn read_keep_jobs(v: &Value) -> Read<KeepJobs> {
     match v {
         Value::Bool(true) => Ok(KeepJobs::RemoveAll),
         Value::Bool(false) => Ok(KeepJobs::KeepAll),
-        Value::Number(_) => read_u64(v).map(KeepJobs::Newest),
+        Value::Number(_) => read_u64(v).map(KeepJobs::Number),
         _ => {
             let obj = read_object(v)?;
             Ok(KeepJobs::Policy {
@@ -485,12 +556,33 @@ pub(crate) fn from_map(map: &Map<String, Value>) -> DecodedOptions {
     out
 }
 
+/// Notes where a stored option came, with its own keys' order when it is a typed object.
+fn record_order(order: &mut KeyOrder, long: &str, value: &Value) {
+    const NESTED: [&str; 7] = [
+        "repeat",
+        "backoff",
+        "removeOnComplete",
+        "removeOnFail",
+        "deduplication",
+        "parent",
+        keys::TELEMETRY,
+    ];
+    let name = order_name(long);
+    let child = if NESTED.contains(&name) {
+        KeyOrder::of_object(value)
+    } else {
+        KeyOrder::default()
+    };
+    order.push(name, child);
+}
+
 /// Reads one stored option into `out`.
 pub(crate) fn decode_entry(out: &mut DecodedOptions, k: &str, value: &Value) {
     let long = keys::COMPRESSIBLE
         .iter()
         .find(|c| c.short == k || c.long == k)
         .map_or(k, |c| c.long);
+    record_order(&mut out.options.key_order, long, value);
     match long {
         "attempts" => put(out, k, value, read_u32, |o| &mut o.attempts),
         "jobId" => put(

@@ -19,6 +19,9 @@ pub(crate) enum WireValue<'a> {
     Array(Vec<WireValue<'a>>),
     Map(WireMap<'a>),
     Null,
+    /// JavaScript's `undefined` as an object's value: msgpackr (with `encodeUndefinedAsNil`)
+    /// writes nil, `JSON.stringify` leaves the key out.
+    Undefined,
 }
 
 /// An object whose keys keep the order they were inserted in, like a JavaScript object's
@@ -61,15 +64,17 @@ impl Serialize for WireValue<'_> {
                 seq.end()
             }
             Self::Map(map) => map.serialize(s),
-            Self::Null => s.serialize_unit(),
+            // `undefined` in an array: `JSON.stringify` writes null.
+            Self::Null | Self::Undefined => s.serialize_unit(),
         }
     }
 }
 
 impl Serialize for WireMap<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
+        let defined = |(_, v): &&(Cow<'_, str>, WireValue<'_>)| *v != WireValue::Undefined;
+        let mut map = s.serialize_map(Some(self.0.iter().filter(defined).count()))?;
+        for (k, v) in self.0.iter().filter(defined) {
             map.serialize_entry(k, v)?;
         }
         map.end()

@@ -7,8 +7,25 @@ use std::time::Duration;
 use bullmq_cron::CronError;
 
 use super::repeat::truthy;
-use super::{JobOptions, RepeatOptions, next_cron_millis};
+use super::{JobOptions, KeyOrder, RepeatOptions, next_cron_millis};
 use crate::JobId;
+use crate::codec;
+
+/// The keys Node.js sets on an iteration's options, in the order it sets them: `repeat` and
+/// `telemetry` by `upsertJobScheduler`, the rest by `getNextJobOpts`. Those the options have
+/// already keep their place; the others are appended in this order.
+const ITERATION_KEYS: [&str; 7] = [
+    "repeat",
+    "telemetry",
+    "jobId",
+    "delay",
+    "timestamp",
+    "prevMillis",
+    "repeatJobKey",
+];
+
+/// The keys `getNextJobOpts` sets on an iteration's `repeat`, likewise.
+const REPEAT_ITERATION_KEYS: [&str; 4] = ["offset", "count", "startDate", "endDate"];
 
 /// What the next iteration is.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,12 +99,17 @@ pub fn plan_iteration_with(
     };
 
     let mut opts = job_opts.clone();
+    opts.key_order = iteration_order(job_opts, schedule);
     // `repeatJobKey` has no slot of its own in `JobOptions`: it travels as an extra key.
     opts.extra.insert(
         "repeatJobKey".to_owned(),
         serde_json::Value::String(scheduler_id.to_owned()),
     );
-    opts.job_id = next_millis.map(|n| JobId::from(format!("repeat:{scheduler_id}:{n}")));
+    // For `every` the store computes the slot and replaces the id; Node.js sends
+    // `repeat:<id>:undefined` in its place, and so do we: the key's presence decides where the
+    // store writes the real one.
+    let slot = next_millis.map_or_else(|| "undefined".to_owned(), |n| n.to_string());
+    opts.job_id = Some(JobId::from(format!("repeat:{scheduler_id}:{slot}")));
     // As in Node.js, the delay and timestamp are read from the clock, not from `prevMillis`.
     let delay = next_millis.map_or(0, |n| {
         (n + offset.map_or(0, duration_ms)).saturating_sub(created)
@@ -107,6 +129,38 @@ pub fn plan_iteration_with(
         next_millis,
         delayed_job_opts: opts,
     }))
+}
+
+/// The order Node.js gives an iteration's options: those of the job (or template) it comes
+/// from as they were read (`attempts` first and `repeatJobKey` taken out, as its `Job`
+/// constructor does), then [`ITERATION_KEYS`]; in `repeat`, the schedule's keys but
+/// `immediately`, then [`REPEAT_ITERATION_KEYS`].
+fn iteration_order(job_opts: &JobOptions, schedule: &RepeatOptions) -> KeyOrder {
+    let read = if job_opts.key_order.is_empty() {
+        codec::canonical_order(job_opts)
+    } else {
+        job_opts.key_order.clone()
+    };
+    let mut order = KeyOrder::default();
+    if job_opts.attempts.is_some() || job_opts.extra.contains_key("attempts") {
+        order.push("attempts", KeyOrder::default());
+    }
+    for key in read.keys().filter(|k| *k != "repeatJobKey") {
+        order.push(key, read.child(key).cloned().unwrap_or_default());
+    }
+    for key in ITERATION_KEYS {
+        order.push(key, KeyOrder::default());
+    }
+    let mut repeat = match read.child("repeat").filter(|c| !c.is_empty()) {
+        Some(stored) => stored.clone(),
+        None => codec::canonical_repeat_order(schedule),
+    };
+    repeat.remove("immediately");
+    for key in REPEAT_ITERATION_KEYS {
+        repeat.push(key, KeyOrder::default());
+    }
+    order.set_child("repeat", repeat);
+    order
 }
 
 fn duration_ms(d: Duration) -> u64 {
@@ -178,11 +232,43 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(plan.next_millis, None);
-        assert_eq!(plan.delayed_job_opts.job_id, None);
+        assert_eq!(
+            plan.delayed_job_opts.job_id.unwrap().as_str(),
+            "repeat:s:undefined"
+        );
         let repeat = plan.delayed_job_opts.repeat.unwrap();
         assert_eq!(
             (repeat.count, repeat.offset),
             (Some(5), Some(Duration::from_millis(300)))
+        );
+    }
+
+    #[test]
+    fn an_iteration_has_nodes_keys_in_nodes_order() {
+        use crate::codec::{self, KeyStyle};
+        let now = 1_704_067_200_500;
+        let template = JobOptions::new().priority(3);
+        let plan = plan_iteration("s", &cron("* * * * *"), &template, now)
+            .unwrap()
+            .unwrap();
+        // Upsert: the template's keys, then those Node sets; `offset` null, no dates.
+        assert_eq!(
+            codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
+            r#"{"priority":3,"repeat":{"pattern":"* * * * *","tz":"UTC","offset":null,"count":1},"jobId":"repeat:s:1704067260000","delay":59500,"timestamp":1704067200500,"prevMillis":1704067260000,"repeatJobKey":"s"}"#
+        );
+        // Advance: the stored job's own order, `attempts` first and `repeatJobKey` appended.
+        let stored = r#"{"timestamp":1,"prevMillis":1704067260000,"repeatJobKey":"s","jobId":"x","repeat":{"tz":"UTC","count":1,"pattern":"* * * * *"},"delay":2,"priority":3}"#;
+        let job_opts = codec::options_from_json(stored)
+            .unwrap()
+            .options
+            .with_node_defaults();
+        let repeat = job_opts.repeat.clone().unwrap();
+        let plan = plan_iteration("s", &repeat, &job_opts, now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
+            r#"{"attempts":0,"timestamp":1704067200500,"prevMillis":1704067320000,"jobId":"repeat:s:1704067320000","repeat":{"tz":"UTC","count":2,"pattern":"* * * * *","offset":null},"delay":119500,"priority":3,"repeatJobKey":"s"}"#
         );
     }
 

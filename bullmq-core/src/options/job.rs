@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::validation::{Problem, ValidationError};
-use super::{Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry};
+use super::{Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, RepeatOptions, Telemetry};
 use crate::job::JobId;
 
 /// The highest priority upstream accepts: `2^21 - 1`.
@@ -25,7 +25,7 @@ pub const PRIORITY_LIMIT: u32 = (1 << 21) - 1;
 ///     .delay(Duration::from_secs(10))
 ///     .attempts(5)
 ///     .backoff(Backoff::exponential(Duration::from_secs(1)))
-///     .remove_on_complete(KeepJobs::Newest(1000));
+///     .remove_on_complete(KeepJobs::Number(1000));
 /// opts.validate()?;
 /// # Ok::<(), bullmq_core::options::ValidationError>(())
 /// ```
@@ -98,6 +98,11 @@ pub struct JobOptions {
     /// stored key so that nothing another runtime wrote is lost.
     #[garde(skip)]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// The order the options were stored in, for options read from a store: they are written
+    /// back in it, as Node.js writes back a job's options (see [`KeyOrder`]). Empty for
+    /// options built here; ignored by `==`.
+    #[garde(skip)]
+    pub key_order: KeyOrder,
 }
 
 // garde hands custom validators a reference to the field's type.
@@ -218,6 +223,11 @@ impl JobOptions {
             repeat: self.repeat.or(d.repeat),
             prev_millis: self.prev_millis.or(d.prev_millis),
             extra,
+            key_order: if self.key_order.is_empty() {
+                d.key_order
+            } else {
+                self.key_order
+            },
         }
     }
 

@@ -5,11 +5,31 @@ use std::time::Duration;
 
 use bullmq_cron::{CronError, CronExpression, CronOptions};
 
-/// `repeat` in a scheduler-produced job's options.
+use super::UnixMillis;
+
+/// A job scheduler's schedule (Node.js's `RepeatOptions`), and `repeat` in the options of the
+/// jobs it produces.
 ///
 /// Users do not set this on `add` (Node.js 6 removed that); the scheduler fills it so the worker
 /// that finishes an iteration can schedule the next one. Unknown keys written by other runtimes
 /// are kept in `extra` and written back untouched.
+///
+/// Built with [`cron`](Self::cron) or [`every`](Self::every) and consuming setters; start and
+/// end dates take Unix milliseconds, a [`SystemTime`](std::time::SystemTime) or a
+/// [`chrono::DateTime`] (see [`UnixMillis`]):
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use bullmq_core::options::RepeatOptions;
+///
+/// let nightly = RepeatOptions::cron("0 3 * * *")
+///     .tz("Europe/London")
+///     .limit(30)
+///     .end_date(SystemTime::now() + Duration::from_secs(30 * 86_400));
+/// let ticks = RepeatOptions::every(Duration::from_secs(5)).start_date(1_900_000_000_000_u64);
+/// assert_eq!(ticks.start_date, Some(1_900_000_000_000));
+/// # let _ = nightly;
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RepeatOptions {
     /// Cron pattern (`pattern`).
@@ -44,6 +64,66 @@ pub(crate) fn truthy(millis: Option<u64>) -> Option<u64> {
 }
 
 impl RepeatOptions {
+    /// A schedule on a cron `pattern` (Node.js's `pattern`).
+    #[must_use]
+    pub fn cron(pattern: impl Into<String>) -> Self {
+        Self {
+            pattern: Some(pattern.into()),
+            ..Self::default()
+        }
+    }
+
+    /// A schedule every `interval` (Node.js's `every`).
+    #[must_use]
+    pub fn every(interval: Duration) -> Self {
+        Self {
+            every: Some(interval),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the IANA time zone of the pattern (`tz`).
+    #[must_use]
+    pub fn tz(mut self, tz: impl Into<String>) -> Self {
+        self.tz = Some(tz.into());
+        self
+    }
+
+    /// Sets the maximum number of iterations (`limit`).
+    #[must_use]
+    pub fn limit(mut self, limit: u64) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// Runs the first iteration right away (`immediately`).
+    #[must_use]
+    pub fn immediately(mut self, immediately: bool) -> Self {
+        self.immediately = Some(immediately);
+        self
+    }
+
+    /// Sets the offset of `every` iterations within their interval (`offset`).
+    #[must_use]
+    pub fn offset(mut self, offset: Duration) -> Self {
+        self.offset = Some(offset);
+        self
+    }
+
+    /// Sets the first allowed run (`startDate`).
+    #[must_use]
+    pub fn start_date(mut self, at: impl Into<UnixMillis>) -> Self {
+        self.start_date = Some(at.into().get());
+        self
+    }
+
+    /// Sets the last allowed run (`endDate`).
+    #[must_use]
+    pub fn end_date(mut self, at: impl Into<UnixMillis>) -> Self {
+        self.end_date = Some(at.into().get());
+        self
+    }
+
     /// The cron-parser options of this schedule (zone, start and end dates), searching from
     /// `current` (Unix ms).
     #[must_use]

@@ -7,13 +7,14 @@
 mod admin;
 mod getters;
 mod job_ref;
+mod meta;
 mod observability;
 
 pub use getters::QueueMetaInfo;
 pub use job_ref::{FailOutcome, JobFailure, JobRef};
+pub use meta::QueueMetaWriter;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -43,9 +44,8 @@ pub struct Queue<B> {
     backend: B,
     clock: Arc<dyn Clock>,
     defaults: Option<JobOptions>,
-    max_len_events: u64,
-    /// Set once the queue's `meta` hash has been written, as Node.js writes it on start.
-    meta_written: AtomicBool,
+    /// Writes the queue's `meta` hash once, as Node.js writes it on start.
+    meta: QueueMetaWriter,
 }
 
 /// The library name and version written to a queue's `meta.version`: the Node.js BullMQ
@@ -83,8 +83,7 @@ impl<B> Queue<B> {
             backend,
             clock: Arc::new(SystemClock),
             defaults: None,
-            max_len_events: DEFAULT_MAX_LEN_EVENTS,
-            meta_written: AtomicBool::new(false),
+            meta: QueueMetaWriter::default(),
         }
     }
 
@@ -92,7 +91,7 @@ impl<B> Queue<B> {
     /// `streams.events.maxLen`, 10,000 by default).
     #[must_use]
     pub fn max_len_events(mut self, max: u64) -> Self {
-        self.max_len_events = max;
+        self.meta = QueueMetaWriter::new(max);
         self
     }
 
@@ -153,16 +152,7 @@ impl<B: QueueMeta> Queue<B> {
     /// Writes the queue's `meta` (`opts.maxLenEvents`, `version`) as a Node.js `Queue` does when
     /// it starts; done once, before the first job is added.
     pub async fn write_meta(&self) -> Result<()> {
-        if self.meta_written.load(Ordering::Relaxed) {
-            return Ok(());
-        }
-        let values = [
-            ("opts.maxLenEvents", self.max_len_events.to_string()),
-            ("version", LIB_VERSION.to_owned()),
-        ];
-        self.backend.set_queue_meta(&values).await?;
-        self.meta_written.store(true, Ordering::Relaxed);
-        Ok(())
+        self.meta.write(&self.backend).await
     }
 }
 

@@ -160,8 +160,12 @@ impl WorkerOptions {
         concurrency: usize);
     setter!(/// Sets `autorun`.
         autorun: bool);
-    option_setter!(/// Sets the worker's `name`.
-        name: String);
+    /// Sets the worker's `name`.
+    #[must_use]
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
     setter!(/// Sets `lockDuration`.
         lock_duration: Duration);
     setter!(/// Sets `stalledInterval`.

@@ -236,7 +236,7 @@ pub(crate) fn keep_params(keep: &KeepJobs) -> (bool, Option<i64>, Option<i32>) {
     match keep {
         KeepJobs::RemoveAll => (true, None, None),
         KeepJobs::KeepAll => (false, None, None),
-        KeepJobs::Newest(count) => (false, None, Some(to_i32(*count))),
+        KeepJobs::Number(count) => (false, None, Some(to_i32(*count))),
         KeepJobs::Policy { age, count, .. } => {
             (false, age.map(|a| to_i64(a.as_secs())), count.map(to_i32))
         }

@@ -11,12 +11,12 @@ pub use validate::validate_schedule;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, Schedulers};
+use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, QueueMeta, Schedulers};
 use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::json::JsonPayload;
 use bullmq_core::options::RepeatOptions;
 use bullmq_core::worker::advance_job_scheduler;
-use bullmq_core::{Job, JobId, JobOptions};
+use bullmq_core::{Job, JobId, JobOptions, QueueMetaWriter};
 
 /// The job a scheduler creates at each iteration: its name, data and options.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -68,16 +68,12 @@ pub struct ScheduledIteration {
 /// Job schedulers of one queue.
 ///
 /// ```no_run
-/// # async fn demo<B: bullmq_core::backend::Schedulers>(backend: B) -> Result<(), bullmq_scheduler::SchedulerError> {
+/// # async fn demo<B: bullmq_core::backend::Backend>(backend: B) -> Result<(), bullmq_scheduler::SchedulerError> {
 /// use bullmq_core::options::RepeatOptions;
 /// use bullmq_scheduler::{JobScheduler, JobTemplate};
 ///
 /// let schedulers = JobScheduler::new(backend);
-/// let nightly = RepeatOptions {
-///     pattern: Some("0 3 * * *".into()),
-///     tz: Some("Europe/London".into()),
-///     ..RepeatOptions::default()
-/// };
+/// let nightly = RepeatOptions::cron("0 3 * * *").tz("Europe/London");
 /// let first = schedulers.upsert("nightly-report", &nightly, JobTemplate::named("report")).await?;
 /// # Ok(()) }
 /// ```
@@ -85,6 +81,7 @@ pub struct JobScheduler<B> {
     backend: B,
     clock: Arc<dyn Clock>,
     defaults: JobOptions,
+    meta: QueueMetaWriter,
 }
 
 impl<B> std::fmt::Debug for JobScheduler<B> {
@@ -100,7 +97,16 @@ impl<B: Schedulers> JobScheduler<B> {
             backend,
             clock: Arc::new(SystemClock),
             defaults: JobOptions::default(),
+            meta: QueueMetaWriter::default(),
         }
+    }
+
+    /// The approximate length the queue's event stream is trimmed to, written into its meta
+    /// on the first upsert (upstream: the queue's `streams.events.maxLen`, 10,000 by default).
+    #[must_use]
+    pub fn max_len_events(mut self, max: u64) -> Self {
+        self.meta = QueueMetaWriter::new(max);
+        self
     }
 
     /// Reads time from `clock` instead of the system clock.
@@ -120,55 +126,6 @@ impl<B: Schedulers> JobScheduler<B> {
     /// The backend.
     pub fn backend(&self) -> &B {
         &self.backend
-    }
-
-    /// Creates or replaces scheduler `id` and adds its next iteration (Node's
-    /// `queue.upsertJobScheduler`). `Ok(None)` when the schedule has no iteration left (its
-    /// `limit` is 0, or no cron match before its end date).
-    ///
-    /// # Errors
-    ///
-    /// [`SchedulerError`] for a refused schedule (see [`validate_schedule`]), an end date in
-    /// the past, or a backend failure.
-    pub async fn upsert(
-        &self,
-        id: &str,
-        schedule: &RepeatOptions,
-        template: JobTemplate,
-    ) -> Result<Option<ScheduledIteration>, SchedulerError> {
-        let now = self.clock.now_ms();
-        validate_schedule(schedule)?;
-        if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
-            return Err(SchedulerError::EndDateInPast { end_date, now });
-        }
-        let name = template.name.unwrap_or_else(|| id.to_owned());
-        let data = match &template.data {
-            Some(data) => data
-                .text("job scheduler template data")
-                .map_err(bullmq_core::Error::from)?
-                .to_owned(),
-            None => "{}".to_owned(),
-        };
-        // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
-        let opts = template.opts.or(&self.defaults);
-        let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
-            return Ok(None);
-        };
-        let mut stored = schedule.clone();
-        stored.immediately = None;
-        let args = AddJobSchedulerArgs {
-            scheduler_id: id.to_owned(),
-            // Node clamps a cron slot to now; an `every` slot is the script's to compute.
-            next_millis: plan.next_millis.map_or(0, |n| n.max(now)),
-            template_name: name,
-            template_data: data,
-            template_opts: opts,
-            schedule: stored,
-            delayed_job_opts: plan.delayed_job_opts,
-            producer_id: None,
-        };
-        let (id, delay) = self.backend.add_job_scheduler(&args).await?;
-        Ok(Some(ScheduledIteration { id, delay }))
     }
 
     /// Adds the iteration after `job`, a scheduler's job that just ran (what a worker does on
@@ -238,5 +195,60 @@ impl<B: Schedulers> JobScheduler<B> {
     /// A backend failure.
     pub async fn remove(&self, id: &str) -> Result<bool, SchedulerError> {
         Ok(self.backend.remove_job_scheduler(id).await?)
+    }
+}
+
+impl<B: Schedulers + QueueMeta> JobScheduler<B> {
+    /// Creates or replaces scheduler `id` and adds its next iteration (Node's
+    /// `queue.upsertJobScheduler`). `Ok(None)` when the schedule has no iteration left (its
+    /// `limit` is 0, or no cron match before its end date).
+    ///
+    /// Like Node's `Queue`, it first writes the queue's meta (`version`, `opts.maxLenEvents`),
+    /// once per `JobScheduler`.
+    ///
+    /// # Errors
+    ///
+    /// [`SchedulerError`] for a refused schedule (see [`validate_schedule`]), an end date in
+    /// the past, or a backend failure.
+    pub async fn upsert(
+        &self,
+        id: &str,
+        schedule: &RepeatOptions,
+        template: JobTemplate,
+    ) -> Result<Option<ScheduledIteration>, SchedulerError> {
+        let now = self.clock.now_ms();
+        validate_schedule(schedule)?;
+        if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
+            return Err(SchedulerError::EndDateInPast { end_date, now });
+        }
+        let name = template.name.unwrap_or_else(|| id.to_owned());
+        let data = match &template.data {
+            Some(data) => data
+                .text("job scheduler template data")
+                .map_err(bullmq_core::Error::from)?
+                .to_owned(),
+            None => "{}".to_owned(),
+        };
+        // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
+        let opts = template.opts.or(&self.defaults);
+        let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
+            return Ok(None);
+        };
+        let mut stored = schedule.clone();
+        stored.immediately = None;
+        self.meta.write(&self.backend).await?;
+        let args = AddJobSchedulerArgs {
+            scheduler_id: id.to_owned(),
+            // Node clamps a cron slot to now; an `every` slot is the script's to compute.
+            next_millis: plan.next_millis.map_or(0, |n| n.max(now)),
+            template_name: name,
+            template_data: data,
+            template_opts: opts,
+            schedule: stored,
+            delayed_job_opts: plan.delayed_job_opts,
+            producer_id: None,
+        };
+        let (id, delay) = self.backend.add_job_scheduler(&args).await?;
+        Ok(Some(ScheduledIteration { id, delay }))
     }
 }

@@ -1,0 +1,101 @@
+//! `cargo xtask`: chores of the bullmq-rs repository.
+//!
+//! - `upstream generate`: writes the upstream text a packaged `bullmq-upstream`
+//!   carries into `bullmq-upstream/generated/` (git-ignored), from the pinned
+//!   tarball, after checking it against `bullmq-upstream/checksums.txt`.
+//! - `upstream checksums`: rewrites `bullmq-upstream/checksums.txt` from the
+//!   pinned tarball (after a pin bump; review the diff).
+//! - `package [ARGS]` / `publish [ARGS]`: `upstream generate`, then
+//!   `cargo package --workspace ARGS` / `cargo publish --workspace ARGS`.
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use bullmq_upstream::{GENERATED_DIR_NAME, Sources};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("xtask: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask upstream generate | upstream checksums | \
+                     package [cargo package args] | publish [cargo publish args]";
+
+fn run(args: &[String]) -> Result<(), String> {
+    let root = bullmq_upstream::workspace_root()
+        .ok_or("xtask runs inside the bullmq-rs repository only")?;
+    match args.first().map(String::as_str) {
+        Some("upstream") => match args.get(1).map(String::as_str) {
+            Some("generate") => generate(&root),
+            Some("checksums") => checksums(&root),
+            _ => Err(USAGE.to_owned()),
+        },
+        Some(command @ ("package" | "publish")) => {
+            generate(&root)?;
+            cargo(&root, command, &args[1..])
+        }
+        _ => Err(USAGE.to_owned()),
+    }
+}
+
+/// The extracted text and upstream's license, from the pinned tarball.
+fn extract(root: &Path) -> Result<(Sources, String), String> {
+    let package = bullmq_upstream::obtain(&bullmq_upstream::cache_dir(root))
+        .map_err(|err| err.to_string())?;
+    let sources = Sources::from_package(&package).map_err(|err| err.to_string())?;
+    let license = package.license().map_err(|err| err.to_string())?;
+    Ok((sources, license))
+}
+
+fn generate(root: &Path) -> Result<(), String> {
+    let (sources, license) = extract(root)?;
+    let files = sources.files(&license);
+    bullmq_upstream::verify(&files).map_err(|err| err.to_string())?;
+    let dir = generated_dir(root);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .map_err(|err| format!("cannot remove {}: {err}", dir.display()))?;
+    }
+    bullmq_upstream::write_files(&dir, &files).map_err(|err| err.to_string())?;
+    eprintln!("xtask: wrote {} files to {}", files.len(), dir.display());
+    Ok(())
+}
+
+fn checksums(root: &Path) -> Result<(), String> {
+    let (sources, license) = extract(root)?;
+    let path = root.join("bullmq-upstream/checksums.txt");
+    let text = bullmq_upstream::render_checksums(&sources.files(&license));
+    std::fs::write(&path, text).map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+    eprintln!(
+        "xtask: wrote {}; review `git diff` before committing",
+        path.display()
+    );
+    Ok(())
+}
+
+fn generated_dir(root: &Path) -> PathBuf {
+    root.join("bullmq-upstream").join(GENERATED_DIR_NAME)
+}
+
+fn cargo(root: &Path, command: &str, args: &[String]) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root)
+        .arg(command)
+        .arg("--workspace")
+        .args(args)
+        .status()
+        .map_err(|err| format!("cannot run cargo {command}: {err}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("cargo {command} --workspace failed ({status})"))
+    }
+}

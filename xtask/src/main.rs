@@ -84,13 +84,37 @@ fn generated_dir(root: &Path) -> PathBuf {
     root.join("bullmq-upstream").join(GENERATED_DIR_NAME)
 }
 
+/// Cargo takes the git-ignored `generated/` it packages for uncommitted changes, so the check
+/// that nothing else is uncommitted is done here, and cargo is told `--allow-dirty`.
+fn ensure_committed(root: &Path, args: &[String]) -> Result<(), String> {
+    if args.iter().any(|arg| arg == "--allow-dirty") {
+        return Ok(());
+    }
+    let Ok(output) = Command::new("git")
+        .current_dir(root)
+        .args(["status", "--porcelain"])
+        .output()
+    else {
+        return Ok(()); // Not a git checkout (or no git): nothing to compare with.
+    };
+    let changes = String::from_utf8_lossy(&output.stdout);
+    if output.status.success() && !changes.trim().is_empty() {
+        return Err(format!(
+            "uncommitted changes (commit them, or pass --allow-dirty):\n{changes}"
+        ));
+    }
+    Ok(())
+}
+
 fn cargo(root: &Path, command: &str, args: &[String]) -> Result<(), String> {
+    ensure_committed(root, args)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(root)
         .arg(command)
         .arg("--workspace")
         .args(args)
+        .args((!args.iter().any(|arg| arg == "--allow-dirty")).then_some("--allow-dirty"))
         .status()
         .map_err(|err| format!("cannot run cargo {command}: {err}"))?;
     if status.success() {

@@ -106,6 +106,9 @@ fn ensure_committed(root: &Path, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// `--exclude` of the members that are not published (`publish = false`).
+const UNPUBLISHED: &[&str] = &["--exclude", "xtask", "--exclude", "bullmq-test-worker"];
+
 fn cargo(root: &Path, command: &str, args: &[String]) -> Result<(), String> {
     ensure_committed(root, args)?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
@@ -115,6 +118,12 @@ fn cargo(root: &Path, command: &str, args: &[String]) -> Result<(), String> {
         .arg("--workspace")
         .args(args)
         .args((!args.iter().any(|arg| arg == "--allow-dirty")).then_some("--allow-dirty"))
+        // `cargo publish` skips the unpublished members by itself, `cargo package` does not.
+        .args(if command == "package" {
+            UNPUBLISHED
+        } else {
+            &[]
+        })
         .status()
         .map_err(|err| format!("cannot run cargo {command}: {err}"))?;
     if status.success() {

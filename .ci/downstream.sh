@@ -5,7 +5,8 @@
 # Node.js and npm off PATH, no BULLMQ_UPSTREAM_* variable and the network off
 # (CARGO_NET_OFFLINE; dependencies come from ~/.cargo/registry, versions from the workspace's
 # Cargo.lock). The program adds a job and processes it with a Worker, on Redis, then (built with
-# `--no-default-features --features postgres`) on PostgreSQL.
+# `--no-default-features --features postgres`) on PostgreSQL; in between, the facade's docs are
+# built as docs.rs builds them (DOCS_RS=1, every feature).
 #
 # Usage: .ci/downstream.sh [--skip-package]   (REDIS_URL / DATABASE_URL as for the tests)
 set -euo pipefail
@@ -82,6 +83,10 @@ isolated sh -c '! command -v node && ! command -v npm' >/dev/null \
 echo "downstream: building against the packaged crates (Redis)"
 isolated cargo build --quiet
 PREFIX="downstream-$$" "$root/target/debug/downstream"
+
+echo "downstream: docs.rs's build of the packaged facade, every feature (DOCS_RS=1, offline)"
+isolated env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p bullmq \
+  --features bullmq/redis,bullmq/postgres,bullmq/flow,bullmq/scheduler,bullmq/tls
 
 echo "downstream: building against the packaged crates (PostgreSQL)"
 isolated cargo build --quiet --no-default-features --features postgres

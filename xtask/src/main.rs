@@ -39,6 +39,7 @@ fn run(args: &[String]) -> Result<(), String> {
         },
         Some(command @ ("package" | "publish")) => {
             generate(&root)?;
+            forget_earlier_packages(&root)?;
             cargo(&root, command, &args[1..])
         }
         _ => Err(USAGE.to_owned()),
@@ -82,6 +83,44 @@ fn checksums(root: &Path) -> Result<(), String> {
 
 fn generated_dir(root: &Path) -> PathBuf {
     root.join("bullmq-upstream").join(GENERATED_DIR_NAME)
+}
+
+/// Cargo verifies each package against the others through a temporary local registry, and
+/// keeps the sources it unpacked from there under `$CARGO_HOME/registry/src/-<hash>/`. A later
+/// run with the same versions would reuse those stale copies instead of the new packages, so
+/// they are removed first, with the temporary registry.
+fn forget_earlier_packages(root: &Path) -> Result<(), String> {
+    let remove = |path: &Path| {
+        std::fs::remove_dir_all(path)
+            .map_err(|err| format!("cannot remove {}: {err}", path.display()))
+    };
+    let tmp_registry = root.join("target/package/tmp-registry");
+    if tmp_registry.exists() {
+        remove(&tmp_registry)?;
+    }
+    let cargo_home = std::env::var_os("CARGO_HOME").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
+        PathBuf::from,
+    );
+    let Ok(sources) = std::fs::read_dir(cargo_home.join("registry/src")) else {
+        return Ok(());
+    };
+    // Local (path) registries are named `-<hash>`; crates.io's sources are never touched.
+    for registry in sources.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for entry in std::fs::read_dir(registry.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if entry.file_name().to_string_lossy().starts_with("bullmq") {
+                remove(&entry.path())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Cargo takes the git-ignored `generated/` it packages for uncommitted changes, so the check

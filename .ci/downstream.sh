@@ -13,6 +13,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# Where `cargo xtask package` / `publish` put the packages and verify them: the dependencies
+# built there are reused.
+target="$root/target/package-verify"
 if [[ "${1:-}" != "--skip-package" ]]; then
   cargo xtask package --no-verify --quiet
 fi
@@ -31,7 +34,7 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 mkdir -p "$work/crates" "$work/app/src"
 patch=""
 for crate in "${crates[@]}"; do
-  file="target/package/$crate-$version.crate"
+  file="$target/package/$crate-$version.crate"
   [[ -f "$file" ]] || { echo "missing $file (run cargo xtask package)" >&2; exit 1; }
   tar -xzf "$file" -C "$work/crates"
   patch+="$crate = { path = \"../crates/$crate-$version\" }"$'\n'
@@ -75,14 +78,14 @@ done
 
 isolated() {
   (cd "$work/app" && env -u BULLMQ_UPSTREAM_TARBALL -u BULLMQ_UPSTREAM_CACHE \
-    PATH="$nonode" CARGO_NET_OFFLINE=true CARGO_TARGET_DIR="$root/target" "$@")
+    PATH="$nonode" CARGO_NET_OFFLINE=true CARGO_TARGET_DIR="$target" "$@")
 }
 isolated sh -c '! command -v node && ! command -v npm' >/dev/null \
   || { echo "node or npm still on PATH" >&2; exit 1; }
 
 echo "downstream: building against the packaged crates (Redis)"
 isolated cargo build --quiet
-PREFIX="downstream-$$" "$root/target/debug/downstream"
+PREFIX="downstream-$$" "$target/debug/downstream"
 
 echo "downstream: docs.rs's build of the packaged facade, every feature (DOCS_RS=1, offline)"
 isolated env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p bullmq \
@@ -90,4 +93,4 @@ isolated env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p
 
 echo "downstream: building against the packaged crates (PostgreSQL)"
 isolated cargo build --quiet --no-default-features --features postgres
-SCHEMA="$schema" "$root/target/debug/downstream"
+SCHEMA="$schema" "$target/debug/downstream"

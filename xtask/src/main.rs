@@ -85,18 +85,41 @@ fn generated_dir(root: &Path) -> PathBuf {
     root.join("bullmq-upstream").join(GENERATED_DIR_NAME)
 }
 
-/// Cargo verifies each package against the others through a temporary local registry, and
-/// keeps the sources it unpacked from there under `$CARGO_HOME/registry/src/-<hash>/`. A later
-/// run with the same versions would reuse those stale copies instead of the new packages, so
-/// they are removed first, with the temporary registry.
+/// Where the packages are verified (also the target directory of `.ci/downstream.sh`, which
+/// reuses what is compiled there).
+const VERIFY_TARGET_DIR: &str = "target/package-verify";
+
+/// Cargo verifies each package against the others through a temporary local registry. It keeps
+/// the sources it unpacked from there under `$CARGO_HOME/registry/src/-<hash>/` and, as for any
+/// registry crate, takes the artifacts built from them for fresh by name and version alone. A
+/// later run with the same versions would verify against those stale copies, so they are
+/// removed first: the temporary registry, the unpacked sources, and our crates' artifacts in
+/// the verification target directory (third-party ones stay).
 fn forget_earlier_packages(root: &Path) -> Result<(), String> {
     let remove = |path: &Path| {
-        std::fs::remove_dir_all(path)
-            .map_err(|err| format!("cannot remove {}: {err}", path.display()))
+        let removed = if path.is_dir() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        removed.map_err(|err| format!("cannot remove {}: {err}", path.display()))
     };
-    let tmp_registry = root.join("target/package/tmp-registry");
+    let tmp_registry = root.join(VERIFY_TARGET_DIR).join("package/tmp-registry");
     if tmp_registry.exists() {
         remove(&tmp_registry)?;
+    }
+    let profile = root.join(VERIFY_TARGET_DIR).join("debug");
+    for dir in ["deps", ".fingerprint", "build"] {
+        for entry in std::fs::read_dir(profile.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("bullmq") || name.starts_with("libbullmq") {
+                remove(&entry.path())?;
+            }
+        }
     }
     let cargo_home = std::env::var_os("CARGO_HOME").map_or_else(
         || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
@@ -157,6 +180,8 @@ fn cargo(root: &Path, command: &str, args: &[String]) -> Result<(), String> {
         .arg("--workspace")
         .args(args)
         .args((!args.iter().any(|arg| arg == "--allow-dirty")).then_some("--allow-dirty"))
+        .arg("--target-dir")
+        .arg(root.join(VERIFY_TARGET_DIR))
         // `cargo publish` skips the unpublished members by itself, `cargo package` does not.
         .args(if command == "package" {
             UNPUBLISHED

@@ -51,6 +51,8 @@ publish = false
 default = ["redis"]
 redis = ["bullmq/redis"]
 postgres = ["bullmq/postgres"]
+# Every feature of the facade, for its docs as docs.rs builds them.
+all = ["bullmq/redis", "bullmq/postgres", "bullmq/flow", "bullmq/scheduler", "bullmq/tls"]
 
 [dependencies]
 bullmq = { version = "$version", default-features = false }
@@ -88,8 +90,7 @@ isolated cargo build --quiet
 PREFIX="downstream-$$" "$target/debug/downstream"
 
 echo "downstream: docs.rs's build of the packaged facade, every feature (DOCS_RS=1, offline)"
-isolated env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p bullmq \
-  --features bullmq/redis,bullmq/postgres,bullmq/flow,bullmq/scheduler,bullmq/tls
+isolated env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p bullmq --features all
 
 echo "downstream: building against the packaged crates (PostgreSQL)"
 isolated cargo build --quiet --no-default-features --features postgres

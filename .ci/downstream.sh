@@ -51,8 +51,6 @@ publish = false
 default = ["redis"]
 redis = ["bullmq/redis"]
 postgres = ["bullmq/postgres"]
-# Every feature of the facade, for its docs as docs.rs builds them.
-all = ["bullmq/redis", "bullmq/postgres", "bullmq/flow", "bullmq/scheduler", "bullmq/tls"]
 
 [dependencies]
 bullmq = { version = "$version", default-features = false }
@@ -78,10 +76,14 @@ for dir in "${dirs[@]}"; do
   done
 done
 
-isolated() {
-  (cd "$work/app" && env -u BULLMQ_UPSTREAM_TARBALL -u BULLMQ_UPSTREAM_CACHE \
+# Runs a command in directory $1 without Node.js, BULLMQ_UPSTREAM_* or network.
+isolated_in() {
+  local dir=$1
+  shift
+  (cd "$dir" && env -u BULLMQ_UPSTREAM_TARBALL -u BULLMQ_UPSTREAM_CACHE \
     PATH="$nonode" CARGO_NET_OFFLINE=true CARGO_TARGET_DIR="$target" "$@")
 }
+isolated() { isolated_in "$work/app" "$@"; }
 isolated sh -c '! command -v node && ! command -v npm' >/dev/null \
   || { echo "node or npm still on PATH" >&2; exit 1; }
 
@@ -90,7 +92,13 @@ isolated cargo build --quiet
 PREFIX="downstream-$$" "$target/debug/downstream"
 
 echo "downstream: docs.rs's build of the packaged facade, every feature (DOCS_RS=1, offline)"
-isolated env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --no-deps -p bullmq --features all
+# As docs.rs does: in the unpacked crate, every feature; its dependencies are the packaged crates.
+facade_patch=()
+for crate in "${crates[@]}"; do
+  [[ "$crate" == bullmq ]] || facade_patch+=(--config "patch.crates-io.$crate.path=\"$work/crates/$crate-$version\"")
+done
+isolated_in "$work/crates/bullmq-$version" env DOCS_RS=1 RUSTDOCFLAGS="-D warnings" \
+  cargo doc --quiet --no-deps --all-features "${facade_patch[@]}"
 
 echo "downstream: building against the packaged crates (PostgreSQL)"
 isolated cargo build --quiet --no-default-features --features postgres

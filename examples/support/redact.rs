@@ -1,11 +1,13 @@
 //! Shared by the examples: a store URL fit for a message.
 
-/// `url` with its user information (user name and password) hidden.
+/// `url` with its password (if it has one) hidden; the user name stays.
 pub(crate) fn redacted(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            format!("{}***{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_owned(),
+    let (Some(scheme), Some(at)) = (url.find("://"), url.rfind('@')) else {
+        return url.to_owned();
+    };
+    let start = scheme + 3;
+    match url.get(start..at).and_then(|userinfo| userinfo.find(':')) {
+        Some(colon) => format!("{}:***{}", &url[..start + colon], &url[at..]),
+        None => url.to_owned(),
     }
 }

@@ -1,8 +1,10 @@
 //! Generates `$OUT_DIR/scripts.rs` (included by `src/scripts.rs`): one constant
 //! per upstream Lua script, its text embedded from `$OUT_DIR/lua/`.
 //!
-//! The scripts come from the pinned npm package, fetched and verified by
-//! `bullmq-upstream` into a git-ignored cache; see `lua/README.md`.
+//! The scripts come from the pinned npm package through `bullmq-upstream`
+//! (the text a packaged crate carries, or in the repository the tarball in a
+//! git-ignored cache), checked against its committed digests; see
+//! `lua/README.md`. This script writes only under `OUT_DIR`.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -10,34 +12,11 @@ use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!(
-        "cargo:rerun-if-env-changed={}",
-        bullmq_upstream::TARBALL_ENV
-    );
-    println!("cargo:rerun-if-env-changed={}", bullmq_upstream::CACHE_ENV);
-
-    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
-    let workspace_root = manifest_dir
-        .parent()
-        .expect("bullmq-redis lives inside the workspace directory");
     let out_dir = PathBuf::from(env("OUT_DIR"));
-
-    let package = bullmq_upstream::obtain(&bullmq_upstream::cache_dir(workspace_root))
+    let sources = bullmq_upstream::load_for_build_script()
         .unwrap_or_else(|err| panic!("cannot obtain the upstream Lua scripts: {err}"));
-    // Deleting the cache makes cargo run this script again.
-    println!(
-        "cargo:rerun-if-changed={}",
-        package.verification_marker().display()
-    );
-    println!(
-        "cargo:rustc-env=BULLMQ_UPSTREAM_PACKAGE_DIR={}",
-        package.root().display()
-    );
 
-    let scripts = package
-        .lua_scripts()
-        .unwrap_or_else(|err| panic!("cannot resolve the upstream Lua scripts: {err}"));
-    let source = render(&scripts, &out_dir.join("lua"));
+    let source = render(&sources.lua_scripts, &out_dir.join("lua"));
     write(&out_dir.join("scripts.rs"), &source);
 }
 

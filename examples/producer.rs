@@ -5,11 +5,16 @@
 //! Run with `cargo run --example producer` (Redis at `REDIS_URL`, default
 //! `redis://127.0.0.1:6379`).
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Backoff, BulkJob, Deduplication, JobOptions, KeepJobs, Queue, QueueName};
 use serde::Serialize;
+
+#[path = "support/redact.rs"]
+mod redact;
+use redact::redacted;
 
 #[derive(Serialize)]
 struct Email<'a> {
@@ -17,11 +22,30 @@ struct Email<'a> {
     subject: &'a str,
 }
 
+/// Errors are printed with `Display`, never with `Debug` as `fn main() -> Result<…>` would.
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() -> ExitCode {
+    match run().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("producer: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let name = QueueName::new("producer-emails")?;
-    let backend = RedisBackend::connect(&RedisOptions::new(url), name.clone()).await?;
+    let backend = RedisBackend::connect(&RedisOptions::new(url.clone()), name.clone())
+        .await
+        .map_err(|err| {
+            format!(
+                "cannot connect to Redis at {} ({err}): start Redis there, or set REDIS_URL to \
+                 a running server",
+                redacted(&url)
+            )
+        })?;
     let queue = Queue::new(name, backend);
 
     // One job, with the options a Node.js user knows.

@@ -5,8 +5,8 @@
 //! another runtime. In every case no job is lost, none completes twice, and the workers keep
 //! running.
 //!
-//! The crashing worker is `bullmq-test-worker` (`tests/bin/worker_process.rs`, feature
-//! `test-worker`), so a crash is a real process crash.
+//! The crashing worker is `bullmq-test-worker` (package `bullmq-test-worker`, built by
+//! `support::workspace_bin`), so a crash is a real process crash.
 
 #![allow(clippy::unwrap_used)]
 
@@ -15,8 +15,9 @@ mod support;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io::BufRead;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bullmq::core::job::JobType;
@@ -61,6 +62,8 @@ impl Ctx {
         guard: Option<support::PrefixGuard>,
         queue: &str,
     ) -> Self {
+        // Built (or found fresh) before any test starts its clock.
+        test_worker();
         let name = QueueName::new(queue).unwrap();
         let backend = connect(&url, &prefix, &name).await;
         Self {
@@ -173,7 +176,7 @@ impl Ctx {
 
     /// The bullmq-test-worker process on this queue, with `env` on top of its defaults.
     fn spawn_worker(&self, env: &[(&str, &str)]) -> WorkerProcess {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_bullmq-test-worker"));
+        let mut cmd = Command::new(test_worker());
         cmd.env("REDIS_URL", &self.url)
             .env("PREFIX", &self.prefix)
             .env("QUEUE", self.name.as_str())
@@ -185,6 +188,12 @@ impl Ctx {
         }
         WorkerProcess::spawn(cmd)
     }
+}
+
+/// The worker binary, built once per test process.
+fn test_worker() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(support::workspace_bin::test_worker)
 }
 
 async fn connect(url: &str, prefix: &str, name: &QueueName) -> RedisBackend {

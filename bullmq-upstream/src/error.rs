@@ -44,6 +44,14 @@ pub enum UpstreamError {
         /// The digest of the file, lowercase hex.
         actual: String,
     },
+    /// Extracted or packaged text does not match the committed digests
+    /// (`bullmq-upstream/checksums.txt`).
+    Digest {
+        /// The file, relative to the generated directory (or `checksums.txt` itself).
+        file: String,
+        /// What differs, and what to do.
+        message: String,
+    },
     /// A `--- @include` directive could not be resolved.
     Include(IncludeError),
     /// A file of the package does not have the shape this crate expects
@@ -135,6 +143,9 @@ impl fmt::Display for UpstreamError {
                 path.display()
             ),
             Self::Include(err) => write!(f, "{err}"),
+            Self::Digest { file, message } => {
+                write!(f, "upstream text {file} of {PACKAGE}@{VERSION}: {message}")
+            }
             Self::Layout { path, message } => write!(
                 f,
                 "unexpected content in {} of {PACKAGE}@{VERSION}: {message}",
@@ -187,7 +198,10 @@ impl std::error::Error for UpstreamError {
         match self {
             Self::Io { source, .. } | Self::NpmNotFound { source } => Some(source),
             Self::Include(err) => Some(err),
-            Self::NpmFailed { .. } | Self::ChecksumMismatch { .. } | Self::Layout { .. } => None,
+            Self::NpmFailed { .. }
+            | Self::ChecksumMismatch { .. }
+            | Self::Digest { .. }
+            | Self::Layout { .. } => None,
         }
     }
 }

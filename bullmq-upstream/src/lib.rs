@@ -1,26 +1,35 @@
-//! Build-time access to the pinned `bullmq` npm package.
+//! Build-time access to the Lua scripts and SQL of the pinned `bullmq` npm package.
 //!
-//! The Redis and Postgres backends run upstream's own Lua scripts and SQL,
-//! byte for byte, so that they interoperate with the Node.js library. None of that
-//! text lives in this repository: the build scripts of `bullmq-redis` and
-//! `bullmq-postgres` call [`obtain`], which fetches the pinned tarball
-//! ([`PACKAGE`]@[`VERSION`]) with the ordinary `npm` client, checks it against
-//! [`TARBALL_SHA256`] and unpacks it into a cache directory; then
-//! [`Package::lua_scripts`], [`Package::sql_commands`] and
-//! [`Package::sql_migrations`] extract what the backends embed.
+//! The Redis and PostgreSQL backends run upstream's own Lua scripts and SQL,
+//! byte for byte, so that they interoperate with the Node.js library. Their
+//! build scripts call [`load`], which gets that text from one of two places:
 //!
-//! Offline builds set [`TARBALL_ENV`] to a tarball obtained elsewhere with
-//! `npm pack bullmq@6.7.0`; [`CACHE_ENV`] moves the cache.
+//! - **A packaged crate** (from crates.io, a vendor directory, `cargo package`)
+//!   carries it in `generated/`, written from the pinned tarball when the crate
+//!   was packaged (`cargo xtask package`), with upstream's license notice
+//!   beside it. Nothing is downloaded and nothing is written: no Node.js, no
+//!   network.
+//! - **The bullmq-rs repository** never holds that text. There [`obtain`]
+//!   fetches the pinned tarball ([`PACKAGE`]@[`VERSION`]) with the ordinary
+//!   `npm` client (or takes it from [`TARBALL_ENV`]), checks it against
+//!   [`TARBALL_SHA256`] and unpacks it into the git-ignored `.upstream/` cache of
+//!   the workspace ([`CACHE_ENV`] moves it); the text is extracted from there.
+//!
+//! Either way the text is checked against the digests committed in
+//! `checksums.txt` (SHA-1 of every Lua script, as Redis names it; SHA-256 of
+//! every other file) before a build script embeds it.
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
 
 mod error;
 mod fetch;
+mod generated;
 pub mod lua;
 pub mod sql;
 
 pub use error::{IncludeError, UpstreamError};
+pub use generated::{GeneratedFile, Sources, render_checksums, verify, write_files};
 pub use lua::LuaScript;
 pub use sql::{MigrationFile, SqlFile};
 
@@ -66,6 +75,99 @@ pub fn cache_dir(workspace_root: &Path) -> PathBuf {
         Some(value) if !value.is_empty() => workspace_root.join(value),
         _ => workspace_root.join(".upstream"),
     }
+}
+
+/// Name of the directory, inside a packaged `bullmq-upstream`, that holds the
+/// generated upstream text.
+pub const GENERATED_DIR_NAME: &str = "generated";
+
+/// This crate's own directory (in the repository, a registry or a vendor directory).
+fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The root of the bullmq-rs workspace when this crate is built from the
+/// repository (a checkout or a git dependency), `None` when it is built from a
+/// package.
+#[must_use]
+pub fn workspace_root() -> Option<PathBuf> {
+    let root = crate_dir().parent()?;
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).ok()?;
+    (manifest.contains("[workspace]") && manifest.contains("\"bullmq-upstream\""))
+        .then(|| root.to_path_buf())
+}
+
+/// The verified text the backends embed, and what a build script should watch.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The scripts, commands and migrations.
+    pub sources: Sources,
+    /// The unpacked tarball, in the repository only (tests read it).
+    pub package: Option<Package>,
+    /// Files whose change should make cargo run the build script again.
+    pub rerun_if_changed: Vec<PathBuf>,
+}
+
+/// Loads the upstream text for a build script, verified against the committed
+/// digests: from the packaged `generated/` directory, or in the repository
+/// from the pinned tarball (see the crate docs).
+///
+/// Outside the repository nothing is written and no program is run.
+///
+/// # Errors
+///
+/// Everything [`obtain`] returns (repository), a missing or altered
+/// `generated/` directory (package), and text that does not match the
+/// committed digests.
+pub fn load() -> Result<Loaded, UpstreamError> {
+    let Some(root) = workspace_root() else {
+        let dir = crate_dir().join(GENERATED_DIR_NAME);
+        if !dir.is_dir() {
+            return Err(error::layout_error(
+                &dir,
+                "this copy of bullmq-upstream carries no generated upstream text: it was \
+                 packaged without `cargo xtask package`. Use a release from crates.io, or build \
+                 inside the bullmq-rs repository",
+            ));
+        }
+        let sources = generated::load_packaged(&dir)?;
+        return Ok(Loaded {
+            sources,
+            package: None,
+            rerun_if_changed: vec![dir],
+        });
+    };
+    let package = obtain(&cache_dir(&root))?;
+    let sources = Sources::from_package(&package)?;
+    verify(&sources.files(&package.license()?))?;
+    Ok(Loaded {
+        sources,
+        rerun_if_changed: vec![package.verification_marker()],
+        package: Some(package),
+    })
+}
+
+/// [`load`] for a build script: also prints the cargo directives that go with it (run again
+/// when [`TARBALL_ENV`], [`CACHE_ENV`] or the text's source change; in the repository,
+/// `BULLMQ_UPSTREAM_PACKAGE_DIR` for the tests that compare the embedded text with the package).
+///
+/// # Errors
+///
+/// See [`load`].
+pub fn load_for_build_script() -> Result<Sources, UpstreamError> {
+    println!("cargo:rerun-if-env-changed={TARBALL_ENV}");
+    println!("cargo:rerun-if-env-changed={CACHE_ENV}");
+    let loaded = load()?;
+    for path in &loaded.rerun_if_changed {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    if let Some(package) = &loaded.package {
+        println!(
+            "cargo:rustc-env=BULLMQ_UPSTREAM_PACKAGE_DIR={}",
+            package.root().display()
+        );
+    }
+    Ok(loaded.sources)
 }
 
 /// Makes the pinned package available under `cache_dir` and returns it.
@@ -119,6 +221,16 @@ impl Package {
     #[must_use]
     pub fn verification_marker(&self) -> PathBuf {
         self.unpacked.join(fetch::MARKER_FILE_NAME)
+    }
+
+    /// Upstream's license notice (`LICENSE` of the package).
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be read.
+    pub fn license(&self) -> Result<String, UpstreamError> {
+        let path = self.root.join("LICENSE");
+        std::fs::read_to_string(&path).map_err(|e| error::io_error("read", path, e))
     }
 
     /// `dist/cjs/commands`: the top-level Lua scripts, with `includes/` below.

@@ -127,7 +127,7 @@ fn read_file(path: &Path) -> io::Result<Option<String>> {
 }
 
 /// `moveToFinished-14.lua` → (`moveToFinished`, 14).
-fn split_file_name(path: &Path) -> Result<(String, usize), UpstreamError> {
+pub(crate) fn split_file_name(path: &Path) -> Result<(String, usize), UpstreamError> {
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())

@@ -121,7 +121,7 @@ fn read(path: &Path) -> Result<String, UpstreamError> {
 }
 
 /// `add_job.sql` → `add_job`.
-fn sql_stem(key: &str) -> Result<String, String> {
+pub(crate) fn sql_stem(key: &str) -> Result<String, String> {
     key.strip_suffix(".sql")
         .filter(|stem| {
             !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')

@@ -12,6 +12,7 @@ pub mod postgres;
 pub mod proxy;
 pub mod scheduled;
 pub mod wait;
+pub mod workspace_bin;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -10,6 +10,7 @@ mod names;
 pub mod options;
 mod queue;
 pub mod queue_events;
+pub mod telemetry;
 pub mod worker;
 
 /// Cron patterns read as Node.js's cron-parser reads them (the `bullmq-cron` crate).

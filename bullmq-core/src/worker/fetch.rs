@@ -59,6 +59,7 @@ impl<B: Backend> Shared<B> {
             worker_name: self.opts.name.clone(),
         };
         let next = self.queue.backend().move_to_active(&fetch).await?;
+        self.health.record_ok(self.now_ms());
         Ok(self.take(next))
     }
 
@@ -90,12 +91,18 @@ impl<B: Backend> Shared<B> {
         // Delays are only meaningful for one wait (upstream resets them here too).
         self.limit_until.store(0, Ordering::SeqCst);
         self.block_until.store(0, Ordering::SeqCst);
-        match self.queue.backend().wait_for_job(timeout).await {
+        let waited = self.queue.backend().wait_for_job(timeout).await;
+        if waited.is_ok() {
+            self.health.record_ok(self.now_ms());
+        }
+        match waited {
             Ok(Some(marker)) if block_until != 0 && marker.score > block_until => block_until,
             Ok(Some(marker)) => marker.score,
             Ok(None) => 0,
             Err(err) => {
-                if !is_connection_error(&err) {
+                if is_connection_error(&err) {
+                    self.health.record_failure();
+                } else {
                     self.emit_error(err);
                 }
                 if !self.is_closing() {

@@ -3,15 +3,28 @@
 
 use tracing::Span;
 
-/// A span of operation `$op` (a literal: tracing names are static) on queue `$queue`, with
-/// every field the library may record on it declared up front (tracing records only
-/// declared fields).
+/// A span of operation `$op` (a literal: tracing names are static) on queue `$queue`, named
+/// `$name` (a `Display` formatted only when a subscriber records the span), with every field
+/// the library may record on it declared up front (tracing records only declared fields). The
+/// job's and worker's fields are given at creation when known, `Empty` otherwise: a value given
+/// then costs a subscriber nothing more, one recorded later is another call through it.
 macro_rules! op_span {
-    ($op:literal, $kind:literal, $op_type:expr, $queue:expr) => {
+    ($op:literal, $kind:literal, $op_type:expr, $queue:expr, $name:expr) => {
+        op_span!(
+            $op, $kind, $op_type, $queue, $name,
+            job: (tracing::field::Empty, tracing::field::Empty, tracing::field::Empty),
+            worker: (tracing::field::Empty, tracing::field::Empty)
+        )
+    };
+    (
+        $op:literal, $kind:literal, $op_type:expr, $queue:expr, $name:expr,
+        job: ($id:expr, $job_name:expr, $attempts:expr),
+        worker: ($worker_name:expr, $worker_id:expr)
+    ) => {
         tracing::info_span!(
             target: "bullmq",
             $op,
-            otel.name = tracing::field::Empty,
+            otel.name = $name,
             otel.kind = $kind,
             otel.status_code = tracing::field::Empty,
             otel.status_description = tracing::field::Empty,
@@ -19,13 +32,13 @@ macro_rules! op_span {
             messaging.destination.name = $queue,
             messaging.operation.type = $op_type,
             messaging.operation.name = $op,
-            messaging.message.id = tracing::field::Empty,
+            messaging.message.id = $id,
             messaging.batch.message_count = tracing::field::Empty,
             bullmq.queue.name = $queue,
             bullmq.queue.operation = $op,
-            bullmq.job.name = tracing::field::Empty,
-            bullmq.job.id = tracing::field::Empty,
-            bullmq.job.attempts.made = tracing::field::Empty,
+            bullmq.job.name = $job_name,
+            bullmq.job.id = $id,
+            bullmq.job.attempts.made = $attempts,
             bullmq.job.state = tracing::field::Empty,
             bullmq.job.failed.reason = tracing::field::Empty,
             bullmq.job.duration_ms = tracing::field::Empty,
@@ -33,8 +46,8 @@ macro_rules! op_span {
             bullmq.job.bulk.count = tracing::field::Empty,
             bullmq.job.scheduler.id = tracing::field::Empty,
             bullmq.flow.name = tracing::field::Empty,
-            bullmq.worker.name = tracing::field::Empty,
-            bullmq.worker.id = tracing::field::Empty,
+            bullmq.worker.name = $worker_name,
+            bullmq.worker.id = $worker_id,
             bullmq.worker.stalled.jobs = tracing::field::Empty,
             bullmq.worker.failed.jobs = tracing::field::Empty,
             bullmq.worker.jobs.to.extend.locks = tracing::field::Empty,
@@ -42,13 +55,11 @@ macro_rules! op_span {
     };
 }
 
-/// Names `span` as Node does (`<operation> <destination>`); the name is built only when the
-/// span is recorded.
-fn named(span: Span, op: &str, destination: impl std::fmt::Display) -> Span {
-    if !span.is_disabled() {
-        span.record("otel.name", format!("{op} {destination}"));
-    }
-    span
+/// Node's span name (`<operation> <destination>`), formatted only if a subscriber records it.
+macro_rules! span_name {
+    ($($arg:tt)*) => {
+        tracing::field::display(format_args!($($arg)*))
+    };
 }
 
 /// Records the job's identity on `span` (Node's `setSpanJobAttributes`).
@@ -71,21 +82,28 @@ pub(crate) fn record_error(span: &Span, reason: &str) {
 
 /// `add <queue>.<job name>`, a producer span.
 pub(crate) fn add(queue: &str, job_name: &str) -> Span {
-    let span = op_span!("add", "producer", "send", queue);
-    if !span.is_disabled() {
-        span.record("bullmq.job.name", job_name);
-    }
-    named(span, "add", format_args!("{queue}.{job_name}"))
+    let none = tracing::field::Empty;
+    op_span!(
+        "add", "producer", "send", queue, span_name!("add {queue}.{job_name}"),
+        job: (none, job_name, none),
+        worker: (none, none)
+    )
 }
 
 /// `addBulk <queue>`, a producer span.
 pub(crate) fn add_bulk(queue: &str, count: usize) -> Span {
-    let span = op_span!("addBulk", "producer", "send", queue);
+    let span = op_span!(
+        "addBulk",
+        "producer",
+        "send",
+        queue,
+        span_name!("addBulk {queue}")
+    );
     if !span.is_disabled() {
         span.record("bullmq.job.bulk.count", count);
         span.record("messaging.batch.message_count", count);
     }
-    named(span, "addBulk", queue)
+    span
 }
 
 /// `add <queue>.<job name>` of a job scheduler's upsert, a producer span.
@@ -99,41 +117,46 @@ pub fn scheduler_add(queue: &str, job_name: &str, scheduler_id: &str) -> Span {
 
 /// `addFlow <queue>`, a producer span around a whole flow.
 pub fn add_flow(queue: &str, flow_name: &str) -> Span {
-    let span = op_span!("addFlow", "producer", "send", queue);
+    let span = op_span!(
+        "addFlow",
+        "producer",
+        "send",
+        queue,
+        span_name!("addFlow {queue}")
+    );
     if !span.is_disabled() {
         span.record("bullmq.flow.name", flow_name);
-    }
-    named(span, "addFlow", queue)
-}
-
-/// `addBulkFlows`, a producer span around several flows (Node names it with no queue).
-pub fn add_bulk_flows() -> Span {
-    let span = op_span!("addBulkFlows", "producer", "send", "");
-    if !span.is_disabled() {
-        span.record("otel.name", "addBulkFlows");
     }
     span
 }
 
+/// `addBulkFlows`, a producer span around several flows (Node names it with no queue).
+pub fn add_bulk_flows() -> Span {
+    op_span!("addBulkFlows", "producer", "send", "", "addBulkFlows")
+}
+
 /// `addNode <queue>`, a producer span per job of a flow.
 pub fn add_node(queue: &str, job_name: &str) -> Span {
-    let span = op_span!("addNode", "producer", "send", queue);
-    if !span.is_disabled() {
-        span.record("bullmq.job.name", job_name);
-    }
-    named(span, "addNode", queue)
+    let none = tracing::field::Empty;
+    op_span!(
+        "addNode", "producer", "send", queue, span_name!("addNode {queue}"),
+        job: (none, job_name, none),
+        worker: (none, none)
+    )
 }
 
 /// `process <queue>`, the consumer span of one processing attempt, from taken to finished.
-pub(crate) fn process(queue: &str, worker_name: Option<&str>, worker_id: &str) -> Span {
-    let span = op_span!("process", "consumer", "process", queue);
-    if !span.is_disabled() {
-        if let Some(name) = worker_name {
-            span.record("bullmq.worker.name", name);
-        }
-        span.record("bullmq.worker.id", worker_id);
-    }
-    named(span, "process", queue)
+pub(crate) fn process(
+    queue: &str,
+    job: &crate::Job,
+    worker_name: Option<&str>,
+    worker_id: &str,
+) -> Span {
+    op_span!(
+        "process", "consumer", "process", queue, span_name!("process {queue}"),
+        job: (job.id.as_str(), job.name.as_str(), job.attempts_made),
+        worker: (worker_name, worker_id)
+    )
 }
 
 /// How an attempt is settled, each Node's operation name.
@@ -149,59 +172,95 @@ pub(crate) enum Settle {
     Delay,
 }
 
-impl Settle {
-    /// Node's operation name.
-    pub(crate) fn op(self) -> &'static str {
-        match self {
-            Self::Complete => "complete",
-            Self::Fail => "fail",
-            Self::Retry => "retry",
-            Self::Delay => "delay",
-        }
+/// `<complete|fail|retry|delay> <queue>`, the internal span of an attempt's finishing move;
+/// `attempts` counts this attempt.
+pub(crate) fn settle(queue: &str, how: Settle, job: &crate::Job) -> Span {
+    let attempts = job.attempts_made.saturating_add(1);
+    let (id, name, none) = (job.id.as_str(), job.name.as_str(), tracing::field::Empty);
+    match how {
+        Settle::Complete => op_span!(
+            "complete", "internal", "settle", queue, span_name!("complete {queue}"),
+            job: (id, name, attempts), worker: (none, none)
+        ),
+        Settle::Fail => op_span!(
+            "fail", "internal", "settle", queue, span_name!("fail {queue}"),
+            job: (id, name, attempts), worker: (none, none)
+        ),
+        Settle::Retry => op_span!(
+            "retry", "internal", "settle", queue, span_name!("retry {queue}"),
+            job: (id, name, attempts), worker: (none, none)
+        ),
+        Settle::Delay => op_span!(
+            "delay", "internal", "settle", queue, span_name!("delay {queue}"),
+            job: (id, name, attempts), worker: (none, none)
+        ),
     }
-}
-
-/// `<complete|fail|retry|delay> <queue>`, the internal span of an attempt's finishing move.
-pub(crate) fn settle(queue: &str, how: Settle) -> Span {
-    let span = match how {
-        Settle::Complete => op_span!("complete", "internal", "settle", queue),
-        Settle::Fail => op_span!("fail", "internal", "settle", queue),
-        Settle::Retry => op_span!("retry", "internal", "settle", queue),
-        Settle::Delay => op_span!("delay", "internal", "settle", queue),
-    };
-    named(span, how.op(), queue)
 }
 
 /// `moveStalledJobsToWait <queue>`, one run of the stalled-jobs check.
 pub(crate) fn stalled_check(queue: &str, worker_name: Option<&str>, worker_id: &str) -> Span {
-    let span = op_span!("moveStalledJobsToWait", "internal", "settle", queue);
-    if !span.is_disabled() {
-        if let Some(name) = worker_name {
-            span.record("bullmq.worker.name", name);
-        }
-        span.record("bullmq.worker.id", worker_id);
-    }
-    named(span, "moveStalledJobsToWait", queue)
+    let none = tracing::field::Empty;
+    op_span!(
+        "moveStalledJobsToWait", "internal", "settle", queue,
+        span_name!("moveStalledJobsToWait {queue}"),
+        job: (none, none, none),
+        worker: (worker_name, worker_id)
+    )
 }
 
 /// `extendLocks <queue>`, one lock renewal round.
 pub(crate) fn extend_locks(queue: &str, count: usize) -> Span {
-    let span = op_span!("extendLocks", "internal", tracing::field::Empty, queue);
+    let none = tracing::field::Empty;
+    let span = op_span!(
+        "extendLocks",
+        "internal",
+        none,
+        queue,
+        span_name!("extendLocks {queue}")
+    );
     if !span.is_disabled() {
         span.record("bullmq.worker.jobs.to.extend.locks", count);
     }
-    named(span, "extendLocks", queue)
+    span
 }
 
 /// `<pause|resume|drain|rateLimit> <queue>`, the queue controls Node traces.
 pub(crate) fn control(queue: &str, op: Control) -> Span {
-    let span = match op {
-        Control::Pause => op_span!("pause", "internal", tracing::field::Empty, queue),
-        Control::Resume => op_span!("resume", "internal", tracing::field::Empty, queue),
-        Control::Drain => op_span!("drain", "internal", tracing::field::Empty, queue),
-        Control::RateLimit => op_span!("rateLimit", "internal", tracing::field::Empty, queue),
-    };
-    named(span, op.op(), queue)
+    let none = tracing::field::Empty;
+    match op {
+        Control::Pause => op_span!(
+            "pause",
+            "internal",
+            none,
+            queue,
+            span_name!("pause {queue}")
+        ),
+        Control::Resume => {
+            op_span!(
+                "resume",
+                "internal",
+                none,
+                queue,
+                span_name!("resume {queue}")
+            )
+        }
+        Control::Drain => op_span!(
+            "drain",
+            "internal",
+            none,
+            queue,
+            span_name!("drain {queue}")
+        ),
+        Control::RateLimit => {
+            op_span!(
+                "rateLimit",
+                "internal",
+                none,
+                queue,
+                span_name!("rateLimit {queue}")
+            )
+        }
+    }
 }
 
 /// The queue controls that get a span.
@@ -215,15 +274,4 @@ pub(crate) enum Control {
     Drain,
     /// `rateLimit`.
     RateLimit,
-}
-
-impl Control {
-    fn op(self) -> &'static str {
-        match self {
-            Self::Pause => "pause",
-            Self::Resume => "resume",
-            Self::Drain => "drain",
-            Self::RateLimit => "rateLimit",
-        }
-    }
 }

@@ -51,20 +51,17 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
 fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
     let span = spans::process(
         shared.queue.name().as_str(),
+        job,
         shared.opts.name.as_deref(),
         shared.id(),
     );
-    if !span.is_disabled() {
-        spans::record_job(&span, job.id.as_str(), &job.name);
-        span.record("bullmq.job.attempts.made", job.attempts_made);
-        if let Some(tm) = job
-            .opts
-            .telemetry
-            .as_ref()
-            .and_then(|t| t.metadata.as_deref())
-        {
-            context::set_parent_from(&span, tm);
-        }
+    if let Some(tm) = job
+        .opts
+        .telemetry
+        .as_ref()
+        .and_then(|t| t.metadata.as_deref())
+    {
+        context::set_parent_from(&span, tm);
     }
     if let Some(started) = job.processed_on {
         let due = job
@@ -479,15 +476,7 @@ async fn fail_move<B: Backend>(
 
 /// The span of an attempt's finishing move.
 fn settle_span<B>(shared: &Shared<B>, job: &Job, how: Settle) -> Span {
-    let span = spans::settle(shared.queue.name().as_str(), how);
-    if !span.is_disabled() {
-        spans::record_job(&span, job.id.as_str(), &job.name);
-        span.record(
-            "bullmq.job.attempts.made",
-            job.attempts_made.saturating_add(1),
-        );
-    }
-    span
+    spans::settle(shared.queue.name().as_str(), how, job)
 }
 
 /// Records how an attempt ended: its metrics, and its outcome and duration on the attempt's

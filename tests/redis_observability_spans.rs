@@ -14,7 +14,10 @@ use std::time::Duration;
 use bullmq::core::backend::LockToken;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::telemetry::RunState;
-use bullmq::{JobError, JobOptions, Prefix, Queue, QueueName, Worker, WorkerEvent, WorkerOptions};
+use bullmq::{
+    JobError, JobOptions, Prefix, Queue, QueueEvents, QueueEventsOptions, QueueName, Worker,
+    WorkerEvent, WorkerOptions,
+};
 use capture::Captured;
 use serde_json::json;
 use tracing::Level;
@@ -283,6 +286,12 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     )
     .await
     .unwrap();
+    let events = QueueEvents::new(
+        backend(&url, "obs", "obs-net").await,
+        QueueEventsOptions::default(),
+    )
+    .unwrap();
+    events.wait_until_ready().await.unwrap();
     queue
         .add("before", &json!({}), JobOptions::new())
         .await
@@ -303,6 +312,12 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     )
     .await;
     assert!(!worker.health().is_ready());
+    support::wait::eventually(
+        "the reader sees the loss",
+        Duration::from_secs(20),
+        || async { !events.health().connection.healthy },
+    )
+    .await;
 
     server.restart();
     support::wait::eventually(
@@ -321,6 +336,12 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     })
     .await;
     assert!(worker.health().is_ready());
+    support::wait::eventually("the reader recovers", Duration::from_secs(20), || async {
+        events.health().is_ready()
+    })
+    .await;
+    events.close().await;
+    assert_eq!(events.health().state, RunState::Closed);
     worker.close().await;
     assert_eq!(worker.health().state, RunState::Closed);
 

@@ -143,6 +143,17 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
         assert_eq!(run.field(key), Some(value), "{key} on {run:?}");
     }
     assert!(run.field("bullmq.job.duration_ms").is_some());
+    let started: u64 = run
+        .field("bullmq.job.processed.timestamp")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let ended: u64 = run
+        .field("bullmq.job.attempt_finished_timestamp")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(started > 1_700_000_000_000 && ended >= started);
     assert!(run.field("otel.status_code").is_none());
     let complete = only_child(run.id);
     assert_eq!(complete.name, "complete");

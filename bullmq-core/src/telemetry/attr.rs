@@ -38,3 +38,7 @@ pub const JOB_FAILED_REASON: &str = "bullmq.job.failed.reason";
 pub const JOB_SCHEDULER_ID: &str = "bullmq.job.scheduler.id";
 /// Node's `bullmq.flow.name`.
 pub const FLOW_NAME: &str = "bullmq.flow.name";
+/// Node's `bullmq.job.processed.timestamp`: when the attempt started (Unix ms).
+pub const JOB_PROCESSED_TIMESTAMP: &str = "bullmq.job.processed.timestamp";
+/// Node's `bullmq.job.attempt_finished_timestamp`: when the attempt ended (Unix ms).
+pub const JOB_ATTEMPT_FINISHED_TIMESTAMP: &str = "bullmq.job.attempt_finished_timestamp";

@@ -43,6 +43,8 @@ macro_rules! op_span {
             bullmq.job.failed.reason = tracing::field::Empty,
             bullmq.job.duration_ms = tracing::field::Empty,
             bullmq.job.delay_ms = tracing::field::Empty,
+            bullmq.job.processed.timestamp = tracing::field::Empty,
+            bullmq.job.attempt_finished_timestamp = tracing::field::Empty,
             bullmq.job.bulk.count = tracing::field::Empty,
             bullmq.job.scheduler.id = tracing::field::Empty,
             bullmq.flow.name = tracing::field::Empty,
@@ -152,11 +154,15 @@ pub(crate) fn process(
     worker_name: Option<&str>,
     worker_id: &str,
 ) -> Span {
-    op_span!(
+    let span = op_span!(
         "process", "consumer", "process", queue, span_name!("process {queue}"),
         job: (job.id.as_str(), job.name.as_str(), job.attempts_made),
         worker: (worker_name, worker_id)
-    )
+    );
+    if let Some(started) = job.processed_on {
+        span.record("bullmq.job.processed.timestamp", started);
+    }
+    span
 }
 
 /// How an attempt is settled, each Node's operation name.

@@ -492,6 +492,7 @@ fn attempt_ended<B>(shared: &Shared<B>, job: &Job, outcome: Outcome, error: Opti
     if !span.is_disabled() {
         span.record("bullmq.job.state", outcome.state());
         span.record("bullmq.job.duration_ms", super::shared::millis(duration));
+        span.record("bullmq.job.attempt_finished_timestamp", shared.now_ms());
     }
     tracing::debug!(
         target: "bullmq",

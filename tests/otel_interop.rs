@@ -4,7 +4,11 @@
 //!
 //! - a Node producer's `add` span is the parent of our worker's `process <queue>` span;
 //! - our producer's `add` span is the parent of Node's worker `process <queue>` span, and the
-//!   `tm` we store is the carrier `bullmq-otel` writes (`{"traceparent":"00-…-…-01"}`).
+//!   `tm` we store is the carrier `bullmq-otel` writes (`{"traceparent":"00-…-…-01"}`);
+//! - as upstream: `omitContext` writes none, bulk jobs carry the `addBulk` span, flow nodes
+//!   their `addNode` spans, and every attempt of a retried job continues the producer's trace.
+//!
+//! Run: `cargo test --features otel,postgres,flow --test otel_interop`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -282,4 +286,168 @@ async fn postgres_our_producer_trace_continues_in_node_worker() {
         .expect("the job");
     let tm = job.opts.telemetry.and_then(|t| t.metadata);
     assert_eq!(tm.as_deref(), Some(traceparent(&add).as_str()));
+}
+
+fn span_named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+/// `omitContext` keeps the context out; jobs added in bulk carry the `addBulk` span's context
+/// (Node's `Queue#addBulk`); metadata given by the caller wins there.
+#[tokio::test(flavor = "current_thread")]
+async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
+    use bullmq::BulkJob;
+    use bullmq::core::options::Telemetry;
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("bulk").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let omit = Telemetry {
+        metadata: None,
+        omit_context: Some(true),
+    };
+    let quiet = queue
+        .add(
+            "quiet",
+            &json!({}),
+            JobOptions::new().telemetry(omit.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(quiet.opts.telemetry, Some(omit));
+
+    let given = Telemetry {
+        metadata: Some(
+            "{\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}"
+                .to_owned(),
+        ),
+        omit_context: None,
+    };
+    let jobs = queue
+        .add_bulk(vec![
+            BulkJob {
+                name: "a".to_owned(),
+                data: json!({}),
+                opts: JobOptions::new(),
+            },
+            BulkJob {
+                name: "b".to_owned(),
+                data: json!({}),
+                opts: JobOptions::new().telemetry(given.clone()),
+            },
+        ])
+        .await
+        .unwrap();
+    let bulk = capture.one(&format!("addBulk {}", side.queue));
+    assert_eq!(bulk.span_kind, SpanKind::Producer);
+    assert_eq!(attr(&bulk, "bullmq.job.bulk.count").as_deref(), Some("2"));
+    let tm = |i: usize| jobs[i].opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(0), Some(traceparent(&bulk)));
+    assert_eq!(tm(1), given.metadata);
+}
+
+/// A retried job: as in Node, each attempt continues the producer's trace (the worker reads
+/// the context from the job's options), and the `retry` span's context is written to the job
+/// hash's own `tm` field (Node's `fieldsToUpdate.tm`).
+#[tokio::test(flavor = "current_thread")]
+async fn a_retried_job_s_attempts_continue_the_producer_trace() {
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("retry").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let job = queue
+        .add("flaky", &json!({}), JobOptions::new().attempts(2))
+        .await
+        .unwrap();
+    let worker = Worker::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+        WorkerOptions::new(),
+        |job, _cancel| async move {
+            if job.attempts_made == 0 {
+                Err(bullmq::JobError::failed("once"))
+            } else {
+                Ok(json!("done"))
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
+    })
+    .await
+    .expect("completes on its second attempt");
+    worker.close().await;
+
+    let spans = capture.spans();
+    let add = capture.one(&format!("add {}.flaky", side.queue));
+    let attempts = span_named(&spans, &format!("process {}", side.queue));
+    assert_eq!(attempts.len(), 2);
+    let retry = capture.one(&format!("retry {}", side.queue));
+    let trace = add.span_context.trace_id();
+    assert!(attempts.iter().all(|s| s.span_context.trace_id() == trace));
+    assert!(
+        attempts
+            .iter()
+            .all(|s| s.parent_span_id == add.span_context.span_id()),
+        "every attempt is the add's child"
+    );
+    let first = attempts
+        .iter()
+        .find(|s| attr(s, "bullmq.job.state").as_deref() == Some("retried"))
+        .expect("the first attempt was retried");
+    assert_eq!(retry.parent_span_id, first.span_context.span_id());
+    let mut redis = support::redis().await;
+    let prefix = &side.env[1].1;
+    let tm: String = redis::cmd("HGET")
+        .arg(format!("{prefix}:{}:{}", side.queue, job.id))
+        .arg("tm")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(tm, traceparent(&retry));
+}
+
+/// Each job of a flow carries its own `addNode` span's context; a child's `addNode` is a child
+/// of its parent's, the root's of `addFlow` (Node's `FlowProducer`).
+#[tokio::test(flavor = "current_thread")]
+async fn flow_nodes_carry_their_add_node_spans() {
+    use bullmq::{FlowJob, FlowProducer};
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("flow").await;
+    let producer = FlowProducer::new(redis_backend(&side, &options).await);
+    let queue = QueueName::new(&side.queue).unwrap();
+    let tree = producer
+        .add(
+            FlowJob::new(queue.clone(), "parent", json!({})).child(FlowJob::new(
+                queue,
+                "child",
+                json!({}),
+            )),
+        )
+        .await
+        .unwrap();
+    let spans = capture.spans();
+    let flow = capture.one(&format!("addFlow {}", side.queue));
+    assert_eq!(attr(&flow, "bullmq.flow.name").as_deref(), Some("parent"));
+    let nodes = span_named(&spans, &format!("addNode {}", side.queue));
+    assert_eq!(nodes.len(), 2);
+    let node_of = |name: &str| {
+        *nodes
+            .iter()
+            .find(|s| attr(s, "bullmq.job.name").as_deref() == Some(name))
+            .unwrap()
+    };
+    let (root, child) = (node_of("parent"), node_of("child"));
+    assert_eq!(root.parent_span_id, flow.span_context.span_id());
+    assert_eq!(child.parent_span_id, root.span_context.span_id());
+    let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(&tree.job), Some(traceparent(root)));
+    assert_eq!(tm(&tree.children[0].job), Some(traceparent(child)));
 }

@@ -395,7 +395,7 @@ async fn fail<B: Backend>(
     if let RetryDecision::After(delay) = decision {
         settle.record("bullmq.job.delay_ms", super::shared::millis(delay));
     }
-    // The next attempt continues from this move, as Node writes the retry's context to `tm`.
+    // The move's context goes to the job hash's own `tm` field, as Node writes it.
     let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
     let fields = FieldUpdates {
         stacktrace: Some(next_stacktrace(

@@ -12,6 +12,8 @@ pub use bullmq_core::queue_events::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,
 };
+/// Spans, trace context in jobs (feature `otel`), metrics and health.
+pub use bullmq_core::telemetry;
 pub use bullmq_core::worker::{
     ActiveJob, CancellationToken, JobError, ProcessResult, Processor, ReturnValue, Worker,
     WorkerEvent, WorkerOptions,

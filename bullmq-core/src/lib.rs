@@ -12,6 +12,7 @@ pub mod options;
 mod queue;
 pub mod queue_events;
 pub mod redact;
+pub mod telemetry;
 pub mod worker;
 
 /// Cron patterns read as Node.js's cron-parser reads them (the `bullmq-cron` crate).

@@ -1,8 +1,10 @@
 //! [`FlowProducer`]: adds flows atomically and reads them back (Node's `FlowProducer`).
 
+use bullmq_core::telemetry::spans;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use tracing::Instrument;
 
 use bullmq_core::backend::{Backend, DependenciesQuery, DependencyKind, FlowNode};
 use bullmq_core::clock::{Clock, SystemClock};
@@ -136,11 +138,15 @@ impl<B: Backend> FlowProducer<B> {
             now: self.clock.now_ms(),
             entries: Vec::new(),
         };
+        let span = match flows.as_slice() {
+            [flow] => spans::add_flow(flow.queue.as_str(), &flow.name),
+            _ => spans::add_bulk_flows(),
+        };
         let mut trees = Vec::with_capacity(flows.len());
         for flow in flows {
-            trees.push(builder.node(flow, None)?);
+            trees.push(span.in_scope(|| builder.node(flow, None))?);
         }
-        let outcomes = write(builder.entries).await?;
+        let outcomes = write(builder.entries).instrument(span).await?;
         let mut outcomes = outcomes.into_iter();
         for tree in &mut trees {
             let mut root = true;

@@ -4,6 +4,7 @@
 
 use bullmq_core::backend::{FlowNode, Lifecycle, NewJob, ParentKeyOpts};
 use bullmq_core::options::{ParentOptions, ValidationError};
+use bullmq_core::telemetry::{context, spans};
 use bullmq_core::{Job, JobId, Prefix, Result};
 
 use crate::{FlowJob, FlowOptions, JobNode};
@@ -26,6 +27,10 @@ impl<B: Lifecycle> Builder<'_, B> {
     /// Adds `flow` (a root when `attach` is `None`) and its descendants to the entries, and
     /// returns the tree of jobs as they will be stored.
     pub(crate) fn node(&mut self, flow: FlowJob, attach: Option<Attach>) -> Result<JobNode> {
+        // Each node its own `addNode` span, its children's nested in it, its `tm` its span's
+        // context (Node's `FlowProducer#addNode`).
+        let span = spans::add_node(flow.queue.as_str(), &flow.name);
+        let _in = span.enter();
         let has_children = !flow.children.is_empty();
         let sibling = self.backend.for_queue(&flow.queue, flow.prefix.as_ref());
         let prefix = match flow.prefix.clone() {
@@ -58,6 +63,7 @@ impl<B: Lifecycle> Builder<'_, B> {
                 "cannot be used on a flow node with children",
             ));
         }
+        opts.telemetry = context::for_child(&span, opts.telemetry.take());
         opts.validate()
             .map_err(|e| in_node(&flow.name, &flow.queue, e))?;
         let data = flow.data.text("job data")?.to_owned();

@@ -6,7 +6,9 @@ use std::time::Duration;
 use super::Queue;
 use crate::backend::{Admin, Batch, Events, JobMutations, ObliterateArgs, QueueMeta};
 use crate::job::FinishedState;
+use crate::telemetry::spans::{self, Control};
 use crate::{JobId, JobState, Result};
+use tracing::Instrument;
 
 /// Upstream cleans at most this many jobs per script call.
 const CLEAN_BATCH: u64 = 10_000;
@@ -14,17 +16,20 @@ const CLEAN_BATCH: u64 = 10_000;
 impl<B: Admin> Queue<B> {
     /// Pauses the queue: workers take no new jobs until [`resume`](Self::resume).
     pub async fn pause(&self) -> Result<()> {
-        self.backend.pause(true).await
+        let span = spans::control(self.name.as_str(), Control::Pause);
+        self.backend.pause(true).instrument(span).await
     }
 
     /// Resumes a paused queue.
     pub async fn resume(&self) -> Result<()> {
-        self.backend.pause(false).await
+        let span = spans::control(self.name.as_str(), Control::Resume);
+        self.backend.pause(false).instrument(span).await
     }
 
     /// Removes waiting jobs, and delayed ones too with `delayed`; scheduler jobs stay.
     pub async fn drain(&self, delayed: bool) -> Result<()> {
-        self.backend.drain(delayed).await
+        let span = spans::control(self.name.as_str(), Control::Drain);
+        self.backend.drain(delayed).instrument(span).await
     }
 
     /// Removes jobs in `state` older than `grace` (finished, or added, that long ago), at most

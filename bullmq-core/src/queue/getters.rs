@@ -182,6 +182,15 @@ impl<B: Queries> Queue<B> {
         Ok(types.into_iter().zip(counts).collect())
     }
 
+    /// Samples the counts of `types` into the `bullmq.queue.jobs` gauge, one series per state
+    /// (upstream: `recordJobCountsMetric`); all states when `types` is empty.
+    pub async fn record_job_counts_metric(&self, types: &[JobType]) -> Result<()> {
+        for (state, count) in self.get_job_counts(types).await? {
+            crate::telemetry::metrics::queue_jobs(self.name.as_str(), state.as_str(), count);
+        }
+        Ok(())
+    }
+
     /// The sum of the counts of `types`.
     pub async fn get_job_count_by_types(&self, types: &[JobType]) -> Result<u64> {
         Ok(self

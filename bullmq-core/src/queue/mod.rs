@@ -21,7 +21,9 @@ use serde::Serialize;
 use crate::backend::{AddJobs, NewJob, ParentKeyOpts, QueueMeta};
 use crate::clock::{Clock, SystemClock};
 use crate::codec::CodecError;
+use crate::telemetry::{context, metrics, spans};
 use crate::{Job, JobOptions, QueueName, Result};
+use tracing::{Instrument, Span};
 
 /// A queue, as Node.js BullMQ's `Queue`: add jobs and manage the queue.
 ///
@@ -166,26 +168,49 @@ impl<B: AddJobs + QueueMeta> Queue<B> {
         &self,
         name: &str,
         data: &T,
-        opts: JobOptions,
+        mut opts: JobOptions,
     ) -> Result<Job> {
-        let mut job = self.prepare_job(name, data, opts)?;
-        self.write_meta().await?;
-        job.id = self.backend.add_job(&job, &ParentKeyOpts::of(&job)).await?;
-        Ok(job)
+        let span = spans::add(self.name.as_str(), name);
+        opts.telemetry = context::for_add(&span, opts.telemetry.take());
+        async {
+            let mut job = self.prepare_job(name, data, opts)?;
+            self.write_meta().await?;
+            job.id = self.backend.add_job(&job, &ParentKeyOpts::of(&job)).await?;
+            spans::record_job(&Span::current(), job.id.as_str(), name);
+            metrics::added(self.name.as_str(), name, 1);
+            Ok(job)
+        }
+        .instrument(span)
+        .await
     }
 
     /// Adds many jobs in one round trip; every job is checked before any is written.
     pub async fn add_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<Job>> {
+        let span = spans::add_bulk(self.name.as_str(), jobs.len());
+        self.add_bulk_traced(jobs, &span)
+            .instrument(span.clone())
+            .await
+    }
+
+    async fn add_bulk_traced<T: Serialize>(
+        &self,
+        jobs: Vec<BulkJob<T>>,
+        span: &Span,
+    ) -> Result<Vec<Job>> {
         // Sized up front: collecting `Result`s cannot know the length, and growing a vector of
         // jobs by copying costs more than preparing them.
         let mut entries = Vec::with_capacity(jobs.len());
-        for j in jobs {
+        for mut j in jobs {
+            j.opts.telemetry = context::for_child(span, j.opts.telemetry.take());
             let job = self.prepare_job(&j.name, &j.data, j.opts)?;
             let parent = ParentKeyOpts::of(&job);
             entries.push(NewJob { job, parent });
         }
         self.write_meta().await?;
         let ids = self.backend.add_jobs(&entries).await?;
+        for entry in &entries {
+            metrics::added(self.name.as_str(), &entry.job.name, 1);
+        }
         Ok(entries
             .into_iter()
             .zip(ids)

@@ -14,8 +14,10 @@ use super::event::ReceivedEvent;
 use super::options::QueueEventsOptions;
 use super::subscription::{EventItem, EventSubscription};
 use crate::backend::{ClientRole, EventId, Events, Lifecycle, StreamEvent};
+use crate::clock::Clock;
 use crate::options::ValidationError;
-use crate::{Error, Result};
+use crate::telemetry::{HealthTracker, ReaderHealth, RunState};
+use crate::{BackendErrorKind, Error, Result};
 
 /// How a job finished, as its stream event tells (raw values, decoded by the waiter).
 #[derive(Debug)]
@@ -40,6 +42,8 @@ struct Shared {
     /// True once the position to read from is known: from then on no event is missed.
     ready: watch::Sender<bool>,
     last_id: Mutex<Option<EventId>>,
+    /// Reads seen to succeed or fail, for `QueueEvents::health`.
+    health: HealthTracker,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -49,6 +53,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     fn report(&self, sender: &broadcast::Sender<EventItem>, error: Error) {
+        if matches!(
+            error.backend_kind(),
+            Some(BackendErrorKind::Connection | BackendErrorKind::Timeout)
+        ) {
+            self.health.record_failure();
+        }
         tracing::warn!(%error, "queue events: reading the event stream failed; retrying");
         // No subscriber is not a failure.
         let _ = sender.send(EventItem::Error(Arc::new(error)));
@@ -169,6 +179,7 @@ where
             running: AtomicBool::new(false),
             ready: watch::Sender::new(false),
             last_id: Mutex::new(None),
+            health: HealthTracker::default(),
         });
         let events = Self {
             backend,
@@ -255,6 +266,23 @@ impl<B> QueueEvents<B> {
     #[must_use]
     pub fn is_running(&self) -> bool {
         self.shared.running.load(Ordering::SeqCst) && !self.shared.cancel.is_cancelled()
+    }
+
+    /// The reader's state and its connection's health, for readiness and liveness probes:
+    /// `Running` while reading, `Closed` once closed, `Idle` before it starts.
+    #[must_use]
+    pub fn health(&self) -> ReaderHealth {
+        let state = if self.shared.cancel.is_cancelled() {
+            RunState::Closed
+        } else if self.shared.running.load(Ordering::SeqCst) {
+            RunState::Running
+        } else {
+            RunState::Idle
+        };
+        ReaderHealth {
+            state,
+            connection: self.shared.health.snapshot(),
+        }
     }
 
     /// The backend.
@@ -346,6 +374,7 @@ async fn read_loop<B: Events + Lifecycle>(
     };
     *lock(&shared.last_id) = Some(after.clone());
     shared.ready.send_replace(true);
+    shared.health.record_ok(crate::clock::SystemClock.now_ms());
     let mut failures: u32 = 0;
     while !cancel.is_cancelled() && !backend.is_closing() {
         let read = tokio::select! {
@@ -356,6 +385,7 @@ async fn read_loop<B: Events + Lifecycle>(
         match read {
             Ok(entries) => {
                 failures = 0;
+                shared.health.record_ok(crate::clock::SystemClock.now_ms());
                 let Some(last) = entries.last().map(|e| e.id.clone()) else {
                     continue;
                 };

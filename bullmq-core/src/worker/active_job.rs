@@ -77,6 +77,7 @@ impl<B: Backend> ActiveJob<B> {
     /// queue's event stream.
     pub async fn update_progress<T: Serialize + ?Sized>(&self, progress: &T) -> Result<()> {
         self.handle().update_progress(progress).await?;
+        tracing::debug!(target: "bullmq", job_id = %self.job.id, "job progress");
         if self.shared.observed() {
             let progress = serde_json::to_value(progress).unwrap_or_default();
             self.shared.emit(WorkerEvent::Progress {

@@ -63,6 +63,7 @@ impl<B: Backend> Shared<B> {
             worker_name: self.opts.name.clone(),
         };
         let next = self.queue.backend().move_to_active(&fetch).await?;
+        self.health.record_ok(self.now_ms());
         Ok(self.take(next))
     }
 
@@ -97,6 +98,7 @@ impl<B: Backend> Shared<B> {
         let waited = self.queue.backend().wait_for_job(timeout).await;
         if waited.is_ok() {
             self.wait_failures.recovered();
+            self.health.record_ok(self.now_ms());
         }
         match waited {
             Ok(Some(marker)) if block_until != 0 && marker.score > block_until => block_until,
@@ -106,6 +108,7 @@ impl<B: Backend> Shared<B> {
                 // Refused (`NOPERM`, `READONLY`, …) on a working connection: retrying the
                 // wait at once would only repeat the refusal, and never take a job. Fetch
                 // without blocking instead, after a bounded pause; say so once per cause.
+                self.health.record_failure();
                 if self.wait_failures.failed(&err) && !self.is_closing() {
                     self.emit_error(err);
                 }
@@ -115,6 +118,7 @@ impl<B: Backend> Shared<B> {
             }
             Err(err) => {
                 self.wait_failures.failed(&err);
+                self.health.record_failure();
                 if !self.is_closing() {
                     if let Err(err) = self.queue.backend().reconnect_blocking().await
                         && !is_connection_error(&err)

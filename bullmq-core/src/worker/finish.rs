@@ -17,7 +17,11 @@ use crate::backend::{
 };
 use crate::job::FinishedState;
 use crate::options::ValidationError;
+use crate::telemetry::context;
+use crate::telemetry::metrics::{self, Outcome};
+use crate::telemetry::spans::{self, Control, Settle};
 use crate::{Error, Job, JobId, JobOptions, Result, ScriptErrorCode};
+use tracing::{Instrument, Span};
 
 /// A processor's outcome, its return value serialized.
 type Outcome = ProcessResult<ReturnValue>;
@@ -44,6 +48,48 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
         }
         Err(decode) => return fail_corrupt(shared, fetched.id, decode, token, true).await,
     };
+    let span = attempt_span(shared, &job);
+    shared.health.record_ok(shared.now_ms());
+    attempt(shared, processor, job, token)
+        .instrument(span)
+        .await
+}
+
+/// The `process <queue>` span of one attempt, continuing the producer's trace (`tm`) as Node's
+/// worker does: the producer's context is its parent.
+fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
+    let span = spans::process(
+        shared.queue.name().as_str(),
+        job,
+        shared.opts.name.as_deref(),
+        shared.id(),
+    );
+    if let Some(tm) = job
+        .opts
+        .telemetry
+        .as_ref()
+        .and_then(|t| t.metadata.as_deref())
+    {
+        context::set_parent_from(&span, tm);
+    }
+    if let Some(started) = job.processed_on {
+        let due = job
+            .timestamp
+            .saturating_add(super::shared::millis(job.delay));
+        let wait = Duration::from_millis(started.saturating_sub(due));
+        metrics::waited(shared.queue.name().as_str(), &job.name, wait);
+    }
+    tracing::debug!(target: "bullmq", job_id = %job.id, job_name = %job.name, "job started");
+    span
+}
+
+/// Runs `job`'s attempt and finishes it (inside its span).
+async fn attempt<B: Backend, P: Processor<B>>(
+    shared: &Arc<Shared<B>>,
+    processor: &Arc<P>,
+    job: Arc<Job>,
+    token: &LockToken,
+) -> Option<FetchedJob> {
     // Before the job runs, as upstream does: its scheduler's next iteration is added now.
     super::scheduler::advance(shared, &job).await;
     if shared.observed() {
@@ -216,7 +262,12 @@ async fn finish_once<B: Backend>(
                 worker: Arc::clone(&shared.settings),
                 fetch_next,
             };
-            let done = backend.move_to_completed(job, &args).await?;
+            let settle = settle_span(shared, job, Settle::Complete);
+            let done = backend
+                .move_to_completed(job, &args)
+                .instrument(settle)
+                .await?;
+            attempt_ended(shared, job, Outcome::Completed, None);
             if shared.observed() {
                 shared.emit(WorkerEvent::Completed {
                     job: Arc::clone(job),
@@ -253,10 +304,14 @@ async fn finish_once<B: Backend>(
                 fetch_next,
             };
             let next = backend.move_to_delayed(&job.id, &args).await?;
+            attempt_ended(shared, job, Outcome::Delayed, None);
             Ok(next_of(shared, next))
         }
         Err(JobError::RateLimited { delay }) => {
-            backend.set_rate_limit(*delay).await?;
+            let limit = spans::control(shared.queue.name().as_str(), Control::RateLimit);
+            limit.record("bullmq.job.delay_ms", super::shared::millis(*delay));
+            metrics::rate_limited(shared.queue.name().as_str(), *delay);
+            backend.set_rate_limit(*delay).instrument(limit).await?;
             let ttl = backend
                 .move_job_from_active_to_wait(&job.id, Some(token))
                 .await?;
@@ -314,7 +369,6 @@ async fn fail<B: Backend>(
     unrecoverable: bool,
     fetch_next: bool,
 ) -> Result<Option<FetchedJob>> {
-    let backend = shared.queue.backend();
     let decision = retry::decide(
         job,
         message,
@@ -337,6 +391,18 @@ async fn fail<B: Backend>(
         );
         RetryDecision::Fail
     });
+    let how = match decision {
+        RetryDecision::After(_) => Settle::Delay,
+        RetryDecision::Now => Settle::Retry,
+        RetryDecision::Fail => Settle::Fail,
+    };
+    let settle = settle_span(shared, job, how);
+    spans::record_error(&Span::current(), message);
+    if let RetryDecision::After(delay) = decision {
+        settle.record("bullmq.job.delay_ms", super::shared::millis(delay));
+    }
+    // The move's context goes to the job hash's own `tm` field, as Node writes it.
+    let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
     let fields = FieldUpdates {
         stacktrace: Some(next_stacktrace(
             &job.stacktrace,
@@ -344,9 +410,43 @@ async fn fail<B: Backend>(
             job.opts.stack_trace_limit,
         )),
         failed_reason: Some(message.to_owned()),
-        telemetry_metadata: None,
+        telemetry_metadata: if omit {
+            None
+        } else {
+            context::metadata_of(&settle)
+        },
     };
-    let (next, retried) = match decision {
+    let (next, retried) = fail_move(shared, job, token, message, decision, fields, fetch_next)
+        .instrument(settle)
+        .await?;
+    let outcome = match how {
+        Settle::Delay => Outcome::Delayed,
+        Settle::Retry => Outcome::Retried,
+        _ => Outcome::Failed,
+    };
+    attempt_ended(shared, job, outcome, Some(message));
+    if shared.observed() {
+        shared.emit(WorkerEvent::Failed {
+            job: Arc::clone(job),
+            reason: message.to_owned(),
+            retried,
+        });
+    }
+    Ok(next_of(shared, next))
+}
+
+/// The move of a failed attempt `decision` asks for; true when the job is retried.
+async fn fail_move<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    job: &Arc<Job>,
+    token: &LockToken,
+    message: &str,
+    decision: RetryDecision,
+    fields: FieldUpdates,
+    fetch_next: bool,
+) -> Result<(Option<NextJob>, bool)> {
+    let backend = shared.queue.backend();
+    Ok(match decision {
         RetryDecision::After(delay) => {
             let args = DelayArgs {
                 timestamp: shared.now_ms(),
@@ -377,15 +477,36 @@ async fn fail<B: Backend>(
             };
             (backend.move_to_failed(job, &args).await?.next, false)
         }
-    };
-    if shared.observed() {
-        shared.emit(WorkerEvent::Failed {
-            job: Arc::clone(job),
-            reason: message.to_owned(),
-            retried,
-        });
+    })
+}
+
+/// The span of an attempt's finishing move.
+fn settle_span<B>(shared: &Shared<B>, job: &Job, how: Settle) -> Span {
+    spans::settle(shared.queue.name().as_str(), how, job)
+}
+
+/// Records how an attempt ended: its metrics, and its outcome and duration on the attempt's
+/// span (the current one).
+fn attempt_ended<B>(shared: &Shared<B>, job: &Job, outcome: Outcome, error: Option<&str>) {
+    shared.health.record_ok(shared.now_ms());
+    let duration = Duration::from_millis(
+        job.processed_on
+            .map_or(0, |started| shared.now_ms().saturating_sub(started)),
+    );
+    metrics::attempt(shared.queue.name().as_str(), &job.name, outcome, duration);
+    let span = Span::current();
+    if !span.is_disabled() {
+        span.record("bullmq.job.state", outcome.state());
+        span.record("bullmq.job.duration_ms", super::shared::millis(duration));
+        span.record("bullmq.job.attempt_finished_timestamp", shared.now_ms());
     }
-    Ok(next_of(shared, next))
+    tracing::debug!(
+        target: "bullmq",
+        job_id = %job.id,
+        outcome = outcome.state(),
+        error,
+        "job attempt ended"
+    );
 }
 
 /// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as

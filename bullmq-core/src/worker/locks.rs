@@ -11,7 +11,9 @@ use tokio_util::sync::CancellationToken;
 use super::events::WorkerEvent;
 use super::shared::Shared;
 use crate::backend::{Backend, LockToken};
+use crate::telemetry::spans;
 use crate::{Error, JobId, ScriptError, ScriptErrorCode};
+use tracing::Instrument;
 
 /// A job in progress whose lock the worker keeps alive.
 struct Tracked {
@@ -99,10 +101,17 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
             continue;
         }
         let backend = shared.queue.backend();
-        match backend.extend_locks(&due, shared.opts.lock_duration).await {
+        let span = spans::extend_locks(shared.queue.name().as_str(), due.len());
+        match backend
+            .extend_locks(&due, shared.opts.lock_duration)
+            .instrument(span.clone())
+            .await
+        {
             Ok(lost) => {
                 for id in lost {
                     if shared.locks.lost(&id) {
+                        let _in = span.enter();
+                        tracing::warn!(target: "bullmq", job_id = %id, "lock renewal failed: lock lost");
                         shared.emit(WorkerEvent::LockLost { job_id: id.clone() });
                         shared.emit_error(lock_lost(&id));
                     }

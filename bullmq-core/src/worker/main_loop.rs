@@ -109,14 +109,20 @@ struct SlotGuard<B>(Arc<Shared<B>>);
 impl<B> SlotGuard<B> {
     /// Takes a slot (counted in `active`) until dropped.
     fn take(shared: &Arc<Shared<B>>) -> Self {
-        shared.active.fetch_add(1, Ordering::SeqCst);
+        let n = shared.active.fetch_add(1, Ordering::SeqCst) + 1;
+        shared.report_active(n);
         Self(Arc::clone(shared))
     }
 }
 
 impl<B> Drop for SlotGuard<B> {
     fn drop(&mut self) {
-        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        let n = self
+            .0
+            .active
+            .fetch_sub(1, Ordering::SeqCst)
+            .saturating_sub(1);
+        self.0.report_active(n);
         self.0.wake.notify_one();
     }
 }

@@ -71,6 +71,8 @@ pub use tokio_util::sync::CancellationToken;
 
 use self::shared::Shared;
 use crate::backend::{Backend, ClientRole, LockToken, WorkerSettings};
+use crate::telemetry::spans::{self, Control};
+use crate::telemetry::{HealthTracker, RunState, WorkerHealth};
 use crate::{Error, Job, JobRef, Queue, QueueName, Result};
 
 /// Processes the jobs of one queue with `P`. See the [module docs](self).
@@ -221,6 +223,17 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
             return Ok(());
         }
         let shared = &self.shared;
+        *shared
+            .started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(std::time::Instant::now());
+        tracing::info!(
+            target: "bullmq",
+            queue = %shared.queue.name(),
+            worker = shared.opts.name.as_deref(),
+            concurrency = self.concurrency(),
+            "worker started"
+        );
         let main = tokio::spawn(main_loop::run(
             Arc::clone(shared),
             Arc::clone(&self.processor),
@@ -277,6 +290,42 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
         self.shared.wait_failures.is_healthy() && self.shared.fetch_failures.is_healthy()
     }
 
+    /// The worker's state and its connections' health, for readiness and liveness probes.
+    #[must_use]
+    pub fn health(&self) -> WorkerHealth {
+        let state = if self.shared.running.load(Ordering::SeqCst) {
+            if self.shared.is_closing() {
+                RunState::Closing
+            } else if self.is_paused() {
+                RunState::Paused
+            } else {
+                RunState::Running
+            }
+        } else if self.shared.is_closing() {
+            RunState::Closed
+        } else {
+            RunState::Idle
+        };
+        WorkerHealth {
+            state,
+            connection: {
+                let mut connection = self.shared.health.snapshot();
+                // A refused fetch (the main loop's) counts as well as a failed wait.
+                connection.healthy &= self.connections_healthy();
+                connection
+            },
+            active_jobs: self.active_count(),
+            concurrency: self.concurrency(),
+        }
+    }
+
+    /// Where the worker's connections' health is kept: a backend's own signal (a connection
+    /// watch) may feed it too.
+    #[must_use]
+    pub fn health_tracker(&self) -> &HealthTracker {
+        &self.shared.health
+    }
+
     /// True while paused.
     #[must_use]
     pub fn is_paused(&self) -> bool {
@@ -312,6 +361,10 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
         if self.shared.paused.swap(true, Ordering::SeqCst) {
             return;
         }
+        let span = spans::control(self.shared.queue.name().as_str(), Control::Pause);
+        let _in = span.enter();
+        tracing::info!(target: "bullmq", queue = %self.shared.queue.name(), "worker paused");
+        drop(_in);
         // Wake a blocking wait, so the loop sees the pause now rather than after drainDelay.
         if let Err(err) = self.shared.queue.backend().disconnect_blocking(true).await {
             self.shared.emit_error(err);
@@ -328,6 +381,9 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     /// Takes jobs again after [`pause`](Self::pause).
     pub fn resume(&self) {
         if self.shared.paused.swap(false, Ordering::SeqCst) {
+            let span = spans::control(self.shared.queue.name().as_str(), Control::Resume);
+            let _in = span.enter();
+            tracing::info!(target: "bullmq", queue = %self.shared.queue.name(), "worker resumed");
             self.shared.wake.notify_one();
             self.shared.emit(WorkerEvent::Resumed);
         }
@@ -451,6 +507,18 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
             shared.emit_error(err);
         }
         shared.running.store(false, Ordering::SeqCst);
+        let uptime = shared
+            .started
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .map(|t| t.elapsed());
+        tracing::info!(
+            target: "bullmq",
+            queue = %shared.queue.name(),
+            worker = shared.opts.name.as_deref(),
+            uptime_ms = uptime.map(shared::millis),
+            "worker stopped"
+        );
         shared.emit(WorkerEvent::Closed);
         finished
     }

@@ -16,6 +16,7 @@ use super::retry::BackoffFn;
 use super::scheduler::RepeatStrategy;
 use crate::backend::{LockToken, NextJob, WorkerSettings};
 use crate::clock::{Clock, SystemClock};
+use crate::telemetry::HealthTracker;
 use crate::{Error, Queue};
 
 /// How many events a subscriber may fall behind before it misses some.
@@ -63,6 +64,10 @@ pub(crate) struct Shared<B> {
     pub(crate) wait_failures: FailureReport,
     /// The main loop's fetch failures since its last success.
     pub(crate) fetch_failures: FailureReport,
+    /// Round trips seen to succeed or fail, for `Worker::health`.
+    pub(crate) health: HealthTracker,
+    /// When `run` started (for the uptime logged at close).
+    pub(crate) started: Mutex<Option<std::time::Instant>>,
 }
 
 impl<B> Shared<B> {
@@ -101,7 +106,23 @@ impl<B> Shared<B> {
             tasks: Mutex::new(Vec::new()),
             wait_failures: FailureReport::default(),
             fetch_failures: FailureReport::default(),
+            health: HealthTracker::default(),
+            started: Mutex::new(None),
         }
+    }
+
+    /// The worker's id (Node's `worker.id`, the prefix of its lock tokens).
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Publishes the jobs in progress (the `bullmq.worker.active_jobs` gauge).
+    pub(crate) fn report_active(&self, n: usize) {
+        crate::telemetry::metrics::active_jobs(
+            self.queue.name().as_str(),
+            self.opts.name.as_deref(),
+            n,
+        );
     }
 
     pub(crate) fn now_ms(&self) -> u64 {
@@ -125,6 +146,9 @@ impl<B> Shared<B> {
     }
 
     pub(crate) fn emit_error(&self, err: Error) {
+        if super::fetch::is_connection_error(&err) {
+            self.health.record_failure();
+        }
         tracing::warn!(queue = %self.queue.name(), error = %err, "worker error");
         self.emit(WorkerEvent::Error(Arc::new(err)));
     }

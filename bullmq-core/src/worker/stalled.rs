@@ -7,6 +7,8 @@ use std::sync::Arc;
 use super::events::WorkerEvent;
 use super::shared::Shared;
 use crate::backend::{Backend, StalledCheck};
+use crate::telemetry::{metrics, spans};
+use tracing::Instrument;
 
 /// Runs the check at once, then every interval, until the worker closes; skipped while paused.
 pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
@@ -16,13 +18,22 @@ pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
     };
     while !shared.shutdown.is_cancelled() {
         if !shared.is_paused() {
+            let queue = shared.queue.name().as_str();
+            let span = spans::stalled_check(queue, shared.opts.name.as_deref(), shared.id());
             match shared
                 .queue
                 .backend()
                 .move_stalled_jobs_to_wait(&check)
+                .instrument(span.clone())
                 .await
             {
                 Ok(ids) => {
+                    span.record("bullmq.worker.stalled.jobs", ids.len());
+                    if !ids.is_empty() {
+                        metrics::stalled(queue, u64::try_from(ids.len()).unwrap_or(u64::MAX));
+                        let _in = span.enter();
+                        tracing::info!(target: "bullmq", queue, recovered = ids.len(), "stalled jobs recovered");
+                    }
                     for job_id in ids {
                         shared.emit(WorkerEvent::Stalled { job_id });
                     }

@@ -18,6 +18,7 @@ pub(crate) mod command;
 mod direct;
 pub(crate) use direct::timed_out;
 mod frame;
+mod link;
 mod pipelined;
 mod resp;
 
@@ -30,7 +31,9 @@ use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
 use tokio::sync::{OnceCell, watch};
 
 use direct::{DirectConnection, Target};
+use link::Link;
 use pipelined::Pipelined;
+use tracing::Instrument;
 
 /// How long opening a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -57,6 +60,8 @@ struct Pool {
     /// For every call when there is no `target`.
     shared: OnceCell<ConnectionManager>,
     response_timeout: Duration,
+    /// Up or down, as calls show it (logged on each change).
+    link: Link,
 }
 
 /// The pipelined connection's state.
@@ -113,7 +118,9 @@ impl SharedConnection {
         response_timeout: Duration,
     ) -> RedisResult<Self> {
         let target = Target::for_client(client.get_connection_info());
+        let link = Link::new(client.get_connection_info().addr().to_string());
         let pool = Arc::new(Pool {
+            link,
             client,
             target,
             max_direct,
@@ -146,6 +153,26 @@ impl SharedConnection {
     /// direct connection or the pipelined one; `None` when there is no `target` (use the
     /// multiplexed connection).
     async fn exchange(
+        &self,
+        count: usize,
+        write: impl FnOnce(&mut Vec<u8>),
+    ) -> RedisResult<Option<Vec<Value>>> {
+        let link = &self.pool.link;
+        if !link.is_down() {
+            let result = self.exchange_unobserved(count, write).await;
+            link.observe(&result);
+            return result;
+        }
+        let span = link.reconnect_span();
+        let result = self
+            .exchange_unobserved(count, write)
+            .instrument(span.clone())
+            .await;
+        span.in_scope(|| link.observe(&result));
+        result
+    }
+
+    async fn exchange_unobserved(
         &self,
         count: usize,
         write: impl FnOnce(&mut Vec<u8>),

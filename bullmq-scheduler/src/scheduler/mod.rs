@@ -8,8 +8,11 @@ pub use bullmq_core::options::{IterationPlan, next_cron_millis, plan_iteration};
 pub use error::SchedulerError;
 pub use validate::validate_schedule;
 
+use bullmq_core::backend::Lifecycle;
+use bullmq_core::telemetry::{context, spans};
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, QueueMeta, Schedulers};
 use bullmq_core::clock::{Clock, SystemClock};
@@ -128,6 +131,17 @@ impl<B: Schedulers> JobScheduler<B> {
         &self.backend
     }
 
+    /// The queue's name, as the backend's keys spell it.
+    fn queue_name(&self) -> String
+    where
+        B: Lifecycle,
+    {
+        let backend = &self.backend;
+        backend
+            .parse_node_key(&backend.to_key("0"))
+            .map_or_else(|| backend.qualified_name().to_owned(), |key| key.queue)
+    }
+
     /// Adds the iteration after `job`, a scheduler's job that just ran (what a worker does on
     /// fetching it, as Node's worker does). `Ok(None)` when the schedule is over, the scheduler
     /// was removed, or another worker already added that iteration.
@@ -215,13 +229,20 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
         id: &str,
         schedule: &RepeatOptions,
         template: JobTemplate,
-    ) -> Result<Option<ScheduledIteration>, SchedulerError> {
+    ) -> Result<Option<ScheduledIteration>, SchedulerError>
+    where
+        B: Lifecycle,
+    {
         let now = self.clock.now_ms();
         validate_schedule(schedule)?;
         if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
             return Err(SchedulerError::EndDateInPast { end_date, now });
         }
         let name = template.name.unwrap_or_else(|| id.to_owned());
+        // Node's `add <queue>.<job name>` producer span; the iterations carry its context.
+        let span = spans::scheduler_add(&self.queue_name(), &name, id);
+        let mut template_opts = template.opts;
+        template_opts.telemetry = context::for_child(&span, template_opts.telemetry.take());
         let data = match &template.data {
             Some(data) => data
                 .text("job scheduler template data")
@@ -230,7 +251,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             None => "{}".to_owned(),
         };
         // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
-        let opts = template.opts.or(&self.defaults);
+        let opts = template_opts.or(&self.defaults);
         let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
             return Ok(None);
         };
@@ -248,7 +269,12 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             delayed_job_opts: plan.delayed_job_opts,
             producer_id: None,
         };
-        let (id, delay) = self.backend.add_job_scheduler(&args).await?;
+        let (id, delay) = self
+            .backend
+            .add_job_scheduler(&args)
+            .instrument(span.clone())
+            .await?;
+        spans::record_job(&span, id.as_str(), &args.template_name);
         Ok(Some(ScheduledIteration { id, delay }))
     }
 }

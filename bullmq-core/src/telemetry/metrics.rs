@@ -1,0 +1,135 @@
+//! Metrics through the [`metrics`](https://docs.rs/metrics) facade: nothing is recorded until
+//! the application installs a recorder (Prometheus, OpenTelemetry, statsd, …), and then each
+//! update is an atomic add on a handle the recorder keeps.
+//!
+//! Names are Node.js BullMQ's `MetricNames` where it has one (`bullmq.jobs.completed`,
+//! `bullmq.job.duration`, …), with the same labels (`bullmq.queue.name`, `bullmq.job.name`,
+//! `bullmq.job.state`); the rest are this crate's. Durations are in milliseconds, as Node's.
+
+use std::time::Duration;
+
+use metrics::{counter, gauge, histogram};
+
+/// Jobs added (this crate's).
+pub const JOBS_ADDED: &str = "bullmq.jobs.added";
+/// Attempts completed (Node's `bullmq.jobs.completed`).
+pub const JOBS_COMPLETED: &str = "bullmq.jobs.completed";
+/// Jobs failed for good (Node's `bullmq.jobs.failed`).
+pub const JOBS_FAILED: &str = "bullmq.jobs.failed";
+/// Failed attempts retried at once (Node's `bullmq.jobs.retried`).
+pub const JOBS_RETRIED: &str = "bullmq.jobs.retried";
+/// Failed attempts retried after a backoff, and jobs a processor delayed (Node's
+/// `bullmq.jobs.delayed`).
+pub const JOBS_DELAYED: &str = "bullmq.jobs.delayed";
+/// Jobs the stalled-jobs check moved back to wait (this crate's).
+pub const JOBS_STALLED: &str = "bullmq.jobs.stalled";
+/// Processing duration of an attempt, ms (Node's `bullmq.job.duration`).
+pub const JOB_DURATION: &str = "bullmq.job.duration";
+/// Time from added (or due, for a delayed job) to started, ms (this crate's).
+pub const JOB_WAIT_TIME: &str = "bullmq.job.wait_time";
+/// Jobs in progress in one worker (this crate's gauge).
+pub const WORKER_ACTIVE_JOBS: &str = "bullmq.worker.active_jobs";
+/// Jobs per state of a queue, sampled by `Queue::record_job_counts_metric` (Node's
+/// `bullmq.queue.jobs`).
+pub const QUEUE_JOBS: &str = "bullmq.queue.jobs";
+/// Rate-limit hits, with the delay recorded in [`RATE_LIMIT_DELAY`] (this crate's).
+pub const RATE_LIMITED: &str = "bullmq.queue.rate_limited";
+/// How long the queue was rate limited, ms (this crate's).
+pub const RATE_LIMIT_DELAY: &str = "bullmq.queue.rate_limit.delay";
+
+/// Label: queue name.
+pub const LABEL_QUEUE: &str = "bullmq.queue.name";
+/// Label: job name.
+pub const LABEL_JOB_NAME: &str = "bullmq.job.name";
+/// Label: job state.
+pub const LABEL_STATE: &str = "bullmq.job.state";
+/// Label: worker name (empty when unnamed).
+pub const LABEL_WORKER: &str = "bullmq.worker.name";
+
+/// How an attempt ended, for its counter and duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Completed,
+    Failed,
+    Retried,
+    Delayed,
+}
+
+impl Outcome {
+    pub(crate) fn state(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Retried => "retried",
+            Self::Delayed => "delayed",
+        }
+    }
+
+    fn counter(self) -> &'static str {
+        match self {
+            Self::Completed => JOBS_COMPLETED,
+            Self::Failed => JOBS_FAILED,
+            Self::Retried => JOBS_RETRIED,
+            Self::Delayed => JOBS_DELAYED,
+        }
+    }
+}
+
+/// Milliseconds as a histogram sample.
+#[allow(clippy::cast_precision_loss)] // durations far below 2^52 ms
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// `count` jobs named `name` added to `queue`.
+pub(crate) fn added(queue: &str, name: &str, count: u64) {
+    counter!(JOBS_ADDED, LABEL_QUEUE => queue.to_owned(), LABEL_JOB_NAME => name.to_owned())
+        .increment(count);
+}
+
+/// An attempt ended with `outcome` after `duration` of processing (Node records the duration
+/// with every state).
+pub(crate) fn attempt(queue: &str, name: &str, outcome: Outcome, duration: Duration) {
+    let labels = [
+        (LABEL_QUEUE, queue.to_owned()),
+        (LABEL_JOB_NAME, name.to_owned()),
+        (LABEL_STATE, outcome.state().to_owned()),
+    ];
+    counter!(outcome.counter(), &labels).increment(1);
+    histogram!(JOB_DURATION, &labels).record(ms(duration));
+}
+
+/// A job waited `wait` between added (or due) and started.
+pub(crate) fn waited(queue: &str, name: &str, wait: Duration) {
+    histogram!(JOB_WAIT_TIME, LABEL_QUEUE => queue.to_owned(), LABEL_JOB_NAME => name.to_owned())
+        .record(ms(wait));
+}
+
+/// `n` jobs recovered by a stalled-jobs check.
+pub(crate) fn stalled(queue: &str, n: u64) {
+    counter!(JOBS_STALLED, LABEL_QUEUE => queue.to_owned()).increment(n);
+}
+
+/// A worker's jobs in progress.
+#[allow(clippy::cast_precision_loss)] // a job count
+pub(crate) fn active_jobs(queue: &str, worker: Option<&str>, n: usize) {
+    gauge!(
+        WORKER_ACTIVE_JOBS,
+        LABEL_QUEUE => queue.to_owned(),
+        LABEL_WORKER => worker.unwrap_or_default().to_owned()
+    )
+    .set(n as f64);
+}
+
+/// A processor rate limited the queue for `delay`.
+pub(crate) fn rate_limited(queue: &str, delay: Duration) {
+    counter!(RATE_LIMITED, LABEL_QUEUE => queue.to_owned()).increment(1);
+    histogram!(RATE_LIMIT_DELAY, LABEL_QUEUE => queue.to_owned()).record(ms(delay));
+}
+
+/// The sampled count of `state` jobs in `queue`.
+#[allow(clippy::cast_precision_loss)] // a job count
+pub(crate) fn queue_jobs(queue: &str, state: &str, count: u64) {
+    gauge!(QUEUE_JOBS, LABEL_QUEUE => queue.to_owned(), LABEL_STATE => state.to_owned())
+        .set(count as f64);
+}

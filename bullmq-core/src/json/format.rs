@@ -105,10 +105,10 @@ mod tests {
             (f64::NAN, "null"),
         ];
         for (value, text) in cases {
-            assert_eq!(to_string(&value).unwrap(), text, "{value:e}");
+            assert_eq!(to_string(&value).expect("valid JSON"), text, "{value:e}");
         }
-        assert_eq!(to_string(&0.1f32).unwrap(), "0.1");
-        assert_eq!(to_string(&f64::INFINITY).unwrap(), "null");
+        assert_eq!(to_string(&0.1f32).expect("valid JSON"), "0.1");
+        assert_eq!(to_string(&f64::INFINITY).expect("valid JSON"), "null");
     }
 
     #[test]
@@ -119,12 +119,16 @@ mod tests {
             ("a".to_owned(), -0.0),
         ]
         .into();
-        assert_eq!(to_string(&map).unwrap(), r#"{"9":0.5,"10":1,"a":0}"#);
-        let raw = serde_json::value::RawValue::from_string(r#"{"10":1,"9":2}"#.into()).unwrap();
-        assert_eq!(to_string(&raw).unwrap(), r#"{"10":1,"9":2}"#);
+        assert_eq!(
+            to_string(&map).expect("valid JSON"),
+            r#"{"9":0.5,"10":1,"a":0}"#
+        );
+        let raw = serde_json::value::RawValue::from_string(r#"{"10":1,"9":2}"#.into())
+            .expect("valid JSON");
+        assert_eq!(to_string(&raw).expect("valid JSON"), r#"{"10":1,"9":2}"#);
         let nested = serde_json::json!({"b": [raw.clone()], "1": 0});
         assert_eq!(
-            to_string(&nested).unwrap(),
+            to_string(&nested).expect("valid JSON"),
             r#"{"1":0,"b":[{"9":2,"10":1}]}"#
         );
     }
@@ -132,15 +136,18 @@ mod tests {
     #[test]
     fn integers_and_raw_text_keep_their_text() {
         assert_eq!(
-            to_string(&9_007_199_254_740_993u64).unwrap(),
+            to_string(&9_007_199_254_740_993u64).expect("valid JSON"),
             "9007199254740993"
         );
-        let raw =
-            serde_json::value::RawValue::from_string("{\"b\": 1.0, \"2\": 2}".into()).unwrap();
-        assert_eq!(to_string(&raw).unwrap(), "{\"b\": 1.0, \"2\": 2}");
+        let raw = serde_json::value::RawValue::from_string("{\"b\": 1.0, \"2\": 2}".into())
+            .expect("valid JSON");
+        assert_eq!(
+            to_string(&raw).expect("valid JSON"),
+            "{\"b\": 1.0, \"2\": 2}"
+        );
         let nested = serde_json::json!({"a": [1.5, -0.0, 1e300], "n": 12345678901234567u64});
         assert_eq!(
-            to_string(&nested).unwrap(),
+            to_string(&nested).expect("valid JSON"),
             r#"{"a":[1.5,0,1e+300],"n":12345678901234567}"#
         );
     }

@@ -24,7 +24,7 @@ use crate::{Error, Job, JobId, JobOptions, Result, ScriptErrorCode};
 use tracing::{Instrument, Span};
 
 /// A processor's outcome, its return value serialized.
-type Outcome = ProcessResult<ReturnValue>;
+type Processed = ProcessResult<ReturnValue>;
 
 /// The pause before a finishing move is tried again after a failure that is not the
 /// connection's (a bad reply): short, so a job is not held, but not a busy loop.
@@ -125,9 +125,9 @@ async fn attempt<B: Backend, P: Processor<B>>(
 /// panicking processor fails its job instead of the worker. Polling it here rather than in a
 /// task of its own saves a spawn, a scheduling hop and often a wake-up on another runtime
 /// thread per job; the job's own task is already a task per job slot.
-async fn run_caught<F: Future<Output = Outcome>>(
+async fn run_caught<F: Future<Output = Processed>>(
     fut: F,
-) -> std::result::Result<Outcome, Box<dyn std::any::Any + Send>> {
+) -> std::result::Result<Processed, Box<dyn std::any::Any + Send>> {
     let mut fut = std::pin::pin!(fut);
     std::future::poll_fn(|cx| {
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
@@ -194,7 +194,7 @@ pub(crate) async fn finish<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
-    mut outcome: Outcome,
+    mut outcome: Processed,
     may_fetch: bool,
 ) -> Option<FetchedJob> {
     loop {
@@ -229,7 +229,7 @@ pub(crate) async fn finish<B: Backend>(
 /// `moveToWaitingChildren` inside the processor) and the worker fails the job with it; a job
 /// with a failed child fails for good, as upstream throws an `UnrecoverableError` for it.
 /// Left alone, the job would stay active until the stalled check, only to be refused again.
-fn refused_move(outcome: &Outcome, err: &Error) -> Option<JobError> {
+fn refused_move(outcome: &Processed, err: &Error) -> Option<JobError> {
     match (outcome, err) {
         (Ok(_) | Err(JobError::WaitingChildren), Error::Script(e)) => {
             let message = e.to_string();
@@ -247,7 +247,7 @@ async fn finish_once<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
-    outcome: &Outcome,
+    outcome: &Processed,
     may_fetch: bool,
 ) -> Result<Option<FetchedJob>> {
     let backend = shared.queue.backend();

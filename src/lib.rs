@@ -27,6 +27,7 @@ pub use bullmq_core::{
 mod any;
 /// Choosing Redis or PostgreSQL at run time, by the URL (features `redis`, `postgres`).
 #[cfg(any(feature = "redis", feature = "postgres"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "redis", feature = "postgres"))))]
 pub use any::{AnyBackend, ConnectError, ConnectOptions, connect};
 
 /// The Redis backend (feature `redis`, on by default).
@@ -36,6 +37,7 @@ pub use bullmq_redis as redis;
 
 /// The backend the enabled features choose: Redis when `redis` is on.
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub type DefaultBackend = bullmq_redis::RedisBackend;
 
 /// The PostgreSQL backend (feature `postgres`).
@@ -46,6 +48,7 @@ pub use bullmq_postgres as postgres;
 /// The backend the enabled features choose: PostgreSQL when `postgres` is on without `redis`
 /// (`--no-default-features --features postgres`).
 #[cfg(all(feature = "postgres", not(feature = "redis")))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "postgres", not(feature = "redis")))))]
 pub type DefaultBackend = bullmq_postgres::PostgresBackend;
 
 /// Adding jobs inside the caller's own PostgreSQL transaction (feature `postgres`).

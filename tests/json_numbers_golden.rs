@@ -98,8 +98,10 @@ fn doubles_are_written_as_json_stringify_writes_them() {
         let ours: Vec<&str> = ours.trim_matches(['[', ']']).split(',').collect();
         let node: Vec<&str> = node.trim_matches(['[', ']']).split(',').collect();
         assert_eq!(ours.len(), node.len(), "not as many numbers");
-        let wrong: Vec<String> = (0..ours.len())
-            .filter(|i| ours[*i] != node[*i])
+        let differing: Vec<usize> = (0..ours.len()).filter(|i| ours[*i] != node[*i]).collect();
+        let wrong: Vec<String> = differing
+            .iter()
+            .copied()
             .take(20)
             .map(|i| {
                 format!(
@@ -112,7 +114,7 @@ fn doubles_are_written_as_json_stringify_writes_them() {
             .collect();
         panic!(
             "{} differences (first 20):\n{}",
-            wrong.len(),
+            differing.len(),
             wrong.join("\n")
         );
     }

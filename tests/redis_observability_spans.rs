@@ -188,11 +188,12 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
     assert_eq!(fail.name, "fail");
     assert_eq!(fail.field("otel.name"), Some("fail obs-run"));
 
-    // No per-job logging above DEBUG: only the worker's start and stop are INFO.
+    // No per-job logging above DEBUG: only the worker's start and stop are INFO (connection
+    // events, which a loaded machine's response timeout may cause, are another test's).
     let loud: Vec<_> = captured
         .events()
         .into_iter()
-        .filter(|e| e.level <= Level::INFO)
+        .filter(|e| e.level <= Level::INFO && !e.message().starts_with("redis connection"))
         .map(|e| e.message().to_owned())
         .collect();
     assert_eq!(loud, ["worker started", "worker stopped"]);
@@ -377,6 +378,8 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
         );
     }
     assert!(recovered.iter().all(|e| e.level == Level::INFO));
-    assert!(recovered.iter().all(|e| e.span == Some("reconnect")));
+    // The recovery seen by the reconnect itself is logged inside its span (a call begun before
+    // the loss may also see the server back, outside it).
+    assert!(recovered.iter().any(|e| e.span == Some("reconnect")));
     assert!(captured.spans().iter().any(|s| s.name == "reconnect"));
 }

@@ -240,7 +240,8 @@ async fn rust_worker(
 async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
     let prefix = support::unique_prefix();
     let _guard = support::PrefixGuard(prefix.clone());
-    let start = start_after(2_500);
+    // Two upserts (each a Node.js process when Node upserts) must land before the first slot.
+    let start = start_after(6_000);
     upsert(upserters.0, &prefix, &["n"], "sch", (kind, start), 1).await;
     upsert(upserters.1, &prefix, &["r"], "sch", (kind, start), 1).await;
     let node = node_workers(&prefix, "n", &[("COUNT", COUNT.to_string())]);
@@ -248,7 +249,7 @@ async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
     let worker = rust_worker(&prefix, "r", Arc::clone(&seen)).await;
     let mut events = worker.events();
     let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(30);
     while members(&rust_key, "completed").await.len() < COUNT {
         assert!(
             Instant::now() < deadline,

@@ -15,7 +15,7 @@ const NOT_RUNNING_HINT: &str = "Is PostgreSQL running and accepting TCP connecti
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ConnectFailure {
-    /// Nothing listens at the address (or the host name does not resolve).
+    /// Nothing listens at the address.
     Refused,
     /// No answer within `connect_timeout`.
     TimedOut,
@@ -31,7 +31,9 @@ pub enum ConnectFailure {
     ServerUnavailable,
     /// TLS could not be set up.
     Tls(TlsFailure),
-    /// Anything else.
+    /// The server answered with an error of another SQLSTATE (its message says why).
+    ServerRefused,
+    /// Anything else (a host name that does not resolve, a broken connection, …).
     Other,
 }
 
@@ -67,7 +69,7 @@ impl ConnectFailure {
                 "3D000" => Self::UnknownDatabase,
                 "53300" => Self::TooManyClients,
                 "57P01" | "57P02" | "57P03" => Self::ServerUnavailable,
-                _ => Self::Other,
+                _ => Self::ServerRefused,
             },
             sqlx::Error::Tls(source) => Self::Tls(tls_failure(&**source)),
             sqlx::Error::Io(io) => io_failure(io),
@@ -100,6 +102,10 @@ impl ConnectFailure {
             Self::ServerUnavailable => {
                 "The server is starting, shutting down or recovering: try again shortly."
             }
+            Self::ServerRefused => {
+                "The server answered and refused the connection: its message and SQLSTATE \
+                 (above) say why."
+            }
             Self::Tls(tls) => tls.advice(),
         }
     }
@@ -122,7 +128,7 @@ impl TlsFailure {
             }
             Self::NameMismatch => {
                 "The server's certificate is not for the host in the URL: connect by a name \
-                 the certificate lists, or use sslmode=verify-ca to check only the CA."
+                 the certificate lists (sqlx 0.8 checks the name under verify-ca too)."
             }
             Self::Expired => "The server's certificate has expired or is not valid yet.",
             Self::BadFile => {
@@ -154,6 +160,7 @@ impl fmt::Display for ConnectFailure {
             Self::Tls(TlsFailure::Expired) => "TLS: certificate expired",
             Self::Tls(TlsFailure::BadFile) => "TLS: unreadable certificate or key",
             Self::Tls(TlsFailure::Handshake) => "TLS: handshake failed",
+            Self::ServerRefused => "refused by the server",
             Self::Other => "connection failed",
         };
         f.write_str(name)

@@ -168,7 +168,31 @@ impl PostgresOptions {
     /// schema, so this is what points them at it.
     pub(crate) fn connect_options(&self) -> Result<PgConnectOptions> {
         let options = PgConnectOptions::from_str(&self.url).map_err(wrap("parse the URL"))?;
+        warn_if_plaintext_by_default(&options);
         Ok(options.options([("search_path", self.schema.quoted())]))
+    }
+}
+
+/// Without the `tls` feature, libpq's default `sslmode=prefer` (or `allow`) connects in
+/// plaintext even to a server that offers TLS: said once per process, for a server that is
+/// not on this machine (where plaintext is the usual choice).
+fn warn_if_plaintext_by_default(options: &PgConnectOptions) {
+    use sqlx::postgres::PgSslMode;
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    let host = options.get_host();
+    let local = options.get_socket().is_some()
+        || host.starts_with('/')
+        || matches!(host, "localhost" | "127.0.0.1" | "::1");
+    let optional = matches!(options.get_ssl_mode(), PgSslMode::Prefer | PgSslMode::Allow);
+    if cfg!(not(feature = "tls")) && optional && !local {
+        WARNED.call_once(|| {
+            tracing::warn!(
+                server.address = host,
+                "PostgreSQL: connecting without TLS (bullmq-postgres is built without its `tls` \
+                 feature, so sslmode=prefer cannot use it); enable the `tls` feature, or set \
+                 sslmode=disable to say plaintext is intended"
+            );
+        });
     }
 }
 

@@ -67,7 +67,7 @@ fn rewrite(text: &str, numbers: Numbers) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     };
     let mut out = String::with_capacity(text.len());
-    match write(raw, numbers, &mut out) {
+    match write(raw, numbers, 0, &mut out) {
         Ok(()) => Cow::Owned(out),
         Err(_) => Cow::Borrowed(text),
     }
@@ -113,7 +113,19 @@ impl Scan {
     }
 }
 
-fn write(raw: &RawValue, numbers: Numbers, out: &mut String) -> serde_json::Result<()> {
+/// How deep a value is rewritten: deeper text (which serde_json's own parser would refuse at
+/// 128 levels) is returned as stored rather than risk the stack on data from another runtime.
+const MAX_DEPTH: usize = 128;
+
+fn write(
+    raw: &RawValue,
+    numbers: Numbers,
+    depth: usize,
+    out: &mut String,
+) -> serde_json::Result<()> {
+    if depth > MAX_DEPTH {
+        return Err(serde::de::Error::custom("nested too deep to rewrite"));
+    }
     let text = raw.get().trim();
     match text.as_bytes().first() {
         Some(b'{') => {
@@ -129,7 +141,7 @@ fn write(raw: &RawValue, numbers: Numbers, out: &mut String) -> serde_json::Resu
                 }
                 out.push_str(&serde_json::to_string(&key)?);
                 out.push(':');
-                write(value, numbers, out)?;
+                write(value, numbers, depth + 1, out)?;
             }
             out.push('}');
         }
@@ -140,7 +152,7 @@ fn write(raw: &RawValue, numbers: Numbers, out: &mut String) -> serde_json::Resu
                 if i > 0 {
                     out.push(',');
                 }
-                write(item, numbers, out)?;
+                write(item, numbers, depth + 1, out)?;
             }
             out.push(']');
         }
@@ -303,5 +315,13 @@ mod tests {
         ] {
             assert_eq!(array_index(key), None, "{key}");
         }
+    }
+
+    #[test]
+    fn text_nested_deeper_than_the_limit_is_returned_as_stored() {
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(js_view(&deep), deep.as_str());
+        let keyed = format!("{}1{}", r#"{"1":"#.repeat(50_000), "}".repeat(50_000));
+        assert_eq!(js_view(&keyed), keyed.as_str());
     }
 }

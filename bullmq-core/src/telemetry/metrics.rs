@@ -1,10 +1,10 @@
 //! Metrics through the [`metrics`](https://docs.rs/metrics) facade: nothing is recorded until
-//! the application installs a recorder (Prometheus, OpenTelemetry, statsd, …), and then each
-//! update is an atomic add on a handle the recorder keeps.
+//! the application installs a recorder (Prometheus, OpenTelemetry, statsd, …); each update then
+//! builds its labels and looks its handle up in the recorder.
 //!
 //! Names are Node.js BullMQ's `MetricNames` where it has one (`bullmq.jobs.completed`,
 //! `bullmq.job.duration`, …), with the same labels (`bullmq.queue.name`, `bullmq.job.name`,
-//! `bullmq.job.state`); the rest are this crate's. Durations are in milliseconds, as Node's.
+//! `bullmq.job.state`, and `bullmq.queue.jobs.state` for sampled counts); the rest are this crate's. Durations are in milliseconds, as Node's.
 
 use std::time::Duration;
 
@@ -43,6 +43,8 @@ pub const LABEL_QUEUE: &str = "bullmq.queue.name";
 pub const LABEL_JOB_NAME: &str = "bullmq.job.name";
 /// Label: job state.
 pub const LABEL_STATE: &str = "bullmq.job.state";
+/// The label of [`QUEUE_JOBS`]: the state counted (Node's `bullmq.queue.jobs.state`).
+pub const LABEL_QUEUE_JOBS_STATE: &str = "bullmq.queue.jobs.state";
 /// Label: worker name (empty when unnamed).
 pub const LABEL_WORKER: &str = "bullmq.worker.name";
 
@@ -110,15 +112,14 @@ pub(crate) fn stalled(queue: &str, n: u64) {
     counter!(JOBS_STALLED, LABEL_QUEUE => queue.to_owned()).increment(n);
 }
 
-/// A worker's jobs in progress.
-#[allow(clippy::cast_precision_loss)] // a job count
-pub(crate) fn active_jobs(queue: &str, worker: Option<&str>, n: usize) {
+/// A worker's jobs in progress moved by `delta`.
+pub(crate) fn active_jobs(queue: &str, worker: Option<&str>, delta: f64) {
     gauge!(
         WORKER_ACTIVE_JOBS,
         LABEL_QUEUE => queue.to_owned(),
         LABEL_WORKER => worker.unwrap_or_default().to_owned()
     )
-    .set(n as f64);
+    .increment(delta);
 }
 
 /// A processor rate limited the queue for `delay`.
@@ -130,6 +131,6 @@ pub(crate) fn rate_limited(queue: &str, delay: Duration) {
 /// The sampled count of `state` jobs in `queue`.
 #[allow(clippy::cast_precision_loss)] // a job count
 pub(crate) fn queue_jobs(queue: &str, state: &str, count: u64) {
-    gauge!(QUEUE_JOBS, LABEL_QUEUE => queue.to_owned(), LABEL_STATE => state.to_owned())
+    gauge!(QUEUE_JOBS, LABEL_QUEUE => queue.to_owned(), LABEL_QUEUE_JOBS_STATE => state.to_owned())
         .set(count as f64);
 }

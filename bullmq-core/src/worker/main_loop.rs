@@ -109,20 +109,16 @@ struct SlotGuard<B>(Arc<Shared<B>>);
 impl<B> SlotGuard<B> {
     /// Takes a slot (counted in `active`) until dropped.
     fn take(shared: &Arc<Shared<B>>) -> Self {
-        let n = shared.active.fetch_add(1, Ordering::SeqCst) + 1;
-        shared.report_active(n);
+        shared.active.fetch_add(1, Ordering::SeqCst);
+        shared.report_active(1.0);
         Self(Arc::clone(shared))
     }
 }
 
 impl<B> Drop for SlotGuard<B> {
     fn drop(&mut self) {
-        let n = self
-            .0
-            .active
-            .fetch_sub(1, Ordering::SeqCst)
-            .saturating_sub(1);
-        self.0.report_active(n);
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        self.0.report_active(-1.0);
         self.0.wake.notify_one();
     }
 }

@@ -116,12 +116,13 @@ impl<B> Shared<B> {
         &self.id
     }
 
-    /// Publishes the jobs in progress (the `bullmq.worker.active_jobs` gauge).
-    pub(crate) fn report_active(&self, n: usize) {
+    /// Moves the `bullmq.worker.active_jobs` gauge by `delta` (+1 when a job starts, -1 when
+    /// it ends): workers sharing a queue and a name add up instead of overwriting each other.
+    pub(crate) fn report_active(&self, delta: f64) {
         crate::telemetry::metrics::active_jobs(
             self.queue.name().as_str(),
             self.opts.name.as_deref(),
-            n,
+            delta,
         );
     }
 

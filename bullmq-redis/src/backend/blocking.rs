@@ -33,7 +33,8 @@ impl RedisBackend {
     /// Runs a blocking command on a dedicated connection. `None` when the wait was interrupted
     /// (the connection was dropped under it) or the watchdog fired (then the connection is
     /// dropped, so the stray command dies with it); on a failed command the connection is
-    /// dropped too, and the next call opens a fresh one.
+    /// dropped too, and the next call opens a fresh one, unless the server itself replied
+    /// with the error.
     pub(crate) async fn blocking_call(
         &self,
         which: Dedicated,
@@ -56,7 +57,15 @@ impl RedisBackend {
         match outcome {
             Some(Ok(value)) => Ok(Some(value)),
             Some(Err(e)) => {
-                self.drop_dedicated(&state, which).await;
+                // A refusal the server replied with (`NOPERM`, `READONLY`, …) leaves the
+                // connection sound: keep it, rather than open a new one for each retry.
+                let replied = matches!(
+                    e.kind(),
+                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+                );
+                if !replied {
+                    self.drop_dedicated(&state, which).await;
+                }
                 Err(wrap_cmd(context, cmd)(e))
             }
             None => {

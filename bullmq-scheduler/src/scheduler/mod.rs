@@ -238,11 +238,11 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
         if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
             return Err(SchedulerError::EndDateInPast { end_date, now });
         }
+        // Node's `Queue` writes its meta when it connects, whether or not an iteration follows.
+        self.meta.write(&self.backend).await?;
         let name = template.name.unwrap_or_else(|| id.to_owned());
         // Node's `add <queue>.<job name>` producer span; the iterations carry its context.
         let span = spans::scheduler_add(&self.queue_name(), &name, id);
-        let mut template_opts = template.opts;
-        template_opts.telemetry = context::for_child(&span, template_opts.telemetry.take());
         let data = match &template.data {
             Some(data) => data
                 .text("job scheduler template data")
@@ -251,13 +251,16 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             None => "{}".to_owned(),
         };
         // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
-        let opts = template_opts.or(&self.defaults);
-        let Some(plan) = plan_iteration(id, schedule, &opts, now)? else {
+        let opts = template.opts.or(&self.defaults);
+        let Some(mut plan) = plan_iteration(id, schedule, &opts, now)? else {
             return Ok(None);
         };
+        // As Node's: the context goes into the iteration's options only; the scheduler keeps
+        // the template's options as given.
+        plan.delayed_job_opts.telemetry =
+            context::for_child(&span, plan.delayed_job_opts.telemetry.take());
         let mut stored = schedule.clone();
         stored.immediately = None;
-        self.meta.write(&self.backend).await?;
         let args = AddJobSchedulerArgs {
             scheduler_id: id.to_owned(),
             // Node clamps a cron slot to now; an `every` slot is the script's to compute.

@@ -180,15 +180,30 @@ async fn a_known_workload_records_exactly_its_numbers() {
         "no job in progress once closed"
     );
     assert_eq!(
-        gauge(&values, names::QUEUE_JOBS, names::LABEL_QUEUE_JOBS_STATE, "completed"),
+        gauge(
+            &values,
+            names::QUEUE_JOBS,
+            names::LABEL_QUEUE_JOBS_STATE,
+            "completed"
+        ),
         Some(7.0)
     );
     assert_eq!(
-        gauge(&values, names::QUEUE_JOBS, names::LABEL_QUEUE_JOBS_STATE, "failed"),
+        gauge(
+            &values,
+            names::QUEUE_JOBS,
+            names::LABEL_QUEUE_JOBS_STATE,
+            "failed"
+        ),
         Some(2.0)
     );
     assert_eq!(
-        gauge(&values, names::QUEUE_JOBS, names::LABEL_QUEUE_JOBS_STATE, "wait"),
+        gauge(
+            &values,
+            names::QUEUE_JOBS,
+            names::LABEL_QUEUE_JOBS_STATE,
+            "wait"
+        ),
         Some(0.0)
     );
 }

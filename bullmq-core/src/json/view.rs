@@ -113,7 +113,7 @@ impl Scan {
     }
 }
 
-/// How deep a value is rewritten: deeper text (which serde_json's own parser would refuse at
+/// How deep a value is rewritten: deeper text (which `serde_json`'s own parser would refuse at
 /// 128 levels) is returned as stored rather than risk the stack on data from another runtime.
 const MAX_DEPTH: usize = 128;
 

@@ -363,3 +363,25 @@ async fn a_zero_response_timeout_is_refused() {
         .expect_err("zero timeout");
     assert!(err.to_string().contains("response_timeout"), "{err}");
 }
+
+#[tokio::test]
+async fn a_failed_connect_names_the_server_the_cause_and_the_fix_without_the_password() {
+    let port = support::free_port();
+    let url = format!("redis://app:s3cret@127.0.0.1:{port}");
+    let err = RedisBackend::connect(
+        &RedisOptions::new(url),
+        QueueName::new("q").expect("queue name"),
+    )
+    .await
+    .expect_err("nothing listens there");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "cannot connect to redis://app:***@127.0.0.1:{port}"
+        )),
+        "{message}"
+    );
+    assert!(message.contains("Is Redis running there?"), "{message}");
+    assert!(!message.contains("s3cret"), "{message}");
+    assert!(!format!("{err:?}").contains("s3cret"), "{err:?}");
+}

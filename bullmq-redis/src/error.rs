@@ -16,6 +16,9 @@ pub struct RedisError {
     pub command: Option<String>,
     /// The (first) key it named, when known.
     pub key: Option<String>,
+    /// The server bullmq could not connect to (its URL without password), for a connect
+    /// failure.
+    pub target: Option<String>,
 }
 
 /// A refusal by the server that retrying on a new connection cannot fix; see
@@ -62,6 +65,11 @@ impl RedisError {
 
 impl fmt::Display for RedisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(target) = &self.target {
+            // A connect failure: where, why, and what to do.
+            write!(f, "redis: cannot connect to {target}: {}", self.source)?;
+            return f.write_str(connect_advice(&self.source));
+        }
         write!(f, "redis: {}: {}", self.context, self.source)?;
         if self.refusal() == Some(Refusal::NoPermission) {
             // Redis names neither the key nor, inside a script, the command: we do (a single
@@ -125,6 +133,7 @@ pub(crate) fn wrap(context: &'static str) -> impl FnOnce(redis::RedisError) -> b
             source,
             command: None,
             key: None,
+            target: None,
         })
     }
 }
@@ -148,6 +157,37 @@ pub(crate) fn arg_text(arg: &redis::Arg<&[u8]>) -> Option<String> {
     }
 }
 
+/// [`wrap`] for a failure to connect to `target` (a URL without its password).
+pub(crate) fn wrap_connect(target: String) -> impl FnOnce(redis::RedisError) -> bullmq_core::Error {
+    move |source| {
+        bullmq_core::Error::backend(RedisError {
+            context: "connect",
+            source,
+            command: None,
+            key: None,
+            target: Some(target),
+        })
+    }
+}
+
+/// What to do about a failed connect, by its cause.
+fn connect_advice(source: &redis::RedisError) -> &'static str {
+    if matches!(source.kind(), redis::ErrorKind::AuthenticationFailed)
+        || source.to_string().contains("WRONGPASS")
+    {
+        ". The server refused the credentials: check the user and password in the URL."
+    } else if source.is_timeout() {
+        ". Nothing answered in time: check the address, the network, and that the port is \
+         Redis's (not another service's)."
+    } else if source.is_io_error() || source.is_connection_refusal() {
+        ". Is Redis running there? Start it (`redis-server`; install it with `apt-get install \
+         redis-server`), or point the URL (REDIS_URL in the examples and tests) at a running \
+         server."
+    } else {
+        "."
+    }
+}
+
 /// [`wrap`] with the command and key the error names.
 pub(crate) fn wrap_named(
     context: &'static str,
@@ -160,6 +200,7 @@ pub(crate) fn wrap_named(
             source,
             command,
             key,
+            target: None,
         })
     }
 }
@@ -176,5 +217,6 @@ pub(crate) fn unexpected(context: &'static str, found: &redis::Value) -> bullmq_
         source,
         command: None,
         key: None,
+        target: None,
     })
 }

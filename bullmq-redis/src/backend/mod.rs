@@ -23,7 +23,7 @@ use bullmq_core::options::ValidationError;
 use bullmq_core::{Prefix, QueueName, Result};
 
 use crate::connection::SharedConnection;
-use crate::error::{wrap, wrap_named};
+use crate::error::{wrap, wrap_connect, wrap_named};
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
 use crate::scripts::LuaScript;
@@ -232,7 +232,7 @@ impl RedisBackend {
             options.response_timeout,
         )
         .await
-        .map_err(wrap("connect"))?;
+        .map_err(wrap_connect(bullmq_core::redact::redact_url(&options.url)))?;
         let server = if options.skip_version_check {
             None
         } else {

@@ -136,7 +136,8 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
         ("messaging.operation.type", "process"),
         ("messaging.message.id", ok.id.as_str()),
         ("bullmq.job.name", "ok"),
-        ("bullmq.job.attempts.made", "0"),
+        // Counted once the attempt is settled, as Node's worker records it.
+        ("bullmq.job.attempts.made", "1"),
         ("bullmq.worker.name", "obs-worker"),
         ("bullmq.job.state", "completed"),
     ] {
@@ -163,7 +164,7 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
     let flaky_runs = attempts(flaky.id.as_str());
     assert_eq!(flaky_runs.len(), 2, "{flaky_runs:?}");
     let (first, second) = (&flaky_runs[0], &flaky_runs[1]);
-    assert_eq!(first.field("bullmq.job.attempts.made"), Some("0"));
+    assert_eq!(first.field("bullmq.job.attempts.made"), Some("1"));
     assert_eq!(first.field("bullmq.job.state"), Some("retried"));
     assert_eq!(first.field("otel.status_code"), Some("error"));
     assert_eq!(
@@ -174,7 +175,7 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
     assert_eq!(retry.name, "retry");
     assert_eq!(retry.field("otel.name"), Some("retry obs-run"));
     assert_eq!(retry.field("bullmq.job.attempts.made"), Some("1"));
-    assert_eq!(second.field("bullmq.job.attempts.made"), Some("1"));
+    assert_eq!(second.field("bullmq.job.attempts.made"), Some("2"));
     assert_eq!(second.field("bullmq.job.state"), Some("completed"));
     assert_eq!(only_child(second.id).name, "complete");
 

@@ -56,7 +56,14 @@ const options = () => {
   const url = new URL(REDIS_URL);
   return [
     {
-      connection: { host: url.hostname, port: Number(url.port || 6379), maxRetriesPerRequest: null },
+      connection: {
+        host: url.hostname,
+        port: Number(url.port || 6379),
+        username: decodeURIComponent(url.username) || undefined,
+        password: decodeURIComponent(url.password) || undefined,
+        db: Number(url.pathname.slice(1) || 0),
+        maxRetriesPerRequest: null,
+      },
       prefix: PREFIX,
       telemetry,
     },

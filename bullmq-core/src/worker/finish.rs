@@ -268,6 +268,7 @@ async fn finish_once<B: Backend>(
                 .instrument(settle)
                 .await?;
             attempt_ended(shared, job, Outcome::Completed, None);
+            record_attempts_made(job);
             if shared.observed() {
                 shared.emit(WorkerEvent::Completed {
                     job: Arc::clone(job),
@@ -425,6 +426,7 @@ async fn fail<B: Backend>(
         _ => Outcome::Failed,
     };
     attempt_ended(shared, job, outcome, Some(message));
+    record_attempts_made(job);
     if shared.observed() {
         shared.emit(WorkerEvent::Failed {
             job: Arc::clone(job),
@@ -507,6 +509,18 @@ fn attempt_ended<B>(shared: &Shared<B>, job: &Job, outcome: Outcome, error: Opti
         error,
         "job attempt ended"
     );
+}
+
+/// The `process` span's `bullmq.job.attempts.made` once the attempt is counted, as Node's
+/// worker sets it after moving the job to completed or failed (a first success records 1).
+fn record_attempts_made(job: &Job) {
+    let span = Span::current();
+    if !span.is_disabled() {
+        span.record(
+            "bullmq.job.attempts.made",
+            job.attempts_made.saturating_add(1),
+        );
+    }
 }
 
 /// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as

@@ -480,14 +480,30 @@ async fn a_worker_gets_over_a_server_that_is_a_replica_for_a_while() {
 
 #[tokio::test]
 async fn a_payload_above_proto_max_bulk_len_is_a_typed_refusal() {
+    // A call alone writes on a direct connection of its own.
+    payload_too_large_is_typed(RedisOptions::new("")).await;
+}
+
+#[tokio::test]
+async fn a_payload_above_proto_max_bulk_len_is_a_typed_refusal_on_the_pipelined_connection() {
+    // No direct connection: every call shares the pipelined one, as calls in flight together do.
+    payload_too_large_is_typed(RedisOptions::new("").direct_connections(0)).await;
+}
+
+/// A 100 MB add against a 64 MB `proto-max-bulk-len`, through `base`'s connections.
+async fn payload_too_large_is_typed(base: RedisOptions) {
     let server = PrivateRedis::start_with(|port, _| {
         ["--port", &port.to_string(), "--proto-max-bulk-len", "64mb"]
             .map(str::to_owned)
             .to_vec()
     });
+    let options = RedisOptions {
+        url: server.url(),
+        ..base
+    };
     let queue = Queue::new(
         QueueName::new("big").unwrap(),
-        backend(&server.url(), "app5", "big").await,
+        backend_with(&options, "app5", "big").await,
     );
     let big = "x".repeat(100 * 1024 * 1024);
     let err = queue

@@ -21,6 +21,10 @@ use super::frame;
 /// How much room a read asks for at least.
 pub(super) const READ_CHUNK: usize = 16 * 1024;
 
+/// How long a connection whose request could not be written waits for the reply the server
+/// may have sent before it closed (see [`DirectConnection::refusal_before_close`]).
+pub(super) const REPLY_BEFORE_CLOSE: Duration = Duration::from_millis(500);
+
 /// The reading direction of an open connection.
 pub(super) type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
 
@@ -188,7 +192,10 @@ impl DirectConnection {
     /// values ([`Value::ServerError`]), as redis-rs's callers expect.
     pub(super) async fn exchange(&mut self, count: usize) -> redis::RedisResult<Vec<Value>> {
         if let Err(e) = self.stream.write_all(&self.write_buf).await {
-            return Err(self.refusal_before_close().unwrap_or_else(|| e.into()));
+            return Err(self
+                .refusal_before_close()
+                .await
+                .unwrap_or_else(|| e.into()));
         }
         let mut replies = Vec::with_capacity(count);
         let mut start = 0;
@@ -219,14 +226,22 @@ impl DirectConnection {
     /// The error reply the server sent before it closed the connection under a request it
     /// would not take (a value above `proto-max-bulk-len`: "invalid bulk length"), when it
     /// is already here: it says why, where the write's own error only says "reset".
-    fn refusal_before_close(&mut self) -> Option<RedisError> {
-        let mut chunk = [0_u8; 1024];
-        while let Ok(n @ 1..) = self.stream.try_read(&mut chunk) {
-            self.read_buf.extend_from_slice(&chunk[..n]);
-        }
-        match frame::take_reply(&self.read_buf) {
-            Ok(Some((reply @ Value::ServerError(_), _))) => reply.extract_error().err(),
-            _ => None,
+    /// It may still be on its way when the write fails: wait for it a moment (until the
+    /// server's close ends the read, [`REPLY_BEFORE_CLOSE`] at most).
+    async fn refusal_before_close(&mut self) -> Option<RedisError> {
+        let deadline = tokio::time::Instant::now() + REPLY_BEFORE_CLOSE;
+        loop {
+            match frame::take_reply(&self.read_buf) {
+                Ok(Some((reply @ Value::ServerError(_), _))) => return reply.extract_error().err(),
+                Ok(None) => {}
+                _ => return None,
+            }
+            self.read_buf.reserve(READ_CHUNK);
+            let read = self.stream.read_into(&mut self.read_buf);
+            match tokio::time::timeout_at(deadline, read).await {
+                Ok(Ok(1..)) => {}
+                _ => return None,
+            }
         }
     }
 

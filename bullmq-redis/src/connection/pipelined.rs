@@ -22,7 +22,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{Notify, oneshot};
 use tokio::task::AbortHandle;
 
-use super::direct::{self, DirectConnection, READ_CHUNK, ReadHalf, Target, WriteHalf};
+use super::direct::{
+    self, DirectConnection, READ_CHUNK, REPLY_BEFORE_CLOSE, ReadHalf, Target, WriteHalf,
+};
 use super::frame;
 
 /// A shared connection; dropping it closes the connection once its writer has sent what was
@@ -194,6 +196,17 @@ async fn write_requests(inner: Arc<Inner>, mut write: WriteHalf) {
             continue;
         }
         if let Err(e) = write.write_all(&batch).await {
+            // The server may have said why before it closed (a value above its
+            // `proto-max-bulk-len`): let the reader hand that reply to its call and fail the
+            // others with the close it then reads, rather than fail them all with the write's
+            // bare "reset" at once.
+            let deadline = tokio::time::Instant::now() + REPLY_BEFORE_CLOSE;
+            while inner.lock().broken.is_none() {
+                let woken = inner.wake_writer.notified();
+                if tokio::time::timeout_at(deadline, woken).await.is_err() {
+                    break;
+                }
+            }
             inner.break_with(&e.into());
             break;
         }

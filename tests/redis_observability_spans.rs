@@ -333,17 +333,7 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     .await;
 
     server.restart();
-    support::wait::eventually(
-        "the add goes through again",
-        Duration::from_secs(20),
-        || async {
-            queue
-                .add("after", &json!({}), JobOptions::new())
-                .await
-                .is_ok()
-        },
-    )
-    .await;
+    support::wait::added_again(&queue, "after").await;
     support::wait::eventually("the worker recovers", Duration::from_secs(20), || async {
         worker.health().connection.healthy
     })
@@ -358,29 +348,44 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     worker.close().await;
     assert_eq!(worker.health().state, RunState::Closed);
 
-    let events = captured.events();
-    let lost: Vec<_> = events
-        .iter()
-        .filter(|e| e.message().starts_with("redis connection lost"))
-        .collect();
-    assert!(!lost.is_empty(), "a WARN for the loss");
-    assert!(lost.iter().all(|e| e.level == Level::WARN));
-    let recovered: Vec<_> = events
-        .iter()
-        .filter(|e| e.message() == "redis connection recovered")
-        .collect();
-    assert!(!recovered.is_empty(), "an INFO for the recovery");
-    for e in recovered.iter().chain(lost.iter()) {
-        // The server by address, never credentials.
-        assert_eq!(
-            e.fields.get("server.address").map(String::as_str),
-            Some(format!("127.0.0.1:{}", server.port).as_str()),
-            "{e:?}"
-        );
-    }
-    assert!(recovered.iter().all(|e| e.level == Level::INFO));
+    let address = format!("127.0.0.1:{}", server.port);
+    let recovered = captured.assert_loss_logged(
+        "redis connection lost",
+        "redis connection recovered",
+        |named| named == address,
+    );
     // The recovery seen by the reconnect itself is logged inside its span (a call begun before
     // the loss may also see the server back, outside it).
     assert!(recovered.iter().any(|e| e.span == Some("reconnect")));
     assert!(captured.spans().iter().any(|s| s.name == "reconnect"));
+}
+
+/// The connection RESP3 (and TLS) use, the multiplexed fallback, is watched as the direct
+/// path is: its loss is a WARN, its recovery an INFO, naming the server.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lost_resp3_connection_warns_and_its_recovery_is_logged() {
+    let (captured, _guard) = Captured::start();
+    let mut server = support::PrivateRedis::start();
+    let url = format!("{}?protocol=resp3", server.url());
+    let queue = Queue::new(
+        QueueName::new("obs-resp3").unwrap(),
+        backend(&url, "obs", "obs-resp3").await,
+    );
+    queue
+        .add("before", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+
+    server.kill_server();
+    let refused = queue.add("lost", &json!({}), JobOptions::new()).await;
+    assert!(refused.is_err(), "no server: the add fails");
+    server.restart();
+    support::wait::added_again(&queue, "after").await;
+
+    let address = format!("127.0.0.1:{}", server.port);
+    captured.assert_loss_logged(
+        "redis connection lost",
+        "redis connection recovered",
+        |named| named == address,
+    );
 }

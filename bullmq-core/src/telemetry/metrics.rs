@@ -83,8 +83,10 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// `count` jobs named `name` added to `queue`.
-pub(crate) fn added(queue: &str, name: &str, count: u64) {
+/// Counts `count` jobs named `name` added to `queue` in [`JOBS_ADDED`]: called by every way
+/// this workspace adds jobs (`Queue::add`, `add_bulk`, flows, scheduler iterations), and by
+/// an application that adds jobs through a backend directly.
+pub fn record_added(queue: &str, name: &str, count: u64) {
     counter!(JOBS_ADDED, LABEL_QUEUE => queue.to_owned(), LABEL_JOB_NAME => name.to_owned())
         .increment(count);
 }

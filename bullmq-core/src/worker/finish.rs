@@ -72,7 +72,10 @@ fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
     {
         context::set_parent_from(&span, tm);
     }
-    if let Some(started) = job.processed_on {
+    // The first start only: a retry or a stalled job's restart would measure from the add
+    // (or first due time), adding the earlier attempts and backoffs to the wait.
+    let first_start = job.attempts_made == 0 && job.attempts_started <= 1;
+    if let (Some(started), true) = (job.processed_on, first_start) {
         let due = job
             .timestamp
             .saturating_add(super::shared::millis(job.delay));

@@ -312,8 +312,15 @@ async fn finish_once<B: Backend>(
             Ok(next_of(shared, next))
         }
         Err(JobError::RateLimited { delay }) => {
+            spans::record_state("rate_limited");
             let limit = spans::control(shared.queue.name().as_str(), Control::RateLimit);
-            limit.record("bullmq.job.delay_ms", super::shared::millis(*delay));
+            if !limit.is_disabled() {
+                let ms = super::shared::millis(*delay);
+                limit.record("bullmq.job.delay_ms", ms);
+                // Node's worker `rateLimit` span: its id and the limit.
+                limit.record("bullmq.worker.rate.limit", ms);
+                limit.record("bullmq.worker.id", shared.id());
+            }
             metrics::rate_limited(shared.queue.name().as_str(), *delay);
             backend.set_rate_limit(*delay).instrument(limit).await?;
             let ttl = backend
@@ -332,6 +339,7 @@ async fn finish_once<B: Backend>(
             fetch_after_move(shared, token, fetch_next).await
         }
         Err(JobError::WaitingChildren) => {
+            spans::record_state("waiting-children");
             let parked = backend
                 .move_to_waiting_children(&job.id, token, None)
                 .await?;

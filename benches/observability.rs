@@ -11,7 +11,7 @@
 //!
 //! Run: `cargo bench --features otel --bench observability` (without `otel` no trace context
 //! is written into jobs, which costs a little less). `-- --test` is the smoke run (200 jobs,
-//! one round). Env: `BENCH_JOBS` (5,000), `BENCH_ROUNDS` (5), `REDIS_URL` (use a private
+//! one round). Env: `BENCH_JOBS` (5,000), `BENCH_ROUNDS` (7), `REDIS_URL` (use a private
 //! `redis-server --save ''`).
 
 #[path = "support/mod.rs"]
@@ -51,7 +51,7 @@ fn main() {
     let rounds = if args.test {
         1
     } else {
-        env_u64("BENCH_ROUNDS", 5)
+        env_u64("BENCH_ROUNDS", 7)
     };
     let modes = args.modes_or(&MODES);
     let mut lines: Vec<Value> = Vec::new();

@@ -11,25 +11,55 @@ use std::time::Duration;
 
 use bullmq::JobState;
 use bullmq::core::job::JobType;
+use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::telemetry::metrics as names;
-use bullmq::{JobError, JobOptions, Prefix, Queue, QueueName, Worker, WorkerEvent, WorkerOptions};
+use bullmq::{
+    JobError, JobOptions, Prefix, Queue, QueueName, RepeatOptions, Worker, WorkerEvent,
+    WorkerOptions,
+};
 use metrics_util::MetricKind;
-use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use serde_json::json;
 
 const QUEUE: &str = "obs-metrics";
+/// Where the flow and the scheduler add (no worker there).
+const MORE: &str = "obs-metrics-more";
 
 async fn backend(prefix: &str) -> RedisBackend {
+    backend_of(prefix, QUEUE).await
+}
+
+async fn backend_of(prefix: &str, queue: &str) -> RedisBackend {
     let options =
         RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).expect("prefix"));
-    RedisBackend::connect(&options, QueueName::new(QUEUE).unwrap())
+    RedisBackend::connect(&options, QueueName::new(queue).unwrap())
         .await
         .expect("connect")
 }
 
 /// `(kind, name, sorted labels)` → value, for this test's queue only.
 type Values = HashMap<(MetricKind, String, Vec<(String, String)>), DebugValue>;
+
+/// What the recorder holds now for `queue`.
+fn values_of(snapshotter: &Snapshotter, queue: &str) -> Values {
+    snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter_map(|(key, _, _, value)| {
+            let (kind, key) = key.into_parts();
+            let mut labels: Vec<(String, String)> = key
+                .labels()
+                .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                .collect();
+            labels.sort();
+            (label(&labels, names::LABEL_QUEUE).as_deref() == Some(queue))
+                .then(|| ((kind, key.name().to_owned(), labels), value))
+        })
+        .collect()
+}
 
 fn label(labels: &[(String, String)], key: &str) -> Option<String> {
     labels
@@ -144,21 +174,7 @@ async fn a_known_workload_records_exactly_its_numbers() {
         .await
         .unwrap();
 
-    let values: Values = snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter_map(|(key, _, _, value)| {
-            let (kind, key) = key.into_parts();
-            let mut labels: Vec<(String, String)> = key
-                .labels()
-                .map(|l| (l.key().to_owned(), l.value().to_owned()))
-                .collect();
-            labels.sort();
-            (label(&labels, names::LABEL_QUEUE).as_deref() == Some(QUEUE))
-                .then(|| ((kind, key.name().to_owned(), labels), value))
-        })
-        .collect();
+    let values = values_of(&snapshotter, QUEUE);
 
     for (name, ok, bad, flaky) in [
         (names::JOBS_ADDED, 4, 2, 3),
@@ -171,9 +187,10 @@ async fn a_known_workload_records_exactly_its_numbers() {
         assert_eq!(counter(&values, name, "bad"), bad, "{name} of bad");
         assert_eq!(counter(&values, name, "flaky"), flaky, "{name} of flaky");
     }
-    // 12 attempts: 4 + 2 + 3 × 2; each started (wait time) and ended (duration).
+    // 12 attempts: 4 + 2 + 3 × 2, each timed (duration); the wait is sampled at each job's
+    // first start only: 9.
     assert_eq!(samples(&values, names::JOB_DURATION), 12);
-    assert_eq!(samples(&values, names::JOB_WAIT_TIME), 12);
+    assert_eq!(samples(&values, names::JOB_WAIT_TIME), 9);
     assert_eq!(
         gauge(&values, names::WORKER_ACTIVE_JOBS, names::LABEL_WORKER, ""),
         Some(0.0),
@@ -206,4 +223,36 @@ async fn a_known_workload_records_exactly_its_numbers() {
         ),
         Some(0.0)
     );
+
+    // Flows and scheduler iterations count as added too: a parent with two children, and
+    // one upsert (its first iteration).
+    FlowProducer::new(backend_of(&prefix, MORE).await)
+        .add(
+            FlowJob::new(QueueName::new(MORE).unwrap(), "parent", json!({}))
+                .child(FlowJob::new(
+                    QueueName::new(MORE).unwrap(),
+                    "child",
+                    json!({}),
+                ))
+                .child(FlowJob::new(
+                    QueueName::new(MORE).unwrap(),
+                    "child",
+                    json!({}),
+                )),
+        )
+        .await
+        .unwrap();
+    JobScheduler::new(backend_of(&prefix, MORE).await)
+        .upsert(
+            "tick",
+            &RepeatOptions::every(Duration::from_secs(3600)),
+            JobTemplate::named("tick"),
+        )
+        .await
+        .unwrap()
+        .expect("an iteration");
+    let more = values_of(&snapshotter, MORE);
+    assert_eq!(counter(&more, names::JOBS_ADDED, "parent"), 1);
+    assert_eq!(counter(&more, names::JOBS_ADDED, "child"), 2);
+    assert_eq!(counter(&more, names::JOBS_ADDED, "tick"), 1);
 }

@@ -451,3 +451,51 @@ async fn flow_nodes_carry_their_add_node_spans() {
     assert_eq!(tm(&tree.job), Some(traceparent(root)));
     assert_eq!(tm(&tree.children[0].job), Some(traceparent(child)));
 }
+
+/// With the library's spans filtered out (target `bullmq` off), a job still carries the
+/// application's trace: the context of the span it was added in, one job or in bulk.
+#[tokio::test(flavor = "current_thread")]
+async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
+    use bullmq::BulkJob;
+    use tracing::Instrument as _;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("app"));
+    let filter = Targets::new()
+        .with_default(LevelFilter::TRACE)
+        .with_target("bullmq", LevelFilter::OFF);
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(filter).with(layer));
+    let (side, options, _cleanup) = redis_side("filtered").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let request = tracing::info_span!(target: "app", "request");
+    let (one, bulk) = async {
+        let one = queue
+            .add("one", &json!({}), JobOptions::new())
+            .await
+            .unwrap();
+        let bulk = queue
+            .add_bulk(vec![BulkJob {
+                name: "bulk".to_owned(),
+                data: json!({}),
+                opts: JobOptions::new(),
+            }])
+            .await
+            .unwrap();
+        (one, bulk)
+    }
+    .instrument(request)
+    .await;
+    let spans = exporter.get_finished_spans().expect("spans");
+    let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+    assert_eq!(names, ["request"], "the library's spans are filtered out");
+    let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(&one), Some(traceparent(&spans[0])));
+    assert_eq!(tm(&bulk[0]), Some(traceparent(&spans[0])));
+}

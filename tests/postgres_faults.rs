@@ -32,7 +32,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use support::pg_cluster::Cluster;
-use support::postgres::{SchemaGuard, connect, database_url};
+use support::postgres::{SchemaGuard, connect, database_url, terminate};
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
@@ -82,18 +82,6 @@ fn assert_no_library_panic() {
 /// A connection of the test's own, outside every pool under test.
 async fn admin(url: &str) -> Result<PgConnection, sqlx::Error> {
     connect(&named_url(url, "bullmq_faults_admin")).await
-}
-
-/// Terminates the sessions named exactly `application_name` (never this one); how many.
-async fn terminate(admin: &mut PgConnection, application_name: &str) -> i64 {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity \
-         WHERE application_name = $1 AND pid <> pg_backend_pid()) t WHERE killed",
-    )
-    .bind(application_name)
-    .fetch_one(admin)
-    .await
-    .expect("pg_terminate_backend")
 }
 
 async fn sessions(admin: &mut PgConnection, application_name: &str) -> i64 {

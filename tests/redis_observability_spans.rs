@@ -333,17 +333,7 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     .await;
 
     server.restart();
-    support::wait::eventually(
-        "the add goes through again",
-        Duration::from_secs(20),
-        || async {
-            queue
-                .add("after", &json!({}), JobOptions::new())
-                .await
-                .is_ok()
-        },
-    )
-    .await;
+    support::wait::added_again(&queue, "after").await;
     support::wait::eventually("the worker recovers", Duration::from_secs(20), || async {
         worker.health().connection.healthy
     })
@@ -358,29 +348,171 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     worker.close().await;
     assert_eq!(worker.health().state, RunState::Closed);
 
-    let events = captured.events();
-    let lost: Vec<_> = events
-        .iter()
-        .filter(|e| e.message().starts_with("redis connection lost"))
-        .collect();
-    assert!(!lost.is_empty(), "a WARN for the loss");
-    assert!(lost.iter().all(|e| e.level == Level::WARN));
-    let recovered: Vec<_> = events
-        .iter()
-        .filter(|e| e.message() == "redis connection recovered")
-        .collect();
-    assert!(!recovered.is_empty(), "an INFO for the recovery");
-    for e in recovered.iter().chain(lost.iter()) {
-        // The server by address, never credentials.
-        assert_eq!(
-            e.fields.get("server.address").map(String::as_str),
-            Some(format!("127.0.0.1:{}", server.port).as_str()),
-            "{e:?}"
-        );
-    }
-    assert!(recovered.iter().all(|e| e.level == Level::INFO));
+    let address = format!("127.0.0.1:{}", server.port);
+    let recovered = captured.assert_loss_logged(
+        "redis connection lost",
+        "redis connection recovered",
+        |named| named == address,
+    );
     // The recovery seen by the reconnect itself is logged inside its span (a call begun before
     // the loss may also see the server back, outside it).
     assert!(recovered.iter().any(|e| e.span == Some("reconnect")));
     assert!(captured.spans().iter().any(|s| s.name == "reconnect"));
+}
+
+/// The connection RESP3 (and TLS) use, the multiplexed fallback, is watched as the direct
+/// path is: its loss is a WARN, its recovery an INFO, naming the server.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lost_resp3_connection_warns_and_its_recovery_is_logged() {
+    let (captured, _guard) = Captured::start();
+    let mut server = support::PrivateRedis::start();
+    let url = format!("{}?protocol=resp3", server.url());
+    let queue = Queue::new(
+        QueueName::new("obs-resp3").unwrap(),
+        backend(&url, "obs", "obs-resp3").await,
+    );
+    queue
+        .add("before", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+
+    server.kill_server();
+    let refused = queue.add("lost", &json!({}), JobOptions::new()).await;
+    assert!(refused.is_err(), "no server: the add fails");
+    server.restart();
+    support::wait::added_again(&queue, "after").await;
+
+    let address = format!("127.0.0.1:{}", server.port);
+    captured.assert_loss_logged(
+        "redis connection lost",
+        "redis connection recovered",
+        |named| named == address,
+    );
+}
+
+/// An attempt that leaves its job rate limited or waiting for children says so on its
+/// `process` span; the rate limit is Node's `rateLimit` span with the worker's id and limit.
+#[tokio::test(flavor = "current_thread")]
+async fn an_attempt_rate_limited_or_waiting_for_children_records_that_state() {
+    let (captured, _guard) = Captured::start();
+    let prefix = support::unique_prefix();
+    let _cleanup = support::PrefixGuard(prefix.clone());
+    let url = support::redis_url();
+    let queue = Queue::new(
+        QueueName::new("obs-park").unwrap(),
+        backend(&url, &prefix, "obs-park").await,
+    );
+    let limited = queue
+        .add("limited", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let parked = queue
+        .add("parked", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let worker = Worker::new(
+        QueueName::new("obs-park").unwrap(),
+        backend(&url, &prefix, "obs-park").await,
+        WorkerOptions::new(),
+        move |job, _cancel| {
+            let first = seen.lock().unwrap().insert(job.name.clone());
+            async move {
+                match job.name.as_str() {
+                    "limited" if first => Err(JobError::RateLimited {
+                        delay: Duration::from_millis(200),
+                    }),
+                    // No child: the job goes back to wait and runs again.
+                    "parked" if first => Err(JobError::WaitingChildren),
+                    _ => Ok(json!("done")),
+                }
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    finished(&mut events, 2).await;
+    worker.close().await;
+
+    for (job, state) in [(&limited, "rate_limited"), (&parked, "waiting-children")] {
+        let runs = captured.spans_where("process", "bullmq.job.id", job.id.as_str());
+        let states: Vec<_> = runs.iter().map(|r| r.field("bullmq.job.state")).collect();
+        assert_eq!(states, [Some(state), Some("completed")], "{runs:?}");
+    }
+    let limits: Vec<_> = captured
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == "rateLimit")
+        .collect();
+    assert_eq!(limits.len(), 1, "{limits:?}");
+    assert_eq!(limits[0].field("bullmq.worker.rate.limit"), Some("200"));
+    assert!(limits[0].field("bullmq.worker.id").is_some());
+}
+
+/// A lock renewal or a stalled-jobs check that fails marks its span with the error status.
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_lock_renewal_or_stalled_check_marks_its_span_failed() {
+    let (captured, _guard) = Captured::start();
+    let mut server = support::PrivateRedis::start();
+    let url = server.url();
+    let queue = Queue::new(
+        QueueName::new("obs-bg").unwrap(),
+        backend(&url, "obs", "obs-bg").await,
+    );
+    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = started.clone();
+    let worker = Worker::new(
+        QueueName::new("obs-bg").unwrap(),
+        backend(&url, "obs", "obs-bg").await,
+        WorkerOptions::new()
+            .lock_duration(Duration::from_secs(1))
+            .stalled_interval(Duration::from_millis(300))
+            .run_retry_delay(Duration::from_millis(200)),
+        move |_job, _cancel| {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                Ok(json!(null))
+            }
+        },
+    )
+    .await
+    .unwrap();
+    queue
+        .add("long", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    support::wait::eventually("the job runs", Duration::from_secs(10), || async {
+        started.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+
+    server.kill_server();
+    let failed = |name: &'static str| {
+        let captured = captured.clone();
+        move || {
+            let captured = captured.clone();
+            async move {
+                captured
+                    .spans()
+                    .iter()
+                    .any(|s| s.name == name && s.field("otel.status_code") == Some("error"))
+            }
+        }
+    };
+    support::wait::eventually(
+        "a failed lock renewal",
+        Duration::from_secs(10),
+        failed("extendLocks"),
+    )
+    .await;
+    support::wait::eventually(
+        "a failed stalled check",
+        Duration::from_secs(10),
+        failed("moveStalledJobsToWait"),
+    )
+    .await;
+    server.restart();
+    worker.close().await;
 }

@@ -1,6 +1,6 @@
 //! [`FlowProducer`]: adds flows atomically and reads them back (Node's `FlowProducer`).
 
-use bullmq_core::telemetry::spans;
+use bullmq_core::telemetry::{metrics, spans};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -267,7 +267,10 @@ where
     I: Iterator<Item = std::result::Result<bullmq_core::JobId, bullmq_core::ScriptError>>,
 {
     match outcomes.next() {
-        Some(Ok(id)) => tree.job.id = id,
+        Some(Ok(id)) => {
+            tree.job.id = id;
+            metrics::record_added(tree.queue.as_str(), &tree.job.name, 1);
+        }
         Some(Err(e)) if *root && root_errors => return Err(e.into()),
         Some(Err(_)) | None => {}
     }

@@ -186,7 +186,7 @@ pub(crate) async fn open(connect: &PgConnectOptions, timeout: Duration) -> Resul
 }
 
 /// Where `connect` points, without the password: `postgres://user@host:port/db`.
-fn target(connect: &PgConnectOptions) -> String {
+pub(crate) fn target(connect: &PgConnectOptions) -> String {
     let host = match connect.get_socket() {
         Some(socket) => socket.display().to_string(),
         None => connect.get_host().to_owned(),

@@ -23,6 +23,12 @@ use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgQueryResult,
 use sqlx::{ConnectOptions as _, Connection as _, Postgres};
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
+use tracing::Instrument as _;
+
+use crate::connection::target;
+use bullmq_core::telemetry::ConnectionLog;
+
+use crate::link;
 
 /// A connection idle longer than this is pinged before it is used again.
 pub(crate) const PING_IDLE_AFTER: Duration = Duration::from_secs(30);
@@ -34,6 +40,8 @@ pub(crate) struct Lanes {
     permits: Semaphore,
     /// Healthy connections and when each was last given back.
     idle: Mutex<Vec<(PgConnection, Instant)>>,
+    /// Whether the server answers: losses and recoveries are logged.
+    link: ConnectionLog,
 }
 
 impl std::fmt::Debug for Lanes {
@@ -58,6 +66,7 @@ impl Lanes {
     /// up to `timeout`.
     pub(crate) fn new(connect: PgConnectOptions, size: u32, timeout: Duration) -> Self {
         Self {
+            link: ConnectionLog::new("postgres connection", target(&connect)),
             connect,
             timeout,
             permits: Semaphore::new(usize::try_from(size).unwrap_or(usize::MAX)),
@@ -87,8 +96,18 @@ impl Lanes {
                 });
             }
         }
-        let conn = match tokio::time::timeout(self.timeout, self.connect.connect()).await {
-            Ok(conn) => conn?,
+        let opening = tokio::time::timeout(self.timeout, self.connect.connect());
+        // While the server is lost, opening a connection is the attempt to reconnect.
+        let opened = if self.link.is_down() {
+            opening.instrument(self.link.reconnect_span()).await
+        } else {
+            opening.await
+        };
+        let conn = match opened {
+            Ok(conn) => {
+                link::observe(&self.link, &conn);
+                conn?
+            }
             Err(_) => return Err(sqlx::Error::PoolTimedOut),
         };
         Ok(Lane {
@@ -96,6 +115,22 @@ impl Lanes {
             conn,
             _permit: permit,
         })
+    }
+
+    /// Runs `call` (a checkout and its statement), noting whether the connection works.
+    async fn watched<T>(
+        &self,
+        call: impl Future<Output = Result<T, sqlx::Error>>,
+    ) -> Result<T, sqlx::Error> {
+        let outcome = call.await;
+        link::observe(&self.link, &outcome);
+        outcome
+    }
+
+    /// A statement run on a lane failed in the client or the network (`error`): the
+    /// connection is lost, logged once until one works again.
+    pub(crate) fn lost(&self, error: &dyn std::fmt::Display) {
+        self.link.lost(error);
     }
 
     /// Closes the idle connections and refuses new checkouts; connections in use are closed
@@ -115,8 +150,12 @@ impl Lane<'_> {
         &mut self.conn
     }
 
-    /// Puts the connection back when `healthy`; closes it otherwise.
+    /// Puts the connection back when `healthy` (the server answered: the connection works);
+    /// closes it otherwise.
     pub(crate) fn give_back(self, healthy: bool) {
+        if healthy {
+            self.lanes.link.up();
+        }
         if healthy && !self.lanes.permits.is_closed() {
             self.lanes
                 .idle
@@ -170,24 +209,38 @@ pub(crate) trait OnLane {
 
 impl OnLane for Query<'_> {
     async fn fetch_all_on(self, lanes: &Lanes) -> Result<Vec<PgRow>, sqlx::Error> {
-        let mut lane = lanes.checkout().await?;
-        let outcome = self.fetch_all(lane.conn()).await;
-        lane.give_back(healthy(&outcome));
-        outcome
+        lanes
+            .watched(async {
+                let mut lane = lanes.checkout().await?;
+                let outcome = self.fetch_all(lane.conn()).await;
+                lane.give_back(healthy(&outcome));
+                outcome
+            })
+            .await
     }
 
     async fn fetch_one_on(self, lanes: &Lanes) -> Result<PgRow, sqlx::Error> {
-        let mut lane = lanes.checkout().await?;
-        let outcome = self.fetch_one(lane.conn()).await;
-        lane.give_back(healthy(&outcome) || matches!(outcome, Err(sqlx::Error::RowNotFound)));
-        outcome
+        lanes
+            .watched(async {
+                let mut lane = lanes.checkout().await?;
+                let outcome = self.fetch_one(lane.conn()).await;
+                lane.give_back(
+                    healthy(&outcome) || matches!(outcome, Err(sqlx::Error::RowNotFound)),
+                );
+                outcome
+            })
+            .await
     }
 
     async fn execute_on(self, lanes: &Lanes) -> Result<PgQueryResult, sqlx::Error> {
-        let mut lane = lanes.checkout().await?;
-        let outcome = self.execute(lane.conn()).await;
-        lane.give_back(healthy(&outcome));
-        outcome
+        lanes
+            .watched(async {
+                let mut lane = lanes.checkout().await?;
+                let outcome = self.execute(lane.conn()).await;
+                lane.give_back(healthy(&outcome));
+                outcome
+            })
+            .await
     }
 }
 

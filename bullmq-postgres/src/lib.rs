@@ -26,6 +26,7 @@ mod connect_failure;
 mod connection;
 mod error;
 mod lanes;
+mod link;
 pub mod migrator;
 mod options;
 mod schema_name;

@@ -83,6 +83,35 @@ impl Captured {
             .collect()
     }
 
+    /// The WARN events of a connection lost (message starting with `lost`) and the INFO ones
+    /// of its recovery (message `recovered`): asserts there are some of each, at those levels,
+    /// each naming the server as `server` accepts it; returns the recoveries.
+    pub fn assert_loss_logged(
+        &self,
+        lost: &str,
+        recovered: &str,
+        server: impl Fn(&str) -> bool,
+    ) -> Vec<EventRec> {
+        let events = self.events();
+        let of = |f: &dyn Fn(&EventRec) -> bool| -> Vec<EventRec> {
+            events.iter().filter(|e| f(e)).cloned().collect()
+        };
+        let losses = of(&|e| e.message().starts_with(lost));
+        let recoveries = of(&|e| e.message() == recovered);
+        assert!(!losses.is_empty(), "a WARN `{lost}`: {events:?}");
+        assert!(!recoveries.is_empty(), "an INFO `{recovered}`: {events:?}");
+        assert!(losses.iter().all(|e| e.level == Level::WARN), "{losses:?}");
+        assert!(
+            recoveries.iter().all(|e| e.level == Level::INFO),
+            "{recoveries:?}"
+        );
+        for e in losses.iter().chain(&recoveries) {
+            let named = e.fields.get("server.address").map(String::as_str);
+            assert!(named.is_some_and(&server), "{e:?}");
+        }
+        recoveries
+    }
+
     /// The children of span `id`.
     pub fn children(&self, id: u64) -> Vec<SpanRec> {
         self.spans()

@@ -143,3 +143,15 @@ impl Drop for SchemaGuard {
         }
     }
 }
+
+/// Terminates the sessions named exactly `application_name` (never the caller's); how many.
+pub async fn terminate(admin: &mut PgConnection, application_name: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity \
+         WHERE application_name = $1 AND pid <> pg_backend_pid()) t WHERE killed",
+    )
+    .bind(application_name)
+    .fetch_one(admin)
+    .await
+    .expect("pg_terminate_backend")
+}

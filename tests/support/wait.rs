@@ -42,3 +42,21 @@ pub async fn next_event(
         }
     }
 }
+
+/// Adds a job named `name` until an add goes through (the server is back), within 20 s.
+pub async fn added_again<B>(queue: &bullmq::Queue<B>, name: &str)
+where
+    B: bullmq::core::backend::AddJobs + bullmq::core::backend::QueueMeta,
+{
+    eventually(
+        "an add goes through again",
+        Duration::from_secs(20),
+        || async {
+            queue
+                .add(name, &serde_json::json!({}), bullmq::JobOptions::new())
+                .await
+                .is_ok()
+        },
+    )
+    .await;
+}

@@ -177,7 +177,7 @@ impl<B: AddJobs + QueueMeta> Queue<B> {
             self.write_meta().await?;
             job.id = self.backend.add_job(&job, &ParentKeyOpts::of(&job)).await?;
             spans::record_job(&Span::current(), job.id.as_str(), name);
-            metrics::added(self.name.as_str(), name, 1);
+            metrics::record_added(self.name.as_str(), name, 1);
             Ok(job)
         }
         .instrument(span)
@@ -209,7 +209,7 @@ impl<B: AddJobs + QueueMeta> Queue<B> {
         self.write_meta().await?;
         let ids = self.backend.add_jobs(&entries).await?;
         for entry in &entries {
-            metrics::added(self.name.as_str(), &entry.job.name, 1);
+            metrics::record_added(self.name.as_str(), &entry.job.name, 1);
         }
         Ok(entries
             .into_iter()

@@ -30,6 +30,8 @@ pub const WORKER_NAME: &str = "bullmq.worker.name";
 pub const WORKER_ID: &str = "bullmq.worker.id";
 /// Node's `bullmq.job.bulk.count`.
 pub const BULK_COUNT: &str = "bullmq.job.bulk.count";
+/// Node's `bullmq.worker.rate.limit`: the delay a rate limit sets, ms.
+pub const WORKER_RATE_LIMIT: &str = "bullmq.worker.rate.limit";
 /// Node's `bullmq.worker.stalled.jobs`.
 pub const WORKER_STALLED_JOBS: &str = "bullmq.worker.stalled.jobs";
 /// Node's `bullmq.job.failed.reason`.

@@ -24,6 +24,17 @@ pub fn set_parent_from(span: &Span, metadata: &str) {
     imp::extract_into(span, metadata);
 }
 
+/// The span whose context a job added under `span` carries: `span`, or, when a filter
+/// disabled it (the `bullmq` target filtered out), the caller's current span, so that the
+/// application's trace still reaches the worker.
+fn carried(span: &Span) -> Span {
+    if span.is_disabled() {
+        Span::current()
+    } else {
+        span.clone()
+    }
+}
+
 /// The telemetry a job added under `span` carries, when its own options ask for none
 /// (Node's `Queue#add`): the span's context unless `omitContext`, replacing any metadata
 /// given.
@@ -31,7 +42,7 @@ pub(crate) fn for_add(span: &Span, given: Option<Telemetry>) -> Option<Telemetry
     if given.as_ref().and_then(|t| t.omit_context) == Some(true) {
         return given;
     }
-    match metadata_of(span) {
+    match metadata_of(&carried(span)) {
         Some(metadata) => Some(Telemetry {
             metadata: Some(metadata),
             omit_context: None,
@@ -46,10 +57,11 @@ pub(crate) fn for_add(span: &Span, given: Option<Telemetry>) -> Option<Telemetry
 #[must_use]
 pub fn for_child(span: &Span, given: Option<Telemetry>) -> Option<Telemetry> {
     let omit = given.as_ref().and_then(|t| t.omit_context);
-    let metadata = given
-        .as_ref()
-        .and_then(|t| t.metadata.clone())
-        .or_else(|| (omit != Some(true)).then(|| metadata_of(span)).flatten());
+    let metadata = given.as_ref().and_then(|t| t.metadata.clone()).or_else(|| {
+        (omit != Some(true))
+            .then(|| metadata_of(&carried(span)))
+            .flatten()
+    });
     if metadata.is_some() || omit == Some(true) {
         Some(Telemetry {
             metadata,

@@ -1,6 +1,6 @@
 //! Health of a worker or an event reader, for readiness and liveness probes.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Where a worker or reader is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,46 +69,79 @@ impl ReaderHealth {
 /// Tracks round trips as they succeed or fail; fed by the worker and the event reader, and
 /// open to any other signal (a backend's own connection watch) through
 /// [`record_ok`](Self::record_ok) and [`record_failure`](Self::record_failure).
+///
+/// One small lock keeps the three values consistent: a success and a failure racing never
+/// leave a healthy connection with failures counted, nor an unhealthy one with none.
 #[derive(Debug)]
 pub struct HealthTracker {
-    healthy: AtomicBool,
-    last_ok_ms: AtomicU64,
-    failures: AtomicU64,
+    state: Mutex<ConnectionHealth>,
 }
 
 impl Default for HealthTracker {
     fn default() -> Self {
         Self {
-            healthy: AtomicBool::new(true),
-            last_ok_ms: AtomicU64::new(0),
-            failures: AtomicU64::new(0),
+            state: Mutex::new(ConnectionHealth {
+                healthy: true,
+                last_ok_ms: None,
+                consecutive_failures: 0,
+            }),
         }
     }
 }
 
 impl HealthTracker {
+    fn state(&self) -> MutexGuard<'_, ConnectionHealth> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// A round trip succeeded at `now_ms`.
     pub fn record_ok(&self, now_ms: u64) {
-        self.last_ok_ms.store(now_ms, Ordering::Relaxed);
-        if !self.healthy.swap(true, Ordering::Relaxed) {
-            self.failures.store(0, Ordering::Relaxed);
-        }
+        let mut state = self.state();
+        state.last_ok_ms = Some(now_ms);
+        state.healthy = true;
+        state.consecutive_failures = 0;
     }
 
     /// A round trip failed for the connection's sake.
     pub fn record_failure(&self) {
-        self.healthy.store(false, Ordering::Relaxed);
-        self.failures.fetch_add(1, Ordering::Relaxed);
+        let mut state = self.state();
+        state.healthy = false;
+        state.consecutive_failures = state.consecutive_failures.saturating_add(1);
     }
 
     /// What it has seen.
     #[must_use]
     pub fn snapshot(&self) -> ConnectionHealth {
-        let last = self.last_ok_ms.load(Ordering::Relaxed);
-        ConnectionHealth {
-            healthy: self.healthy.load(Ordering::Relaxed),
-            last_ok_ms: (last != 0).then_some(last),
-            consecutive_failures: self.failures.load(Ordering::Relaxed),
-        }
+        *self.state()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HealthTracker;
+
+    #[test]
+    fn success_and_failure_racing_leave_a_consistent_state() {
+        let tracker = HealthTracker::default();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for i in 1..=20_000 {
+                    tracker.record_ok(i);
+                }
+            });
+            scope.spawn(|| {
+                for _ in 0..20_000 {
+                    tracker.record_failure();
+                }
+            });
+            scope.spawn(|| {
+                for _ in 0..20_000 {
+                    let seen = tracker.snapshot();
+                    assert_eq!(seen.healthy, seen.consecutive_failures == 0, "{seen:?}");
+                }
+            });
+        });
+        let end = tracker.snapshot();
+        assert_eq!(end.healthy, end.consecutive_failures == 0, "{end:?}");
     }
 }

@@ -25,7 +25,8 @@ pub const JOBS_DELAYED: &str = "bullmq.jobs.delayed";
 pub const JOBS_STALLED: &str = "bullmq.jobs.stalled";
 /// Processing duration of an attempt, ms (Node's `bullmq.job.duration`).
 pub const JOB_DURATION: &str = "bullmq.job.duration";
-/// Time from added (or due, for a delayed job) to started, ms (this crate's).
+/// Time from added (or due, for a delayed job) to started, ms, of a job's first attempt only
+/// (retries and restarts after a stall are not sampled) (this crate's).
 pub const JOB_WAIT_TIME: &str = "bullmq.job.wait_time";
 /// Jobs in progress in one worker (this crate's gauge).
 pub const WORKER_ACTIVE_JOBS: &str = "bullmq.worker.active_jobs";
@@ -83,8 +84,10 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// `count` jobs named `name` added to `queue`.
-pub(crate) fn added(queue: &str, name: &str, count: u64) {
+/// Counts `count` jobs named `name` added to `queue` in [`JOBS_ADDED`]: called by every way
+/// this workspace adds jobs (`Queue::add`, `add_bulk`, flows, scheduler iterations), and by
+/// an application that adds jobs through a backend directly.
+pub fn record_added(queue: &str, name: &str, count: u64) {
     counter!(JOBS_ADDED, LABEL_QUEUE => queue.to_owned(), LABEL_JOB_NAME => name.to_owned())
         .increment(count);
 }
@@ -101,7 +104,7 @@ pub(crate) fn attempt(queue: &str, name: &str, outcome: Outcome, duration: Durat
     histogram!(JOB_DURATION, &labels).record(ms(duration));
 }
 
-/// A job waited `wait` between added (or due) and started.
+/// A job waited `wait` between added (or due) and its first start.
 pub(crate) fn waited(queue: &str, name: &str, wait: Duration) {
     histogram!(JOB_WAIT_TIME, LABEL_QUEUE => queue.to_owned(), LABEL_JOB_NAME => name.to_owned())
         .record(ms(wait));

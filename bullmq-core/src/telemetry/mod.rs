@@ -10,9 +10,11 @@
 //! events at `DEBUG`; connection loss is a `WARN` event, its recovery an `INFO` one.
 
 pub mod attr;
+mod connection_log;
 pub mod context;
 mod health;
 pub mod metrics;
 pub mod spans;
 
+pub use connection_log::ConnectionLog;
 pub use health::{ConnectionHealth, HealthTracker, ReaderHealth, RunState, WorkerHealth};

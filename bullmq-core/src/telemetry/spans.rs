@@ -53,6 +53,7 @@ macro_rules! op_span {
             bullmq.worker.stalled.jobs = tracing::field::Empty,
             bullmq.worker.failed.jobs = tracing::field::Empty,
             bullmq.worker.jobs.to.extend.locks = tracing::field::Empty,
+            bullmq.worker.rate.limit = tracing::field::Empty,
         )
     };
 }
@@ -70,6 +71,15 @@ pub fn record_job(span: &Span, id: &str, name: &str) {
         span.record("messaging.message.id", id);
         span.record("bullmq.job.id", id);
         span.record("bullmq.job.name", name);
+    }
+}
+
+/// Records on the current span (an attempt's `process` span) the state an attempt left its
+/// job in when it did not settle it (`rate_limited`, `waiting-children`).
+pub(crate) fn record_state(state: &'static str) {
+    let span = Span::current();
+    if !span.is_disabled() {
+        span.record("bullmq.job.state", state);
     }
 }
 

@@ -72,7 +72,10 @@ fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
     {
         context::set_parent_from(&span, tm);
     }
-    if let Some(started) = job.processed_on {
+    // The first start only: a retry or a stalled job's restart would measure from the add
+    // (or first due time), adding the earlier attempts and backoffs to the wait.
+    let first_start = job.attempts_made == 0 && job.attempts_started <= 1;
+    if let (Some(started), true) = (job.processed_on, first_start) {
         let due = job
             .timestamp
             .saturating_add(super::shared::millis(job.delay));
@@ -309,8 +312,15 @@ async fn finish_once<B: Backend>(
             Ok(next_of(shared, next))
         }
         Err(JobError::RateLimited { delay }) => {
+            spans::record_state("rate_limited");
             let limit = spans::control(shared.queue.name().as_str(), Control::RateLimit);
-            limit.record("bullmq.job.delay_ms", super::shared::millis(*delay));
+            if !limit.is_disabled() {
+                let ms = super::shared::millis(*delay);
+                limit.record("bullmq.job.delay_ms", ms);
+                // Node's worker `rateLimit` span: its id and the limit.
+                limit.record("bullmq.worker.rate.limit", ms);
+                limit.record("bullmq.worker.id", shared.id());
+            }
             metrics::rate_limited(shared.queue.name().as_str(), *delay);
             backend.set_rate_limit(*delay).instrument(limit).await?;
             let ttl = backend
@@ -329,6 +339,7 @@ async fn finish_once<B: Backend>(
             fetch_after_move(shared, token, fetch_next).await
         }
         Err(JobError::WaitingChildren) => {
+            spans::record_state("waiting-children");
             let parked = backend
                 .move_to_waiting_children(&job.id, token, None)
                 .await?;

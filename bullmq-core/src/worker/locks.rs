@@ -110,6 +110,7 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
             Ok(lost) => {
                 for id in lost {
                     if shared.locks.lost(&id) {
+                        spans::record_error(&span, "lock lost");
                         let _in = span.enter();
                         tracing::warn!(target: "bullmq", job_id = %id, "lock renewal failed: lock lost");
                         shared.emit(WorkerEvent::LockLost { job_id: id.clone() });
@@ -117,7 +118,10 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
                     }
                 }
             }
-            Err(err) => shared.emit_error(err),
+            Err(err) => {
+                spans::record_error(&span, &err.to_string());
+                shared.emit_error(err);
+            }
         }
     }
 }

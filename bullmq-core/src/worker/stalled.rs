@@ -38,7 +38,10 @@ pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
                         shared.emit(WorkerEvent::Stalled { job_id });
                     }
                 }
-                Err(err) => shared.emit_error(err),
+                Err(err) => {
+                    spans::record_error(&span, &err.to_string());
+                    shared.emit_error(err);
+                }
             }
         }
         shared.sleep(check.stalled_interval).await;

@@ -17,6 +17,7 @@ use super::{
     PostgresBackend, id_column, millis, one_value, refusal, refusal_code, sql_error, to_i64,
     unexpected,
 };
+use crate::lanes::{Lane, Lanes};
 use crate::sql::commands;
 
 /// Node.js's name for the add commands in its refusals.
@@ -342,11 +343,21 @@ fn answered<T>(outcome: &Result<T>) -> bool {
     matches!(outcome, Ok(_) | Err(bullmq_core::Error::Script(_)))
 }
 
+/// Gives `lane` back after an add, noting a connection lost: a failure of the statement
+/// that is no refusal by the server.
+fn settle<T>(lane: Lane<'_>, lanes: &Lanes, added: &Result<T>) {
+    let answered = answered(added);
+    if let (false, Err(e @ bullmq_core::Error::Backend(_))) = (answered, added) {
+        lanes.lost(e);
+    }
+    lane.give_back(answered);
+}
+
 impl AddJobs for PostgresBackend {
     async fn add_job(&self, job: &Job, parent: &ParentKeyOpts) -> Result<JobId> {
         let mut lane = self.lanes().checkout().await.map_err(sql_error(ADD_JOB))?;
         let added = add_job_on(lane.conn(), self.queue_name(), job, parent).await;
-        lane.give_back(answered(&added));
+        settle(lane, self.lanes(), &added);
         added
     }
 
@@ -357,7 +368,7 @@ impl AddJobs for PostgresBackend {
             .await
             .map_err(sql_error("addJobs"))?;
         let added = add_jobs_on(lane.conn(), self.queue_name(), jobs).await;
-        lane.give_back(answered(&added));
+        settle(lane, self.lanes(), &added);
         added
     }
 
@@ -368,7 +379,7 @@ impl AddJobs for PostgresBackend {
             .await
             .map_err(sql_error("addFlow"))?;
         let added = add_flow_on(lane.conn(), nodes).await;
-        lane.give_back(answered(&added));
+        settle(lane, self.lanes(), &added);
         added
     }
 }

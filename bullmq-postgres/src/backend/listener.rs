@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bullmq_core::Result;
+use bullmq_core::telemetry::ConnectionLog;
 use sqlx::postgres::{PgConnectOptions, PgListener, PgNotification, PgPool, PgPoolOptions};
 use sqlx::{Acquire as _, Executor as _};
 use tokio::sync::{mpsc, watch};
@@ -29,8 +30,10 @@ use tokio::time::Instant;
 use super::PostgresBackend;
 use super::lifecycle::Interrupts;
 
+use crate::connection::target;
 use crate::error::wrap;
 use crate::sql::commands;
+use tracing::Instrument as _;
 
 /// The first pause before reconnecting; it doubles up to [`RETRY_MAX`].
 const RETRY_MIN: Duration = Duration::from_millis(100);
@@ -177,6 +180,8 @@ struct Target {
     options: PgConnectOptions,
     acquire_timeout: Duration,
     queue: String,
+    /// Losses and recoveries of the connection, logged.
+    link: ConnectionLog,
 }
 
 impl Target {
@@ -187,6 +192,7 @@ impl Target {
             options = options.application_name(name);
         }
         Self {
+            link: ConnectionLog::new("postgres LISTEN connection", target(&options)),
             options,
             acquire_timeout: pool.options().get_acquire_timeout(),
             queue: queue.to_owned(),
@@ -324,8 +330,8 @@ fn run_on<'a>(
 
 /// Why [`serve`] returned.
 enum Ended {
-    /// The connection was lost: reconnect.
-    Lost,
+    /// The connection was lost (how): reconnect.
+    Lost(String),
     /// The listener was stopped: close the connection and end.
     Stopped,
 }
@@ -341,28 +347,37 @@ async fn run(
 ) {
     let mut retry = RETRY_MIN;
     loop {
-        let (mut listener, pool) = match opened.take() {
-            Some(opened) => opened,
-            None => match connect(&target, wanted).await {
-                Ok(opened) => opened,
-                Err(err) => {
-                    tracing::debug!(error = %err, "bullmq: cannot open the LISTEN connection; waits poll meanwhile");
-                    let pause = tokio::time::sleep(retry);
-                    tokio::pin!(pause);
-                    loop {
-                        tokio::select! {
-                            () = &mut pause => break,
-                            command = commands.recv() => match command {
-                                Some(channel) => wanted.add(channel),
-                                None => return,
-                            },
-                        }
-                    }
-                    retry = (retry * 2).min(RETRY_MAX);
-                    continue;
-                }
-            },
+        let reopened = match opened.take() {
+            Some(opened) => Ok(opened),
+            // While the connection is lost, opening one is the attempt to reconnect.
+            None if target.link.is_down() => {
+                connect(&target, wanted)
+                    .instrument(target.link.reconnect_span())
+                    .await
+            }
+            None => connect(&target, wanted).await,
         };
+        let (mut listener, pool) = match reopened {
+            Ok(opened) => opened,
+            Err(err) => {
+                target.link.lost(&err);
+                tracing::debug!(error = %err, "bullmq: cannot open the LISTEN connection; waits poll meanwhile");
+                let pause = tokio::time::sleep(retry);
+                tokio::pin!(pause);
+                loop {
+                    tokio::select! {
+                        () = &mut pause => break,
+                        command = commands.recv() => match command {
+                            Some(channel) => wanted.add(channel),
+                            None => return,
+                        },
+                    }
+                }
+                retry = (retry * 2).min(RETRY_MAX);
+                continue;
+            }
+        };
+        target.link.up();
         retry = RETRY_MIN;
         signals.send_modify(|s| {
             s.resets = s.resets.wrapping_add(1);
@@ -389,7 +404,10 @@ async fn run(
                 let _ = tokio::time::timeout(STOP_GRACE, closing).await;
                 return;
             }
-            Ended::Lost => drop(closing),
+            Ended::Lost(how) => {
+                target.link.lost(&how);
+                drop(closing);
+            }
         }
     }
 }
@@ -427,8 +445,7 @@ async fn serve(
                     continue;
                 }
                 if let Err(err) = run_on(listener, channel.listen()).await {
-                    tracing::debug!(error = %err, "bullmq: LISTEN failed; reconnecting");
-                    return Ended::Lost;
+                    return Ended::Lost(format!("LISTEN failed: {err}"));
                 }
                 listening.add(channel);
                 signals.send_modify(|s| s.listening.add(channel));
@@ -450,20 +467,15 @@ async fn serve(
                 });
             }
             Step::Received(Ok(None)) => {
-                tracing::debug!("bullmq: the LISTEN connection was lost; reconnecting");
-                return Ended::Lost;
+                return Ended::Lost("the connection was closed".to_owned());
             }
             Step::Received(Err(err)) => {
-                tracing::debug!(error = %err, "bullmq: the LISTEN connection failed; reconnecting");
-                return Ended::Lost;
+                return Ended::Lost(err.to_string());
             }
             Step::Quiet => {
                 let ping = run_on(listener, "SELECT 1");
                 if !matches!(tokio::time::timeout(PING_TIMEOUT, ping).await, Ok(Ok(_))) {
-                    tracing::debug!(
-                        "bullmq: the LISTEN connection did not answer a ping; reconnecting"
-                    );
-                    return Ended::Lost;
+                    return Ended::Lost("no answer to a ping".to_owned());
                 }
             }
         }

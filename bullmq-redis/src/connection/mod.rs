@@ -30,8 +30,8 @@ use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::{Cmd, Pipeline, RedisFuture, RedisResult, Value};
 use tokio::sync::{OnceCell, watch};
 
+use bullmq_core::telemetry::ConnectionLog;
 use direct::{DirectConnection, Target};
-use link::Link;
 use pipelined::Pipelined;
 use tracing::Instrument;
 
@@ -61,7 +61,7 @@ struct Pool {
     shared: OnceCell<ConnectionManager>,
     response_timeout: Duration,
     /// Up or down, as calls show it (logged on each change).
-    link: Link,
+    link: ConnectionLog,
 }
 
 /// The pipelined connection's state.
@@ -118,7 +118,10 @@ impl SharedConnection {
         response_timeout: Duration,
     ) -> RedisResult<Self> {
         let target = Target::for_client(client.get_connection_info());
-        let link = Link::new(client.get_connection_info().addr().to_string());
+        let link = ConnectionLog::new(
+            "redis connection",
+            client.get_connection_info().addr().to_string(),
+        );
         let pool = Arc::new(Pool {
             link,
             client,
@@ -157,19 +160,31 @@ impl SharedConnection {
         count: usize,
         write: impl FnOnce(&mut Vec<u8>),
     ) -> RedisResult<Option<Vec<Value>>> {
-        let link = &self.pool.link;
-        if !link.is_down() {
-            let result = self.exchange_unobserved(count, write).await;
-            link.observe(&result);
+        if self.pool.target.is_none() {
+            return Ok(None);
+        }
+        self.observed(self.exchange_unobserved(count, write)).await
+    }
+
+    /// Runs `call` on the connection, noting whether it works; while it is lost, the call is
+    /// the attempt to reconnect and runs in a `reconnect` span.
+    async fn observed<T>(&self, call: impl Future<Output = RedisResult<T>>) -> RedisResult<T> {
+        let log = &self.pool.link;
+        if !log.is_down() {
+            let result = call.await;
+            link::observe(log, &result);
             return result;
         }
-        let span = link.reconnect_span();
-        let result = self
-            .exchange_unobserved(count, write)
-            .instrument(span.clone())
-            .await;
-        span.in_scope(|| link.observe(&result));
+        let span = log.reconnect_span();
+        let result = call.instrument(span.clone()).await;
+        span.in_scope(|| link::observe(log, &result));
         result
+    }
+
+    /// Sends `cmd` on the multiplexed connection (TLS, RESP3), observed like the direct path.
+    async fn shared_command(&self, cmd: &Cmd) -> RedisResult<Value> {
+        self.observed(async { self.pool.shared().await?.req_packed_command(cmd).await })
+            .await
     }
 
     async fn exchange_unobserved(
@@ -214,13 +229,7 @@ impl SharedConnection {
                 || Err(direct::invalid_reply("no reply")),
                 Value::extract_error,
             ),
-            None => self
-                .pool
-                .shared()
-                .await?
-                .req_packed_command(&cmd())
-                .await?
-                .extract_error(),
+            None => self.shared_command(&cmd()).await?.extract_error(),
         }
     }
 
@@ -230,7 +239,7 @@ impl SharedConnection {
             .await?;
         let reply = match direct.and_then(|mut replies| replies.pop()) {
             Some(reply) => Ok(reply),
-            None => self.pool.shared().await?.req_packed_command(cmd).await,
+            None => self.shared_command(cmd).await,
         };
         match reply {
             Ok(Value::ServerError(refused)) if refused.code() == "NOPERM" => {
@@ -254,10 +263,13 @@ impl SharedConnection {
             .await?;
         let Some(mut replies) = direct else {
             return self
-                .pool
-                .shared()
-                .await?
-                .req_packed_commands(pipeline, offset, count)
+                .observed(async {
+                    self.pool
+                        .shared()
+                        .await?
+                        .req_packed_commands(pipeline, offset, count)
+                        .await
+                })
                 .await;
         };
         // The replies skipped are a transaction's `OK` and `QUEUED`s: a command that could

@@ -9,7 +9,7 @@ pub use error::SchedulerError;
 pub use validate::validate_schedule;
 
 use bullmq_core::backend::Lifecycle;
-use bullmq_core::telemetry::{context, spans};
+use bullmq_core::telemetry::{context, metrics, spans};
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
@@ -278,6 +278,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             .instrument(span.clone())
             .await?;
         spans::record_job(&span, id.as_str(), &args.template_name);
+        metrics::record_added(&self.queue_name(), &args.template_name, 1);
         Ok(Some(ScheduledIteration { id, delay }))
     }
 }

@@ -127,15 +127,7 @@ impl BackendError for RedisError {
 
 /// Wraps a client error with what bullmq was doing.
 pub(crate) fn wrap(context: &'static str) -> impl FnOnce(redis::RedisError) -> bullmq_core::Error {
-    move |source| {
-        bullmq_core::Error::backend(RedisError {
-            context,
-            source,
-            command: None,
-            key: None,
-            target: None,
-        })
-    }
+    wrap_named(context, None, None)
 }
 
 /// [`wrap`] for `cmd`, whose name and first key the error then names.
@@ -212,11 +204,5 @@ pub(crate) fn unexpected(context: &'static str, found: &redis::Value) -> bullmq_
         "unexpected reply",
         format!("{found:?}"),
     ));
-    bullmq_core::Error::backend(RedisError {
-        context,
-        source,
-        command: None,
-        key: None,
-        target: None,
-    })
+    wrap(context)(source)
 }

@@ -3,15 +3,14 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use bullmq_core as core;
-/// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
-pub use bullmq_core::cron;
 pub use bullmq_core::options::{
-    Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry, UnixMillis,
+    Backoff, Deduplication, KeepJobs, ParentOptions, Telemetry, UnixMillis,
 };
 pub use bullmq_core::queue_events::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,
 };
+pub use bullmq_core::scheduling::RepeatOptions;
 /// Spans, trace context in jobs (feature `otel`), metrics and health.
 pub use bullmq_core::telemetry;
 pub use bullmq_core::worker::{
@@ -22,6 +21,8 @@ pub use bullmq_core::{
     BulkJob, Error, Job, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Result,
     ScriptError, ScriptErrorCode,
 };
+/// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
+pub use bullmq_cron as cron;
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod any;

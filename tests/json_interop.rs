@@ -429,7 +429,7 @@ async fn redis_raw_return_values_are_stored_as_given_and_bad_ones_fail_the_job()
 #[tokio::test]
 async fn postgres_scheduler_templates_hold_javascripts_numbers() {
     use bullmq::Backoff;
-    use bullmq::core::options::RepeatOptions;
+    use bullmq::RepeatOptions;
     use bullmq::scheduler::{JobScheduler, JobTemplate};
 
     let schema = SchemaGuard::new("json_sched");

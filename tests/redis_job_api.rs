@@ -37,7 +37,7 @@ async fn env(name: &str) -> Env {
         .expect("connect")
         .with_clock(clock.clone());
     Env {
-        q: Queue::new(queue, backend).clock(clock.clone()),
+        q: Queue::new(queue, backend),
         clock,
         base: format!("{prefix}:{name}"),
         _guard: guard,

@@ -43,7 +43,7 @@ impl Ctx {
             .await
             .expect("connect")
             .with_clock(clock.clone());
-        let queue = Queue::new(qname, backend).clock(clock.clone());
+        let queue = Queue::new(qname, backend);
         Self {
             prefix,
             name: name.to_owned(),

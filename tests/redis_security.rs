@@ -16,10 +16,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use bullmq::RepeatOptions;
 use bullmq::core::BackendErrorKind;
 use bullmq::core::backend::Range;
 use bullmq::core::job::JobType;
-use bullmq::core::options::RepeatOptions;
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::redis::{RedisBackend, RedisError, RedisOptions, Refusal};
 use bullmq::scheduler::{JobScheduler, JobTemplate};

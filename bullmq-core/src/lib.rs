@@ -12,11 +12,10 @@ pub mod options;
 mod queue;
 pub mod queue_events;
 pub mod redact;
+pub mod scheduling;
 pub mod telemetry;
 pub mod worker;
 
-/// Cron patterns read as Node.js's cron-parser reads them (the `bullmq-cron` crate).
-pub use bullmq_cron as cron;
 pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode};
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
@@ -26,3 +25,11 @@ pub use queue::{
     QueueMetaInfo, QueueMetaWriter,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
+
+/// What the other bullmq crates reach and users should not: not part of the API, not covered
+/// by semver.
+#[doc(hidden)]
+pub mod __private {
+    /// `JobScheduler::advance` (in `bullmq-scheduler`) takes the worker's own step.
+    pub use crate::scheduling::advance::advance_job_scheduler;
+}

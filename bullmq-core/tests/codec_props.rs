@@ -33,8 +33,9 @@ use std::time::Duration;
 
 use bullmq_core::codec::{self, KeyStyle};
 use bullmq_core::options::{
-    Backoff, BackoffStrategy, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry,
+    Backoff, BackoffStrategy, Deduplication, KeepJobs, ParentOptions, Telemetry,
 };
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{Job, JobId, JobOptions};
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -3,11 +3,9 @@
 use bullmq_core::telemetry::{metrics, spans};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use tracing::Instrument;
 
 use bullmq_core::backend::{Backend, DependenciesQuery, DependencyKind, FlowNode};
-use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::{Error, JobId, Prefix, QueueName, Result, ScriptError};
 
 use crate::tree::{Builder, prefix_of};
@@ -20,7 +18,6 @@ use crate::{FlowJob, FlowOptions, GetFlowOptions, JobNode};
 /// other queue through [`Lifecycle::for_queue`](bullmq_core::backend::Lifecycle::for_queue), sharing that backend's connections.
 pub struct FlowProducer<B> {
     backend: B,
-    clock: Arc<dyn Clock>,
 }
 
 impl<B> std::fmt::Debug for FlowProducer<B> {
@@ -35,17 +32,7 @@ impl<B: Backend> FlowProducer<B> {
     /// A producer writing through `backend`; nodes without a prefix of their own go under
     /// the backend's prefix.
     pub fn new(backend: B) -> Self {
-        Self {
-            backend,
-            clock: Arc::new(SystemClock),
-        }
-    }
-
-    /// Reads time (the jobs' `timestamp`) from `clock` instead of the system clock.
-    #[must_use]
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Arc::new(clock);
-        self
+        Self { backend }
     }
 
     /// The backend.
@@ -135,7 +122,7 @@ impl<B: Backend> FlowProducer<B> {
         let mut builder = Builder {
             backend: &self.backend,
             opts,
-            now: self.clock.now_ms(),
+            now: self.backend.clock().now_ms(),
             entries: Vec::new(),
         };
         let span = match flows.as_slice() {

@@ -12,7 +12,8 @@ use bullmq_core::backend::{
     AddJobSchedulerArgs, AddJobs, NextIterationArgs, ParentKeyOpts, Schedulers,
 };
 use bullmq_core::clock::ManualClock;
-use bullmq_core::options::{KeepJobs, RepeatOptions, plan_iteration};
+use bullmq_core::options::KeepJobs;
+use bullmq_core::scheduling::{RepeatOptions, plan_iteration};
 use bullmq_core::{Job, JobId, JobOptions, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;

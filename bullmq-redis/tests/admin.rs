@@ -12,7 +12,7 @@ use bullmq_core::backend::{
     AddJobSchedulerArgs, Admin, Batch, ObliterateArgs, ObliterateRefusal, Schedulers,
 };
 use bullmq_core::job::FinishedState;
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, JobOptions, JobState};
 use serde_json::json;
 use support::{Ctx, T0};

@@ -9,7 +9,8 @@ mod support;
 use std::time::Duration;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, AddJobs, JobMutations, ParentKeyOpts, Schedulers};
-use bullmq_core::options::{Deduplication, ParentOptions, RepeatOptions};
+use bullmq_core::options::{Deduplication, ParentOptions};
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{Error, Job, JobId, JobOptions, ScriptErrorCode};
 use serde_json::json;
 use support::{Ctx, T0};

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, NextIterationArgs, Schedulers};
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{Error, JobId, JobOptions, ScriptErrorCode};
 use support::{Ctx, T0};
 

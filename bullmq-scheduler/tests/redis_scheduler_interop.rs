@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobOptions, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
 use bullmq_scheduler::{JobScheduler, JobTemplate, SchedulerError};

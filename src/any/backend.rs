@@ -10,6 +10,7 @@ use bullmq_core::backend::{
     NextJob, NodeKey, ObliterateArgs, ObliterateRefusal, Page, ParentKeyOpts, Queries, QueueMeta,
     Range, ReprocessOptions, Schedulers, StalledCheck, StreamEvent, Transitions,
 };
+use bullmq_core::clock::Clock;
 use bullmq_core::job::{FinishedState, JobType};
 use bullmq_core::{Job, JobId, JobState, Prefix, QueueName, Result, ScriptError};
 
@@ -54,6 +55,15 @@ macro_rules! dispatch {
             AnyBackend::Postgres($b) => $body,
         }
     };
+}
+
+impl AnyBackend {
+    /// Reads time from `clock` instead of the system clock: the chosen backend's
+    /// `with_clock`, the one clock of everything built on it.
+    #[must_use]
+    pub fn with_clock(self, clock: impl Clock) -> Self {
+        dispatch!(self, b => b.with_clock(clock).into())
+    }
 }
 
 /// Implements section `$section` by handing each listed method to the chosen backend.
@@ -114,6 +124,10 @@ impl Lifecycle for AnyBackend {
 
     fn block_timeouts(&self) -> BlockTimeouts {
         dispatch!(self, b => b.block_timeouts())
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        dispatch!(self, b => b.clock())
     }
 }
 

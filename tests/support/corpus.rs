@@ -3,9 +3,8 @@
 use std::time::Duration;
 
 use bullmq::core::JobOptions;
-use bullmq::core::options::{
-    Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry,
-};
+use bullmq::core::options::{Backoff, Deduplication, KeepJobs, ParentOptions, Telemetry};
+use bullmq::core::scheduling::RepeatOptions;
 use serde_json::{Value, json};
 
 pub fn ms(n: u64) -> Duration {

@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use crate::clock::Clock;
 use crate::{Prefix, QueueName, Result};
 
 /// What a connection is used for, which decides its client name (`CLIENT SETNAME` on Redis,
@@ -41,7 +42,8 @@ pub struct BlockTimeouts {
 }
 
 /// Lifecycle and identity (upstream: `waitUntilReady`, `close`, `disconnect`, `forQueue`,
-/// `qualifiedName`, `toKey`, `parseNodeKey`, `clientName`, `minimumBlockTimeout`, …).
+/// `qualifiedName`, `toKey`, `parseNodeKey`, `clientName`, `minimumBlockTimeout`, …), and
+/// the backend's clock.
 pub trait Lifecycle: Send + Sync + Sized {
     /// Resolves once the connections accept commands.
     fn wait_until_ready(&self) -> impl Future<Output = Result<()>> + Send;
@@ -76,4 +78,11 @@ pub trait Lifecycle: Send + Sync + Sized {
 
     /// The bounds of a blocking wait on this store.
     fn block_timeouts(&self) -> BlockTimeouts;
+
+    /// The one source of time of everything bound to this backend: the timestamps it sends
+    /// the store, and those the `Queue`, `Worker`, `FlowProducer`, `JobScheduler` and
+    /// `QueueEvents` built on it read. Set when the backend is built (each backend's
+    /// `with_clock`), the system clock otherwise; siblings from
+    /// [`for_queue`](Self::for_queue) share it.
+    fn clock(&self) -> &dyn Clock;
 }

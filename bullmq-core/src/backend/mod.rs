@@ -7,7 +7,7 @@
 //!
 //! | section | upstream operations |
 //! |---|---|
-//! | [`Lifecycle`] | `waitUntilReady`, `close`, `disconnect`, `setName`, `forQueue`, `qualifiedName`, `toKey`, `parseNodeKey`, `clientName`, block timeouts |
+//! | [`Lifecycle`] | `waitUntilReady`, `close`, `disconnect`, `setName`, `forQueue`, `qualifiedName`, `toKey`, `parseNodeKey`, `clientName`, block timeouts; and the clock (ours: one source of time per backend) |
 //! | [`AddJobs`] | `addJob`, `addJobs`, `addFlow` |
 //! | [`Transitions`] | `moveToActive`, `moveToCompleted`, `moveToFailed`, `moveToDelayed`, `moveToWaitingChildren`, `moveJobFromActiveToWait`, `retryJob`, `retryFinishedJob`, `promote`, `moveStalledJobsToWait` |
 //! | [`Admin`] | `pause`, `drain`, `cleanJobsByState`, `obliterate`, `retryFinishedJobs`, `promoteJobs`, `removeOrphanedJobs`, `setRateLimit`, `removeRateLimitKey`, `removeDeprecatedPriorityKey` |

@@ -3,7 +3,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::options::{JobOptions, RepeatOptions};
+use crate::options::JobOptions;
+use crate::scheduling::RepeatOptions;
 use crate::{JobId, Result};
 
 /// Arguments of [`Schedulers::add_job_scheduler`].

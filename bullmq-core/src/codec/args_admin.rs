@@ -10,8 +10,7 @@ use super::msgpack;
 use super::wire::{WireMap, WireValue};
 use super::{CodecError, options_from_json};
 use crate::backend::JobSchedulerRecord;
-use crate::options::RepeatOptions;
-use crate::options::repeat::truthy;
+use crate::scheduling::{RepeatOptions, truthy};
 
 /// Packs `ARGV[2]` of `addJobScheduler`: the schedule the script stores in the scheduler hash.
 ///
@@ -23,7 +22,7 @@ use crate::options::repeat::truthy;
 /// ```
 /// use std::time::Duration;
 /// use bullmq_core::codec::pack_job_scheduler_opts;
-/// use bullmq_core::options::RepeatOptions;
+/// use bullmq_core::scheduling::RepeatOptions;
 ///
 /// let every = RepeatOptions { every: Some(Duration::from_secs(1)), ..RepeatOptions::default() };
 /// let bytes = pack_job_scheduler_opts("tick", &every)?;

@@ -10,8 +10,9 @@ use super::wire::{WireMap, WireValue};
 use crate::job::JobId;
 use crate::options::{
     Backoff, BackoffStrategy, Deduplication, JobOptions, KeepJobs, KeyOrder, ParentOptions,
-    RepeatOptions, Telemetry,
+    Telemetry,
 };
+use crate::scheduling::RepeatOptions;
 
 // ---------- encoding ----------
 

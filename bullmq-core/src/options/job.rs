@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::validation::{Problem, ValidationError};
-use super::{Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, RepeatOptions, Telemetry};
+use super::{Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, Telemetry};
 use crate::job::JobId;
+use crate::scheduling::RepeatOptions;
 
 /// The highest priority upstream accepts: `2^21 - 1`.
 pub const PRIORITY_LIMIT: u32 = (1 << 21) - 1;

@@ -5,22 +5,18 @@
 
 mod backoff;
 mod dedup;
-mod iteration;
 mod job;
 mod keep_jobs;
 mod key_order;
 mod parent;
-pub(crate) mod repeat;
 mod unix_millis;
 mod validation;
 
 pub use backoff::{Backoff, BackoffStrategy};
 pub use dedup::Deduplication;
-pub use iteration::{IterationPlan, plan_iteration, plan_iteration_with};
 pub use job::{JobOptions, PRIORITY_LIMIT};
 pub use keep_jobs::KeepJobs;
 pub use key_order::KeyOrder;
 pub use parent::{ParentOptions, Telemetry};
-pub use repeat::{RepeatOptions, next_cron_millis};
 pub use unix_millis::UnixMillis;
 pub use validation::{Problem, ValidationError};

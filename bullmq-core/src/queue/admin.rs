@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Queue;
-use crate::backend::{Admin, Batch, Events, JobMutations, ObliterateArgs, QueueMeta};
+use crate::backend::{Admin, Batch, Events, JobMutations, Lifecycle, ObliterateArgs, QueueMeta};
 use crate::job::FinishedState;
 use crate::telemetry::spans::{self, Control};
 use crate::{JobId, JobState, Result};
@@ -13,7 +13,7 @@ use tracing::Instrument;
 /// Upstream cleans at most this many jobs per script call.
 const CLEAN_BATCH: u64 = 10_000;
 
-impl<B: Admin> Queue<B> {
+impl<B: Admin + Lifecycle> Queue<B> {
     /// Pauses the queue: workers take no new jobs until [`resume`](Self::resume).
     pub async fn pause(&self) -> Result<()> {
         let span = spans::control(self.name.as_str(), Control::Pause);
@@ -38,7 +38,7 @@ impl<B: Admin> Queue<B> {
         let max = if limit == 0 { u64::MAX } else { limit };
         let per_call = CLEAN_BATCH.min(max);
         let grace_ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX);
-        let before = self.clock.now_ms().saturating_sub(grace_ms);
+        let before = self.now_ms().saturating_sub(grace_ms);
         let mut removed = Vec::new();
         while u64::try_from(removed.len()).unwrap_or(u64::MAX) < max {
             let batch = u32::try_from(per_call).unwrap_or(u32::MAX);
@@ -80,7 +80,7 @@ impl<B: Admin> Queue<B> {
         count: u32,
         before_ms: Option<u64>,
     ) -> Result<()> {
-        let before = before_ms.unwrap_or_else(|| self.clock.now_ms());
+        let before = before_ms.unwrap_or_else(|| self.now_ms());
         while self
             .backend
             .retry_finished_jobs(state, count, before)

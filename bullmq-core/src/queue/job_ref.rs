@@ -15,8 +15,8 @@ use serde::Serialize;
 use super::Queue;
 use crate::backend::{
     CompleteArgs, DelayArgs, Dependencies, DependenciesQuery, DependencyKind, FailArgs,
-    FieldUpdates, Finished, JobMutations, LockToken, Locks, NextJob, Queries, ReprocessOptions,
-    Transitions, WorkerSettings,
+    FieldUpdates, Finished, JobMutations, Lifecycle, LockToken, Locks, NextJob, Queries,
+    ReprocessOptions, Transitions, WorkerSettings,
 };
 use crate::codec::CodecError;
 use crate::job::{FinishedState, JobDecodeError};
@@ -468,7 +468,7 @@ impl<B: Locks> JobRef<'_, B> {
     }
 }
 
-impl<B: Transitions> JobRef<'_, B> {
+impl<B: Transitions + Lifecycle> JobRef<'_, B> {
     /// Makes a delayed job ready now.
     pub async fn promote(&self) -> Result<()> {
         self.queue.backend.promote(&self.id).await
@@ -500,7 +500,7 @@ impl<B: Transitions> JobRef<'_, B> {
     /// Moves the job, held with `token`, to delayed until `timestamp` (Unix ms; a past time
     /// means now), without counting an attempt. Returns the delay applied.
     pub async fn move_to_delayed(&self, timestamp: u64, token: &LockToken) -> Result<Duration> {
-        let now = self.queue.clock.now_ms();
+        let now = self.queue.now_ms();
         let delay = Duration::from_millis(timestamp.saturating_sub(now));
         let args = DelayArgs {
             timestamp: now,
@@ -516,7 +516,7 @@ impl<B: Transitions> JobRef<'_, B> {
     }
 }
 
-impl<B: Transitions + Queries> JobRef<'_, B> {
+impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
     /// Moves a completed or failed job back to wait to run again (upstream: `retry`).
     pub async fn retry(&self, state: FinishedState, opts: ReprocessOptions) -> Result<()> {
         let job = self.load("reprocessJob").await?;
@@ -572,7 +572,7 @@ impl<B: Transitions + Queries> JobRef<'_, B> {
         match retry_delay(&job, failure)? {
             Some(delay) if !delay.is_zero() => {
                 let args = DelayArgs {
-                    timestamp: self.queue.clock.now_ms(),
+                    timestamp: self.queue.now_ms(),
                     delay,
                     token: Some(token.clone()),
                     skip_attempt: false,

@@ -14,12 +14,9 @@ pub use getters::QueueMetaInfo;
 pub use job_ref::{FailOutcome, JobFailure, JobRef};
 pub use meta::QueueMetaWriter;
 
-use std::sync::Arc;
-
 use serde::Serialize;
 
-use crate::backend::{AddJobs, NewJob, ParentKeyOpts, QueueMeta};
-use crate::clock::{Clock, SystemClock};
+use crate::backend::{AddJobs, Lifecycle, NewJob, ParentKeyOpts, QueueMeta};
 use crate::codec::CodecError;
 use crate::telemetry::{context, metrics, spans};
 use crate::{Job, JobOptions, QueueName, Result};
@@ -44,7 +41,6 @@ use tracing::{Instrument, Span};
 pub struct Queue<B> {
     name: QueueName,
     backend: B,
-    clock: Arc<dyn Clock>,
     defaults: Option<JobOptions>,
     /// Writes the queue's `meta` hash once, as Node.js writes it on start.
     meta: QueueMetaWriter,
@@ -83,7 +79,6 @@ impl<B> Queue<B> {
         Self {
             name,
             backend,
-            clock: Arc::new(SystemClock),
             defaults: None,
             meta: QueueMetaWriter::default(),
         }
@@ -104,13 +99,6 @@ impl<B> Queue<B> {
         self
     }
 
-    /// Reads time from `clock` instead of the system clock.
-    #[must_use]
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Arc::new(clock);
-        self
-    }
-
     /// The queue's name.
     pub fn name(&self) -> &QueueName {
         &self.name
@@ -119,6 +107,13 @@ impl<B> Queue<B> {
     /// The backend.
     pub fn backend(&self) -> &B {
         &self.backend
+    }
+}
+
+impl<B: Lifecycle> Queue<B> {
+    /// Now, Unix ms, from the backend's clock (the queue's only source of time).
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.backend.clock().now_ms()
     }
 
     /// Builds the job [`add`](Self::add) would store, as Node.js does before it is sent:
@@ -145,7 +140,7 @@ impl<B> Queue<B> {
             name,
             data,
             opts.with_node_defaults(),
-            self.clock.now_ms(),
+            self.now_ms(),
         ))
     }
 }
@@ -158,7 +153,7 @@ impl<B: QueueMeta> Queue<B> {
     }
 }
 
-impl<B: AddJobs + QueueMeta> Queue<B> {
+impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
     /// Adds a job; its data is anything `serde` can write as JSON.
     ///
     /// Every option rule is checked first; nothing is written when one fails. The returned job

@@ -14,7 +14,6 @@ use super::event::ReceivedEvent;
 use super::options::QueueEventsOptions;
 use super::subscription::{EventItem, EventSubscription};
 use crate::backend::{ClientRole, EventId, Events, Lifecycle, StreamEvent};
-use crate::clock::Clock;
 use crate::options::ValidationError;
 use crate::telemetry::{HealthTracker, ReaderHealth, RunState};
 use crate::{BackendErrorKind, Error, Result};
@@ -374,7 +373,7 @@ async fn read_loop<B: Events + Lifecycle>(
     };
     *lock(&shared.last_id) = Some(after.clone());
     shared.ready.send_replace(true);
-    shared.health.record_ok(crate::clock::SystemClock.now_ms());
+    shared.health.record_ok(backend.clock().now_ms());
     let mut failures: u32 = 0;
     while !cancel.is_cancelled() && !backend.is_closing() {
         let read = tokio::select! {
@@ -385,7 +384,7 @@ async fn read_loop<B: Events + Lifecycle>(
         match read {
             Ok(entries) => {
                 failures = 0;
-                shared.health.record_ok(crate::clock::SystemClock.now_ms());
+                shared.health.record_ok(backend.clock().now_ms());
                 let Some(last) = entries.last().map(|e| e.id.clone()) else {
                     continue;
                 };

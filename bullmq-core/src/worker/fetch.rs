@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use super::shared::Shared;
 use crate::backend::{Backend, FetchParams, FetchedJob, LockToken, NextJob};
-use crate::{BackendErrorKind, Error, Result};
+use crate::options::ValidationError;
+use crate::scheduling::advance::advance_job_scheduler;
+use crate::{BackendErrorKind, Error, Job, Result};
 
 /// The pause after a failed blocking wait (upstream: `DELAY_TIME_1`).
 const WAIT_RETRY_DELAY: Duration = Duration::from_millis(100);
@@ -79,6 +81,32 @@ impl<B: Backend> Shared<B> {
                 self.drained.store(false, Ordering::SeqCst);
                 Some(job)
             }
+        }
+    }
+
+    /// Adds the next iteration of the scheduler that produced `job`, if one did, before `job`
+    /// runs (upstream: `nextJobFromJobData`). A failure is reported as an error event, worded
+    /// as upstream's, and never stops the job from running.
+    pub(crate) async fn advance_scheduler(&self, job: &Job) {
+        let Some(scheduler_id) = &job.repeat_job_key else {
+            return;
+        };
+        let advanced = advance_job_scheduler(
+            self.queue.backend(),
+            job,
+            scheduler_id,
+            self.now_ms(),
+            self.repeat_strategy.as_ref(),
+        )
+        .await;
+        match advanced {
+            Ok(_) => {}
+            Err(Error::Invalid(v)) => self.emit_error(Error::Invalid(ValidationError::single(
+                "repeat",
+                "repeat",
+                format!("Failed to add repeatable job for next iteration: {v}"),
+            ))),
+            Err(other) => self.emit_error(other),
         }
     }
 

@@ -13,7 +13,8 @@ use super::processor::{JobError, ProcessResult, Processor, ReturnValue};
 use super::retry::{self, RetryDecision};
 use super::shared::Shared;
 use crate::backend::{
-    Backend, CompleteArgs, DelayArgs, FailArgs, FetchedJob, FieldUpdates, LockToken, NextJob,
+    Backend, CompleteArgs, DelayArgs, FailArgs, FetchedJob, FieldUpdates, Lifecycle, LockToken,
+    NextJob,
 };
 use crate::job::FinishedState;
 use crate::options::ValidationError;
@@ -94,7 +95,7 @@ async fn attempt<B: Backend, P: Processor<B>>(
     token: &LockToken,
 ) -> Option<FetchedJob> {
     // Before the job runs, as upstream does: its scheduler's next iteration is added now.
-    super::scheduler::advance(shared, &job).await;
+    shared.advance_scheduler(&job).await;
     if shared.observed() {
         shared.emit(WorkerEvent::Active {
             job: Arc::clone(&job),
@@ -500,7 +501,12 @@ fn settle_span<B>(shared: &Shared<B>, job: &Job, how: Settle) -> Span {
 
 /// Records how an attempt ended: its metrics, and its outcome and duration on the attempt's
 /// span (the current one).
-fn attempt_ended<B>(shared: &Shared<B>, job: &Job, outcome: Outcome, error: Option<&str>) {
+fn attempt_ended<B: Lifecycle>(
+    shared: &Shared<B>,
+    job: &Job,
+    outcome: Outcome,
+    error: Option<&str>,
+) {
     shared.health.record_ok(shared.now_ms());
     let duration = Duration::from_millis(
         job.processed_on

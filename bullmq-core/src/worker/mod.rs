@@ -46,7 +46,6 @@ mod main_loop;
 mod options;
 mod processor;
 mod retry;
-mod scheduler;
 mod shared;
 mod stalled;
 
@@ -64,13 +63,13 @@ pub use events::WorkerEvent;
 pub use options::WorkerOptions;
 pub use processor::{JobError, ProcessResult, Processor, ReturnValue};
 pub use retry::BackoffFn;
-pub use scheduler::{RepeatStrategy, advance_job_scheduler};
 /// The token a processor gets, cancelled when its job's lock is lost or the worker is closed
 /// with force (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
 
 use self::shared::Shared;
 use crate::backend::{Backend, ClientRole, LockToken, WorkerSettings};
+use crate::scheduling::RepeatStrategy;
 use crate::telemetry::spans::{self, Control};
 use crate::telemetry::{HealthTracker, RunState, WorkerHealth};
 use crate::{Error, Job, JobRef, Queue, QueueName, Result};
@@ -108,12 +107,12 @@ impl<B: Backend, P: Processor<B>> WorkerBuilder<B, P> {
     /// takes one of its jobs (upstream: `settings.repeatStrategy`): given the time to start
     /// from (Unix ms), the schedule and the job name, it returns the next run, or `None` when
     /// the schedule has no more. Without one, the worker reads patterns as Node's default
-    /// does ([`next_cron_millis`](crate::options::next_cron_millis), cron-parser's semantics).
+    /// does ([`next_cron_millis`](crate::scheduling::next_cron_millis), cron-parser's semantics).
     /// `every` schedulers never use it.
     #[must_use]
     pub fn repeat_strategy(
         mut self,
-        strategy: impl Fn(u64, &crate::options::RepeatOptions, &str) -> Option<u64>
+        strategy: impl Fn(u64, &crate::scheduling::RepeatOptions, &str) -> Option<u64>
         + Send
         + Sync
         + 'static,
@@ -404,7 +403,7 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
         };
         match fetched.job {
             Ok(job) => {
-                scheduler::advance(&self.shared, &job).await;
+                self.shared.advance_scheduler(&job).await;
                 Ok(Some(job))
             }
             Err(decode) => {

@@ -13,9 +13,8 @@ use super::failure_report::FailureReport;
 use super::locks::LockTracker;
 use super::options::WorkerOptions;
 use super::retry::BackoffFn;
-use super::scheduler::RepeatStrategy;
-use crate::backend::{LockToken, NextJob, WorkerSettings};
-use crate::clock::{Clock, SystemClock};
+use crate::backend::{Lifecycle, LockToken, NextJob, WorkerSettings};
+use crate::scheduling::RepeatStrategy;
 use crate::telemetry::HealthTracker;
 use crate::{Error, Queue};
 
@@ -57,7 +56,6 @@ pub(crate) struct Shared<B> {
     pub(crate) force: CancellationToken,
     /// Cancelled once a closing worker's jobs are done: ends lock renewal.
     pub(crate) stop_renewal: CancellationToken,
-    clock: SystemClock,
     /// Tasks the loop spawned, so `close` can wait for them.
     pub(crate) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// The blocking wait's failures since its last success.
@@ -102,7 +100,6 @@ impl<B> Shared<B> {
             shutdown: CancellationToken::new(),
             force: CancellationToken::new(),
             stop_renewal: CancellationToken::new(),
-            clock: SystemClock,
             tasks: Mutex::new(Vec::new()),
             wait_failures: FailureReport::default(),
             fetch_failures: FailureReport::default(),
@@ -124,10 +121,6 @@ impl<B> Shared<B> {
             self.opts.name.as_deref(),
             delta,
         );
-    }
-
-    pub(crate) fn now_ms(&self) -> u64 {
-        self.clock.now_ms()
     }
 
     /// A fresh lock token: `<worker id>:<n>`, as upstream builds them.
@@ -162,27 +155,12 @@ impl<B> Shared<B> {
         self.paused.load(Ordering::SeqCst)
     }
 
-    pub(crate) fn is_rate_limited(&self) -> bool {
-        self.limit_until.load(Ordering::SeqCst) > self.now_ms()
-    }
-
     /// Whether a finishing job may take the next one in the same call (upstream:
     /// `numTotal() <= concurrency && !(closing || paused)`).
     pub(crate) fn may_fetch_next(&self) -> bool {
         !self.is_closing()
             && !self.is_paused()
             && self.active.load(Ordering::SeqCst) <= self.concurrency.load(Ordering::SeqCst)
-    }
-
-    /// Records the delays a fetch reported (upstream: `updateDelays`).
-    pub(crate) fn update_delays(&self, next: &NextJob) {
-        let limit = next
-            .rate_limit_ttl
-            .filter(|d| !d.is_zero())
-            .map_or(0, |d| self.now_ms().saturating_add(millis(d)));
-        self.limit_until.store(limit, Ordering::SeqCst);
-        self.block_until
-            .store(next.next_delayed_at.unwrap_or(0), Ordering::SeqCst);
     }
 
     /// Marks the queue drained, emitting `drained` the first time.
@@ -204,6 +182,29 @@ impl<B> Shared<B> {
         let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
         tasks.retain(|t| !t.is_finished());
         tasks.push(handle);
+    }
+}
+
+impl<B: Lifecycle> Shared<B> {
+    /// Now, Unix ms, from the backend's clock: the worker stamps jobs with the time the
+    /// store and the queue use.
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.queue.now_ms()
+    }
+
+    pub(crate) fn is_rate_limited(&self) -> bool {
+        self.limit_until.load(Ordering::SeqCst) > self.now_ms()
+    }
+
+    /// Records the delays a fetch reported (upstream: `updateDelays`).
+    pub(crate) fn update_delays(&self, next: &NextJob) {
+        let limit = next
+            .rate_limit_ttl
+            .filter(|d| !d.is_zero())
+            .map_or(0, |d| self.now_ms().saturating_add(millis(d)));
+        self.limit_until.store(limit, Ordering::SeqCst);
+        self.block_until
+            .store(next.next_delayed_at.unwrap_or(0), Ordering::SeqCst);
     }
 }
 

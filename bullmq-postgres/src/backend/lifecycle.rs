@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bullmq_core::backend::{BlockTimeouts, ClientRole, Lifecycle, NodeKey};
+use bullmq_core::clock::Clock;
 use bullmq_core::{Error, Prefix, QueueName, Result};
 use tokio::sync::watch;
 
@@ -278,6 +279,10 @@ impl Lifecycle for PostgresBackend {
             minimum: MINIMUM_BLOCK,
             maximum: MAXIMUM_BLOCK,
         }
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
     }
 }
 

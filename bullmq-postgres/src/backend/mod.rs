@@ -93,7 +93,10 @@ impl PostgresBackend {
         }
     }
 
-    /// Reads time from `clock` (every timestamp the SQL receives).
+    /// Reads time from `clock`: every timestamp the SQL receives, and the time of every
+    /// `Queue`, `Worker`, `FlowProducer`, `JobScheduler` and `QueueEvents` built on this
+    /// backend ([`Lifecycle::clock`](bullmq_core::backend::Lifecycle::clock)). Set it before
+    /// cloning: clones and siblings share the clock they were made with.
     #[must_use]
     pub fn with_clock(mut self, clock: impl Clock) -> Self {
         self.clock = Arc::new(clock);

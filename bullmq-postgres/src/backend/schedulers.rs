@@ -13,7 +13,7 @@ use bullmq_core::backend::{
     AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
 };
 use bullmq_core::codec::{self, CodecError, KeyStyle};
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, Result};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

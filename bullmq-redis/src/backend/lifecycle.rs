@@ -29,6 +29,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bullmq_core::backend::{BlockTimeouts, ClientRole, Lifecycle, NodeKey};
+use bullmq_core::clock::Clock;
 use bullmq_core::{Error, Prefix, QueueName, Result};
 use redis::AsyncConnectionConfig;
 use redis::aio::MultiplexedConnection;
@@ -384,6 +385,10 @@ impl Lifecycle for RedisBackend {
             minimum,
             maximum: MAXIMUM_BLOCK,
         }
+    }
+
+    fn clock(&self) -> &dyn Clock {
+        self.clock.as_ref()
     }
 }
 

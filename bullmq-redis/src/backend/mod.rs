@@ -264,7 +264,10 @@ impl RedisBackend {
         self.server.as_deref()
     }
 
-    /// Reads time from `clock` (every timestamp the scripts receive).
+    /// Reads time from `clock`: every timestamp the scripts receive, and the time of every
+    /// `Queue`, `Worker`, `FlowProducer`, `JobScheduler` and `QueueEvents` built on this
+    /// backend ([`Lifecycle::clock`](bullmq_core::backend::Lifecycle::clock)). Set it before
+    /// cloning: clones and siblings share the clock they were made with.
     #[must_use]
     pub fn with_clock(mut self, clock: impl Clock) -> Self {
         self.clock = Arc::new(clock);

@@ -63,8 +63,7 @@ impl Ctx {
             .await
             .expect("connect to Redis")
             .with_clock(clock.clone());
-        let queue =
-            Queue::new(QueueName::new(&name).unwrap(), backend.clone()).clock(clock.clone());
+        let queue = Queue::new(QueueName::new(&name).unwrap(), backend.clone());
         let con = redis::Client::open(redis_url())
             .unwrap()
             .get_connection()

@@ -77,7 +77,7 @@ impl Ctx {
         let clock = ManualClock::new(T0);
         let backend = backend(&prefix, queue, &clock).await;
         let name = QueueName::new(queue).expect("queue name");
-        let queue = Queue::new(name, backend.clone()).clock(clock.clone());
+        let queue = Queue::new(name, backend.clone());
         let con = redis::Client::open(redis_url())
             .and_then(|c| c.get_connection())
             .expect("a sync connection");

@@ -85,7 +85,7 @@ impl Ctx {
             .await
             .expect("connect to Redis")
             .with_clock(clock.clone());
-        let queue = Queue::new(name, backend.clone()).clock(clock.clone());
+        let queue = Queue::new(name, backend.clone());
         let con = redis::Client::open(redis_url())
             .and_then(|c| c.get_connection())
             .expect("a sync connection");

@@ -1,6 +1,6 @@
 //! Why an upsert was refused, or failed.
 
-use bullmq_core::cron::CronError;
+use bullmq_cron::CronError;
 
 /// An error of the job scheduler: bad input (refused before anything is written) or the
 /// backend's.

@@ -4,21 +4,18 @@
 mod error;
 mod validate;
 
-pub use bullmq_core::options::{IterationPlan, next_cron_millis, plan_iteration};
 pub use error::SchedulerError;
 pub use validate::validate_schedule;
 
 use bullmq_core::backend::Lifecycle;
 use bullmq_core::telemetry::{context, metrics, spans};
-use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
 
+use bullmq_core::__private::advance_job_scheduler;
 use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, QueueMeta, Schedulers};
-use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::json::JsonPayload;
-use bullmq_core::options::RepeatOptions;
-use bullmq_core::worker::advance_job_scheduler;
+use bullmq_core::scheduling::{RepeatOptions, plan_iteration};
 use bullmq_core::{Job, JobId, JobOptions, QueueMetaWriter};
 
 /// The job a scheduler creates at each iteration: its name, data and options.
@@ -72,8 +69,7 @@ pub struct ScheduledIteration {
 ///
 /// ```no_run
 /// # async fn demo<B: bullmq_core::backend::Backend>(backend: B) -> Result<(), bullmq_scheduler::SchedulerError> {
-/// use bullmq_core::options::RepeatOptions;
-/// use bullmq_scheduler::{JobScheduler, JobTemplate};
+/// use bullmq_scheduler::{JobScheduler, JobTemplate, RepeatOptions};
 ///
 /// let schedulers = JobScheduler::new(backend);
 /// let nightly = RepeatOptions::cron("0 3 * * *").tz("Europe/London");
@@ -82,7 +78,6 @@ pub struct ScheduledIteration {
 /// ```
 pub struct JobScheduler<B> {
     backend: B,
-    clock: Arc<dyn Clock>,
     defaults: JobOptions,
     meta: QueueMetaWriter,
 }
@@ -98,7 +93,6 @@ impl<B: Schedulers> JobScheduler<B> {
     pub fn new(backend: B) -> Self {
         Self {
             backend,
-            clock: Arc::new(SystemClock),
             defaults: JobOptions::default(),
             meta: QueueMetaWriter::default(),
         }
@@ -109,13 +103,6 @@ impl<B: Schedulers> JobScheduler<B> {
     #[must_use]
     pub fn max_len_events(mut self, max: u64) -> Self {
         self.meta = QueueMetaWriter::new(max);
-        self
-    }
-
-    /// Reads time from `clock` instead of the system clock.
-    #[must_use]
-    pub fn clock(mut self, clock: impl Clock) -> Self {
-        self.clock = Arc::new(clock);
         self
     }
 
@@ -149,12 +136,15 @@ impl<B: Schedulers> JobScheduler<B> {
     /// # Errors
     ///
     /// An invalid stored pattern, or a backend failure.
-    pub async fn advance(&self, job: &Job) -> Result<Option<JobId>, SchedulerError> {
+    pub async fn advance(&self, job: &Job) -> Result<Option<JobId>, SchedulerError>
+    where
+        B: Lifecycle,
+    {
         let Some(scheduler_id) = &job.repeat_job_key else {
             return Ok(None);
         };
         // The worker's own step, so that both refuse and plan alike.
-        let now = self.clock.now_ms();
+        let now = self.backend.clock().now_ms();
         Ok(advance_job_scheduler(&self.backend, job, scheduler_id, now, None).await?)
     }
 
@@ -233,7 +223,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
     where
         B: Lifecycle,
     {
-        let now = self.clock.now_ms();
+        let now = self.backend.clock().now_ms();
         validate_schedule(schedule)?;
         if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
             return Err(SchedulerError::EndDateInPast { end_date, now });

@@ -1,8 +1,8 @@
 //! The checks an upsert makes before anything is written. The iteration itself is planned by
-//! `bullmq_core::options::plan_iteration`, shared with the workers that advance schedulers.
+//! `bullmq_core::scheduling::plan_iteration`, shared with the workers that advance schedulers.
 
-use bullmq_core::cron::CronExpression;
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
+use bullmq_cron::CronExpression;
 
 use super::SchedulerError;
 

@@ -1,4 +1,4 @@
-//! Advancing a job scheduler when the worker takes one of its jobs (upstream:
+//! Advancing a job scheduler when one of its jobs is taken (upstream:
 //! `Worker#nextJobFromJobData` calling `JobScheduler#upsertJobScheduler` with
 //! `override: false`): the next iteration is added, once, by the job that is about to run.
 //!
@@ -6,53 +6,19 @@
 //! but the iteration's options is needed here. Cron `pattern` schedules get their next run from
 //! [`next_cron_millis`] (Node's default, cron-parser's semantics) unless the worker was built
 //! with a [`RepeatStrategy`] (upstream: `settings.repeatStrategy`) through
-//! [`WorkerBuilder::repeat_strategy`](super::WorkerBuilder::repeat_strategy). The iteration
-//! itself is planned by [`plan_iteration_with`], as a producer's upsert plans it.
+//! [`WorkerBuilder::repeat_strategy`](crate::worker::WorkerBuilder::repeat_strategy). The
+//! iteration itself is planned by [`plan_iteration_with`], as a producer's upsert plans it.
 
 use std::sync::Arc;
 
-use super::shared::Shared;
-use crate::backend::{Backend, NextIterationArgs, Schedulers};
-use crate::options::{RepeatOptions, ValidationError, next_cron_millis, plan_iteration_with};
+use super::{RepeatOptions, next_cron_millis, plan_iteration_with};
+use crate::backend::{NextIterationArgs, Schedulers};
+use crate::options::ValidationError;
 use crate::{Error, Job, JobId, Result};
 
 /// Gives the next run (Unix ms) of a `pattern` schedule after `millis`, or `None` when there
 /// is none (upstream: `RepeatStrategy(millis, opts, name)`).
 pub type RepeatStrategy = Arc<dyn Fn(u64, &RepeatOptions, &str) -> Option<u64> + Send + Sync>;
-
-/// Adds the next iteration of the scheduler that produced `job`, if it did; failures are
-/// reported as error events (as upstream emits them) and never stop the job from running.
-pub(crate) async fn advance<B: Backend>(shared: &Shared<B>, job: &Job) {
-    let Some(scheduler_id) = &job.repeat_job_key else {
-        return;
-    };
-    if let Err(err) = advance_scheduler(shared, job, scheduler_id).await {
-        let err = match err {
-            Error::Invalid(v) => Error::Invalid(ValidationError::single(
-                "repeat",
-                "repeat",
-                format!("Failed to add repeatable job for next iteration: {v}"),
-            )),
-            other => other,
-        };
-        shared.emit_error(err);
-    }
-}
-
-async fn advance_scheduler<B: Backend>(
-    shared: &Shared<B>,
-    job: &Job,
-    scheduler_id: &str,
-) -> Result<Option<JobId>> {
-    advance_job_scheduler(
-        shared.queue.backend(),
-        job,
-        scheduler_id,
-        shared.now_ms(),
-        shared.repeat_strategy.as_ref(),
-    )
-    .await
-}
 
 /// Adds the iteration of scheduler `scheduler_id` that follows `job`, one of its jobs about to
 /// run, as Node's worker does when it takes such a job: `Ok(None)` when the schedule is over

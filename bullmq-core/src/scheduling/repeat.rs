@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bullmq_cron::{CronError, CronExpression, CronOptions};
 
-use super::UnixMillis;
+use crate::options::UnixMillis;
 
 /// A job scheduler's schedule (Node.js's `RepeatOptions`), and `repeat` in the options of the
 /// jobs it produces.
@@ -20,7 +20,7 @@ use super::UnixMillis;
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use bullmq_core::options::RepeatOptions;
+/// use bullmq_core::scheduling::RepeatOptions;
 ///
 /// let nightly = RepeatOptions::cron("0 3 * * *")
 ///     .tz("Europe/London")

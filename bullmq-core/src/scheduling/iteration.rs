@@ -7,9 +7,10 @@ use std::time::Duration;
 use bullmq_cron::CronError;
 
 use super::repeat::truthy;
-use super::{JobOptions, KeyOrder, RepeatOptions, next_cron_millis};
+use super::{RepeatOptions, next_cron_millis};
 use crate::JobId;
 use crate::codec;
+use crate::options::{JobOptions, KeyOrder};
 
 /// The keys Node.js sets on an iteration's options, in the order it sets them: `repeat` and
 /// `telemetry` by `upsertJobScheduler`, the rest by `getNextJobOpts`. Those the options have

@@ -1,4 +1,9 @@
 //! Time as the queue sees it: milliseconds since the Unix epoch, injectable for tests.
+//!
+//! Time is injected once, into the backend (`RedisBackend::with_clock`,
+//! `PostgresBackend::with_clock`, `AnyBackend::with_clock`); the `Queue`, `Worker`,
+//! `FlowProducer`, `JobScheduler` and `QueueEvents` built on it read that clock through
+//! [`Lifecycle::clock`](crate::backend::Lifecycle::clock), so a job is never stamped by two.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,8 +1,8 @@
 //! [`JobRef`]: one job of a queue, with the methods of Node.js BullMQ's `Job` class.
 //!
 //! [`Job`] stays plain data; the operations live on a handle borrowed from the [`Queue`],
-//! which owns the backend and the clock those operations need. Each group of methods asks only
-//! for the backend section it uses.
+//! which owns the backend those operations need (and, through it, the clock). Each group of
+//! methods asks only for the backend sections it uses.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

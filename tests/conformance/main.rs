@@ -10,6 +10,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod backend;
 mod ctx;
 mod divergent;
 mod events;
@@ -131,8 +132,45 @@ macro_rules! suite {
     };
 }
 
+/// Declares one `#[tokio::test]` per `Backend` section case for one store.
+macro_rules! sections {
+    ($store:ty; $($section:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                crate::backend::$section::$case::<$store>().await;
+            }
+        )*
+    };
+}
+
+/// Every case of the `Backend` sections (`backend/`), for `$store`.
+macro_rules! backend_suite {
+    ($store:ty) => {
+        sections!($store;
+            transitions::take_stamps_and_announces_the_job,
+            transitions::nothing_ready_reports_the_next_delayed_job,
+            transitions::a_worker_rate_limit_holds_the_next_job,
+            transitions::complete_stores_the_value_and_can_take_the_next,
+            transitions::finishing_needs_the_holding_token,
+            transitions::fail_stores_reason_and_stacktrace_and_can_take_the_next,
+            transitions::retention_removes_all_or_keeps_the_newest,
+            transitions::metrics_are_collected_only_when_the_worker_keeps_them,
+            transitions::a_delayed_job_reports_its_due_time_and_promotes,
+            transitions::back_to_wait_answers_the_rate_limit_window,
+            transitions::retry_requeues_at_once_with_the_failure,
+            transitions::reprocess_moves_a_finished_job_back_to_wait,
+            transitions::a_parent_with_pending_children_waits_for_them,
+        );
+    };
+}
+
 mod redis {
     suite!(crate::store::RedisStore);
+
+    mod backend {
+        backend_suite!(crate::store::RedisStore);
+    }
 
     // Where upstream's own PostgreSQL backend behaves differently (each case says how).
     cases!(crate::store::RedisStore;
@@ -149,4 +187,8 @@ mod redis {
 
 mod postgres {
     suite!(crate::store::PostgresStore);
+
+    mod backend {
+        backend_suite!(crate::store::PostgresStore);
+    }
 }

@@ -5,6 +5,11 @@
 //! byte (Redis keys and hash fields, SQL rows, Node.js twins) is checked beside the store's
 //! own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`).
 
+pub mod admin;
+pub mod locks;
+pub mod meta;
+pub mod mutations;
+pub mod queries;
 pub mod transitions;
 
 use std::collections::HashMap;
@@ -18,6 +23,7 @@ use bullmq_core::backend::{
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Error, Job, JobId, JobOptions, JobState, Queue, QueueName, ScriptError};
+use bullmq::{FlowJob, FlowProducer};
 use serde_json::json;
 
 use crate::store::Store;
@@ -72,6 +78,19 @@ impl<S: Store> Sec<S> {
             .id
     }
 
+    /// Parent `parent` of this queue waiting for its children `(id, options)` of queue `kids`
+    /// (this queue or another of the store), added as one flow.
+    pub async fn family(&self, parent: &str, kids: &str, children: &[(&str, JobOptions)]) {
+        let q = |name: &str| QueueName::new(name).unwrap();
+        let children = children.iter().map(|(child, opts)| {
+            FlowJob::new(q(kids), "child", json!({ "n": child })).opts(opts.clone().job_id(*child))
+        });
+        let tree = FlowJob::new(q("q"), "parent", json!({}))
+            .opts(JobOptions::new().job_id(parent))
+            .children(children);
+        FlowProducer::new(self.b.clone()).add(tree).await.unwrap();
+    }
+
     /// Takes the next job with `token`; it must exist and decode.
     pub async fn take(&self, token: &str) -> Job {
         take_from(&self.b, token).await
@@ -90,21 +109,12 @@ impl<S: Store> Sec<S> {
 
     /// Takes the next job (which must be `job`) and completes it with `value`.
     pub async fn complete(&self, job: &JobId, value: &str) {
-        let taken = self.take("done").await;
-        assert_eq!(&taken.id, job);
-        self.b
-            .move_to_completed(&taken, &complete_args("done", value, KeepJobs::KeepAll, false))
-            .await
-            .unwrap();
+        complete_on(&self.b, job, value).await;
     }
 
     /// Takes the next job (which must be `job`) and fails it with `reason`.
     pub async fn fail(&self, job: &JobId, reason: &str) {
-        let taken = self.take("done").await;
-        assert_eq!(&taken.id, job);
-        let mut args = fail_args("done", KeepJobs::KeepAll, false);
-        args.failed_reason = reason.to_owned();
-        self.b.move_to_failed(&taken, &args).await.unwrap();
+        fail_on(&self.b, job, reason).await;
     }
 
     /// The queue's events named `name`, oldest first, each as its fields.
@@ -117,15 +127,46 @@ impl<S: Store> Sec<S> {
     }
 }
 
-/// Every event of `b`'s queue, oldest first, each as its fields.
+/// Every event of `b`'s queue, oldest first, each as its fields: read up to the newest id
+/// the store reports (PostgreSQL hands out events only once every earlier one has committed).
 pub async fn events_of<B: Events>(b: &B) -> Vec<HashMap<String, String>> {
-    // A short block: the stream is read, not waited on.
-    b.read_events(&EventId::new("0"), Duration::from_millis(10))
+    let newest = b.last_event_id().await.unwrap();
+    let mut after = EventId::new("0");
+    let mut all = Vec::new();
+    loop {
+        // Returns as soon as an event is there; only an empty stream waits the whole block.
+        let batch = b.read_events(&after, Duration::from_secs(2)).await.unwrap();
+        let Some(last) = batch.last() else {
+            assert!(all.is_empty(), "the events up to {newest} stay readable");
+            break;
+        };
+        after = last.id.clone();
+        let done = batch.iter().any(|e| e.id == newest);
+        all.extend(batch.into_iter().map(|e| e.fields.into_iter().collect()));
+        if done {
+            break;
+        }
+    }
+    all
+}
+
+/// Takes the next job of `b` (which must be `job`) and completes it with `value`.
+pub async fn complete_on<B: Transitions>(b: &B, job: &JobId, value: &str) {
+    let taken = take_from(b, "done").await;
+    assert_eq!(&taken.id, job);
+    b.move_to_completed(&taken, &complete_args("done", value, KeepJobs::KeepAll, false))
         .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.fields.into_iter().collect())
-        .collect()
+        .unwrap();
+}
+
+/// Takes the next job of `b` (which must be `job`) and fails it with `reason`.
+pub async fn fail_on<B: Transitions>(b: &B, job: &JobId, reason: &str) {
+    let taken = take_from(b, "done").await;
+    assert_eq!(&taken.id, job);
+    let mut args = fail_args("done", KeepJobs::KeepAll, false);
+    args.failed_reason = reason.to_owned();
+    args.fields.failed_reason = Some(reason.to_owned());
+    b.move_to_failed(&taken, &args).await.unwrap();
 }
 
 /// Takes the next job of `b` with `token`; it must exist and decode.

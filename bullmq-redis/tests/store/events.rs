@@ -1,10 +1,7 @@
 //! `Events` on the real Redis: the `events` stream as `XADD`/`XTRIM` leave it, and `XREAD`
 //! on its own connection, which a worker's `BZPOPMIN` does not hold up.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/readers.rs"]
-mod support;
+use crate::support::readers as support;
 
 use std::time::{Duration, Instant};
 

@@ -1,9 +1,6 @@
 //! `QueueMeta` on the real Redis: the `meta` hash as the commands leave it.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/readers.rs"]
-mod support;
+use crate::support::readers as support;
 
 use std::collections::HashMap;
 
@@ -65,14 +62,3 @@ async fn meta_fields_round_trip_through_the_hash() {
     assert!(!left.contains(&"max".to_owned()));
 }
 
-#[tokio::test]
-async fn an_absent_meta_hash_reads_as_empty() {
-    let ctx = Ctx::new().await;
-    let b = &ctx.backend;
-    assert!(b.get_queue_meta().await.unwrap().is_empty());
-    assert_eq!(
-        b.get_queue_meta_fields(&["a", "b"]).await.unwrap(),
-        [None, None]
-    );
-    assert!(!b.has_queue_meta_field("a").await.unwrap());
-}

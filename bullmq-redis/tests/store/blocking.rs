@@ -1,9 +1,6 @@
 //! `Blocking` on the real Redis: `BZPOPMIN` on the marker key, its timeout, and interrupting it.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/readers.rs"]
-mod support;
+use crate::support::readers as support;
 
 use std::time::{Duration, Instant};
 

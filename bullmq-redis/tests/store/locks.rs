@@ -1,10 +1,7 @@
 //! `Locks` on Redis: `extendLock` and `extendLocks` read back from the lock keys and the
 //! stalled set.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/transitions.rs"]
-mod support;
+use crate::support::transitions as support;
 
 use std::time::Duration;
 
@@ -120,9 +117,3 @@ async fn extend_locks_renews_held_locks_and_returns_the_lost_ones() {
     assert_eq!(ctx.set("stalled"), still_marked);
 }
 
-#[tokio::test]
-async fn extend_locks_of_nothing_is_empty() {
-    let ctx = Ctx::new().await;
-    let lost = ctx.backend.extend_locks(&[], LONGER).await.unwrap();
-    assert!(lost.is_empty());
-}

@@ -1,10 +1,7 @@
 //! `Queries` on the real Redis: each answer checked against the keys the scripts (or the raw
 //! commands standing in for a worker) wrote.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/readers.rs"]
-mod support;
+use crate::support::readers as support;
 
 use std::time::Duration;
 
@@ -251,21 +248,6 @@ async fn get_counts_counts_each_type_in_order() {
     let delayed = [JobState::Delayed.into()];
     assert_eq!(b.get_counts(&delayed, Some(T0 + 5000)).await.unwrap(), [0]);
     assert_eq!(b.get_counts(&delayed, Some(T0 + 5001)).await.unwrap(), [1]);
-}
-
-#[tokio::test]
-async fn get_counts_per_priority_counts_waiting_jobs_per_priority() {
-    let ctx = Ctx::new().await;
-    ctx.add(1, JobOptions::new()).await;
-    ctx.add(2, JobOptions::new().priority(1)).await;
-    ctx.add(3, JobOptions::new().priority(1)).await;
-    ctx.add(4, JobOptions::new().priority(5)).await;
-    let counts = ctx
-        .backend
-        .get_counts_per_priority(&[0, 1, 5, 7])
-        .await
-        .unwrap();
-    assert_eq!(counts, [1, 2, 1, 0]);
 }
 
 #[tokio::test]

@@ -1,10 +1,7 @@
 //! `JobMutations` on Redis: each change read back from the job hash, the state sets and the
 //! events stream, as upstream's scripts leave them.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/queue_ops.rs"]
-mod support;
+use crate::support::queue_ops as support;
 
 use std::time::Duration;
 

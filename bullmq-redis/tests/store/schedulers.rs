@@ -1,10 +1,7 @@
 //! `Schedulers` on Redis: the scheduler hash, the `repeat` set and the iteration jobs, as
 //! upstream's scripts write them, and one cross-check with Node.js BullMQ itself.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/queue_ops.rs"]
-mod support;
+use crate::support::queue_ops as support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,10 +1,7 @@
 //! `Lifecycle` on the real Redis: client names as Node.js writes and reads them (checked
 //! against Node.js BullMQ 6.7.0 itself when it is installed), closing, and keys.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/readers.rs"]
-mod support;
+use crate::support::readers as support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;

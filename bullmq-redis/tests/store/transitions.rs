@@ -1,10 +1,7 @@
 //! `Transitions` on Redis: every move read back from the keys and the events stream, compared
 //! with what upstream's scripts write when Node.js calls them.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/transitions.rs"]
-mod support;
+use crate::support::transitions as support;
 
 use std::time::Duration;
 
@@ -72,18 +69,6 @@ async fn move_to_active_locks_stamps_and_announces_the_job() {
         ctx.events().last().unwrap(),
         &entry(&[("event", "active"), ("jobId", id), ("prev", "waiting")])
     );
-}
-
-#[tokio::test]
-async fn move_to_active_without_a_ready_job_reports_the_next_delayed_one() {
-    let ctx = Ctx::new().await;
-    ctx.add("later", JobOptions::new().delay(Duration::from_secs(5)))
-        .await;
-
-    let next = ctx.backend.move_to_active(&fetch("tok")).await.unwrap();
-    assert!(next.job.is_none());
-    assert_eq!(next.rate_limit_ttl, None);
-    assert_eq!(next.next_delayed_at, Some(T0 + 5000));
 }
 
 #[tokio::test]

@@ -1,10 +1,7 @@
 //! `Admin` on Redis: each operation's effect read back from the keys, compared with what
 //! upstream's script writes.
 
-#![allow(clippy::unwrap_used)]
-
-#[path = "support/queue_ops.rs"]
-mod support;
+use crate::support::queue_ops as support;
 
 use std::time::Duration;
 

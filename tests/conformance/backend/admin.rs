@@ -20,9 +20,8 @@ async fn scheduler_iteration<S: Store>(s: &Sec<S>) -> JobId {
         pattern: Some("* * * * *".to_owned()),
         ..RepeatOptions::default()
     };
-    let (iteration, _) = s
-        .b
-        .add_job_scheduler(&AddJobSchedulerArgs {
+    let (iteration, _) =
+        s.b.add_job_scheduler(&AddJobSchedulerArgs {
             scheduler_id: "s1".to_owned(),
             next_millis: T0 + 60_000,
             template_name: "tick".to_owned(),
@@ -86,7 +85,11 @@ pub async fn drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs<S: Stor
     s.b.drain(false).await.unwrap();
     assert_eq!(s.state(&waiting).await, None);
     assert_eq!(s.state(&prioritized).await, None);
-    assert_eq!(s.state(&delayed).await, Some(JobState::Delayed), "kept unless asked");
+    assert_eq!(
+        s.state(&delayed).await,
+        Some(JobState::Delayed),
+        "kept unless asked"
+    );
     assert_eq!(s.state(&active).await, Some(JobState::Active));
     assert_eq!(s.state(&iteration).await, Some(JobState::Delayed));
 
@@ -115,17 +118,15 @@ pub async fn clean_removes_old_finished_jobs_up_to_the_limit<S: Store>() {
     }
     // Finished: c1 at T0, f1 at T0 + 1 s, c2 at T0 + 2 s, c3 at T0 + 3 s.
     let cut = T0 + 2_500;
-    let first = s
-        .b
-        .clean_jobs_by_state(JobState::Completed, cut, 1)
-        .await
-        .unwrap();
+    let first =
+        s.b.clean_jobs_by_state(JobState::Completed, cut, 1)
+            .await
+            .unwrap();
     assert_eq!(first, [id("c1")], "limit 1, oldest first");
-    let rest = s
-        .b
-        .clean_jobs_by_state(JobState::Completed, cut, 0)
-        .await
-        .unwrap();
+    let rest =
+        s.b.clean_jobs_by_state(JobState::Completed, cut, 0)
+            .await
+            .unwrap();
     assert_eq!(rest, [id("c2")], "0 = no limit; c3 is too recent");
     assert!(s.b.get_job(&id("c1")).await.unwrap().is_none());
     assert_eq!(s.state(&id("c3")).await, Some(JobState::Completed));
@@ -133,11 +134,10 @@ pub async fn clean_removes_old_finished_jobs_up_to_the_limit<S: Store>() {
     let counts: Vec<&str> = cleaned.iter().map(|e| e["count"].as_str()).collect();
     assert_eq!(counts, ["1", "1"]);
 
-    let failed = s
-        .b
-        .clean_jobs_by_state(JobState::Failed, cut, 0)
-        .await
-        .unwrap();
+    let failed =
+        s.b.clean_jobs_by_state(JobState::Failed, cut, 0)
+            .await
+            .unwrap();
     assert_eq!(failed, [id("f1")]);
     assert!(s.b.get_job(&id("f1")).await.unwrap().is_none());
 }
@@ -153,29 +153,25 @@ pub async fn clean_waiting_prioritized_and_delayed_by_added_time<S: Store>() {
     s.add_id("new", JobOptions::new()).await;
 
     let before = T0 + 1_000;
-    let oldest = s
-        .b
-        .clean_jobs_by_state(JobState::Waiting, before, 1)
-        .await
-        .unwrap();
+    let oldest =
+        s.b.clean_jobs_by_state(JobState::Waiting, before, 1)
+            .await
+            .unwrap();
     assert_eq!(oldest, [id("old")], "a limited clean starts at the oldest");
-    let waiting = s
-        .b
-        .clean_jobs_by_state(JobState::Waiting, before, 0)
-        .await
-        .unwrap();
+    let waiting =
+        s.b.clean_jobs_by_state(JobState::Waiting, before, 0)
+            .await
+            .unwrap();
     assert_eq!(waiting, [id("old2")]);
-    let prio = s
-        .b
-        .clean_jobs_by_state(JobState::Prioritized, before, 0)
-        .await
-        .unwrap();
+    let prio =
+        s.b.clean_jobs_by_state(JobState::Prioritized, before, 0)
+            .await
+            .unwrap();
     assert_eq!(prio, [id("prio")]);
-    let delayed = s
-        .b
-        .clean_jobs_by_state(JobState::Delayed, before, 0)
-        .await
-        .unwrap();
+    let delayed =
+        s.b.clean_jobs_by_state(JobState::Delayed, before, 0)
+            .await
+            .unwrap();
     assert_eq!(delayed, [id("late")]);
     assert!(
         s.b.clean_jobs_by_state(JobState::WaitingChildren, before, 0)
@@ -192,7 +188,10 @@ pub async fn clean_waiting_prioritized_and_delayed_by_added_time<S: Store>() {
 pub async fn obliterate_refuses_unpaused_and_active_then_removes_in_batches<S: Store>() {
     let s = Sec::<S>::new().await;
     let other = s.sibling("other").await;
-    let kept = other.add("keep", &serde_json::json!({}), JobOptions::new()).await.unwrap();
+    let kept = other
+        .add("keep", &serde_json::json!({}), JobOptions::new())
+        .await
+        .unwrap();
     for job in ["a", "b", "c"] {
         s.add_id(job, JobOptions::new()).await;
     }
@@ -212,7 +211,10 @@ pub async fn obliterate_refuses_unpaused_and_active_then_removes_in_batches<S: S
         Err(ObliterateRefusal::ActiveJobs)
     );
     for job in ["a", "b", "c"] {
-        assert!(s.state(&id(job)).await.is_some(), "a refusal removes nothing");
+        assert!(
+            s.state(&id(job)).await.is_some(),
+            "a refusal removes nothing"
+        );
     }
 
     let forced = ObliterateArgs {
@@ -220,11 +222,17 @@ pub async fn obliterate_refuses_unpaused_and_active_then_removes_in_batches<S: S
         count: 2,
     };
     assert_eq!(s.b.obliterate(forced).await.unwrap(), Ok(Batch::More));
-    until_done(5, || async { s.b.obliterate(forced).await.unwrap().unwrap() }).await;
+    until_done(5, || async {
+        s.b.obliterate(forced).await.unwrap().unwrap()
+    })
+    .await;
     for job in ["a", "b", "c"] {
         assert_eq!(s.state(&id(job)).await, None, "{job}");
     }
-    assert!(s.b.get_queue_meta().await.unwrap().is_empty(), "the meta goes too");
+    assert!(
+        s.b.get_queue_meta().await.unwrap().is_empty(),
+        "the meta goes too"
+    );
     assert_eq!(
         other.get_job_state(&kept.id).await.unwrap(),
         Some(JobState::Waiting),
@@ -254,7 +262,11 @@ pub async fn retry_finished_jobs_moves_batches_back_to_wait<S: Store>() {
             .unwrap(),
         Batch::More
     );
-    assert_eq!(s.state(&id("f1")).await, Some(JobState::Waiting), "oldest first");
+    assert_eq!(
+        s.state(&id("f1")).await,
+        Some(JobState::Waiting),
+        "oldest first"
+    );
     assert_eq!(s.state(&id("f2")).await, Some(JobState::Failed));
     until_done(3, || async {
         s.b.retry_finished_jobs(FinishedState::Failed, 1, before)
@@ -295,7 +307,11 @@ pub async fn promote_jobs_makes_delayed_jobs_ready_earliest_first<S: Store>() {
     s.add_id("w", JobOptions::new()).await;
 
     assert_eq!(s.b.promote_jobs(1).await.unwrap(), Batch::More);
-    assert_eq!(s.state(&id("d1")).await, Some(JobState::Waiting), "earliest first");
+    assert_eq!(
+        s.state(&id("d1")).await,
+        Some(JobState::Waiting),
+        "earliest first"
+    );
     assert_eq!(s.state(&id("d2")).await, Some(JobState::Delayed));
     until_done(3, || async { s.b.promote_jobs(1).await.unwrap() }).await;
     assert_eq!(s.state(&id("d2")).await, Some(JobState::Waiting));

@@ -16,11 +16,27 @@ pub async fn extend_lock_renews_only_the_holders_lock<S: Store>() {
     let added = s.add("a", JobOptions::new()).await;
     s.take("tok").await;
 
-    assert!(s.b.extend_lock(&added.id, &token("tok"), LONGER).await.unwrap());
-    assert!(!s.b.extend_lock(&added.id, &token("thief"), LONGER).await.unwrap());
-    assert!(!s.b.extend_lock(&id("nope"), &token("tok"), LONGER).await.unwrap());
+    assert!(
+        s.b.extend_lock(&added.id, &token("tok"), LONGER)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.b.extend_lock(&added.id, &token("thief"), LONGER)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.b.extend_lock(&id("nope"), &token("tok"), LONGER)
+            .await
+            .unwrap()
+    );
     // The thief's attempt left the holder's lock alone.
-    assert!(s.b.extend_lock(&added.id, &token("tok"), LONGER).await.unwrap());
+    assert!(
+        s.b.extend_lock(&added.id, &token("tok"), LONGER)
+            .await
+            .unwrap()
+    );
     assert_eq!(s.state(&added.id).await, Some(JobState::Active));
 }
 
@@ -32,9 +48,8 @@ pub async fn extend_locks_answers_the_lost_ones<S: Store>() {
     let other = s.take("other-worker").await;
     assert_eq!(other.id, stolen.id);
 
-    let lost = s
-        .b
-        .extend_locks(
+    let lost =
+        s.b.extend_locks(
             &[
                 (held.id.clone(), token("tok")),
                 (stolen.id.clone(), token("tok")),

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bullmq::{FlowJob, FlowProducer};
 use bullmq_core::backend::{
     CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Transitions,
     WorkerSettings,
@@ -23,7 +24,6 @@ use bullmq_core::backend::{
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Error, Job, JobId, JobOptions, JobState, Queue, QueueName, ScriptError};
-use bullmq::{FlowJob, FlowProducer};
 use serde_json::json;
 
 use crate::store::Store;
@@ -154,9 +154,12 @@ pub async fn events_of<B: Events>(b: &B) -> Vec<HashMap<String, String>> {
 pub async fn complete_on<B: Transitions>(b: &B, job: &JobId, value: &str) {
     let taken = take_from(b, "done").await;
     assert_eq!(&taken.id, job);
-    b.move_to_completed(&taken, &complete_args("done", value, KeepJobs::KeepAll, false))
-        .await
-        .unwrap();
+    b.move_to_completed(
+        &taken,
+        &complete_args("done", value, KeepJobs::KeepAll, false),
+    )
+    .await
+    .unwrap();
 }
 
 /// Takes the next job of `b` (which must be `job`) and fails it with `reason`.

@@ -15,10 +15,17 @@ use super::{Sec, T0, fetch, id, script};
 use crate::store::Store;
 
 async fn logs<S: Store>(s: &Sec<S>, job: &str) -> Vec<String> {
-    s.b.get_job_logs(&id(job), Range { start: 0, end: -1, asc: true })
-        .await
-        .unwrap()
-        .logs
+    s.b.get_job_logs(
+        &id(job),
+        Range {
+            start: 0,
+            end: -1,
+            asc: true,
+        },
+    )
+    .await
+    .unwrap()
+    .logs
 }
 
 /// Parent `p` of this queue waiting for `children`, also of this queue.
@@ -58,7 +65,11 @@ pub async fn update_progress_stores_it_and_emits_progress<S: Store>() {
     assert_eq!(first, json!({"pct": 50, "step": "b"}));
     assert_eq!(events[1]["data"], "42");
 
-    let err = script(s.b.update_progress(&id("nope"), &json!(1)).await.unwrap_err());
+    let err = script(
+        s.b.update_progress(&id("nope"), &json!(1))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.command, "updateProgress");
 }
@@ -107,11 +118,19 @@ pub async fn change_delay_reschedules_from_now_only_delayed_jobs<S: Store>() {
     assert_eq!(next.next_delayed_at, Some(due));
 
     let w = s.add_id("w", JobOptions::new()).await;
-    let err = script(s.b.change_delay(&w, Duration::from_secs(1)).await.unwrap_err());
+    let err = script(
+        s.b.change_delay(&w, Duration::from_secs(1))
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(err.command, "changeDelay");
     assert_eq!(err.state.as_deref(), Some("delayed"));
-    let err = script(s.b.change_delay(&id("nope"), Duration::ZERO).await.unwrap_err());
+    let err = script(
+        s.b.change_delay(&id("nope"), Duration::ZERO)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
@@ -133,7 +152,11 @@ pub async fn change_priority_reorders_waiting_jobs<S: Store>() {
     assert_eq!(s.job(&id("a")).await.priority, 0);
     assert_eq!(s.state(&id("a")).await, Some(JobState::Waiting));
 
-    let err = script(s.b.change_priority(&id("nope"), 1, false).await.unwrap_err());
+    let err = script(
+        s.b.change_priority(&id("nope"), 1, false)
+            .await
+            .unwrap_err(),
+    );
     assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.command, "changePriority");
 }
@@ -151,16 +174,18 @@ pub async fn remove_refuses_locked_and_scheduler_jobs<S: Store>() {
     assert_eq!(s.state(&plain).await, None);
     assert!(logs(&s, "plain").await.is_empty(), "its logs go with it");
 
-    assert!(!s.b.remove(&active, false).await.unwrap(), "locked by a worker");
+    assert!(
+        !s.b.remove(&active, false).await.unwrap(),
+        "locked by a worker"
+    );
     assert_eq!(s.state(&active).await, Some(JobState::Active));
 
     let schedule = RepeatOptions {
         pattern: Some("* * * * *".to_owned()),
         ..RepeatOptions::default()
     };
-    let (iteration, _) = s
-        .b
-        .add_job_scheduler(&AddJobSchedulerArgs {
+    let (iteration, _) =
+        s.b.add_job_scheduler(&AddJobSchedulerArgs {
             scheduler_id: "s1".to_owned(),
             next_millis: T0 + 60_000,
             template_name: "tick".to_owned(),
@@ -235,18 +260,26 @@ pub async fn remove_child_dependency_detaches_once_and_names_the_parent<S: Store
     family(&s, "p", &["c1", "c2"]).await;
     let parent_key = s.b.to_key("p");
 
-    assert!(s.b.remove_child_dependency(&id("c1"), &parent_key).await.unwrap());
+    assert!(
+        s.b.remove_child_dependency(&id("c1"), &parent_key)
+            .await
+            .unwrap()
+    );
     let detached = s.job(&id("c1")).await;
     assert_eq!(detached.parent_key, None);
     assert_eq!(detached.parent, None);
-    let deps = s
-        .b
-        .get_dependencies(&id("p"), &bullmq_core::backend::DependenciesQuery::default())
+    let deps =
+        s.b.get_dependencies(
+            &id("p"),
+            &bullmq_core::backend::DependenciesQuery::default(),
+        )
         .await
         .unwrap();
     assert_eq!(deps.unprocessed, Some((vec![s.b.to_key("c2")], 0)));
     assert!(
-        !s.b.remove_child_dependency(&id("c1"), &parent_key).await.unwrap(),
+        !s.b.remove_child_dependency(&id("c1"), &parent_key)
+            .await
+            .unwrap(),
         "no longer attached"
     );
 
@@ -273,15 +306,30 @@ pub async fn remove_child_dependency_detaches_once_and_names_the_parent<S: Store
 pub async fn deduplication_keys_are_removed_for_their_holder_or_by_force<S: Store>() {
     let s = Sec::<S>::new().await;
     let a = s
-        .add_id("a", JobOptions::new().deduplication(Deduplication::new("d1")))
+        .add_id(
+            "a",
+            JobOptions::new().deduplication(Deduplication::new("d1")),
+        )
         .await;
     let b = s
-        .add_id("b", JobOptions::new().deduplication(Deduplication::new("d2")))
+        .add_id(
+            "b",
+            JobOptions::new().deduplication(Deduplication::new("d2")),
+        )
         .await;
-    assert_eq!(s.b.get_deduplication_job_id("d1").await.unwrap(), Some(a.clone()));
+    assert_eq!(
+        s.b.get_deduplication_job_id("d1").await.unwrap(),
+        Some(a.clone())
+    );
 
-    assert!(!s.b.remove_deduplication_key("d1", &b).await.unwrap(), "not its holder");
-    assert_eq!(s.b.get_deduplication_job_id("d1").await.unwrap(), Some(a.clone()));
+    assert!(
+        !s.b.remove_deduplication_key("d1", &b).await.unwrap(),
+        "not its holder"
+    );
+    assert_eq!(
+        s.b.get_deduplication_job_id("d1").await.unwrap(),
+        Some(a.clone())
+    );
     assert!(s.b.remove_deduplication_key("d1", &a).await.unwrap());
     assert_eq!(s.b.get_deduplication_job_id("d1").await.unwrap(), None);
     assert!(!s.b.remove_deduplication_key("d1", &a).await.unwrap());

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use bullmq_core::backend::{
-    DependenciesQuery, DependencyKind, FinishStatus, JobLogs, JobMutations, Lifecycle, QueueMeta,
-    Queries, Range,
+    DependenciesQuery, DependencyKind, FinishStatus, JobLogs, JobMutations, Lifecycle, Queries,
+    QueueMeta, Range,
 };
 use bullmq_core::job::JobType;
 use bullmq_core::{Error, JobId, JobOptions, JobState, Queue};
@@ -47,9 +47,13 @@ async fn one_of_each<S: Store>(s: &Sec<S>) {
     s.add_id("j-active", JobOptions::new()).await;
     assert_eq!(s.take("token").await.id.as_str(), "j-active");
     s.add_id("j-waiting", JobOptions::new()).await;
-    s.add_id("j-prioritized", JobOptions::new().priority(3)).await;
-    s.add_id("j-delayed", JobOptions::new().delay(Duration::from_secs(60)))
+    s.add_id("j-prioritized", JobOptions::new().priority(3))
         .await;
+    s.add_id(
+        "j-delayed",
+        JobOptions::new().delay(Duration::from_secs(60)),
+    )
+    .await;
     s.family("j-parent", "kids", &[("kid", JobOptions::new())])
         .await;
 }
@@ -116,7 +120,13 @@ pub async fn is_finished_reports_value_reason_pending_and_missing<S: Store>() {
         s.b.is_finished(&id("j-failed")).await.unwrap(),
         FinishStatus::Failed(Some("boom".to_owned()))
     );
-    for pending in ["j-active", "nothing", "j-prioritized", "j-delayed", "j-parent"] {
+    for pending in [
+        "j-active",
+        "nothing",
+        "j-prioritized",
+        "j-delayed",
+        "j-parent",
+    ] {
         assert_eq!(
             s.b.is_finished(&id(pending)).await.unwrap(),
             FinishStatus::Pending,
@@ -196,7 +206,10 @@ pub async fn get_job_logs_slices_from_either_end<S: Store>() {
         read(range(0, -1, false)).await.unwrap(),
         logs(&["l4", "l3", "l2", "l1", "l0"])
     );
-    assert_eq!(read(Range::ALL).await.unwrap(), read(range(0, -1, false)).await.unwrap());
+    assert_eq!(
+        read(Range::ALL).await.unwrap(),
+        read(range(0, -1, false)).await.unwrap()
+    );
     assert_eq!(read(range(1, 2, true)).await.unwrap(), logs(&["l1", "l2"]));
     assert_eq!(read(range(0, 1, false)).await.unwrap(), logs(&["l4", "l3"]));
     assert_eq!(
@@ -259,7 +272,9 @@ pub async fn counts_per_type_and_per_priority<S: Store>() {
         [1]
     );
     assert_eq!(
-        s.b.get_counts(&[t(JobState::Active)], Some(0)).await.unwrap(),
+        s.b.get_counts(&[t(JobState::Active)], Some(0))
+            .await
+            .unwrap(),
         [1]
     );
 
@@ -286,7 +301,10 @@ pub async fn get_ranges_orders_pages_and_drops_repeats<S: Store>() {
 
     // Lists: newest first, oldest first when asked so; pages count from that end.
     const WAITING: &[JobType] = &[JobType::State(JobState::Waiting)];
-    assert_eq!(ids(&get(WAITING, Range::ALL).await), ["w4", "w3", "w2", "w1"]);
+    assert_eq!(
+        ids(&get(WAITING, Range::ALL).await),
+        ["w4", "w3", "w2", "w1"]
+    );
     assert_eq!(
         ids(&get(WAITING, range(0, -1, true)).await),
         ["w1", "w2", "w3", "w4"]
@@ -328,10 +346,7 @@ pub async fn get_ranges_orders_pages_and_drops_repeats<S: Store>() {
         JobType::State(JobState::Completed),
         JobType::State(JobState::Waiting),
     ];
-    assert_eq!(
-        ids(&get(FINISHED, range(0, 0, true)).await),
-        ["w1", "w3"]
-    );
+    assert_eq!(ids(&get(FINISHED, range(0, 0, true)).await), ["w1", "w3"]);
 }
 
 /// Parent `p` with children in queue `kids`: `c1` completed (`{"v":1}`), `c2` failed and
@@ -373,19 +388,23 @@ pub async fn dependency_counts_lists_and_values<S: Store>() {
         [1, 1, 2, 1]
     );
     assert_eq!(
-        s.b.get_dependency_counts(&id("nope"), &kinds).await.unwrap(),
+        s.b.get_dependency_counts(&id("nope"), &kinds)
+            .await
+            .unwrap(),
         [0, 0, 0, 0]
     );
 
-    let mut all = s
-        .b
-        .get_dependencies(&p, &DependenciesQuery::default())
-        .await
-        .unwrap();
+    let mut all =
+        s.b.get_dependencies(&p, &DependenciesQuery::default())
+            .await
+            .unwrap();
     if let Some((unprocessed, _)) = all.unprocessed.as_mut() {
         unprocessed.sort();
     }
-    assert_eq!(all.processed, Some((vec![(key("c1"), r#"{"v":1}"#.to_owned())], 0)));
+    assert_eq!(
+        all.processed,
+        Some((vec![(key("c1"), r#"{"v":1}"#.to_owned())], 0))
+    );
     assert_eq!(all.unprocessed, Some((vec![key("c4"), key("c5")], 0)));
     assert_eq!(all.ignored, Some((vec![(key("c2"), "nope".to_owned())], 0)));
     assert_eq!(all.failed, Some((vec![key("c3")], 0)));
@@ -398,25 +417,33 @@ pub async fn dependency_counts_lists_and_values<S: Store>() {
         s.b.get_ignored_children_failures(&p).await.unwrap(),
         [(key("c2"), "nope".to_owned())]
     );
-    assert!(s.b.get_processed_children_values(&id("nope")).await.unwrap().is_empty());
-    assert!(s.b.get_ignored_children_failures(&id("nope")).await.unwrap().is_empty());
+    assert!(
+        s.b.get_processed_children_values(&id("nope"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        s.b.get_ignored_children_failures(&id("nope"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // One page per list asked for; a page of nothing is done.
     let page = |kind, cursor, count| DependenciesQuery {
         lists: vec![(kind, cursor, count)],
     };
-    let one = s
-        .b
-        .get_dependencies(&p, &page(DependencyKind::Ignored, 0, 5))
-        .await
-        .unwrap();
+    let one =
+        s.b.get_dependencies(&p, &page(DependencyKind::Ignored, 0, 5))
+            .await
+            .unwrap();
     assert_eq!(one.ignored, Some((vec![(key("c2"), "nope".to_owned())], 0)));
     assert!(one.processed.is_none() && one.unprocessed.is_none() && one.failed.is_none());
-    let nothing = s
-        .b
-        .get_dependencies(&p, &page(DependencyKind::Failed, 0, 0))
-        .await
-        .unwrap();
+    let nothing =
+        s.b.get_dependencies(&p, &page(DependencyKind::Failed, 0, 0))
+            .await
+            .unwrap();
     assert_eq!(nothing.failed, Some((Vec::new(), 0)));
 }
 
@@ -433,22 +460,23 @@ pub async fn paginate_pages_processed_and_unprocessed_children<S: Store>() {
     let key = |c: &str| kids.backend().to_key(c);
     let p = id("p");
 
-    let page = s
-        .b
-        .paginate(&p, DependencyKind::Unprocessed, 0, u64::MAX, false)
-        .await
-        .unwrap();
+    let page =
+        s.b.paginate(&p, DependencyKind::Unprocessed, 0, u64::MAX, false)
+            .await
+            .unwrap();
     assert_eq!((page.cursor, page.total), (0, 3));
     let mut items = page.items.clone();
     items.sort();
-    assert_eq!(items, [(key("c"), None), (key("d"), None), (key("e"), None)]);
+    assert_eq!(
+        items,
+        [(key("c"), None), (key("d"), None), (key("e"), None)]
+    );
     assert!(page.jobs.is_empty(), "jobs only when asked");
 
-    let page = s
-        .b
-        .paginate(&p, DependencyKind::Unprocessed, 0, u64::MAX, true)
-        .await
-        .unwrap();
+    let page =
+        s.b.paginate(&p, DependencyKind::Unprocessed, 0, u64::MAX, true)
+            .await
+            .unwrap();
     let mut jobs: Vec<(String, String)> = page
         .jobs
         .iter()
@@ -464,11 +492,10 @@ pub async fn paginate_pages_processed_and_unprocessed_children<S: Store>() {
         ]
     );
 
-    let page = s
-        .b
-        .paginate(&p, DependencyKind::Processed, 0, 5, true)
-        .await
-        .unwrap();
+    let page =
+        s.b.paginate(&p, DependencyKind::Processed, 0, 5, true)
+            .await
+            .unwrap();
     assert_eq!(page.total, 2);
     assert_eq!(
         page.items,
@@ -481,18 +508,16 @@ pub async fn paginate_pages_processed_and_unprocessed_children<S: Store>() {
     assert_eq!(jobs, ["a", "b"]);
     assert_eq!(page.jobs[0].return_value.as_deref(), Some(r#""A""#));
     // Both ends count: one item.
-    let page = s
-        .b
-        .paginate(&p, DependencyKind::Processed, 1, 1, false)
-        .await
-        .unwrap();
+    let page =
+        s.b.paginate(&p, DependencyKind::Processed, 1, 1, false)
+            .await
+            .unwrap();
     assert_eq!(page.items, [(key("b"), Some(r#"{"b":2}"#.to_owned()))]);
 
-    let none = s
-        .b
-        .paginate(&id("none"), DependencyKind::Unprocessed, 0, u64::MAX, true)
-        .await
-        .unwrap();
+    let none =
+        s.b.paginate(&id("none"), DependencyKind::Unprocessed, 0, u64::MAX, true)
+            .await
+            .unwrap();
     assert_eq!((none.total, none.items.len()), (0, 0));
 
     // Upstream pages the failed children on neither store (ignored ones only on Redis).

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bullmq_core::backend::Lifecycle;
 use bullmq_core::backend::{
     DelayArgs, FetchParams, FieldUpdates, Locks, NextJob, Queries, RateLimiter, ReprocessOptions,
     Transitions, WorkerSettings,
@@ -11,7 +12,6 @@ use bullmq_core::backend::{
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::{KeepJobs, ParentOptions};
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
-use bullmq_core::backend::Lifecycle;
 
 use super::{LOCK, Sec, T0, complete_args, fail_args, fetch, id, script, token, worker};
 use crate::store::Store;
@@ -35,8 +35,16 @@ pub async fn take_stamps_and_announces_the_job<S: Store>() {
     assert_eq!(job.attempts_made, 0);
     assert_eq!(s.state(&added.id).await, Some(JobState::Active));
     // Held by this token only.
-    assert!(s.b.extend_lock(&added.id, &token("tok"), LOCK).await.unwrap());
-    assert!(!s.b.extend_lock(&added.id, &token("other"), LOCK).await.unwrap());
+    assert!(
+        s.b.extend_lock(&added.id, &token("tok"), LOCK)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !s.b.extend_lock(&added.id, &token("other"), LOCK)
+            .await
+            .unwrap()
+    );
     let active = s.events_named("active").await;
     assert_eq!(active.len(), 1);
     assert_eq!(active[0]["jobId"], added.id.as_str());
@@ -88,9 +96,8 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     let job = s.take("tok").await;
     s.clock.advance(Duration::from_secs(1));
 
-    let done = s
-        .b
-        .move_to_completed(
+    let done =
+        s.b.move_to_completed(
             &job,
             &complete_args("tok", r#"{"total":3}"#, KeepJobs::KeepAll, true),
         )
@@ -103,7 +110,11 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     assert_eq!(next.name, "b");
     assert_eq!(next.processed_by.as_deref(), Some("w1"));
     // The next job is held with the finished job's token, as upstream's fused move locks it.
-    assert!(s.b.extend_lock(&second.id, &token("tok"), LOCK).await.unwrap());
+    assert!(
+        s.b.extend_lock(&second.id, &token("tok"), LOCK)
+            .await
+            .unwrap()
+    );
 
     let stored = s.job(&first.id).await;
     assert_eq!(s.state(&first.id).await, Some(JobState::Completed));
@@ -117,9 +128,11 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     assert_eq!(completed[0]["prev"], "active");
 
     // Nothing left: asking again answers an empty next job rather than none.
-    let done = s
-        .b
-        .move_to_completed(&next, &complete_args("tok", "null", KeepJobs::KeepAll, true))
+    let done =
+        s.b.move_to_completed(
+            &next,
+            &complete_args("tok", "null", KeepJobs::KeepAll, true),
+        )
         .await
         .unwrap();
     assert_eq!(done.next, Some(NextJob::default()));
@@ -131,11 +144,10 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     // Without fetch_next nothing is taken.
     let third = s.add("c", JobOptions::new()).await;
     let job = s.take("tok2").await;
-    let done = s
-        .b
-        .move_to_completed(&job, &complete_args("tok2", "1", KeepJobs::KeepAll, false))
-        .await
-        .unwrap();
+    let done =
+        s.b.move_to_completed(&job, &complete_args("tok2", "1", KeepJobs::KeepAll, false))
+            .await
+            .unwrap();
     assert_eq!(done.next, None);
     assert_eq!(s.state(&third.id).await, Some(JobState::Completed));
 }
@@ -147,9 +159,12 @@ pub async fn finishing_needs_the_holding_token<S: Store>() {
 
     for fetch_next in [false, true] {
         let err = script(
-            s.b.move_to_completed(&job, &complete_args("wrong", "1", KeepJobs::KeepAll, fetch_next))
-                .await
-                .unwrap_err(),
+            s.b.move_to_completed(
+                &job,
+                &complete_args("wrong", "1", KeepJobs::KeepAll, fetch_next),
+            )
+            .await
+            .unwrap_err(),
         );
         assert_eq!(err.code, ScriptErrorCode::LockMismatch);
         assert_eq!(err.command, "moveToFinished");
@@ -189,11 +204,10 @@ pub async fn fail_stores_reason_and_stacktrace_and_can_take_the_next<S: Store>()
     let job = s.take("tok").await;
     s.clock.advance(Duration::from_millis(40));
 
-    let done = s
-        .b
-        .move_to_failed(&job, &fail_args("tok", KeepJobs::KeepAll, true))
-        .await
-        .unwrap();
+    let done =
+        s.b.move_to_failed(&job, &fail_args("tok", KeepJobs::KeepAll, true))
+            .await
+            .unwrap();
     assert_eq!(done.finished_on, T0 + 40);
     let next = done.next.unwrap().job.unwrap().job.unwrap();
     assert_eq!(next.id, second.id);
@@ -230,7 +244,11 @@ pub async fn retention_removes_all_or_keeps_the_newest<S: Store>() {
         .unwrap();
     assert_eq!(s.state(&gone.id).await, None);
     assert!(s.b.get_job(&gone.id).await.unwrap().is_none());
-    assert_eq!(s.events_named("completed").await.len(), 1, "still announced");
+    assert_eq!(
+        s.events_named("completed").await.len(),
+        1,
+        "still announced"
+    );
 
     let mut ids = Vec::new();
     for name in ["b", "c", "d"] {
@@ -298,12 +316,11 @@ pub async fn a_delayed_job_reports_its_due_time_and_promotes<S: Store>() {
         worker: worker(),
         fetch_next: true,
     };
-    let next = s
-        .b
-        .move_to_delayed(&job.id, &args)
-        .await
-        .unwrap()
-        .expect("fetch_next answers");
+    let next =
+        s.b.move_to_delayed(&job.id, &args)
+            .await
+            .unwrap()
+            .expect("fetch_next answers");
     assert_eq!(next.job.unwrap().id, later.id);
     assert_eq!(s.state(&added.id).await, Some(JobState::Delayed));
     let stored = s.job(&added.id).await;
@@ -314,7 +331,11 @@ pub async fn a_delayed_job_reports_its_due_time_and_promotes<S: Store>() {
     assert_eq!(delayed[0]["jobId"], added.id.as_str());
     assert_eq!(delayed[0]["delay"], (T0 + 60_000).to_string());
     // Its lock went with it.
-    assert!(!s.b.extend_lock(&added.id, &token("tok"), LOCK).await.unwrap());
+    assert!(
+        !s.b.extend_lock(&added.id, &token("tok"), LOCK)
+            .await
+            .unwrap()
+    );
 
     // Nothing ready: the worker learns when the delayed job is due.
     let idle = s.b.move_to_active(&fetch("tok")).await.unwrap();
@@ -360,26 +381,28 @@ pub async fn back_to_wait_answers_the_rate_limit_window<S: Store>() {
     // No window: zero.
     s.add("b", JobOptions::new()).await;
     let second = s.take("tok2").await;
-    let ttl = s
-        .b
-        .move_job_from_active_to_wait(&second.id, Some(&token("tok2")))
-        .await
-        .unwrap();
+    let ttl =
+        s.b.move_job_from_active_to_wait(&second.id, Some(&token("tok2")))
+            .await
+            .unwrap();
     assert_eq!(ttl, Duration::ZERO);
     assert_eq!(s.state(&second.id).await, Some(JobState::Waiting));
 
     s.b.set_rate_limit(Duration::from_secs(5)).await.unwrap();
-    let ttl = s
-        .b
-        .move_job_from_active_to_wait(&job.id, Some(&token("tok")))
-        .await
-        .unwrap();
+    let ttl =
+        s.b.move_job_from_active_to_wait(&job.id, Some(&token("tok")))
+            .await
+            .unwrap();
     assert!(
         ttl > Duration::ZERO && ttl <= Duration::from_secs(5),
         "{ttl:?}"
     );
     assert_eq!(s.state(&added.id).await, Some(JobState::Waiting));
-    assert!(!s.b.extend_lock(&added.id, &token("tok"), LOCK).await.unwrap());
+    assert!(
+        !s.b.extend_lock(&added.id, &token("tok"), LOCK)
+            .await
+            .unwrap()
+    );
     let waiting = s.events_named("waiting").await;
     let last = waiting.last().unwrap();
     assert_eq!(last["jobId"], added.id.as_str());
@@ -504,7 +527,11 @@ pub async fn a_parent_with_pending_children_waits_for_them<S: Store>() {
     let kids = s.sibling("kids").await;
     let parent_of = ParentOptions::new(parent.id.as_str(), s.b.qualified_name());
     let child = kids
-        .add("child", &serde_json::json!({}), JobOptions::new().parent(parent_of))
+        .add(
+            "child",
+            &serde_json::json!({}),
+            JobOptions::new().parent(parent_of),
+        )
         .await
         .unwrap();
     let child_key = kids.backend().to_key(child.id.as_str());
@@ -523,7 +550,11 @@ pub async fn a_parent_with_pending_children_waits_for_them<S: Store>() {
             .unwrap()
     );
     assert_eq!(s.state(&parent.id).await, Some(JobState::WaitingChildren));
-    assert!(!s.b.extend_lock(&parent.id, &token("tp"), LOCK).await.unwrap());
+    assert!(
+        !s.b.extend_lock(&parent.id, &token("tp"), LOCK)
+            .await
+            .unwrap()
+    );
 
     let err = script(
         s.b.move_to_waiting_children(&id("nope"), &token("tp"), None)

@@ -4,18 +4,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
+use crate::support::jobs::script_error;
+use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
 use bullmq_core::{Job, JobId, JobOptions, Prefix, QueueName, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
-use support::jobs::script_error;
-use support::{TestSchema, admin};
 
 /// A fixed `timestamp` for both runtimes, so that their rows can be equal.
 const T0: u64 = 1_700_000_000_000;

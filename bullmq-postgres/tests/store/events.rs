@@ -3,20 +3,16 @@
 //! upstream's breaks: every committed event once, in id order, however transactions
 //! interleave their commits.
 
-#![allow(clippy::unwrap_used)]
-
-mod support;
-
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+use crate::support::TestSchema;
 use bullmq_core::Error;
 use bullmq_core::QueueName;
 use bullmq_core::backend::{EventId, Events, Lifecycle, StreamEvent};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx::{self, Postgres, Transaction, types::Json};
-use support::TestSchema;
 
 /// The id as a number.
 fn num(id: &EventId) -> i64 {

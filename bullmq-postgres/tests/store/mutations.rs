@@ -2,20 +2,18 @@
 //! own commands (as Node.js's backend runs them), then each trait method is checked against
 //! the rows, refusals included.
 
-#![allow(clippy::unwrap_used)]
-
-mod support;
-
 use std::time::Duration;
 
+use crate::support::TestSchema;
+use crate::support::jobs::{
+    self, AddJob, activate, column, flow_entry, id, now_ms, script_error, state,
+};
 use bullmq_core::ScriptErrorCode;
 use bullmq_core::backend::JobMutations;
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
-use support::TestSchema;
-use support::jobs::{self, AddJob, activate, column, flow_entry, id, now_ms, script_error, state};
 
 /// Adds parent `p` waiting for children `children` (roots first, as Node.js orders them).
 async fn add_flow(b: &PostgresBackend, parent: &str, children: &[&str]) {
@@ -270,20 +268,6 @@ async fn remove_with_children_takes_the_subtree_unless_a_child_is_locked() {
     );
     assert_eq!(state(&b, "p2").await.as_deref(), Some("waiting-children"));
     assert_eq!(state(&b, "c3").await.as_deref(), Some("active"));
-}
-
-#[tokio::test]
-async fn remove_detaches_a_child_and_releases_its_parent() {
-    let schema = TestSchema::new("mut_remove_child");
-    let b = schema.backend("q").await;
-    add_flow(&b, "p", &["c"]).await;
-
-    assert!(b.remove(&id("c"), false).await.unwrap());
-    assert_eq!(
-        state(&b, "p").await.as_deref(),
-        Some("waiting"),
-        "its last dependency went"
-    );
 }
 
 #[tokio::test]

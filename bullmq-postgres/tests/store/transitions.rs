@@ -1,13 +1,12 @@
 //! `Transitions` and `Locks` of the PostgreSQL backend, end to end on a real server: jobs are
 //! added with upstream's own `add_job` command (as Node.js's `addJob` calls it), moved through
 //! the trait methods, and the rows read back.
-#![allow(clippy::unwrap_used)]
-
-mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::TestSchema;
+use crate::support::jobs::{self, AddJob, script_error, state};
 use bullmq_core::backend::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, LockToken, Locks,
     NextJob, RateLimiter, ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
@@ -19,8 +18,6 @@ use bullmq_core::{Job, JobId, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
-use support::TestSchema;
-use support::jobs::{self, AddJob, script_error, state};
 
 const T0: u64 = 1_700_000_000_000;
 const QUEUE: &str = "transitions";

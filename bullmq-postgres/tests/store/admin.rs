@@ -1,20 +1,16 @@
 //! `Admin` on PostgreSQL, end to end: jobs are made and moved with upstream's own commands
 //! (as Node.js's backend runs them), then each trait method is checked against the rows.
 
-#![allow(clippy::unwrap_used)]
-
-mod support;
-
 use std::time::Duration;
 
+use crate::support::TestSchema;
+use crate::support::jobs::{AddJob, activate, complete, fail, move_to_active, now_ms, state};
 use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
-use support::TestSchema;
-use support::jobs::{AddJob, activate, complete, fail, move_to_active, now_ms, state};
 
 /// A Unix-ms timestamp as the trait's `u64`.
 fn ms(at: i64) -> u64 {
@@ -330,15 +326,6 @@ async fn promote_jobs_makes_delayed_jobs_ready_in_batches() {
     assert_eq!(b.promote_jobs(1).await.unwrap(), Batch::More);
     assert_eq!(b.promote_jobs(1).await.unwrap(), Batch::Done);
     assert_eq!(state(&b, "d2").await.as_deref(), Some("waiting"));
-}
-
-#[tokio::test]
-async fn remove_orphaned_jobs_has_nothing_to_do_on_postgres() {
-    let schema = TestSchema::new("admin_orphans");
-    let b = schema.backend("q").await;
-    AddJob::new("a").add(&b).await;
-    assert_eq!(b.remove_orphaned_jobs(10, 0).await.unwrap(), 0);
-    assert_eq!(job_ids(&b).await, ids(&["a"]));
 }
 
 #[tokio::test]

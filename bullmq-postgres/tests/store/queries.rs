@@ -2,12 +2,10 @@
 //! (`add_job`, `add_flow`, `move_to_active`, …, with the parameters Node.js passes), then read
 //! back through the trait.
 
-#![allow(clippy::unwrap_used)]
-
-mod support;
-
 use std::time::Duration;
 
+use crate::support::TestSchema;
+use crate::support::jobs::{self, AddJob, add_flow, flow_entry, id, move_to_active, now_ms};
 use bullmq_core::backend::{
     DependenciesQuery, DependencyKind, FinishStatus, JobLogs, Queries, Range,
 };
@@ -17,8 +15,6 @@ use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
-use support::TestSchema;
-use support::jobs::{self, AddJob, add_flow, flow_entry, id, move_to_active, now_ms};
 
 // ---------------------------------------------------------------------------------------------
 // Upstream commands, run as Node.js' PostgresQueueBackend runs them.
@@ -85,16 +81,6 @@ async fn pause(b: &PostgresBackend, paused: bool) {
         .execute(b.connection().pool())
         .await
         .expect("pause");
-}
-
-async fn set_meta(b: &PostgresBackend, field: &str, value: &str) {
-    sqlx::query(commands::SET_QUEUE_META.text)
-        .bind(q(b))
-        .bind(vec![field.to_owned()])
-        .bind(vec![value.to_owned()])
-        .execute(b.connection().pool())
-        .await
-        .expect("set_queue_meta");
 }
 
 async fn add_log(b: &PostgresBackend, job_id: &str, line: &str) {
@@ -255,22 +241,6 @@ async fn is_finished_reports_value_reason_pending_and_missing() {
         b.is_finished(&id("nope")).await.unwrap(),
         FinishStatus::Missing
     );
-}
-
-#[tokio::test]
-async fn is_maxed_follows_the_global_concurrency() {
-    let schema = TestSchema::new("queries_maxed");
-    let b = schema.backend("q").await;
-    add(&b, "1", json!({})).await;
-    add(&b, "2", json!({})).await;
-    activate_expect(&b, "1").await;
-    // No global concurrency: never maxed.
-    assert!(!b.is_maxed().await.unwrap());
-
-    set_meta(&b, "concurrency", "2").await;
-    assert!(!b.is_maxed().await.unwrap());
-    activate_expect(&b, "2").await;
-    assert!(b.is_maxed().await.unwrap());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,20 +3,18 @@
 //! by a delayed job or an interrupt, survives its `LISTEN` connection being killed, and the
 //! dedicated connection carries the role's name in `pg_stat_activity`.
 
-#![allow(clippy::unwrap_used)]
-
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::TestSchema;
+use crate::support::jobs::AddJob;
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, NodeKey};
 use bullmq_core::{Prefix, QueueName};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::json;
-use support::TestSchema;
-use support::jobs::AddJob;
 
 /// A backend whose queue name is the schema's (unique on the server, which the connection
 /// names in `pg_stat_activity` need: they are seen across databases and tests).

@@ -4,10 +4,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
+use crate::support::jobs::script_error;
+use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{
     AddJobSchedulerArgs, AddJobs, NextIterationArgs, ParentKeyOpts, Schedulers,
 };
@@ -17,8 +19,6 @@ use bullmq_core::{Job, JobId, JobOptions, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
-use support::jobs::script_error;
-use support::{TestSchema, admin};
 
 const T0: u64 = 1_700_000_000_000;
 

@@ -3,12 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod support;
-
-use bullmq_core::QueueName;
+use crate::support::{TestSchema, node_queue_op};
 use bullmq_core::backend::QueueMeta;
 use serde_json::json;
-use support::{TestSchema, node_queue_op};
 
 #[tokio::test]
 async fn fields_are_set_read_and_removed() {
@@ -73,25 +70,6 @@ async fn fields_are_set_read_and_removed() {
     assert_eq!(backend.remove_queue_meta_fields(&[]).await.unwrap(), 0);
     assert!(!backend.has_queue_meta_field("paused").await.unwrap());
     assert_eq!(backend.get_queue_meta().await.unwrap().len(), 2);
-}
-
-#[tokio::test]
-async fn each_queue_has_its_own_meta() {
-    let schema = TestSchema::new("meta_queues");
-    let first = schema.backend("first").await;
-    let second = first.sibling(QueueName::new("second").unwrap());
-    first
-        .set_queue_meta(&[("paused", "1".to_owned())])
-        .await
-        .unwrap();
-    assert!(first.has_queue_meta_field("paused").await.unwrap());
-    assert!(!second.has_queue_meta_field("paused").await.unwrap());
-    assert!(second.get_queue_meta().await.unwrap().is_empty());
-    assert_eq!(
-        second.remove_queue_meta_fields(&["paused"]).await.unwrap(),
-        0
-    );
-    assert!(first.has_queue_meta_field("paused").await.unwrap());
 }
 
 #[tokio::test]

@@ -148,6 +148,19 @@ macro_rules! sections {
 macro_rules! backend_suite {
     ($store:ty) => {
         sections!($store;
+            add::a_duplicate_id_answers_the_existing_job,
+            add::add_jobs_answers_ids_in_input_order,
+            add::a_backend_for_another_queue_adds_there,
+            blocking::a_wait_times_out_empty_and_zero_is_not_forever,
+            blocking::adding_a_job_wakes_a_waiting_worker,
+            events::published_events_read_back_in_order_with_their_fields,
+            events::a_read_after_the_newest_id_waits_for_the_next_event,
+            events::close_ends_a_read_in_flight_and_the_next,
+            lifecycle::keys_name_the_queue_and_parse_back,
+            lifecycle::close_marks_every_clone_closing,
+            schedulers::a_scheduler_is_stored_read_listed_and_counted,
+            schedulers::upsert_again_replaces_the_pending_iteration,
+            schedulers::removing_a_scheduler_removes_its_pending_iteration,
             transitions::take_stamps_and_announces_the_job,
             transitions::nothing_ready_reports_the_next_delayed_job,
             transitions::a_worker_rate_limit_holds_the_next_job,

@@ -5,11 +5,16 @@
 //! byte (Redis keys and hash fields, SQL rows, Node.js twins) is checked beside the store's
 //! own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`).
 
+pub mod add;
 pub mod admin;
+pub mod blocking;
+pub mod events;
+pub mod lifecycle;
 pub mod locks;
 pub mod meta;
 pub mod mutations;
 pub mod queries;
+pub mod schedulers;
 pub mod transitions;
 
 use std::collections::HashMap;

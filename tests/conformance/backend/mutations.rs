@@ -4,8 +4,7 @@
 use std::time::Duration;
 
 use bullmq_core::backend::{
-    AddJobSchedulerArgs, DependencyKind, JobMutations, Lifecycle, Queries, Range, Schedulers,
-    Transitions,
+    AddJobSchedulerArgs, JobMutations, Lifecycle, Queries, Range, Schedulers, Transitions,
 };
 use bullmq_core::options::{Deduplication, RepeatOptions};
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};

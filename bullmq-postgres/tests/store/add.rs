@@ -13,7 +13,6 @@ use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
 use bullmq_core::{Job, JobId, JobOptions, Prefix, QueueName, ScriptErrorCode};
-use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 
@@ -333,37 +332,6 @@ async fn a_flow_added_from_rust_is_the_rows_node_writes() {
 }
 
 #[tokio::test]
-async fn a_duplicate_id_answers_the_existing_job() {
-    let schema = TestSchema::new("add_dup");
-    let backend = schema.backend("q").await;
-    let first = job("a", json!({"n": 1}), JobOptions::new().job_id("same"));
-    let second = job("b", json!({"n": 2}), JobOptions::new().job_id("same"));
-    let none = ParentKeyOpts::default();
-    assert_eq!(
-        backend.add_job(&first, &none).await.unwrap(),
-        JobId::from("same")
-    );
-    assert_eq!(
-        backend.add_job(&second, &none).await.unwrap(),
-        JobId::from("same")
-    );
-    let rows = job_rows(&schema, "q").await;
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["name"], "a", "the first job stays");
-
-    // Generated ids count up per queue.
-    let auto = job("c", json!({}), JobOptions::new());
-    assert_eq!(
-        backend.add_job(&auto, &none).await.unwrap(),
-        JobId::from("1")
-    );
-    assert_eq!(
-        backend.add_job(&auto, &none).await.unwrap(),
-        JobId::from("2")
-    );
-}
-
-#[tokio::test]
 async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
     let schema = TestSchema::new("add_orphan");
     let backend = schema.backend("q").await;
@@ -445,16 +413,4 @@ async fn a_flow_node_with_a_missing_parent_is_refused_alone() {
     assert_eq!(rows[0]["id"], "f");
 
     assert!(backend.add_flow(&[]).await.unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn a_backend_for_another_queue_adds_there() {
-    let schema = TestSchema::new("add_sibling");
-    let backend: PostgresBackend = schema.backend("first").await;
-    let second = backend.sibling(QueueName::new("second").unwrap());
-    let none = ParentKeyOpts::default();
-    let j = job("x", json!({}), JobOptions::new());
-    assert_eq!(second.add_job(&j, &none).await.unwrap(), JobId::from("1"));
-    assert!(job_rows(&schema, "first").await.is_empty());
-    assert_eq!(job_rows(&schema, "second").await.len(), 1);
 }

@@ -286,22 +286,6 @@ async fn only_the_current_iterations_producer_advances_a_scheduler() {
 }
 
 #[tokio::test]
-async fn removing_a_scheduler_removes_its_pending_iteration() {
-    let schema = TestSchema::new("sched_remove");
-    let backend = backend_at(&schema, T0).await;
-    backend
-        .add_job_scheduler(&upsert_args("late", cron("0 0 1 1 *"), T0))
-        .await
-        .unwrap();
-    assert_eq!(job_rows(&schema).await[0]["state"], "delayed");
-    assert!(backend.remove_job_scheduler("late").await.unwrap());
-    assert!(job_rows(&schema).await.is_empty());
-    assert!(!backend.is_job_scheduler("late").await.unwrap());
-    assert_eq!(backend.get_job_schedulers_count().await.unwrap(), 0);
-    assert!(!backend.remove_job_scheduler("late").await.unwrap());
-}
-
-#[tokio::test]
 async fn a_taken_iteration_slot_is_refused_as_node_refuses_it() {
     let schema = TestSchema::new("sched_collide");
     let backend = backend_at(&schema, T0).await;

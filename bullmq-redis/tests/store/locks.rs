@@ -116,4 +116,3 @@ async fn extend_locks_renews_held_locks_and_returns_the_lost_ones() {
     still_marked.sort();
     assert_eq!(ctx.set("stalled"), still_marked);
 }
-

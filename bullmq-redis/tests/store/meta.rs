@@ -61,4 +61,3 @@ async fn meta_fields_round_trip_through_the_hash() {
     assert_eq!(left.len(), 2);
     assert!(!left.contains(&"max".to_owned()));
 }
-

@@ -300,35 +300,6 @@ async fn remove_job_scheduler_removes_the_pending_iteration() {
     assert!(!ctx.backend.remove_job_scheduler("s1").await.unwrap());
 }
 
-#[tokio::test]
-async fn schedulers_are_listed_by_next_run_and_counted() {
-    let ctx = Ctx::new().await;
-    for (id, next) in [("a", T0 + 3_000), ("b", T0 + 1_000), ("c", T0 + 2_000)] {
-        ctx.backend
-            .add_job_scheduler(&upsert_args(id, next, cron()))
-            .await
-            .unwrap();
-    }
-    let asc = ctx
-        .backend
-        .get_job_schedulers_range(0, -1, true)
-        .await
-        .unwrap();
-    let expected = vec![
-        ("b".to_owned(), T0 + 1_000),
-        ("c".to_owned(), T0 + 2_000),
-        ("a".to_owned(), T0 + 3_000),
-    ];
-    assert_eq!(asc, expected);
-    let desc = ctx
-        .backend
-        .get_job_schedulers_range(0, 0, false)
-        .await
-        .unwrap();
-    assert_eq!(desc, vec![("a".to_owned(), T0 + 3_000)]);
-    assert_eq!(ctx.backend.get_job_schedulers_count().await.unwrap(), 3);
-}
-
 /// Where the pinned Node.js BullMQ is installed; the test fails, saying what to run, without it.
 fn node_modules() -> &'static Path {
     let dir = Path::new(concat!(

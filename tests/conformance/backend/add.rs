@@ -39,6 +39,12 @@ pub async fn a_duplicate_id_answers_the_existing_job<S: Store>() {
             .unwrap(),
         [1]
     );
+
+    // Generated ids count up. (From what: Redis counts custom ids too, PostgreSQL does not.)
+    let auto = job("c", "{}", JobOptions::new());
+    let none = ParentKeyOpts::default();
+    let first = number(&s.b.add_job(&auto, &none).await.unwrap());
+    assert_eq!(number(&s.b.add_job(&auto, &none).await.unwrap()), first + 1);
 }
 
 pub async fn add_jobs_answers_ids_in_input_order<S: Store>() {
@@ -78,4 +84,19 @@ pub async fn a_backend_for_another_queue_adds_there<S: Store>() {
         Some(JobState::Waiting)
     );
     assert_eq!(s.state(&id("there")).await, None, "not this queue's job");
+    // Its own count of generated ids, whatever this queue adds meanwhile.
+    let auto = job("y", "{}", JobOptions::new());
+    let none = ParentKeyOpts::default();
+    let first = number(&other.add_job(&auto, &none).await.unwrap());
+    s.b.add_job(&auto, &none).await.unwrap();
+    s.b.add_job(&auto, &none).await.unwrap();
+    assert_eq!(
+        number(&other.add_job(&auto, &none).await.unwrap()),
+        first + 1
+    );
+}
+
+/// A generated id as its number.
+fn number(id: &bullmq_core::JobId) -> u64 {
+    id.as_str().parse().expect("a generated id is a number")
 }

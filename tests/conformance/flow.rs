@@ -18,7 +18,7 @@ use crate::ctx::{Ctx, WAIT, fast, q, worker_on};
 use crate::store::Store;
 use crate::support::flows::wide_tree_by_depth;
 use crate::support::standard_flow_processor as standard;
-use crate::support::wait::eventually;
+use crate::support::eventually;
 
 impl<S: Store> Ctx<S> {
     async fn producer(&self) -> FlowProducer<S::B> {

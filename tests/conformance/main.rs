@@ -7,8 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 
-#[path = "../support/mod.rs"]
-mod support;
+/// What the workspace's tests share (service URLs, unique names, awaited conditions).
+use bullmq_test_support as support;
 
 mod backend;
 mod ctx;

@@ -90,15 +90,17 @@ async fn disconnect_blocking_ends_a_long_wait_at_once() {
     assert_eq!(outcome, None);
     assert!(started.elapsed() < Duration::from_millis(500));
     // The socket is closed, so Redis no longer holds the BZPOPMIN.
-    eventually("the blocking connection is gone", || {
-        clients_named(&name).is_empty()
-    })
+    eventually(
+        "the blocking connection is gone",
+        std::time::Duration::from_secs(10),
+        || async { clients_named(&name).await.is_empty() },
+    )
     .await;
     assert!(!b.is_closing());
 
     // Reconnected (and named again), the next wait works.
     b.reconnect_blocking().await.unwrap();
-    assert_eq!(clients_named(&name).len(), 1);
+    assert_eq!(clients_named(&name).await.len(), 1);
     ctx.exec("ZADD", &[&ctx.key("marker"), "0", "0"]);
     let marker = b.wait_for_job(Duration::from_secs(1)).await.unwrap();
     assert_eq!(marker.map(|m| m.member).as_deref(), Some("0"));

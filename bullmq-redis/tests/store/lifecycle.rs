@@ -11,7 +11,7 @@ use std::time::Duration;
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, NodeKey, Queries};
 use bullmq_core::clock::ManualClock;
 use bullmq_core::{Error, Prefix, QueueName};
-use support::{Cleanup, T0, blocked_in, clients_named, eventually, redis_url, unique_prefix};
+use support::{PrefixGuard, T0, blocked_in, clients_named, eventually, redis_url, unique_prefix};
 
 fn worker(name: &str) -> ClientRole {
     ClientRole::Worker {
@@ -46,10 +46,10 @@ async fn roles_name_their_dedicated_connections_and_the_client_list_finds_them()
     b.set_client_role(worker("w1")).await.unwrap();
     b.set_client_role(ClientRole::QueueEvents).await.unwrap();
     b.set_client_role(ClientRole::Queue).await.unwrap();
-    assert_eq!(clients_named(&format!("{base}:w:w1")).len(), 1);
-    assert_eq!(clients_named(&format!("{base}:qe")).len(), 1);
+    assert_eq!(clients_named(&format!("{base}:w:w1")).await.len(), 1);
+    assert_eq!(clients_named(&format!("{base}:qe")).await.len(), 1);
     // A queue names nothing: Node.js' getWorkers would count it as an unnamed worker.
-    assert!(clients_named(&base).is_empty());
+    assert!(clients_named(&base).await.is_empty());
 
     // Another queue's worker under the same prefix is not ours.
     let other = b.for_queue(&QueueName::new("other").unwrap(), None);
@@ -80,14 +80,17 @@ async fn a_lost_blocking_connection_comes_back_with_its_name() {
     let b = &ctx.backend;
     b.set_client_role(worker("phoenix")).await.unwrap();
     let name = b.client_name(&worker("phoenix"));
-    let line = clients_named(&name).pop().expect("the named connection");
+    let line = clients_named(&name)
+        .await
+        .pop()
+        .expect("the named connection");
     let client_id = line
         .split(' ')
         .find_map(|kv| kv.strip_prefix("id="))
         .expect("an id")
         .to_owned();
     ctx.exec("CLIENT", &["KILL", "ID", &client_id]);
-    assert!(clients_named(&name).is_empty());
+    assert!(clients_named(&name).await.is_empty());
 
     // The first wait may meet the dead socket (an error, and the connection is dropped); a
     // fresh connection is then opened and named again.
@@ -97,7 +100,7 @@ async fn a_lost_blocking_connection_comes_back_with_its_name() {
         waited = b.wait_for_job(Duration::from_millis(10)).await;
     }
     assert_eq!(waited.unwrap(), None);
-    assert_eq!(clients_named(&name).len(), 1);
+    assert_eq!(clients_named(&name).await.len(), 1);
 }
 
 #[tokio::test]
@@ -124,9 +127,11 @@ async fn close_marks_every_clone_closing_and_refuses_waits() {
         .unwrap()
         .unwrap();
     assert_eq!(interrupted, None);
-    eventually("the blocking connection is gone", || {
-        clients_named(&name).is_empty()
-    })
+    eventually(
+        "the blocking connection is gone",
+        std::time::Duration::from_secs(10),
+        || async { clients_named(&name).await.is_empty() },
+    )
     .await;
     let refused = b.wait_for_job(Duration::from_millis(10)).await;
     assert!(matches!(refused, Err(Error::Closed(_))), "{refused:?}");
@@ -155,9 +160,11 @@ async fn disconnect_interrupts_but_leaves_the_backend_usable() {
     // The dropped connection closes asynchronously; until it has, its interrupted BZPOPMIN
     // still waits in Redis and would take the marker (a lost wake-up, not a lost job).
     let name = b.client_name(&worker("d"));
-    eventually("the old blocking connection is gone", || {
-        clients_named(&name).is_empty()
-    })
+    eventually(
+        "the old blocking connection is gone",
+        std::time::Duration::from_secs(10),
+        || async { clients_named(&name).await.is_empty() },
+    )
     .await;
     ctx.exec("ZADD", &[&ctx.key("marker"), "0", "0"]);
     let marker = b.wait_for_job(Duration::from_secs(1)).await.unwrap();
@@ -255,7 +262,7 @@ const IORedis = require(modules + '/ioredis');
 async fn node_and_rust_see_each_others_workers() {
     let modules = node_bullmq();
     let prefix = unique_prefix();
-    let _cleanup = Cleanup(prefix.clone());
+    let _cleanup = PrefixGuard(prefix.clone());
     let b = support::backend(&prefix, "mixed", &ManualClock::new(T0)).await;
     b.set_client_role(worker("rust-w")).await.unwrap();
 

@@ -10,34 +10,11 @@ use std::collections::{BTreeMap, HashMap};
 use bullmq_core::clock::ManualClock;
 use bullmq_core::{JobId, JobOptions, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
-use redis::Commands;
 
 /// The stopped clock's start: 2023-11-14T22:13:20Z.
 pub(crate) const T0: u64 = 1_700_000_000_000;
 
-pub(crate) fn redis_url() -> String {
-    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-/// Deletes every key under its prefix when dropped.
-pub(crate) struct KeyGuard {
-    pattern: String,
-}
-
-impl Drop for KeyGuard {
-    fn drop(&mut self) {
-        let Ok(client) = redis::Client::open(redis_url()) else {
-            return;
-        };
-        let Ok(mut con) = client.get_connection() else {
-            return;
-        };
-        let keys: Vec<String> = con.keys(&self.pattern).unwrap_or_default();
-        if !keys.is_empty() {
-            let _: redis::RedisResult<()> = con.del(keys);
-        }
-    }
-}
+pub(crate) use bullmq_test_support::{PrefixGuard, redis_url};
 
 /// One queue of one test.
 pub(crate) struct Ctx {
@@ -47,15 +24,13 @@ pub(crate) struct Ctx {
     pub(crate) prefix: String,
     pub(crate) name: String,
     con: std::cell::RefCell<redis::Connection>,
-    _guard: KeyGuard,
+    _guard: PrefixGuard,
 }
 
 impl Ctx {
     pub(crate) async fn new() -> Self {
-        let prefix = format!("bullmq-test-{}", uuid::Uuid::new_v4().simple());
-        let guard = KeyGuard {
-            pattern: format!("{prefix}:*"),
-        };
+        let prefix = bullmq_test_support::unique_prefix();
+        let guard = PrefixGuard(prefix.clone());
         let name = "q".to_owned();
         let clock = ManualClock::new(T0);
         let options = RedisOptions::new(redis_url()).prefix(Prefix::new(&prefix).unwrap());

@@ -1,13 +1,12 @@
 //! Helpers of the `queries`, `meta`, `events`, `blocking` and `lifecycle` tests: one queue
-//! under a fresh prefix on the real Redis with a stopped clock, raw commands on a connection
-//! of the test's own, `CLIENT LIST` lookups, polling with a deadline, and a guard that removes
-//! the prefix's keys when the test ends, panics included.
+//! under a fresh prefix on the real Redis with a stopped clock and raw commands on a connection
+//! of the test's own; `CLIENT LIST` lookups, awaited conditions and the prefix's guard come
+//! from `bullmq-test-support`.
 
 // Each test file uses its own subset.
 #![allow(dead_code)]
 
 use std::cell::RefCell;
-use std::time::{Duration, Instant};
 
 use bullmq_core::clock::ManualClock;
 use bullmq_core::{Job, JobOptions, Prefix, Queue, QueueName};
@@ -16,35 +15,9 @@ use bullmq_redis::{RedisBackend, RedisOptions};
 /// Where the stopped clock starts (2023-11-14T22:13:20Z).
 pub(crate) const T0: u64 = 1_700_000_000_000;
 
-pub(crate) fn redis_url() -> String {
-    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-/// A prefix no other test uses.
-pub(crate) fn unique_prefix() -> String {
-    format!("bullmq-test-{}", uuid::Uuid::new_v4().simple())
-}
-
-/// Removes every key of one prefix on drop.
-pub(crate) struct Cleanup(pub(crate) String);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let Ok(client) = redis::Client::open(redis_url()) else {
-            return;
-        };
-        let Ok(mut con) = client.get_connection() else {
-            return;
-        };
-        let keys: Vec<String> = redis::cmd("KEYS")
-            .arg(format!("{}:*", self.0))
-            .query(&mut con)
-            .unwrap_or_default();
-        if !keys.is_empty() {
-            let _: redis::RedisResult<()> = redis::cmd("DEL").arg(keys).query(&mut con);
-        }
-    }
-}
+pub(crate) use bullmq_test_support::{
+    PrefixGuard, blocked_in, clients_named, eventually, redis_url, unique_prefix,
+};
 
 /// A connected backend for `queue` under `prefix`, reading time from `clock`.
 pub(crate) async fn backend(prefix: &str, queue: &str, clock: &ManualClock) -> RedisBackend {
@@ -62,7 +35,7 @@ pub(crate) struct Ctx {
     pub(crate) clock: ManualClock,
     pub(crate) prefix: String,
     con: RefCell<redis::Connection>,
-    _cleanup: Cleanup,
+    _cleanup: PrefixGuard,
 }
 
 impl Ctx {
@@ -73,7 +46,7 @@ impl Ctx {
     /// A context for a queue of another name.
     pub(crate) async fn named(queue: &str) -> Self {
         let prefix = unique_prefix();
-        let cleanup = Cleanup(prefix.clone());
+        let cleanup = PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
         let backend = backend(&prefix, queue, &clock).await;
         let name = QueueName::new(queue).expect("queue name");
@@ -114,38 +87,4 @@ impl Ctx {
     pub(crate) fn exec(&self, name: &str, args: &[&str]) {
         let _: redis::Value = self.cmd(redis::cmd(name).arg(args));
     }
-}
-
-/// The `CLIENT LIST` lines of the clients named `name`.
-pub(crate) fn clients_named(name: &str) -> Vec<String> {
-    let mut con = redis::Client::open(redis_url())
-        .and_then(|c| c.get_connection())
-        .expect("a sync connection");
-    let list: String = redis::cmd("CLIENT")
-        .arg("LIST")
-        .query(&mut con)
-        .expect("CLIENT LIST");
-    let wanted = format!(" name={name} ");
-    list.lines()
-        .filter(|l| l.contains(&wanted))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// Polls `check` every 10 ms until it holds; panics with `what` after two seconds.
-pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-/// Waits until a client named `name` is blocked in `command` (lower case, e.g. `bzpopmin`).
-pub(crate) async fn blocked_in(name: &str, command: &str) {
-    let wanted = format!(" cmd={command}");
-    eventually(&format!("{name} blocks in {command}"), || {
-        clients_named(name).iter().any(|l| l.contains(&wanted))
-    })
-    .await;
 }

@@ -20,30 +20,7 @@ pub(crate) const T0: u64 = 1_700_000_000_000;
 /// The lock duration the tests take jobs with.
 pub(crate) const LOCK: Duration = Duration::from_secs(30);
 
-pub(crate) fn redis_url() -> String {
-    std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
-}
-
-/// Removes every key of one prefix on drop.
-pub(crate) struct Cleanup(String);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let Ok(client) = redis::Client::open(redis_url()) else {
-            return;
-        };
-        let Ok(mut con) = client.get_connection() else {
-            return;
-        };
-        let keys: Vec<String> = redis::cmd("KEYS")
-            .arg(format!("{}:*", self.0))
-            .query(&mut con)
-            .unwrap_or_default();
-        if !keys.is_empty() {
-            let _: redis::RedisResult<()> = redis::cmd("DEL").arg(keys).query(&mut con);
-        }
-    }
-}
+pub(crate) use bullmq_test_support::{PrefixGuard, redis_url};
 
 /// One test's queue.
 pub(crate) struct Ctx {
@@ -52,7 +29,7 @@ pub(crate) struct Ctx {
     pub clock: ManualClock,
     prefix: String,
     con: RefCell<redis::Connection>,
-    _cleanup: Cleanup,
+    _cleanup: PrefixGuard,
 }
 
 /// Worker settings for taking jobs with `token`.
@@ -76,8 +53,8 @@ pub(crate) fn worker_settings() -> std::sync::Arc<bullmq_core::backend::WorkerSe
 
 impl Ctx {
     pub(crate) async fn new() -> Self {
-        let prefix = format!("bullmq-test-{}", uuid::Uuid::new_v4().simple());
-        let cleanup = Cleanup(prefix.clone());
+        let prefix = bullmq_test_support::unique_prefix();
+        let cleanup = PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
         let options = RedisOptions::new(redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
         let name = QueueName::new("q").expect("queue name");

@@ -71,7 +71,7 @@ pub async fn a_scheduler_is_stored_read_listed_and_counted<S: Store>() {
     );
     assert_eq!(
         s.b.get_job_schedulers_range(0, 0, false).await.unwrap(),
-        [later.clone()]
+        std::slice::from_ref(&later)
     );
     assert_eq!(
         s.b.get_job_schedulers_range(1, 5, true).await.unwrap(),

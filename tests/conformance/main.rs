@@ -1,9 +1,13 @@
 //! One behaviour suite for every backend: each test is a generic function over a [`Store`],
 //! instantiated below for Redis and for PostgreSQL, each run in a store of its own (a key
-//! prefix, a schema) so the suite runs in parallel on shared servers. Behaviour only one store
-//! has lives beside it (`tests/redis_*.rs`, `bullmq-postgres/tests/`); where Node.js's own
-//! PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned in
-//! `divergent.rs`, run on Redis only.
+//! prefix, a schema) so the suite runs in parallel on shared servers. The cases at this level
+//! go through the public API (`Queue`, `Worker`, `FlowProducer`, …); those in `backend/` go
+//! through each section of the `Backend` trait itself, one file per section, as River's
+//! driver test suite does for its drivers. What only one store has lives beside it
+//! (`tests/redis_*.rs`, `tests/postgres_*.rs`), and what a store writes byte for byte in
+//! its own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`); where
+//! Node.js's own PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned
+//! in `divergent.rs`, run on Redis only.
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 

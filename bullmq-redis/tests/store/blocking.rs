@@ -2,7 +2,7 @@
 
 use crate::support::readers as support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bullmq_core::JobOptions;
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, Marker};
@@ -80,15 +80,14 @@ async fn disconnect_blocking_ends_a_long_wait_at_once() {
     });
     blocked_in(&name, "bzpopmin").await;
 
-    let started = Instant::now();
     b.disconnect_blocking(true).await.unwrap();
-    let outcome = tokio::time::timeout(Duration::from_millis(500), waiting)
+    // Well before the wait's own 10 s: it was ended, not run out. (A liveness bound.)
+    let outcome = tokio::time::timeout(Duration::from_secs(5), waiting)
         .await
-        .expect("the wait returns promptly")
+        .expect("the wait returns once disconnected")
         .unwrap()
         .unwrap();
     assert_eq!(outcome, None);
-    assert!(started.elapsed() < Duration::from_millis(500));
     // The socket is closed, so Redis no longer holds the BZPOPMIN.
     eventually(
         "the blocking connection is gone",

@@ -12,7 +12,7 @@ use bullmq::{
 use serde_json::Value;
 
 use crate::store::Store;
-use crate::support::wait::eventually;
+use crate::support::eventually;
 
 /// How long a case waits for a state or an event before failing.
 pub const WAIT: Duration = Duration::from_secs(20);

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
-use crate::support::wait::eventually;
+use crate::support::eventually;
 
 /// A reader that is already listening.
 pub(crate) async fn reader<S: Store>(ctx: &Ctx<S>) -> QueueEvents<S::B> {

@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast, q, worker_on};
 use crate::store::Store;
+use crate::support::eventually;
 use crate::support::flows::wide_tree_by_depth;
 use crate::support::standard_flow_processor as standard;
-use crate::support::wait::eventually;
 
 impl<S: Store> Ctx<S> {
     async fn producer(&self) -> FlowProducer<S::B> {

@@ -1,15 +1,20 @@
 //! One behaviour suite for every backend: each test is a generic function over a [`Store`],
 //! instantiated below for Redis and for PostgreSQL, each run in a store of its own (a key
-//! prefix, a schema) so the suite runs in parallel on shared servers. Behaviour only one store
-//! has lives beside it (`tests/redis_*.rs`, `bullmq-postgres/tests/`); where Node.js's own
-//! PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned in
-//! `divergent.rs`, run on Redis only.
+//! prefix, a schema) so the suite runs in parallel on shared servers. The cases at this level
+//! go through the public API (`Queue`, `Worker`, `FlowProducer`, …); those in `backend/` go
+//! through each section of the `Backend` trait itself, one file per section, as River's
+//! driver test suite does for its drivers. What only one store has lives beside it
+//! (`tests/redis_*.rs`, `tests/postgres_*.rs`), and what a store writes byte for byte in
+//! its own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`); where
+//! Node.js's own PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned
+//! in `divergent.rs`, run on Redis only.
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 
-#[path = "../support/mod.rs"]
-mod support;
+/// What the workspace's tests share (service URLs, unique names, awaited conditions).
+use bullmq_test_support as support;
 
+mod backend;
 mod ctx;
 mod divergent;
 mod events;
@@ -131,8 +136,93 @@ macro_rules! suite {
     };
 }
 
+/// Declares one `#[tokio::test]` per `Backend` section case for one store.
+macro_rules! sections {
+    ($store:ty; $($section:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                crate::backend::$section::$case::<$store>().await;
+            }
+        )*
+    };
+}
+
+/// Every case of the `Backend` sections (`backend/`), for `$store`.
+macro_rules! backend_suite {
+    ($store:ty) => {
+        sections!($store;
+            add::a_duplicate_id_answers_the_existing_job,
+            add::add_jobs_answers_ids_in_input_order,
+            add::a_backend_for_another_queue_adds_there,
+            blocking::a_wait_times_out_empty_and_zero_is_not_forever,
+            blocking::adding_a_job_wakes_a_waiting_worker,
+            events::published_events_read_back_in_order_with_their_fields,
+            events::a_read_after_the_newest_id_waits_for_the_next_event,
+            events::close_ends_a_read_in_flight_and_the_next,
+            lifecycle::keys_name_the_queue_and_parse_back,
+            lifecycle::close_marks_every_clone_closing,
+            schedulers::a_scheduler_is_stored_read_listed_and_counted,
+            schedulers::upsert_again_replaces_the_pending_iteration,
+            schedulers::removing_a_scheduler_removes_its_pending_iteration,
+            transitions::take_stamps_and_announces_the_job,
+            transitions::nothing_ready_reports_the_next_delayed_job,
+            transitions::a_worker_rate_limit_holds_the_next_job,
+            transitions::complete_stores_the_value_and_can_take_the_next,
+            transitions::finishing_needs_the_holding_token,
+            transitions::fail_stores_reason_and_stacktrace_and_can_take_the_next,
+            transitions::retention_removes_all_or_keeps_the_newest,
+            transitions::metrics_are_collected_only_when_the_worker_keeps_them,
+            transitions::a_delayed_job_reports_its_due_time_and_promotes,
+            transitions::back_to_wait_answers_the_rate_limit_window,
+            transitions::retry_requeues_at_once_with_the_failure,
+            transitions::reprocess_moves_a_finished_job_back_to_wait,
+            transitions::a_parent_with_pending_children_waits_for_them,
+            locks::extend_lock_renews_only_the_holders_lock,
+            locks::extend_locks_answers_the_lost_ones,
+            meta::meta_fields_are_set_read_and_removed,
+            meta::each_queue_has_its_own_meta,
+            queries::get_state_and_is_job_in_state_name_one_state,
+            queries::is_finished_reports_value_reason_pending_and_missing,
+            queries::is_maxed_follows_the_global_concurrency,
+            queries::get_job_reads_what_was_added,
+            queries::get_deduplication_job_id_names_the_holder,
+            queries::get_job_logs_slices_from_either_end,
+            queries::counts_per_type_and_per_priority,
+            queries::get_ranges_orders_pages_and_drops_repeats,
+            queries::dependency_counts_lists_and_values,
+            queries::paginate_pages_processed_and_unprocessed_children,
+            admin::pause_holds_claims_and_resume_releases_them,
+            admin::drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs,
+            admin::clean_removes_old_finished_jobs_up_to_the_limit,
+            admin::clean_waiting_prioritized_and_delayed_by_added_time,
+            admin::obliterate_refuses_unpaused_and_active_then_removes_in_batches,
+            admin::retry_finished_jobs_moves_batches_back_to_wait,
+            admin::promote_jobs_makes_delayed_jobs_ready_earliest_first,
+            admin::set_rate_limit_holds_the_queue_until_removed,
+            admin::remove_orphaned_jobs_leaves_real_jobs,
+            mutations::update_data_replaces_the_payload,
+            mutations::update_progress_stores_it_and_emits_progress,
+            mutations::add_log_counts_lines_and_honours_keep_logs,
+            mutations::clear_logs_keeps_the_newest_or_removes_all,
+            mutations::change_delay_reschedules_from_now_only_delayed_jobs,
+            mutations::change_priority_reorders_waiting_jobs,
+            mutations::remove_refuses_locked_and_scheduler_jobs,
+            mutations::remove_with_children_takes_the_subtree_unless_a_child_is_locked,
+            mutations::removing_the_last_child_releases_its_parent,
+            mutations::remove_unprocessed_children_skips_active_ones,
+            mutations::remove_child_dependency_detaches_once_and_names_the_parent,
+            mutations::deduplication_keys_are_removed_for_their_holder_or_by_force,
+        );
+    };
+}
+
 mod redis {
     suite!(crate::store::RedisStore);
+
+    mod backend {
+        backend_suite!(crate::store::RedisStore);
+    }
 
     // Where upstream's own PostgreSQL backend behaves differently (each case says how).
     cases!(crate::store::RedisStore;
@@ -149,4 +239,8 @@ mod redis {
 
 mod postgres {
     suite!(crate::store::PostgresStore);
+
+    mod backend {
+        backend_suite!(crate::store::PostgresStore);
+    }
 }

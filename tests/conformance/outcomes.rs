@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast, now_ms};
 use crate::store::Store;
-use crate::support::wait::eventually;
+use crate::support::eventually;
 
 pub async fn processor_delay_is_not_an_attempt<S: Store>() {
     let ctx = Ctx::<S>::new("outcome-delay").await;

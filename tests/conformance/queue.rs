@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT};
 use crate::store::Store;
-use crate::support::wait::eventually;
+use crate::support::eventually;
 
 pub async fn adds_and_reads_back_a_job<S: Store>() {
     let ctx = Ctx::<S>::new("read-back").await;

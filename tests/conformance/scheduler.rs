@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast, now_ms};
 use crate::store::Store;
-use crate::support::wait::eventually;
+use crate::support::eventually;
 
 fn every(ms: u64) -> RepeatOptions {
     RepeatOptions {

@@ -5,6 +5,7 @@
 use std::future::Future;
 
 use bullmq::core::backend::Backend;
+use bullmq::core::clock::ManualClock;
 use bullmq::postgres::PostgresBackend;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Prefix, QueueName};
@@ -22,6 +23,14 @@ pub trait Store: Sized + Send + Sync + 'static {
 
     /// A new backend (its own connections) for `queue` in this store.
     fn backend(&self, queue: &QueueName) -> impl Future<Output = Self::B> + Send;
+
+    /// A new backend for `queue` that reads the time from `clock` (the section cases stop
+    /// time to check the timestamps a move writes).
+    fn backend_at(
+        &self,
+        queue: &QueueName,
+        clock: &ManualClock,
+    ) -> impl Future<Output = Self::B> + Send;
 }
 
 /// Redis, under a key prefix no other test uses.
@@ -47,6 +56,10 @@ impl Store for RedisStore {
             .await
             .unwrap_or_else(|e| panic!("connect to Redis at {}: {e}", support::redis_url()))
     }
+
+    async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> RedisBackend {
+        self.backend(queue).await.with_clock(clock.clone())
+    }
 }
 
 /// PostgreSQL, in a schema no other test uses (migrated by the first backend), dropped when
@@ -66,5 +79,9 @@ impl Store for PostgresStore {
 
     async fn backend(&self, queue: &QueueName) -> PostgresBackend {
         self.schema.backend(queue.as_str()).await
+    }
+
+    async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> PostgresBackend {
+        self.backend(queue).await.with_clock(clock.clone())
     }
 }

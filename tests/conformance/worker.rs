@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
-use crate::support::wait::{eventually, next_event};
+use crate::support::{eventually, next_event};
 
 pub async fn completes_jobs_with_return_values<S: Store>() {
     let ctx = Ctx::<S>::new("complete").await;

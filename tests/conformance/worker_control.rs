@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
-use crate::support::wait::{eventually, next_event};
+use crate::support::{eventually, next_event};
 
 type BoxFut = std::pin::Pin<Box<dyn Future<Output = bullmq::ProcessResult> + Send>>;
 

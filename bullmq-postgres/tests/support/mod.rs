@@ -11,12 +11,12 @@ use bullmq_postgres::migrator::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::sqlx::{self, PgConnection};
 
 pub mod jobs;
-/// The test server's URL, a connection to it and schemas of a test's own, shared with the
-/// workspace's root tests.
-#[path = "../../../tests/support/postgres.rs"]
-pub mod server;
+/// The test server's connections and schemas of a test's own, from the workspace's shared
+/// test-support crate.
+pub use bullmq_test_support::postgres as server;
 
-pub use server::{SchemaGuard, admin, database_url};
+pub use bullmq_test_support::database_url;
+pub use server::{SchemaGuard, admin};
 
 /// A schema name no other test uses; the schema is dropped when this is dropped, and a failed
 /// drop fails the test.

@@ -1,0 +1,354 @@
+//! `JobMutations` on PostgreSQL, end to end: jobs and flows are made and moved with upstream's
+//! own commands (as Node.js's backend runs them), then each trait method is checked against
+//! the rows, refusals included.
+
+use std::time::Duration;
+
+use crate::support::TestSchema;
+use crate::support::jobs::{
+    self, AddJob, activate, column, flow_entry, id, now_ms, script_error, state,
+};
+use bullmq_core::ScriptErrorCode;
+use bullmq_core::backend::JobMutations;
+use bullmq_postgres::PostgresBackend;
+use bullmq_postgres::sql::commands;
+use bullmq_postgres::sqlx;
+use serde_json::{Value, json};
+
+/// Adds parent `p` waiting for children `children` (roots first, as Node.js orders them).
+async fn add_flow(b: &PostgresBackend, parent: &str, children: &[&str]) {
+    let mut entries = vec![flow_entry("q", parent, None, true)];
+    entries.extend(
+        children
+            .iter()
+            .map(|c| flow_entry("q", c, Some(("q", parent)), false)),
+    );
+    let ids = jobs::add_flow(b, entries).await;
+    assert_eq!(ids.len(), children.len() + 1, "{ids:?}");
+}
+
+async fn logs(b: &PostgresBackend, id: &str) -> Vec<String> {
+    sqlx::query_scalar(commands::GET_JOB_LOGS_ASC.text)
+        .bind(b.queue().as_str())
+        .bind(id)
+        .bind(0_i64)
+        .bind(100_i64)
+        .fetch_all(b.connection().pool())
+        .await
+        .expect("get_job_logs_asc")
+}
+
+async fn dedup_winner(b: &PostgresBackend, dedup: &str) -> Option<String> {
+    sqlx::query_scalar(commands::GET_DEDUPLICATION_JOB_ID.text)
+        .bind(b.queue().as_str())
+        .bind(dedup)
+        .bind(now_ms())
+        .fetch_optional(b.connection().pool())
+        .await
+        .expect("get_deduplication_job_id")
+}
+
+#[tokio::test]
+async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
+    let schema = TestSchema::new("mut_data");
+    let b = schema.backend("q").await;
+    AddJob::new("a").add(&b).await;
+
+    b.update_data(&id("a"), r#"{"x":[1,2]}"#).await.unwrap();
+    assert_eq!(
+        column(&b, "a", "data").await.flatten().as_deref(),
+        Some(r#"{"x": [1, 2]}"#)
+    );
+
+    let err = script_error(b.update_data(&id("nope"), "{}").await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.command, "updateData");
+    assert_eq!(err.job_id.as_deref(), Some("nope"));
+}
+
+#[tokio::test]
+async fn update_progress_stores_it_and_emits_an_event() {
+    let schema = TestSchema::new("mut_progress");
+    let b = schema.backend("q").await;
+    AddJob::new("a").add(&b).await;
+
+    b.update_progress(&id("a"), &json!({"pct": 42}))
+        .await
+        .unwrap();
+    assert_eq!(
+        column(&b, "a", "progress").await.flatten().as_deref(),
+        Some(r#"{"pct": 42}"#)
+    );
+    b.update_progress(&id("a"), &json!(7)).await.unwrap();
+    assert_eq!(
+        column(&b, "a", "progress").await.flatten().as_deref(),
+        Some("7")
+    );
+    let events: Vec<Value> = sqlx::query_scalar(
+        "SELECT data FROM event WHERE queue = 'q' AND event = 'progress' ORDER BY id",
+    )
+    .fetch_all(b.connection().pool())
+    .await
+    .unwrap();
+    assert_eq!(
+        events,
+        vec![
+            json!({"jobId": "a", "data": r#"{"pct": 42}"#}),
+            json!({"jobId": "a", "data": "7"})
+        ]
+    );
+
+    let err = script_error(b.update_progress(&id("nope"), &json!(1)).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.command, "updateProgress");
+}
+
+#[tokio::test]
+async fn add_log_counts_lines_and_trims_to_keep_logs() {
+    let schema = TestSchema::new("mut_log");
+    let b = schema.backend("q").await;
+    AddJob::new("a").add(&b).await;
+
+    assert_eq!(b.add_log(&id("a"), "one", None).await.unwrap(), 1);
+    assert_eq!(
+        b.add_log(&id("a"), "two", Some(0)).await.unwrap(),
+        2,
+        "0 keeps all"
+    );
+    assert_eq!(b.add_log(&id("a"), "three", Some(5)).await.unwrap(), 3);
+    assert_eq!(b.add_log(&id("a"), "four", Some(2)).await.unwrap(), 2);
+    assert_eq!(logs(&b, "a").await, ["three", "four"]);
+
+    let err = script_error(b.add_log(&id("nope"), "x", None).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.command, "addLog");
+    assert_eq!(err.job_id.as_deref(), Some("nope"));
+}
+
+#[tokio::test]
+async fn clear_logs_keeps_the_newest_or_removes_all() {
+    let schema = TestSchema::new("mut_clear");
+    let b = schema.backend("q").await;
+    AddJob::new("a").add(&b).await;
+    for line in ["1", "2", "3"] {
+        b.add_log(&id("a"), line, None).await.unwrap();
+    }
+
+    b.clear_logs(&id("a"), Some(2)).await.unwrap();
+    assert_eq!(logs(&b, "a").await, ["2", "3"]);
+    b.clear_logs(&id("a"), None).await.unwrap();
+    assert!(logs(&b, "a").await.is_empty());
+    b.clear_logs(&id("nope"), Some(1)).await.unwrap();
+}
+
+#[tokio::test]
+async fn change_delay_reschedules_only_delayed_jobs() {
+    let schema = TestSchema::new("mut_delay");
+    let b = schema.backend("q").await;
+    AddJob::new("d").delay(60_000).add(&b).await;
+    AddJob::new("w").add(&b).await;
+
+    let before = now_ms();
+    b.change_delay(&id("d"), Duration::from_secs(5))
+        .await
+        .unwrap();
+    let at: i64 = column(&b, "d", "process_at_ms")
+        .await
+        .flatten()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((before + 5_000..=now_ms() + 5_000).contains(&at), "{at}");
+    assert_eq!(
+        column(&b, "d", "delay_ms").await.flatten().as_deref(),
+        Some("5000")
+    );
+
+    let err = script_error(
+        b.change_delay(&id("w"), Duration::from_secs(1))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_eq!(err.command, "changeDelay");
+    assert_eq!(err.state.as_deref(), Some("delayed"));
+
+    let err = script_error(
+        b.change_delay(&id("nope"), Duration::ZERO)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.job_id.as_deref(), Some("nope"));
+}
+
+#[tokio::test]
+async fn change_priority_reorders_waiting_jobs() {
+    let schema = TestSchema::new("mut_prio");
+    let b = schema.backend("q").await;
+    for j in ["a", "b", "c"] {
+        AddJob::new(j).add(&b).await;
+    }
+
+    b.change_priority(&id("c"), 0, true).await.unwrap();
+    let seq: i64 = column(&b, "c", "seq")
+        .await
+        .flatten()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(seq < 0, "lifo moves it to the head: {seq}");
+    assert_eq!(activate(&b, "t1").await.as_deref(), Some("c"));
+
+    b.change_priority(&id("a"), 5, false).await.unwrap();
+    assert_eq!(
+        column(&b, "a", "priority").await.flatten().as_deref(),
+        Some("5")
+    );
+    assert_eq!(
+        activate(&b, "t2").await.as_deref(),
+        Some("b"),
+        "priority 0 goes first"
+    );
+
+    let err = script_error(b.change_priority(&id("nope"), 1, false).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.command, "changePriority");
+}
+
+#[tokio::test]
+async fn remove_refuses_locked_and_scheduler_jobs() {
+    let schema = TestSchema::new("mut_remove");
+    let b = schema.backend("q").await;
+    AddJob::new("active").add(&b).await;
+    AddJob::new("plain").add(&b).await;
+    AddJob::new("sched").scheduler("s").add(&b).await;
+    assert_eq!(activate(&b, "t").await.as_deref(), Some("active"));
+    b.add_log(&id("plain"), "line", None).await.unwrap();
+
+    assert!(b.remove(&id("plain"), false).await.unwrap());
+    assert_eq!(state(&b, "plain").await, None);
+    assert!(logs(&b, "plain").await.is_empty(), "its logs go with it");
+
+    assert!(
+        !b.remove(&id("active"), false).await.unwrap(),
+        "locked by a worker"
+    );
+    assert_eq!(state(&b, "active").await.as_deref(), Some("active"));
+
+    let err = script_error(b.remove(&id("sched"), true).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::BelongsToJobScheduler);
+    assert_eq!(err.command, "remove");
+    assert_eq!(err.job_id.as_deref(), Some("sched"));
+    assert_eq!(state(&b, "sched").await.as_deref(), Some("waiting"));
+
+    assert!(
+        !b.remove(&id("nope"), false).await.unwrap(),
+        "Node.js on PG answers 0"
+    );
+}
+
+#[tokio::test]
+async fn remove_with_children_takes_the_subtree_unless_a_child_is_locked() {
+    let schema = TestSchema::new("mut_remove_tree");
+    let b = schema.backend("q").await;
+    add_flow(&b, "p1", &["c1", "c2"]).await;
+    add_flow(&b, "p2", &["c3"]).await;
+    assert_eq!(state(&b, "p1").await.as_deref(), Some("waiting-children"));
+
+    assert!(b.remove(&id("p1"), true).await.unwrap());
+    for j in ["p1", "c1", "c2"] {
+        assert_eq!(state(&b, j).await, None, "{j} removed");
+    }
+
+    assert_eq!(activate(&b, "t").await.as_deref(), Some("c3"));
+    assert!(
+        !b.remove(&id("p2"), true).await.unwrap(),
+        "a locked child blocks it"
+    );
+    assert_eq!(state(&b, "p2").await.as_deref(), Some("waiting-children"));
+    assert_eq!(state(&b, "c3").await.as_deref(), Some("active"));
+}
+
+#[tokio::test]
+async fn remove_unprocessed_children_skips_active_ones() {
+    let schema = TestSchema::new("mut_unprocessed");
+    let b = schema.backend("q").await;
+    add_flow(&b, "p", &["c1", "c2", "c3"]).await;
+    assert_eq!(activate(&b, "t").await.as_deref(), Some("c1"));
+
+    b.remove_unprocessed_children(&id("p")).await.unwrap();
+    assert_eq!(state(&b, "c1").await.as_deref(), Some("active"));
+    assert_eq!(state(&b, "c2").await, None);
+    assert_eq!(state(&b, "c3").await, None);
+    assert_eq!(
+        column(&b, "p", "pending_deps").await.flatten().as_deref(),
+        Some("1")
+    );
+    assert_eq!(state(&b, "p").await.as_deref(), Some("waiting-children"));
+}
+
+#[tokio::test]
+async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused() {
+    let schema = TestSchema::new("mut_child_dep");
+    let b = schema.backend("q").await;
+    add_flow(&b, "p", &["c1", "c2"]).await;
+
+    assert!(b.remove_child_dependency(&id("c1"), "q:p").await.unwrap());
+    assert_eq!(column(&b, "c1", "parent_id").await, Some(None), "detached");
+    assert_eq!(
+        column(&b, "p", "pending_deps").await.flatten().as_deref(),
+        Some("1")
+    );
+    assert!(
+        !b.remove_child_dependency(&id("c1"), "q:p").await.unwrap(),
+        "no longer attached"
+    );
+
+    let err = script_error(
+        b.remove_child_dependency(&id("nope"), "q:p")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.command, "removeChildDependency");
+    assert_eq!(err.parent_key.as_deref(), Some("q:p"));
+
+    // The parent goes alone: the child still points at it.
+    assert!(b.remove(&id("p"), false).await.unwrap());
+    let err = script_error(
+        b.remove_child_dependency(&id("c2"), "q:p")
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
+    assert_eq!(err.job_id.as_deref(), Some("c2"));
+    assert_eq!(err.parent_key.as_deref(), Some("q:p"));
+}
+
+#[tokio::test]
+async fn deduplication_keys_are_removed_conditionally_or_unconditionally() {
+    let schema = TestSchema::new("mut_dedup");
+    let b = schema.backend("q").await;
+    AddJob::new("a").dedup("d1").add(&b).await;
+    AddJob::new("b").dedup("d2").add(&b).await;
+    assert_eq!(dedup_winner(&b, "d1").await.as_deref(), Some("a"));
+
+    assert!(
+        !b.remove_deduplication_key("d1", &id("b")).await.unwrap(),
+        "not its holder"
+    );
+    assert_eq!(dedup_winner(&b, "d1").await.as_deref(), Some("a"));
+    assert!(b.remove_deduplication_key("d1", &id("a")).await.unwrap());
+    assert_eq!(dedup_winner(&b, "d1").await, None);
+    assert!(!b.remove_deduplication_key("d1", &id("a")).await.unwrap());
+
+    assert!(b.delete_deduplication_key("d2").await.unwrap());
+    assert_eq!(dedup_winner(&b, "d2").await, None);
+    assert!(!b.delete_deduplication_key("d2").await.unwrap());
+    assert_eq!(
+        state(&b, "b").await.as_deref(),
+        Some("waiting"),
+        "the job stays"
+    );
+}

@@ -1,0 +1,774 @@
+//! `Transitions` and `Locks` of the PostgreSQL backend, end to end on a real server: jobs are
+//! added with upstream's own `add_job` command (as Node.js's `addJob` calls it), moved through
+//! the trait methods, and the rows read back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support::TestSchema;
+use crate::support::jobs::{self, AddJob, script_error, state};
+use bullmq_core::backend::{
+    CompleteArgs, DelayArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, LockToken, Locks,
+    NextJob, RateLimiter, ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
+};
+use bullmq_core::clock::ManualClock;
+use bullmq_core::job::FinishedState;
+use bullmq_core::options::KeepJobs;
+use bullmq_core::{Job, JobId, ScriptErrorCode};
+use bullmq_postgres::PostgresBackend;
+use bullmq_postgres::sqlx;
+use serde_json::{Value, json};
+
+const T0: u64 = 1_700_000_000_000;
+const QUEUE: &str = "transitions";
+
+/// A migrated backend on a manual clock stopped at [`T0`].
+async fn setup(tag: &str) -> (TestSchema, PostgresBackend, ManualClock) {
+    let schema = TestSchema::new(tag);
+    let clock = ManualClock::new(T0);
+    let backend = schema.backend(QUEUE).await.with_clock(clock.clone());
+    (schema, backend, clock)
+}
+
+/// Adds a job through upstream's `add_job` command with the parameters Node.js's `addJob`
+/// passes (auto id, no dedup, FIFO), at [`T0`]; returns its id.
+async fn add_with(
+    b: &PostgresBackend,
+    name: &str,
+    data: Value,
+    opts: Value,
+    parent: Option<(&str, &str)>,
+) -> String {
+    AddJob {
+        name,
+        data,
+        opts,
+        timestamp: i64::try_from(T0).unwrap(),
+        parent,
+        ..AddJob::new("")
+    }
+    .add(b)
+    .await
+}
+
+/// Adds a plain job named `name`.
+async fn add(b: &PostgresBackend, name: &str) -> String {
+    add_with(b, name, json!({"n": name}), json!({}), None).await
+}
+
+/// A bigint/integer column of the job row, as i64.
+async fn number(b: &PostgresBackend, id: &str, column: &str) -> Option<i64> {
+    sqlx::query_scalar(&format!(
+        "SELECT {column}::bigint FROM job WHERE queue = $1 AND id = $2"
+    ))
+    .bind(QUEUE)
+    .bind(id)
+    .fetch_one(b.connection().pool())
+    .await
+    .expect("read column")
+}
+
+/// A text column of the job row.
+async fn text(b: &PostgresBackend, id: &str, column: &str) -> Option<String> {
+    jobs::column(b, id, column).await.expect("read column")
+}
+
+fn token(t: &str) -> LockToken {
+    LockToken::new(t)
+}
+
+fn fetch(t: &str) -> FetchParams {
+    FetchParams {
+        token: token(t),
+        lock_duration: Duration::from_secs(30),
+        limiter: None,
+        worker_name: Some("w1".to_owned()),
+    }
+}
+
+fn worker() -> Arc<WorkerSettings> {
+    Arc::new(WorkerSettings {
+        name: Some("w1".to_owned()),
+        ..WorkerSettings::default()
+    })
+}
+
+fn complete(t: &str, keep: KeepJobs, fetch_next: bool) -> CompleteArgs {
+    CompleteArgs {
+        token: token(t),
+        return_value: r#"{"ok":true}"#.to_owned(),
+        keep,
+        worker: worker(),
+        fetch_next,
+    }
+}
+
+fn fail(t: &str, keep: KeepJobs, fetch_next: bool) -> FailArgs {
+    FailArgs {
+        token: token(t),
+        failed_reason: "boom".to_owned(),
+        keep,
+        fields: FieldUpdates {
+            stacktrace: Some(vec!["Error: boom\n    at x".to_owned()]),
+            failed_reason: Some("boom".to_owned()),
+            telemetry_metadata: None,
+        },
+        worker: worker(),
+        fetch_next,
+    }
+}
+
+/// Takes the next job, which must exist and decode.
+async fn take(b: &PostgresBackend, t: &str) -> Job {
+    let next = b.move_to_active(&fetch(t)).await.expect("move_to_active");
+    decoded(next.job.expect("a job was taken"))
+}
+
+/// `job` under an id no row has.
+fn missing(job: &Job) -> Job {
+    let mut missing = job.clone();
+    missing.id = JobId::from("nope");
+    missing
+}
+
+fn decoded(fetched: FetchedJob) -> Job {
+    let job = fetched.job.expect("the job decodes");
+    assert_eq!(job.id, fetched.id);
+    job
+}
+
+#[tokio::test]
+async fn takes_and_completes_with_and_without_fetching_the_next_job() {
+    let (_schema, b, clock) = setup("tr_complete").await;
+    let first = add(&b, "a").await;
+    let second = add(&b, "b").await;
+
+    let job = take(&b, "tok").await;
+    assert_eq!(job.id.as_str(), first);
+    assert_eq!(job.name, "a");
+    assert_eq!(job.data, r#"{"n":"a"}"#);
+    assert_eq!(job.processed_by.as_deref(), Some("w1"));
+    assert_eq!(job.attempts_started, 1);
+    assert_eq!(job.processed_on, Some(T0));
+    assert_eq!(state(&b, &first).await.as_deref(), Some("active"));
+    assert_eq!(
+        number(&b, &first, "locked_until_ms").await,
+        Some(i64::try_from(T0).unwrap() + 30_000)
+    );
+
+    clock.advance(Duration::from_millis(5));
+    let done = b
+        .move_to_completed(&job, &complete("tok", KeepJobs::KeepAll, true))
+        .await
+        .expect("complete and fetch");
+    assert_eq!(done.finished_on, T0 + 5);
+    let next = decoded(done.next.expect("fetched").job.expect("the next job"));
+    assert_eq!(next.id.as_str(), second);
+    assert_eq!(next.processed_by.as_deref(), Some("w1"));
+    assert_eq!(state(&b, &first).await.as_deref(), Some("completed"));
+    assert_eq!(
+        text(&b, &first, "return_value").await.as_deref(),
+        Some(r#"{"ok": true}"#)
+    );
+    assert_eq!(
+        number(&b, &first, "finished_at_ms").await,
+        Some(i64::try_from(T0).unwrap() + 5)
+    );
+    assert_eq!(number(&b, &first, "attempts_made").await, Some(1));
+    // The next job is held with the same token, as upstream's fused command locks it.
+    assert_eq!(
+        text(&b, &second, "lock_token").await.as_deref(),
+        Some("tok")
+    );
+
+    // Nothing left: the fused command answers no job and no hints.
+    let done = b
+        .move_to_completed(&next, &complete("tok", KeepJobs::KeepAll, true))
+        .await
+        .expect("complete the last job");
+    assert_eq!(done.next, Some(NextJob::default()));
+
+    // Without fetch_next the plain command runs and nothing is taken.
+    let third = add(&b, "c").await;
+    let job = take(&b, "tok2").await;
+    let done = b
+        .move_to_completed(&job, &complete("tok2", KeepJobs::KeepAll, false))
+        .await
+        .expect("complete without fetching");
+    assert_eq!(done.next, None);
+    assert_eq!(state(&b, &third).await.as_deref(), Some("completed"));
+}
+
+#[tokio::test]
+async fn finishing_refusals_carry_upstreams_codes() {
+    let (_schema, b, _clock) = setup("tr_refuse").await;
+    let id = add(&b, "a").await;
+    let job = take(&b, "right").await;
+
+    let err = script_error(
+        b.move_to_completed(&job, &complete("wrong", KeepJobs::KeepAll, true))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
+    assert_eq!(err.command, "moveToFinished");
+    assert_eq!(err.job_id.as_deref(), Some(id.as_str()));
+    // The fused command rolled back as a whole: still active, nothing else taken.
+    assert_eq!(state(&b, &id).await.as_deref(), Some("active"));
+
+    let err = script_error(
+        b.move_to_failed(&job, &fail("wrong", KeepJobs::KeepAll, false))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
+
+    b.move_to_completed(&job, &complete("right", KeepJobs::KeepAll, false))
+        .await
+        .expect("complete");
+    let err = script_error(
+        b.move_to_completed(&job, &complete("right", KeepJobs::KeepAll, false))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_eq!(err.state.as_deref(), Some("active"));
+
+    let missing = missing(&job);
+    let err = script_error(
+        b.move_to_failed(&missing, &fail("right", KeepJobs::KeepAll, true))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+}
+
+#[tokio::test]
+async fn fails_with_reason_and_stacktrace_and_fetches_the_next() {
+    let (_schema, b, _clock) = setup("tr_fail").await;
+    let first = add(&b, "a").await;
+    let second = add(&b, "b").await;
+    let job = take(&b, "tok").await;
+
+    let done = b
+        .move_to_failed(&job, &fail("tok", KeepJobs::KeepAll, true))
+        .await
+        .expect("fail and fetch");
+    assert_eq!(done.finished_on, T0);
+    let next = decoded(done.next.unwrap().job.unwrap());
+    assert_eq!(next.id.as_str(), second);
+    assert_eq!(state(&b, &first).await.as_deref(), Some("failed"));
+    assert_eq!(
+        text(&b, &first, "failed_reason").await.as_deref(),
+        Some("boom")
+    );
+    assert_eq!(
+        text(&b, &first, "stacktrace").await.as_deref(),
+        Some(r#"["Error: boom\n    at x"]"#)
+    );
+    assert_eq!(number(&b, &first, "attempts_made").await, Some(1));
+
+    // The plain command, with no stack trace to write.
+    let mut args = fail("tok", KeepJobs::KeepAll, false);
+    args.fields = FieldUpdates::default();
+    args.failed_reason = "again".to_owned();
+    let done = b.move_to_failed(&next, &args).await.expect("fail");
+    assert_eq!(done.next, None);
+    assert_eq!(
+        text(&b, &second, "failed_reason").await.as_deref(),
+        Some("again")
+    );
+    assert_eq!(text(&b, &second, "stacktrace").await, None);
+}
+
+#[tokio::test]
+async fn retention_removes_all_or_keeps_the_newest() {
+    let (_schema, b, clock) = setup("tr_keep").await;
+    let gone = add(&b, "a").await;
+    let job = take(&b, "tok").await;
+    b.move_to_completed(&job, &complete("tok", KeepJobs::RemoveAll, false))
+        .await
+        .expect("complete");
+    assert_eq!(state(&b, &gone).await, None);
+
+    let mut ids = Vec::new();
+    for name in ["b", "c", "d"] {
+        ids.push(add(&b, name).await);
+    }
+    for _ in 0..3 {
+        clock.advance(Duration::from_millis(10));
+        let job = take(&b, "tok").await;
+        b.move_to_failed(&job, &fail("tok", KeepJobs::Number(2), false))
+            .await
+            .expect("fail");
+    }
+    assert_eq!(state(&b, &ids[0]).await, None);
+    assert_eq!(state(&b, &ids[1]).await.as_deref(), Some("failed"));
+    assert_eq!(state(&b, &ids[2]).await.as_deref(), Some("failed"));
+}
+
+#[tokio::test]
+async fn metrics_are_collected_only_when_the_worker_keeps_them() {
+    let (_schema, b, clock) = setup("tr_metrics").await;
+    let count = |kind: &'static str| {
+        let b = b.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT count FROM metrics WHERE queue = $1 AND kind = $2")
+                .bind(QUEUE)
+                .bind(kind)
+                .fetch_optional(b.connection().pool())
+                .await
+                .expect("read metrics")
+        }
+    };
+    add(&b, "a").await;
+    let job = take(&b, "tok").await;
+    b.move_to_completed(&job, &complete("tok", KeepJobs::KeepAll, false))
+        .await
+        .unwrap();
+    assert_eq!(count("completed").await, None);
+
+    let metered = Arc::new(WorkerSettings {
+        max_metrics_size: Some(10),
+        ..WorkerSettings::default()
+    });
+    for fetch_next in [false, true] {
+        add(&b, "b").await;
+        clock.advance(Duration::from_secs(61));
+        let job = take(&b, "tok").await;
+        let mut args = complete("tok", KeepJobs::KeepAll, fetch_next);
+        args.worker = Arc::clone(&metered);
+        b.move_to_completed(&job, &args).await.unwrap();
+    }
+    assert_eq!(count("completed").await, Some(2));
+
+    add(&b, "c").await;
+    let job = take(&b, "tok").await;
+    let mut args = fail("tok", KeepJobs::KeepAll, false);
+    args.worker = metered;
+    b.move_to_failed(&job, &args).await.unwrap();
+    assert_eq!(count("failed").await, Some(1));
+}
+
+#[tokio::test]
+async fn delayed_jobs_report_their_due_time_and_promote() {
+    let (_schema, b, clock) = setup("tr_delay").await;
+    let id = add(&b, "a").await;
+    let later = add(&b, "b").await;
+    let job = take(&b, "tok").await;
+
+    let args = DelayArgs {
+        timestamp: T0,
+        delay: Duration::from_secs(60),
+        token: Some(token("tok")),
+        skip_attempt: false,
+        fields: FieldUpdates {
+            failed_reason: Some("retry later".to_owned()),
+            ..FieldUpdates::default()
+        },
+        worker: worker(),
+        fetch_next: true,
+    };
+    let next = b
+        .move_to_delayed(&job.id, &args)
+        .await
+        .expect("delay and fetch")
+        .expect("fetch_next answers");
+    assert_eq!(decoded(next.job.unwrap()).id.as_str(), later);
+    assert_eq!(state(&b, &id).await.as_deref(), Some("delayed"));
+    assert_eq!(
+        number(&b, &id, "process_at_ms").await,
+        Some(i64::try_from(T0).unwrap() + 60_000)
+    );
+    assert_eq!(number(&b, &id, "attempts_made").await, Some(1));
+    assert_eq!(
+        text(&b, &id, "failed_reason").await.as_deref(),
+        Some("retry later")
+    );
+
+    // Nothing ready: the worker learns when the delayed job is due.
+    let idle = b.move_to_active(&fetch("tok")).await.unwrap();
+    assert!(idle.job.is_none());
+    assert_eq!(idle.rate_limit_ttl, None);
+    assert_eq!(idle.next_delayed_at, Some(T0 + 60_000));
+
+    b.promote(&job.id).await.expect("promote");
+    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
+    let err = script_error(b.promote(&job.id).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_eq!(err.command, "promote");
+    assert_eq!(err.state.as_deref(), Some("delayed"));
+    let err = script_error(b.promote(&JobId::from("nope")).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+
+    // A processor's own delay (skip_attempt) without fetching; then the clock promotes it.
+    let job = take(&b, "tok").await;
+    assert_eq!(job.id.as_str(), id);
+    let args = DelayArgs {
+        skip_attempt: true,
+        fields: FieldUpdates::default(),
+        fetch_next: false,
+        delay: Duration::from_secs(5),
+        ..args
+    };
+    assert_eq!(b.move_to_delayed(&job.id, &args).await.unwrap(), None);
+    assert_eq!(number(&b, &id, "attempts_made").await, Some(1));
+    let err = script_error(b.move_to_delayed(&job.id, &args).await.unwrap_err());
+    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_eq!(err.command, "moveToDelayed");
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(take(&b, "tok").await.id.as_str(), id);
+}
+
+#[tokio::test]
+async fn a_rate_limited_queue_reports_the_ttl() {
+    let (_schema, b, clock) = setup("tr_limit").await;
+    let first = add(&b, "a").await;
+    let second = add(&b, "b").await;
+    let limited = FetchParams {
+        limiter: Some(RateLimiter {
+            max: 1,
+            duration: Duration::from_secs(10),
+        }),
+        ..fetch("tok")
+    };
+    let job = decoded(b.move_to_active(&limited).await.unwrap().job.unwrap());
+    assert_eq!(job.id.as_str(), first);
+
+    clock.advance(Duration::from_secs(4));
+    let next = b.move_to_active(&limited).await.unwrap();
+    assert!(next.job.is_none());
+    assert_eq!(next.rate_limit_ttl, Some(Duration::from_secs(6)));
+    assert_eq!(next.next_delayed_at, None);
+
+    // Moving the active job back to wait answers the limiter's remaining window.
+    let ttl = b
+        .move_job_from_active_to_wait(&job.id, Some(&token("tok")))
+        .await
+        .unwrap();
+    assert_eq!(ttl, Duration::from_secs(6));
+    assert_eq!(state(&b, &first).await.as_deref(), Some("waiting"));
+
+    // Once the window has passed the next job is taken; the one moved back queued behind it.
+    clock.advance(Duration::from_secs(6));
+    let job = decoded(b.move_to_active(&limited).await.unwrap().job.unwrap());
+    assert_eq!(job.id.as_str(), second);
+    assert_eq!(state(&b, &first).await.as_deref(), Some("waiting"));
+}
+
+#[tokio::test]
+async fn moves_an_active_job_back_to_wait() {
+    let (_schema, b, _clock) = setup("tr_back").await;
+    let id = add(&b, "a").await;
+    let job = take(&b, "tok").await;
+
+    // Another token leaves the job where it is; the answer is still the limiter's window.
+    let ttl = b
+        .move_job_from_active_to_wait(&job.id, Some(&token("other")))
+        .await
+        .unwrap();
+    assert_eq!(ttl, Duration::ZERO);
+    assert_eq!(state(&b, &id).await.as_deref(), Some("active"));
+
+    let ttl = b
+        .move_job_from_active_to_wait(&job.id, Some(&token("tok")))
+        .await
+        .unwrap();
+    assert_eq!(ttl, Duration::ZERO);
+    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
+    assert_eq!(text(&b, &id, "lock_token").await, None);
+    let again = take(&b, "tok2").await;
+    assert_eq!(again.id.as_str(), id);
+    assert_eq!(again.attempts_started, 2);
+
+    // No token ('0') skips the lock check.
+    b.move_job_from_active_to_wait(&again.id, None)
+        .await
+        .unwrap();
+    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
+
+    let err = script_error(
+        b.move_job_from_active_to_wait(&JobId::from("nope"), None)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    assert_eq!(err.command, "moveJobFromActiveToWait");
+}
+
+#[tokio::test]
+async fn stalled_jobs_are_reclaimed_on_the_second_pass() {
+    let (_schema, b, clock) = setup("tr_stalled").await;
+    let id = add(&b, "a").await;
+    let short = FetchParams {
+        lock_duration: Duration::from_millis(100),
+        ..fetch("tok")
+    };
+    b.move_to_active(&short).await.unwrap().job.unwrap();
+    let check = StalledCheck {
+        max_stalled_count: 1,
+        stalled_interval: Duration::from_secs(30),
+    };
+
+    // First pass marks the active job; the lock has expired but it is not reclaimed yet.
+    clock.advance(Duration::from_secs(1));
+    assert!(
+        b.move_stalled_jobs_to_wait(&check)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Within the interval the sweep does not run at all.
+    clock.advance(Duration::from_secs(10));
+    assert!(
+        b.move_stalled_jobs_to_wait(&check)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(state(&b, &id).await.as_deref(), Some("active"));
+
+    clock.advance(Duration::from_secs(30));
+    let reclaimed = b.move_stalled_jobs_to_wait(&check).await.unwrap();
+    assert_eq!(reclaimed, vec![JobId::from(id.as_str())]);
+    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
+    assert_eq!(number(&b, &id, "stalled_count").await, Some(1));
+    assert_eq!(text(&b, &id, "deferred_failure").await, None);
+
+    // Stalled once more than allowed: the next worker gets a deferred failure to apply.
+    let job = decoded(b.move_to_active(&short).await.unwrap().job.unwrap());
+    assert_eq!(job.stalled_counter, 1);
+    clock.advance(Duration::from_secs(31));
+    assert!(
+        b.move_stalled_jobs_to_wait(&check)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    clock.advance(Duration::from_secs(31));
+    assert_eq!(b.move_stalled_jobs_to_wait(&check).await.unwrap().len(), 1);
+    let job = take(&b, "tok").await;
+    assert_eq!(job.stalled_counter, 2);
+    assert_eq!(
+        job.deferred_failure.as_deref(),
+        Some("job stalled more than allowable limit")
+    );
+}
+
+#[tokio::test]
+async fn locks_extend_only_with_the_holding_token() {
+    let (_schema, b, clock) = setup("tr_locks").await;
+    let first = add(&b, "a").await;
+    let second = add(&b, "b").await;
+    let job_a = take(&b, "ta").await;
+    let job_b = take(&b, "tb").await;
+
+    clock.advance(Duration::from_secs(10));
+    assert!(
+        b.extend_lock(&job_a.id, &token("ta"), Duration::from_secs(60))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        number(&b, &first, "locked_until_ms").await,
+        Some(i64::try_from(T0).unwrap() + 70_000)
+    );
+    assert!(
+        !b.extend_lock(&job_a.id, &token("tb"), Duration::from_secs(60))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !b.extend_lock(&JobId::from("nope"), &token("ta"), Duration::from_secs(60))
+            .await
+            .unwrap()
+    );
+
+    let lost = b
+        .extend_locks(
+            &[
+                (job_a.id.clone(), token("ta")),
+                (job_b.id.clone(), token("wrong")),
+                (JobId::from("nope"), token("x")),
+            ],
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        lost,
+        vec![JobId::from(second.as_str()), JobId::from("nope")]
+    );
+    assert_eq!(
+        number(&b, &first, "locked_until_ms").await,
+        Some(i64::try_from(T0).unwrap() + 15_000)
+    );
+    assert!(
+        b.extend_locks(&[], Duration::from_secs(5))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+
+    // A worker whose lock went elsewhere cannot finish the job (upstream's -6).
+    let err = script_error(
+        b.move_to_completed(&job_b, &complete("wrong", KeepJobs::KeepAll, false))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
+    assert_eq!(err.state.as_deref(), Some("active"));
+}
+
+#[tokio::test]
+async fn retries_an_active_job_at_once() {
+    let (_schema, b, _clock) = setup("tr_retry").await;
+    let id = add(&b, "a").await;
+    let job = take(&b, "tok").await;
+    let fields = FieldUpdates {
+        failed_reason: Some("flaky".to_owned()),
+        stacktrace: Some(vec!["Error: flaky".to_owned()]),
+        telemetry_metadata: None,
+    };
+
+    let err = script_error(
+        b.retry_job(&job.id, false, Some(&token("wrong")), &fields)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
+    assert_eq!(err.command, "retryJob");
+
+    b.retry_job(&job.id, false, Some(&token("tok")), &fields)
+        .await
+        .expect("retry");
+    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
+    assert_eq!(number(&b, &id, "attempts_made").await, Some(1));
+    assert_eq!(
+        text(&b, &id, "failed_reason").await.as_deref(),
+        Some("flaky")
+    );
+    assert_eq!(
+        text(&b, &id, "stacktrace").await.as_deref(),
+        Some(r#"["Error: flaky"]"#)
+    );
+
+    let err = script_error(
+        b.retry_job(&job.id, false, Some(&token("tok")), &fields)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_eq!(take(&b, "tok").await.id.as_str(), id);
+}
+
+#[tokio::test]
+async fn reprocesses_a_finished_job() {
+    let (_schema, b, _clock) = setup("tr_reprocess").await;
+    let id = add(&b, "a").await;
+    let job = take(&b, "tok").await;
+    b.move_to_completed(&job, &complete("tok", KeepJobs::KeepAll, false))
+        .await
+        .unwrap();
+
+    let err = script_error(
+        b.reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_eq!(err.command, "reprocessJob");
+    assert_eq!(err.state.as_deref(), Some("failed"));
+
+    let reset = ReprocessOptions {
+        reset_attempts_made: true,
+        reset_attempts_started: false,
+    };
+    b.reprocess_job(&job, FinishedState::Completed, reset)
+        .await
+        .expect("reprocess");
+    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
+    assert_eq!(number(&b, &id, "attempts_made").await, Some(0));
+    assert_eq!(number(&b, &id, "attempts_started").await, Some(1));
+    assert_eq!(number(&b, &id, "finished_at_ms").await, None);
+    assert_eq!(text(&b, &id, "return_value").await, None);
+
+    let missing = missing(&job);
+    let err = script_error(
+        b.reprocess_job(&missing, FinishedState::Completed, reset)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+}
+
+#[tokio::test]
+async fn a_parent_waits_for_its_children() {
+    let (_schema, b, _clock) = setup("tr_children").await;
+    let lone = add(&b, "lone").await;
+    let job = take(&b, "tok").await;
+    assert_eq!(job.id.as_str(), lone);
+    assert!(
+        !b.move_to_waiting_children(&job.id, &token("tok"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(state(&b, &lone).await.as_deref(), Some("active"));
+
+    let parent = add(&b, "parent").await;
+    let parent_job = take(&b, "tp").await;
+    assert_eq!(parent_job.id.as_str(), parent);
+    add_with(&b, "child", json!({}), json!({}), Some((QUEUE, &parent))).await;
+
+    let err = script_error(
+        b.move_to_waiting_children(&parent_job.id, &token("wrong"), None)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
+    assert_eq!(err.command, "moveToWaitingChildren");
+
+    assert!(
+        b.move_to_waiting_children(&parent_job.id, &token("tp"), None)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        state(&b, &parent).await.as_deref(),
+        Some("waiting-children")
+    );
+
+    let err = script_error(
+        b.move_to_waiting_children(&JobId::from("nope"), &token("tp"), None)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+}
+
+#[tokio::test]
+async fn a_job_with_unreadable_options_is_taken_with_the_decoding_error() {
+    let (_schema, b, _clock) = setup("tr_corrupt").await;
+    let id = add_with(&b, "bad", json!({}), json!("not an object"), None).await;
+
+    let next = b.move_to_active(&fetch("tok")).await.unwrap();
+    let fetched = next.job.expect("the row is taken");
+    assert_eq!(fetched.id.as_str(), id);
+    let err = fetched.job.expect_err("the options do not decode");
+    assert_eq!(err.job_id, id);
+    assert_eq!(err.field, "opts");
+    assert_eq!(state(&b, &id).await.as_deref(), Some("active"));
+
+    // The worker can still fail it by id with the reason.
+    let mut job = Job::new(
+        "bad",
+        "{}".to_owned(),
+        bullmq_core::JobOptions::default(),
+        T0,
+    );
+    job.id = fetched.id;
+    b.move_to_failed(&job, &fail("tok", KeepJobs::KeepAll, false))
+        .await
+        .expect("fail the unreadable job");
+    assert_eq!(state(&b, &id).await.as_deref(), Some("failed"));
+}

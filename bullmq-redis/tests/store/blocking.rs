@@ -1,0 +1,106 @@
+//! `Blocking` on the real Redis: `BZPOPMIN` on the marker key, its timeout, and interrupting it.
+
+use crate::support::readers as support;
+
+use std::time::Duration;
+
+use bullmq_core::JobOptions;
+use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, Marker};
+use support::{Ctx, blocked_in, clients_named, eventually};
+
+fn worker(name: &str) -> ClientRole {
+    ClientRole::Worker {
+        name: Some(name.to_owned()),
+    }
+}
+
+#[tokio::test]
+async fn wait_for_job_pops_the_lowest_marker() {
+    let ctx = Ctx::new().await;
+    ctx.exec(
+        "ZADD",
+        &[
+            &ctx.key("marker"),
+            "1700000005000",
+            "1",
+            "1700000009000",
+            "2",
+        ],
+    );
+    let marker = ctx
+        .backend
+        .wait_for_job(Duration::from_secs(1))
+        .await
+        .unwrap();
+    assert_eq!(
+        marker,
+        Some(Marker {
+            member: "1".to_owned(),
+            score: 1_700_000_005_000
+        })
+    );
+    let left: Vec<String> = ctx.cmd(redis::cmd("ZRANGE").arg(ctx.key("marker")).arg(0).arg(-1));
+    assert_eq!(left, ["2"]);
+}
+
+#[tokio::test]
+async fn adding_a_job_wakes_a_waiting_worker() {
+    let ctx = Ctx::new().await;
+    let b = ctx.backend.clone();
+    b.set_client_role(worker("adder")).await.unwrap();
+    let waiting = tokio::spawn({
+        let b = b.clone();
+        async move { b.wait_for_job(Duration::from_secs(10)).await }
+    });
+    blocked_in(&b.client_name(&worker("adder")), "bzpopmin").await;
+    ctx.add(1, JobOptions::new()).await;
+    let woke = tokio::time::timeout(Duration::from_secs(2), waiting)
+        .await
+        .expect("the marker wakes the wait")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        woke,
+        Some(Marker {
+            member: "0".to_owned(),
+            score: 0
+        })
+    );
+}
+
+#[tokio::test]
+async fn disconnect_blocking_ends_a_long_wait_at_once() {
+    let ctx = Ctx::new().await;
+    let b = ctx.backend.clone();
+    b.set_client_role(worker("leaving")).await.unwrap();
+    let name = b.client_name(&worker("leaving"));
+    let waiting = tokio::spawn({
+        let b = b.clone();
+        async move { b.wait_for_job(Duration::from_secs(10)).await }
+    });
+    blocked_in(&name, "bzpopmin").await;
+
+    b.disconnect_blocking(true).await.unwrap();
+    // Well before the wait's own 10 s: it was ended, not run out. (A liveness bound.)
+    let outcome = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the wait returns once disconnected")
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, None);
+    // The socket is closed, so Redis no longer holds the BZPOPMIN.
+    eventually(
+        "the blocking connection is gone",
+        std::time::Duration::from_secs(10),
+        || async { clients_named(&name).await.is_empty() },
+    )
+    .await;
+    assert!(!b.is_closing());
+
+    // Reconnected (and named again), the next wait works.
+    b.reconnect_blocking().await.unwrap();
+    assert_eq!(clients_named(&name).await.len(), 1);
+    ctx.exec("ZADD", &[&ctx.key("marker"), "0", "0"]);
+    let marker = b.wait_for_job(Duration::from_secs(1)).await.unwrap();
+    assert_eq!(marker.map(|m| m.member).as_deref(), Some("0"));
+}

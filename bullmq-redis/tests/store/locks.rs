@@ -1,0 +1,118 @@
+//! `Locks` on Redis: `extendLock` and `extendLocks` read back from the lock keys and the
+//! stalled set.
+
+use crate::support::transitions as support;
+
+use std::time::Duration;
+
+use bullmq_core::backend::{LockToken, Locks};
+use bullmq_core::{JobId, JobOptions};
+use support::{Ctx, LOCK};
+
+const LONGER: Duration = Duration::from_secs(120);
+
+/// Marks `id` as a stalled candidate, as the previous sweep would have.
+fn mark_stalled(ctx: &Ctx, id: &JobId) {
+    ctx.cmd::<()>(redis::cmd("SADD").arg(ctx.key("stalled")).arg(id.as_str()));
+}
+
+fn lock(id: &JobId) -> String {
+    format!("{id}:lock")
+}
+
+#[tokio::test]
+async fn extend_lock_renews_a_held_lock_and_clears_the_stalled_mark() {
+    let ctx = Ctx::new().await;
+    let job = ctx.add("a", JobOptions::new()).await;
+    ctx.take("tok").await;
+    mark_stalled(&ctx, &job.id);
+
+    let ok = ctx
+        .backend
+        .extend_lock(&job.id, &LockToken::new("tok"), LONGER)
+        .await
+        .unwrap();
+    assert!(ok);
+    let ttl = ctx.pttl(&lock(&job.id));
+    assert!(
+        ttl > 30_000 && ttl <= 120_000,
+        "PTTL {ttl} should reflect the new duration"
+    );
+    assert!(ctx.set("stalled").is_empty());
+}
+
+#[tokio::test]
+async fn extend_lock_with_another_token_or_no_lock_fails() {
+    let ctx = Ctx::new().await;
+    let job = ctx.add("a", JobOptions::new()).await;
+    ctx.take("tok").await;
+    mark_stalled(&ctx, &job.id);
+
+    let ok = ctx
+        .backend
+        .extend_lock(&job.id, &LockToken::new("thief"), LONGER)
+        .await
+        .unwrap();
+    assert!(!ok);
+    assert_eq!(ctx.get(&lock(&job.id)).as_deref(), Some("tok"));
+    assert!(ctx.pttl(&lock(&job.id)) <= 30_000, "left as it was");
+    assert_eq!(ctx.set("stalled"), vec![job.id.to_string()]);
+
+    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&lock(&job.id))));
+    let ok = ctx
+        .backend
+        .extend_lock(&job.id, &LockToken::new("tok"), LONGER)
+        .await
+        .unwrap();
+    assert!(!ok);
+    assert!(!ctx.exists(&lock(&job.id)), "a lost lock is not recreated");
+}
+
+#[tokio::test]
+async fn extend_locks_renews_held_locks_and_returns_the_lost_ones() {
+    let ctx = Ctx::new().await;
+    let held = ctx.add("held", JobOptions::new()).await;
+    let stolen = ctx.add("stolen", JobOptions::new()).await;
+    let expired = ctx.add("expired", JobOptions::new()).await;
+    for _ in 0..3 {
+        ctx.take("tok").await;
+    }
+    for job in [&held, &stolen, &expired] {
+        mark_stalled(&ctx, &job.id);
+    }
+    ctx.cmd::<()>(
+        redis::cmd("SET")
+            .arg(ctx.key(&lock(&stolen.id)))
+            .arg("other-worker")
+            .arg("PX")
+            .arg(LOCK.as_millis().to_string()),
+    );
+    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&lock(&expired.id))));
+
+    let token = LockToken::new("tok");
+    let lost = ctx
+        .backend
+        .extend_locks(
+            &[
+                (held.id.clone(), token.clone()),
+                (stolen.id.clone(), token.clone()),
+                (expired.id.clone(), token),
+            ],
+            LONGER,
+        )
+        .await
+        .unwrap();
+    assert_eq!(lost, vec![stolen.id.clone(), expired.id.clone()]);
+
+    let ttl = ctx.pttl(&lock(&held.id));
+    assert!(ttl > 30_000 && ttl <= 120_000, "PTTL {ttl}");
+    assert_eq!(
+        ctx.get(&lock(&stolen.id)).as_deref(),
+        Some("other-worker"),
+        "another worker's lock is left alone"
+    );
+    assert!(!ctx.exists(&lock(&expired.id)));
+    let mut still_marked = vec![stolen.id.to_string(), expired.id.to_string()];
+    still_marked.sort();
+    assert_eq!(ctx.set("stalled"), still_marked);
+}

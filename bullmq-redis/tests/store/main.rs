@@ -1,0 +1,30 @@
+//! What the Redis backend writes and reads byte for byte: each `Backend` section's moves read
+//! back from the keys, hash fields and event stream entries upstream's Lua scripts leave (and
+//! read from keys laid out by hand as Node.js would leave them), the connection roles and
+//! client names, and Node.js reading what Rust wrote.
+//!
+//! The behaviour every store shares is the conformance suite's (`tests/conformance/backend/`
+//! at the workspace root, one generic case per behaviour run on Redis and PostgreSQL); these
+//! cases pin what only Redis has, so a change to a key layout fails here. One binary for all
+//! sections keeps link time and disk down.
+
+#![allow(clippy::unwrap_used)]
+
+mod support {
+    //! The sections' shared contexts: a queue under a unique prefix with a stopped clock, raw
+    //! commands on a connection of the test's own, and a guard that removes the prefix's keys.
+    pub(crate) mod queue_ops;
+    pub(crate) mod readers;
+    pub(crate) mod transitions;
+}
+
+mod admin;
+mod blocking;
+mod events;
+mod lifecycle;
+mod locks;
+mod meta;
+mod mutations;
+mod queries;
+mod schedulers;
+mod transitions;

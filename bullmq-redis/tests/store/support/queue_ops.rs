@@ -1,0 +1,187 @@
+//! Shared helpers of the `admin`, `mutations` and `schedulers` tests: a queue under a unique
+//! prefix on the real Redis, a stopped clock, raw reads of what the scripts wrote, and a guard
+//! that deletes the prefix's keys when the test ends, also on panic.
+
+// Each test file uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, HashMap};
+
+use bullmq_core::clock::ManualClock;
+use bullmq_core::{JobId, JobOptions, Prefix, Queue, QueueName};
+use bullmq_redis::{RedisBackend, RedisOptions};
+
+/// The stopped clock's start: 2023-11-14T22:13:20Z.
+pub(crate) const T0: u64 = 1_700_000_000_000;
+
+pub(crate) use bullmq_test_support::{PrefixGuard, redis_url};
+
+/// One queue of one test.
+pub(crate) struct Ctx {
+    pub(crate) backend: RedisBackend,
+    pub(crate) queue: Queue<RedisBackend>,
+    pub(crate) clock: ManualClock,
+    pub(crate) prefix: String,
+    pub(crate) name: String,
+    con: std::cell::RefCell<redis::Connection>,
+    _guard: PrefixGuard,
+}
+
+impl Ctx {
+    pub(crate) async fn new() -> Self {
+        let prefix = bullmq_test_support::unique_prefix();
+        let guard = PrefixGuard(prefix.clone());
+        let name = "q".to_owned();
+        let clock = ManualClock::new(T0);
+        let options = RedisOptions::new(redis_url()).prefix(Prefix::new(&prefix).unwrap());
+        let backend = RedisBackend::connect(&options, QueueName::new(&name).unwrap())
+            .await
+            .expect("connect to Redis")
+            .with_clock(clock.clone());
+        let queue = Queue::new(QueueName::new(&name).unwrap(), backend.clone());
+        let con = redis::Client::open(redis_url())
+            .unwrap()
+            .get_connection()
+            .expect("a sync connection");
+        Self {
+            backend,
+            queue,
+            clock,
+            prefix,
+            name,
+            con: std::cell::RefCell::new(con),
+            _guard: guard,
+        }
+    }
+
+    /// `<prefix>:<queue>:<part>`.
+    pub(crate) fn key(&self, part: &str) -> String {
+        format!("{}:{}:{part}", self.prefix, self.name)
+    }
+
+    /// `<prefix>:<queue>`.
+    pub(crate) fn qualified_name(&self) -> String {
+        format!("{}:{}", self.prefix, self.name)
+    }
+
+    pub(crate) async fn add(
+        &self,
+        name: &str,
+        data: &serde_json::Value,
+        opts: JobOptions,
+    ) -> JobId {
+        self.queue
+            .add(name, data, opts)
+            .await
+            .expect("add a job")
+            .id
+    }
+
+    /// Runs a raw command on the test's own connection.
+    pub(crate) fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> T {
+        cmd.query(&mut *self.con.borrow_mut())
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+    }
+
+    pub(crate) fn hgetall(&self, part: &str) -> BTreeMap<String, String> {
+        self.cmd(redis::cmd("HGETALL").arg(self.key(part)))
+    }
+
+    pub(crate) fn hget(&self, part: &str, field: &str) -> Option<String> {
+        self.cmd(redis::cmd("HGET").arg(self.key(part)).arg(field))
+    }
+
+    pub(crate) fn exists(&self, part: &str) -> bool {
+        self.cmd::<i64>(redis::cmd("EXISTS").arg(self.key(part))) == 1
+    }
+
+    pub(crate) fn list(&self, part: &str) -> Vec<String> {
+        self.cmd(redis::cmd("LRANGE").arg(self.key(part)).arg(0).arg(-1))
+    }
+
+    pub(crate) fn zset(&self, part: &str) -> Vec<(String, f64)> {
+        self.cmd(
+            redis::cmd("ZRANGE")
+                .arg(self.key(part))
+                .arg(0)
+                .arg(-1)
+                .arg("WITHSCORES"),
+        )
+    }
+
+    pub(crate) fn zmembers(&self, part: &str) -> Vec<String> {
+        self.zset(part).into_iter().map(|(m, _)| m).collect()
+    }
+
+    /// Every entry of the events stream, oldest first, as field maps.
+    pub(crate) fn events(&self) -> Vec<HashMap<String, String>> {
+        let reply: redis::streams::StreamRangeReply = self.cmd(
+            redis::cmd("XRANGE")
+                .arg(self.key("events"))
+                .arg("-")
+                .arg("+"),
+        );
+        reply
+            .ids
+            .into_iter()
+            .map(|entry| {
+                entry
+                    .map
+                    .into_iter()
+                    .map(|(k, v)| (k, redis::from_redis_value(v).unwrap_or_default()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The events named `event`, oldest first.
+    pub(crate) fn events_named(&self, event: &str) -> Vec<HashMap<String, String>> {
+        self.events()
+            .into_iter()
+            .filter(|e| e.get("event").map(String::as_str) == Some(event))
+            .collect()
+    }
+
+    /// Puts a waiting job into a finished set by hand, as `moveToFinished` leaves it.
+    pub(crate) fn finish_by_hand(&self, id: &JobId, set: &str, finished_on: u64) {
+        let job_key = self.key(id.as_str());
+        self.cmd::<()>(
+            redis::cmd("LREM")
+                .arg(self.key("wait"))
+                .arg(0)
+                .arg(id.as_str()),
+        );
+        self.cmd::<()>(
+            redis::cmd("ZADD")
+                .arg(self.key(set))
+                .arg(finished_on)
+                .arg(id.as_str()),
+        );
+        self.cmd::<()>(
+            redis::cmd("HSET")
+                .arg(&job_key)
+                .arg("finishedOn")
+                .arg(finished_on)
+                .arg("processedOn")
+                .arg(finished_on),
+        );
+    }
+
+    /// Moves a waiting job to `active` by hand, with a lock held by `token`.
+    pub(crate) fn activate_by_hand(&self, id: &JobId, token: &str) {
+        self.cmd::<()>(
+            redis::cmd("LREM")
+                .arg(self.key("wait"))
+                .arg(0)
+                .arg(id.as_str()),
+        );
+        self.cmd::<()>(redis::cmd("LPUSH").arg(self.key("active")).arg(id.as_str()));
+        self.cmd::<()>(
+            redis::cmd("SET")
+                .arg(self.key(&format!("{id}:lock")))
+                .arg(token)
+                .arg("PX")
+                .arg(30_000),
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! Helpers of the `queries`, `meta`, `events`, `blocking` and `lifecycle` tests: one queue
+//! under a fresh prefix on the real Redis with a stopped clock and raw commands on a connection
+//! of the test's own; `CLIENT LIST` lookups, awaited conditions and the prefix's guard come
+//! from `bullmq-test-support`.
+
+// Each test file uses its own subset.
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+
+use bullmq_core::clock::ManualClock;
+use bullmq_core::{Job, JobOptions, Prefix, Queue, QueueName};
+use bullmq_redis::{RedisBackend, RedisOptions};
+
+/// Where the stopped clock starts (2023-11-14T22:13:20Z).
+pub(crate) const T0: u64 = 1_700_000_000_000;
+
+pub(crate) use bullmq_test_support::{
+    PrefixGuard, blocked_in, clients_named, eventually, redis_url, unique_prefix,
+};
+
+/// A connected backend for `queue` under `prefix`, reading time from `clock`.
+pub(crate) async fn backend(prefix: &str, queue: &str, clock: &ManualClock) -> RedisBackend {
+    let options = RedisOptions::new(redis_url()).prefix(Prefix::new(prefix).expect("prefix"));
+    RedisBackend::connect(&options, QueueName::new(queue).expect("queue name"))
+        .await
+        .expect("connect to Redis")
+        .with_clock(clock.clone())
+}
+
+/// One test's queue (`q`).
+pub(crate) struct Ctx {
+    pub(crate) backend: RedisBackend,
+    pub(crate) queue: Queue<RedisBackend>,
+    pub(crate) clock: ManualClock,
+    pub(crate) prefix: String,
+    con: RefCell<redis::Connection>,
+    _cleanup: PrefixGuard,
+}
+
+impl Ctx {
+    pub(crate) async fn new() -> Self {
+        Self::named("q").await
+    }
+
+    /// A context for a queue of another name.
+    pub(crate) async fn named(queue: &str) -> Self {
+        let prefix = unique_prefix();
+        let cleanup = PrefixGuard(prefix.clone());
+        let clock = ManualClock::new(T0);
+        let backend = backend(&prefix, queue, &clock).await;
+        let name = QueueName::new(queue).expect("queue name");
+        let queue = Queue::new(name, backend.clone());
+        let con = redis::Client::open(redis_url())
+            .and_then(|c| c.get_connection())
+            .expect("a sync connection");
+        Self {
+            backend,
+            queue,
+            clock,
+            prefix,
+            con: RefCell::new(con),
+            _cleanup: cleanup,
+        }
+    }
+
+    /// `<prefix>:q:<part>`.
+    pub(crate) fn key(&self, part: &str) -> String {
+        format!("{}:q:{part}", self.prefix)
+    }
+
+    /// Adds a job with data `{"n": n}`.
+    pub(crate) async fn add(&self, n: u32, opts: JobOptions) -> Job {
+        self.queue
+            .add("job", &serde_json::json!({ "n": n }), opts)
+            .await
+            .expect("add a job")
+    }
+
+    /// Runs a command on the test's own connection.
+    pub(crate) fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> T {
+        cmd.query(&mut *self.con.borrow_mut())
+            .expect("a raw command")
+    }
+
+    /// Runs `name args…` on the test's own connection, ignoring the reply.
+    pub(crate) fn exec(&self, name: &str, args: &[&str]) {
+        let _: redis::Value = self.cmd(redis::cmd(name).arg(args));
+    }
+}

@@ -1,0 +1,63 @@
+//! What the bullmq workspace's tests share, in one place:
+//!
+//! - the services: [`redis_url`], [`database_url`], and for each a connection that fails with
+//!   what to do when the service is missing ([`redis()`], [`postgres::admin`]);
+//! - unique names, so that tests run in parallel on one shared server: [`unique_prefix`] with
+//!   its [`PrefixGuard`], [`postgres::SchemaGuard`];
+//! - awaited conditions instead of fixed sleeps: [`eventually`], [`next_event`],
+//!   [`blocked_in`];
+//! - the pinned Node.js BullMQ ([`run_node`], [`node_dir`]);
+//! - servers of a test's own, to kill, pause or cut off: [`PrivateRedis`],
+//!   [`pg_cluster::Cluster`], the [`proxy::Proxy`]; and throwaway certificates ([`tls`]);
+//! - other workspace executables a test runs ([`workspace_bin`]);
+//! - what many tests say about jobs ([`script_code`], [`standard_flow_processor`]), flows
+//!   ([`flows`]) and job schedulers ([`scheduled`]).
+//!
+//! Not published: only the workspace's tests, examples' tests and benchmarks use it.
+
+#![forbid(unsafe_code)]
+// Test helpers: a panic with a clear message is how they report a broken environment.
+#![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
+
+mod names;
+mod node;
+mod ports;
+pub mod tls;
+mod urls;
+pub mod workspace_bin;
+
+#[cfg(feature = "flow")]
+pub mod flows;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod jobs;
+
+#[cfg(feature = "postgres")]
+pub mod pg_cluster;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+mod private_redis;
+#[cfg(feature = "redis")]
+pub mod proxy;
+#[cfg(feature = "redis")]
+mod redis_conn;
+#[cfg(feature = "redis")]
+pub mod scheduled;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+mod wait;
+
+pub use names::{now_ms, unique_name, unique_prefix};
+pub use node::{node_dir, run_node, run_node_args, run_node_json, workspace_dir};
+pub use ports::free_port;
+pub use urls::{database_url, redis_url};
+
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub use jobs::{script_code, standard_flow_processor, token};
+#[cfg(feature = "redis")]
+pub use private_redis::{PrivateRedis, kill_clients};
+#[cfg(feature = "redis")]
+pub use redis_conn::{PrefixGuard, blocked_in, clients_named, delete_prefix, redis};
+#[cfg(feature = "redis")]
+pub use wait::added_again;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub use wait::{eventually, next_event};

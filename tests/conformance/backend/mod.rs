@@ -1,0 +1,248 @@
+//! The `Backend` trait's sections, case by case, on every store: one file per section
+//! (`bullmq-core/src/backend/<section>.rs`), each case a generic function run once on Redis and
+//! once on PostgreSQL by `main.rs`. Jobs are made and moved only through the trait, with time
+//! stopped on a [`ManualClock`], and read back only through it; what a store writes byte for
+//! byte (Redis keys and hash fields, SQL rows, Node.js twins) is checked beside the store's
+//! own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`).
+
+pub mod add;
+pub mod admin;
+pub mod blocking;
+pub mod events;
+pub mod lifecycle;
+pub mod locks;
+pub mod meta;
+pub mod mutations;
+pub mod queries;
+pub mod schedulers;
+pub mod transitions;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bullmq::{FlowJob, FlowProducer};
+use bullmq_core::backend::{
+    CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Transitions,
+    WorkerSettings,
+};
+use bullmq_core::clock::ManualClock;
+use bullmq_core::options::KeepJobs;
+use bullmq_core::{Error, Job, JobId, JobOptions, JobState, Queue, QueueName, ScriptError};
+use serde_json::json;
+
+use crate::store::Store;
+
+/// Where the stopped clock starts (2023-11-14T22:13:20Z).
+pub const T0: u64 = 1_700_000_000_000;
+
+/// The lock the cases take jobs with.
+pub const LOCK: Duration = Duration::from_secs(30);
+
+/// One case's store, its queue `q` on a backend with a stopped clock, and the queue's handle.
+pub struct Sec<S: Store> {
+    pub store: S,
+    pub b: S::B,
+    pub queue: Queue<S::B>,
+    pub clock: ManualClock,
+}
+
+impl<S: Store> Sec<S> {
+    pub async fn new() -> Self {
+        let store = S::isolated().await;
+        let clock = ManualClock::new(T0);
+        let name = QueueName::new("q").unwrap();
+        let b = store.backend_at(&name, &clock).await;
+        let queue = Queue::new(name, b.clone()).clock(clock.clone());
+        Self {
+            store,
+            b,
+            queue,
+            clock,
+        }
+    }
+
+    /// Queue `name` of the same store, on a backend of its own with the same clock.
+    pub async fn sibling(&self, name: &str) -> Queue<S::B> {
+        let name = QueueName::new(name).unwrap();
+        let b = self.store.backend_at(&name, &self.clock).await;
+        Queue::new(name, b).clock(self.clock.clone())
+    }
+
+    /// Adds a job named `name` with data `{}`.
+    pub async fn add(&self, name: &str, opts: JobOptions) -> Job {
+        self.queue.add(name, &json!({}), opts).await.unwrap()
+    }
+
+    /// Adds job `id` named `job` with data `{"n": id}`.
+    pub async fn add_id(&self, id: &str, opts: JobOptions) -> JobId {
+        self.queue
+            .add("job", &json!({ "n": id }), opts.job_id(id))
+            .await
+            .unwrap()
+            .id
+    }
+
+    /// Parent `parent` of this queue waiting for its children `(id, options)` of queue `kids`
+    /// (this queue or another of the store), added as one flow.
+    pub async fn family(&self, parent: &str, kids: &str, children: &[(&str, JobOptions)]) {
+        let q = |name: &str| QueueName::new(name).unwrap();
+        let children = children.iter().map(|(child, opts)| {
+            FlowJob::new(q(kids), "child", json!({ "n": child })).opts(opts.clone().job_id(*child))
+        });
+        let tree = FlowJob::new(q("q"), "parent", json!({}))
+            .opts(JobOptions::new().job_id(parent))
+            .children(children);
+        FlowProducer::new(self.b.clone()).add(tree).await.unwrap();
+    }
+
+    /// Takes the next job with `token`; it must exist and decode.
+    pub async fn take(&self, token: &str) -> Job {
+        take_from(&self.b, token).await
+    }
+
+    pub async fn state(&self, id: &JobId) -> Option<JobState> {
+        use bullmq_core::backend::Queries;
+        self.b.get_state(id).await.unwrap()
+    }
+
+    /// The job as the store reads it back.
+    pub async fn job(&self, id: &JobId) -> Job {
+        use bullmq_core::backend::Queries;
+        self.b.get_job(id).await.unwrap().expect("the job exists")
+    }
+
+    /// Takes the next job (which must be `job`) and completes it with `value`.
+    pub async fn complete(&self, job: &JobId, value: &str) {
+        complete_on(&self.b, job, value).await;
+    }
+
+    /// Takes the next job (which must be `job`) and fails it with `reason`.
+    pub async fn fail(&self, job: &JobId, reason: &str) {
+        fail_on(&self.b, job, reason).await;
+    }
+
+    /// The queue's events named `name`, oldest first, each as its fields.
+    pub async fn events_named(&self, name: &str) -> Vec<HashMap<String, String>> {
+        events_of(&self.b)
+            .await
+            .into_iter()
+            .filter(|e| e.get("event").map(String::as_str) == Some(name))
+            .collect()
+    }
+}
+
+/// Every event of `b`'s queue, oldest first, each as its fields: read up to the newest id
+/// the store reports (PostgreSQL hands out events only once every earlier one has committed).
+pub async fn events_of<B: Events>(b: &B) -> Vec<HashMap<String, String>> {
+    let newest = b.last_event_id().await.unwrap();
+    let mut after = EventId::new("0");
+    let mut all = Vec::new();
+    loop {
+        // Returns as soon as an event is there; only an empty stream waits the whole block.
+        let batch = b.read_events(&after, Duration::from_secs(2)).await.unwrap();
+        let Some(last) = batch.last() else {
+            assert!(all.is_empty(), "the events up to {newest} stay readable");
+            break;
+        };
+        after = last.id.clone();
+        let done = batch.iter().any(|e| e.id == newest);
+        all.extend(batch.into_iter().map(|e| e.fields.into_iter().collect()));
+        if done {
+            break;
+        }
+    }
+    all
+}
+
+/// Takes the next job of `b` (which must be `job`) and completes it with `value`.
+pub async fn complete_on<B: Transitions>(b: &B, job: &JobId, value: &str) {
+    let taken = take_from(b, "done").await;
+    assert_eq!(&taken.id, job);
+    b.move_to_completed(
+        &taken,
+        &complete_args("done", value, KeepJobs::KeepAll, false),
+    )
+    .await
+    .unwrap();
+}
+
+/// Takes the next job of `b` (which must be `job`) and fails it with `reason`.
+pub async fn fail_on<B: Transitions>(b: &B, job: &JobId, reason: &str) {
+    let taken = take_from(b, "done").await;
+    assert_eq!(&taken.id, job);
+    let mut args = fail_args("done", KeepJobs::KeepAll, false);
+    args.failed_reason = reason.to_owned();
+    args.fields.failed_reason = Some(reason.to_owned());
+    b.move_to_failed(&taken, &args).await.unwrap();
+}
+
+/// Takes the next job of `b` with `token`; it must exist and decode.
+pub async fn take_from<B: Transitions>(b: &B, token: &str) -> Job {
+    let next = b.move_to_active(&fetch(token)).await.unwrap();
+    let fetched = next.job.expect("a job to take");
+    let job = fetched.job.expect("the job decodes");
+    assert_eq!(job.id, fetched.id);
+    job
+}
+
+/// A worker named `w1` taking jobs with `token` for [`LOCK`].
+pub fn fetch(token: &str) -> FetchParams {
+    FetchParams {
+        token: LockToken::new(token),
+        lock_duration: LOCK,
+        limiter: None,
+        worker_name: Some("w1".to_owned()),
+    }
+}
+
+/// The settings of the worker [`fetch`] describes, as its finishing moves send them.
+pub fn worker() -> Arc<WorkerSettings> {
+    Arc::new(WorkerSettings {
+        name: Some("w1".to_owned()),
+        lock_duration: Some(LOCK),
+        ..WorkerSettings::default()
+    })
+}
+
+pub fn complete_args(token: &str, value: &str, keep: KeepJobs, fetch_next: bool) -> CompleteArgs {
+    CompleteArgs {
+        token: LockToken::new(token),
+        return_value: value.to_owned(),
+        keep,
+        worker: worker(),
+        fetch_next,
+    }
+}
+
+/// Fails with `boom` and a one-frame stack trace.
+pub fn fail_args(token: &str, keep: KeepJobs, fetch_next: bool) -> FailArgs {
+    FailArgs {
+        token: LockToken::new(token),
+        failed_reason: "boom".to_owned(),
+        keep,
+        fields: FieldUpdates {
+            stacktrace: Some(vec!["Error: boom\n    at run (x.js:1:1)".to_owned()]),
+            failed_reason: Some("boom".to_owned()),
+            telemetry_metadata: None,
+        },
+        worker: worker(),
+        fetch_next,
+    }
+}
+
+/// The script refusal inside `err`.
+pub fn script(err: Error) -> ScriptError {
+    match err {
+        Error::Script(e) => e,
+        other => panic!("expected a script refusal, got {other:?}"),
+    }
+}
+
+pub fn id(s: &str) -> JobId {
+    JobId::from(s)
+}
+
+pub fn token(t: &str) -> LockToken {
+    LockToken::new(t)
+}

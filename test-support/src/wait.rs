@@ -45,7 +45,9 @@ pub async fn next_event<E: Clone>(
 #[cfg(feature = "redis")]
 pub async fn added_again<B>(queue: &bullmq_core::Queue<B>, name: &str)
 where
-    B: bullmq_core::backend::AddJobs + bullmq_core::backend::QueueMeta,
+    B: bullmq_core::backend::AddJobs
+        + bullmq_core::backend::QueueMeta
+        + bullmq_core::backend::Lifecycle,
 {
     eventually(
         "an add goes through again",

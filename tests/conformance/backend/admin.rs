@@ -8,7 +8,7 @@ use bullmq_core::backend::{
     RateLimiter, Schedulers, Transitions,
 };
 use bullmq_core::job::FinishedState;
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, JobOptions, JobState};
 
 use super::{Sec, T0, fetch, id};

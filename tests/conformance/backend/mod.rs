@@ -53,7 +53,7 @@ impl<S: Store> Sec<S> {
         let clock = ManualClock::new(T0);
         let name = QueueName::new("q").unwrap();
         let b = store.backend_at(&name, &clock).await;
-        let queue = Queue::new(name, b.clone()).clock(clock.clone());
+        let queue = Queue::new(name, b.clone());
         Self {
             store,
             b,
@@ -66,7 +66,7 @@ impl<S: Store> Sec<S> {
     pub async fn sibling(&self, name: &str) -> Queue<S::B> {
         let name = QueueName::new(name).unwrap();
         let b = self.store.backend_at(&name, &self.clock).await;
-        Queue::new(name, b).clock(self.clock.clone())
+        Queue::new(name, b)
     }
 
     /// Adds a job named `name` with data `{}`.

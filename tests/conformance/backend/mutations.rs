@@ -6,7 +6,8 @@ use std::time::Duration;
 use bullmq_core::backend::{
     AddJobSchedulerArgs, JobMutations, Lifecycle, Queries, Range, Schedulers, Transitions,
 };
-use bullmq_core::options::{Deduplication, RepeatOptions};
+use bullmq_core::options::Deduplication;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 

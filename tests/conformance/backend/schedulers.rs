@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, Queries, Schedulers};
-use bullmq_core::options::RepeatOptions;
+use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobOptions, JobState};
 
 use super::{Sec, T0};

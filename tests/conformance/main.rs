@@ -1,14 +1,13 @@
 //! One behaviour suite for every backend: each test is a generic function over a [`Store`],
 //! instantiated below for Redis and for PostgreSQL, each run in a store of its own (a key
 //! prefix, a schema) so the suite runs in parallel on shared servers. Behaviour only one store
-//! has lives beside it (`tests/redis_*.rs`, `bullmq-postgres/tests/`); where Node.js's own
+//! has lives beside it (`tests/redis/`, `tests/postgres/`, `bullmq-postgres/tests/`); where Node.js's own
 //! PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned in
 //! `divergent.rs`, run on Redis only.
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 
-#[path = "../support/mod.rs"]
-mod support;
+use bullmq_test_support as support;
 
 mod ctx;
 mod divergent;

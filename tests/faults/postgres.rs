@@ -31,6 +31,7 @@ use tokio::time::Instant;
 
 use crate::support::pg_cluster::Cluster;
 use crate::support::postgres::{SchemaGuard, connect, database_url, terminate};
+use crate::support::wait::eventually;
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
@@ -167,6 +168,7 @@ async fn counting_worker(
             let seen = Arc::clone(&seen);
             async move {
                 *seen.lock().unwrap().entry(job.id.to_string()).or_default() += 1;
+                // Fixed wait: simulates work (a job that takes this long).
                 tokio::time::sleep(work).await;
                 Ok(json!({ "id": job.id.as_str() }))
             }
@@ -196,6 +198,7 @@ async fn add_until_stored(queue: &Queue<PostgresBackend>, id: &str, failures: &m
                     "job {id} could not be added: {err}"
                 );
                 failures.push(err);
+                // Retry interval while the server is down.
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }
@@ -216,6 +219,7 @@ fn produce(
             let id = format!("j{i}");
             add_until_stored(&queue, &id, &mut failures).await;
             ids.insert(id);
+            // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
             tokio::time::sleep(every).await;
         }
         (ids, failures)
@@ -248,6 +252,7 @@ async fn wait_completed(pool: &PgPool, queue: &str, expected: usize, within: Dur
             Instant::now() < deadline,
             "{expected} jobs should be completed within {within:?}; by state: {now:?}"
         );
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -467,6 +472,7 @@ async fn wait_listen_back(admin: &mut PgConnection, application_name: &str, poll
             Instant::now() < deadline,
             "the LISTEN connection did not come back"
         );
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(poll).await;
     }
 }
@@ -518,6 +524,7 @@ async fn r8_terminated_connections_lose_no_job() {
     // Kill the LISTEN connection, the pool, or both, every 250 ms while jobs flow.
     let (mut listen_kills, mut pool_kills) = (0, 0);
     for round in 0..16 {
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
         tokio::time::sleep(Duration::from_millis(250)).await;
         if round % 3 != 1 {
             listen_kills += terminate(&mut admin, &listen_app).await;
@@ -540,6 +547,8 @@ async fn r8_terminated_connections_lose_no_job() {
     // The LISTEN connection is back, and hears: a job added now is taken at once, well
     // before the 10 s drain delay would end the worker's wait, or the 1 s poll would find it.
     wait_listen_back(&mut admin, &listen_app, Duration::from_millis(50)).await;
+    // Fixed wait: lets the worker settle into its LISTEN wait before the probe (the probe
+    // shows whether it is woken).
     tokio::time::sleep(Duration::from_millis(300)).await;
     let added = Instant::now();
     let mut probe_ids = ids.clone();
@@ -549,6 +558,7 @@ async fn r8_terminated_connections_lose_no_job() {
     // A job added just as the LISTEN connection dies (its notification may be lost with it)
     // is still taken at once: the re-opened connection makes the idle worker look again.
     for i in 0..5 {
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
         tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(terminate(&mut admin, &listen_app).await, 1, "gap {i}");
         add_taken_at_once(producer, &pool, &format!("gap{i}"), &mut probe_ids).await;
@@ -601,11 +611,13 @@ async fn r9_server_crash_and_restart_lose_no_job() {
 
     let (worker, runs, reported) = target.worker().await;
     let producing = target.produce(80, Duration::from_millis(30));
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_millis(1200)).await;
 
     // The crash: `pg_ctl stop -m immediate` (no shutdown checkpoint, transactions in flight
     // are lost), a spell with no server, then recovery from the WAL.
     tokio::task::block_in_place(|| cluster.pg_ctl("stop"));
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let errors_while_down = reported.lock().unwrap().errors.len();
     tokio::task::block_in_place(|| cluster.pg_ctl("start"));
@@ -673,6 +685,7 @@ async fn r10_read_only_primary_then_failover_lose_no_job() {
         .execute(&mut admin)
         .await
         .unwrap();
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_millis(800)).await;
 
     // The primary turns read-only, for every session, open ones included.
@@ -683,23 +696,20 @@ async fn r10_read_only_primary_then_failover_lose_no_job() {
     ] {
         sqlx::raw_sql(sql).execute(&mut admin).await.unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let refused = reported
-            .lock()
-            .unwrap()
-            .errors
-            .iter()
-            .any(|e| sqlstate(e).as_deref() == Some("25006"));
-        if refused {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the worker reported no SQLSTATE 25006 while the server was read-only"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the worker reports SQLSTATE 25006 while the server is read-only",
+        Duration::from_secs(5),
+        || async {
+            reported
+                .lock()
+                .unwrap()
+                .errors
+                .iter()
+                .any(|e| sqlstate(e).as_deref() == Some("25006"))
+        },
+    )
+    .await;
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_millis(1000)).await;
 
     // Failover, as a client sees it: new sessions land on a writable primary, while the
@@ -711,14 +721,12 @@ async fn r10_read_only_primary_then_failover_lose_no_job() {
         .unwrap();
     let failed_over = Instant::now();
     let completed_before = reported.lock().unwrap().completed;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while reported.lock().unwrap().completed == completed_before {
-        assert!(
-            Instant::now() < deadline,
-            "the worker did not resume after the failover (no process restart allowed)"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "the worker resumes after the failover (no process restart allowed)",
+        Duration::from_secs(10),
+        || async { reported.lock().unwrap().completed != completed_before },
+    )
+    .await;
     let resumed_after = failed_over.elapsed();
 
     let (ids, add_failures) = producing.await.unwrap();
@@ -823,15 +831,12 @@ async fn i7_hostile_queue_names_are_data_never_sql() {
 
     let completed = [JobType::State(JobState::Completed)];
     for (queue, _) in &workers {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while queue.get_job_count_by_types(&completed).await.unwrap() < 4 {
-            assert!(
-                Instant::now() < deadline,
-                "queue {:?} did not complete its jobs",
-                queue.name()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        eventually(
+            &format!("queue {:?} completes its jobs", queue.name()),
+            Duration::from_secs(10),
+            || async { queue.get_job_count_by_types(&completed).await.unwrap() >= 4 },
+        )
+        .await;
         let raw = queue.name().as_str();
         let job = queue
             .get_job(&JobId::custom(custom_id).unwrap())

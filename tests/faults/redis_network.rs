@@ -132,6 +132,7 @@ async fn r7_a_partition_longer_than_the_lock_hands_the_job_over_and_the_worker_c
             let started = started_tx.clone();
             async move {
                 let _ = started.send(job.id.clone());
+                // Fixed wait: simulates work (a job that takes this long).
                 tokio::time::sleep(Duration::from_millis(500)).await;
                 Ok(json!("a"))
             }
@@ -146,6 +147,7 @@ async fn r7_a_partition_longer_than_the_lock_hands_the_job_over_and_the_worker_c
         .unwrap();
     assert_eq!(started.recv().await.as_ref(), Some(&job.id));
     // Cut while A's job runs (500 ms) and its loop, finding nothing more, waits on the marker.
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_millis(250)).await;
     proxy.partition();
 
@@ -165,6 +167,7 @@ async fn r7_a_partition_longer_than_the_lock_hands_the_job_over_and_the_worker_c
     b.close().await;
     // The partition outlasts A's lock, and lasts long enough that A's loop, its blocking
     // wait's watchdog fired, reopens that connection while nothing gets through.
+    // Fixed wait: the partition lasts longer than A's lock (a server-side expiry).
     tokio::time::sleep(Duration::from_secs(4)).await;
     proxy.heal();
 

@@ -296,14 +296,16 @@ impl WorkerProcess {
 
     /// Waits for the process to exit by itself.
     async fn exit_status(&mut self) -> std::process::ExitStatus {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "worker process did not exit");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let child = std::sync::Mutex::new(&mut self.child);
+        eventually(
+            "the worker process exits",
+            Duration::from_secs(10),
+            || async { child.lock().unwrap().try_wait().unwrap().is_some() },
+        )
+        .await;
+        // Once reaped, `try_wait` keeps answering with the same status.
+        let status = child.lock().unwrap().try_wait().unwrap();
+        status.expect("exited")
     }
 }
 
@@ -603,6 +605,7 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
                 let runs = runs.clone();
                 async move {
                     runs.record(&job.id);
+                    // Fixed wait: simulates work (a job that takes this long).
                     tokio::time::sleep(Duration::from_millis(5)).await;
                     Ok(json!(job.id.to_string()))
                 }
@@ -613,6 +616,7 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     let ids = add_many(&ctx, N, |i| json!({"i": i})).await;
     let mut kills = 0;
     for _ in 0..6 {
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
         tokio::time::sleep(Duration::from_millis(300)).await;
         kills += server.kill_clients().await;
     }
@@ -624,6 +628,8 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     assert_each_finished_once(&ctx, &ids).await;
 
     // Idle workers blocked on the marker: their blocking connections die, then a job arrives.
+    // Fixed wait: lets the idle workers' blocking connections sit in the marker wait, which a
+    // dropped connection must break out of (not a condition the test can see from outside).
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert!(server.kill_clients().await >= 2);
     let started = Instant::now();
@@ -665,6 +671,7 @@ async fn r5_workers_resume_by_themselves_after_a_server_restart() {
 
     server.kill_server();
     // Longer than drainDelay + 1 s: the blocking wait has failed and retried meanwhile.
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_millis(1_800)).await;
     assert!(worker.is_running(), "still running, retrying on its own");
     server.restart();
@@ -680,6 +687,7 @@ async fn r5_workers_resume_by_themselves_after_a_server_restart() {
                     .await
                 {
                     Ok(job) => break job.id,
+                    // Retry interval while the restarted server comes back.
                     Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
                 }
             }
@@ -744,6 +752,7 @@ async fn race_on_short_locks(seed: u64) {
                     let mut state =
                         data["seed"].as_u64().unwrap_or(1) ^ u64::from(job.attempts_started);
                     let delay = next_random(&mut state) % 350;
+                    // Fixed wait: simulates work (a job that takes this long).
                     tokio::time::sleep(Duration::from_millis(delay)).await;
                     Ok(json!(job.id.to_string()))
                 }
@@ -756,6 +765,7 @@ async fn race_on_short_locks(seed: u64) {
     })
     .await;
     // Let refused late finishes of the non-renewing workers land, if they were to.
+    // Fixed wait: gives refused late finishes a chance to land; the check after it must see none.
     tokio::time::sleep(Duration::from_millis(400)).await;
     for w in workers {
         w.close().await;
@@ -833,9 +843,11 @@ async fn produce(
                 .collect::<Vec<_>>()
         };
         while queue.add_bulk(jobs()).await.is_err() {
+            // Retry interval while the server is down.
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         ids.extend(batch);
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     ids
@@ -888,6 +900,7 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     let mut retired = Vec::new();
     let started = Instant::now();
     while started.elapsed() < soak {
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
         tokio::time::sleep(Duration::from_millis(600 + next_random(&mut rng) % 800)).await;
         let fault = match next_random(&mut rng) % 3 {
             0 => Fault::KillWorker,
@@ -909,6 +922,7 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     }
     let last_fault = faults.last().map_or(started, |f| f.0);
     // Quiet: jobs keep coming for longer than a stranded job takes to run again.
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let ids = producer.await.unwrap();

@@ -550,6 +550,7 @@ async fn killed_connections_lose_no_event() {
             break id;
         }
         assert!(Instant::now() < deadline, "no `{name}` connection");
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     let _: () = redis::cmd("CLIENT")
@@ -614,22 +615,25 @@ async fn wait_until_finished_answers_completed_failed_finished_and_timeout() {
         .await
         .expect("add");
 
-    let waiting = {
-        let events = Arc::clone(&events);
-        let (ok, fail) = (id(&ok), id(&fail));
-        tokio::spawn(async move {
-            let ttl = Some(Duration::from_secs(20));
-            (
-                events.wait_until_finished(&ok, ttl).await,
-                events.wait_until_finished(&fail, ttl).await,
-            )
-        })
+    let (ok_id, fail_id) = (id(&ok), id(&fail));
+    let ttl = Some(Duration::from_secs(20));
+    let waiting = async {
+        (
+            events.wait_until_finished(&ok_id, ttl).await,
+            events.wait_until_finished(&fail_id, ttl).await,
+        )
     };
-    // Let the waiters register before the worker runs (either order is correct; this one
-    // exercises the event path).
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    node_worker(&prefix, "wait", 2).await;
-    let (completed, failed) = waiting.await.expect("waiters");
+    // The first wait listens as soon as it is first polled (`join!` polls it first), and the
+    // worker starts once the reader is ready: the jobs finish while the wait listens, so this
+    // exercises the event path.
+    let work = async {
+        events
+            .wait_until_ready()
+            .await
+            .expect("the reader is ready");
+        node_worker(&prefix, "wait", 2).await;
+    };
+    let ((completed, failed), ()) = tokio::join!(waiting, work);
     assert_eq!(completed.expect("completed"), json!({"double": 42}));
     match failed {
         Err(WaitError::Failed { job_id, reason }) => {
@@ -685,17 +689,14 @@ async fn wait_until_finished_answers_completed_failed_finished_and_timeout() {
     );
 
     // Closing the reader ends a wait in progress.
-    let pending = {
-        let events = Arc::clone(&events);
-        let idle = id(&idle);
-        tokio::spawn(async move { events.wait_until_finished(&idle, None).await })
-    };
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    events.close().await;
-    let closed = tokio::time::timeout(Duration::from_secs(2), pending)
-        .await
-        .expect("the wait ends when the reader closes")
-        .expect("task");
+    // The wait listens as soon as `join!` first polls it; the reader closes after that.
+    let idle = id(&idle);
+    let pending = tokio::time::timeout(
+        Duration::from_secs(2),
+        events.wait_until_finished(&idle, None),
+    );
+    let (closed, ()) = tokio::join!(pending, events.close());
+    let closed = closed.expect("the wait ends when the reader closes");
     assert!(
         matches!(closed, Err(WaitError::Closed { .. })),
         "{closed:?}"
@@ -881,8 +882,13 @@ async fn malformed_entries_are_kept_and_the_reader_carries_on() {
                 .await
         }
     };
+    // `join!` polls the wait first, so it listens before anything is written; the events are
+    // written once the reader knows where it reads from.
     let write = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        events
+            .wait_until_ready()
+            .await
+            .expect("the reader is ready");
         for fields in [
             vec![("event", "progress"), ("jobId", "1"), ("data", "{not json")],
             vec![("jobId", "1"), ("what", "no event field")],

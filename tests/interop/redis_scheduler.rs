@@ -29,7 +29,6 @@ use bullmq::{
     WorkerEvent, WorkerOptions,
 };
 use serde_json::{Value, json};
-use tokio::time::Instant;
 
 use crate::support::now_ms;
 use crate::support::scheduled::{members, without_clock};
@@ -249,14 +248,12 @@ async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
     let worker = rust_worker(&prefix, "r", Arc::clone(&seen)).await;
     let mut events = worker.events();
     let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while members(&rust_key, "completed").await.len() < COUNT {
-        assert!(
-            Instant::now() < deadline,
-            "the Rust worker ran {COUNT} iterations"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::wait::eventually(
+        &format!("the Rust worker ran {COUNT} iterations"),
+        Duration::from_secs(30),
+        || async { members(&rust_key, "completed").await.len() >= COUNT },
+    )
+    .await;
     worker.close().await;
     let node_out = node.await.unwrap();
     assert_eq!(node_out["errors"], json!([]), "Node.js worker errors");
@@ -391,6 +388,8 @@ async fn three_workers_and_two_producers_run_each_tick_exactly_once() {
         now_ms() < start,
         "the producers finished before the first tick"
     );
+    // Fixed wait: the cron ticks come due in real time (the scheduler reads the wall clock); the
+    // workers run them until `until`.
     tokio::time::sleep(Duration::from_millis(until.saturating_sub(now_ms()))).await;
     tokio::join!(rust_a.close(), rust_b.close());
     let node_out = node.await.unwrap();

@@ -289,6 +289,7 @@ async fn node_added_corpus_processed_by_rust_matches_a_node_worker() {
             break;
         }
         assert!(Instant::now() < deadline, "not settled: {pending:?}");
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     node.stop();
@@ -540,14 +541,12 @@ async fn an_every_scheduler_iterated_by_rust_advances_as_with_a_node_worker() {
     .unwrap();
     let mut events = worker.events();
     let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while members(&rust_key, "completed").await.len() < COUNT {
-        assert!(
-            Instant::now() < deadline,
-            "the Rust worker ran {COUNT} iterations"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::wait::eventually(
+        &format!("the Rust worker ran {COUNT} iterations"),
+        Duration::from_secs(15),
+        || async { members(&rust_key, "completed").await.len() >= COUNT },
+    )
+    .await;
     worker.close().await;
     let node_out: Value = serde_json::from_str(node.await.unwrap().trim()).unwrap();
     while let Ok(event) = events.try_recv() {

@@ -470,6 +470,7 @@ async fn a_failed_lock_renewal_or_stalled_check_marks_its_span_failed() {
         move |_job, _cancel| {
             flag.store(true, std::sync::atomic::Ordering::SeqCst);
             async {
+                // Fixed wait: simulates work (a job that takes this long).
                 tokio::time::sleep(Duration::from_secs(2)).await;
                 Ok(json!(null))
             }

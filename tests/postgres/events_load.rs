@@ -310,6 +310,7 @@ async fn reader_sees_every_event_of_rust_workers_under_load() {
             Instant::now() < started + WAIT,
             "only {done} of {JOBS} jobs completed after {WAIT:?}"
         );
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     for worker in &workers {

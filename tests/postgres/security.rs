@@ -143,7 +143,6 @@ async fn tls_on_a_hostssl_only_cluster() {
     .await
     .expect("worker");
     worker.run().expect("run");
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let added = queue
         .add("j", &json!({"x": 1}), JobOptions::new())
         .await
@@ -316,6 +315,7 @@ async fn each_connect_failure_names_its_cause() {
         match connect(&base).await {
             Ok(conn) => held.push(conn),
             Err(_) if std::time::Instant::now() < deadline => {
+                // Retry interval while a refused login's slot is freed.
                 tokio::time::sleep(Duration::from_millis(100)).await; // a slot being freed
             }
             Err(err) => panic!("no free slot within 20 s: {err}"),

@@ -190,6 +190,8 @@ async fn a_connection_killed_while_idle_is_replaced_before_use() {
         .expect("add");
     assert_eq!(server.kill_clients().await, 1);
     // Give the close time to arrive, as it has on any connection idle for a while.
+    // Fixed wait: the server's close reaches the client socket asynchronously, as on a
+    // connection idle for a while; nothing in the client announces it.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(q.count().await.expect("no error: replaced before use"), 1);
 }
@@ -278,6 +280,8 @@ async fn a_pipelined_connection_killed_mid_burst_fails_its_calls_and_is_replaced
         }
     }
     // Give the close time to arrive (a burst that finished before the kill has not seen it).
+    // Fixed wait: the server's close reaches the client socket asynchronously; nothing in the
+    // client announces it.
     tokio::time::sleep(Duration::from_millis(100)).await;
     for add in adds(400).collect::<Vec<_>>() {
         add.await.expect("task").expect("an add after the kill");

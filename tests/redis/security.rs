@@ -411,6 +411,7 @@ async fn a_worker_whose_bzpopmin_is_denied_still_takes_jobs() {
     let url = user_url(&server, "noblock");
     let (_guard, errors, done, queue) = counting_worker(&url, "app3").await;
     // Let it find the queue empty and fail its blocking wait for a few seconds.
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_secs(3)).await;
     for i in 0..5 {
         queue
@@ -452,6 +453,7 @@ async fn a_worker_gets_over_a_server_that_is_a_replica_for_a_while() {
         .query_async(&mut admin)
         .await
         .unwrap();
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_secs(4)).await;
     let () = redis::cmd("REPLICAOF")
         .arg("NO")

@@ -134,6 +134,7 @@ async fn a_lost_lock_cancels_the_token_and_the_late_finish_is_refused() {
         .worker(opts, |_job, cancel| async move {
             tokio::select! {
                 () = cancel.cancelled() => Ok(json!("late")),
+                // Fixed wait: simulates long work that cancellation cuts short.
                 () = tokio::time::sleep(Duration::from_secs(10)) => Ok(json!("not cancelled")),
             }
         })

@@ -42,7 +42,7 @@ fn tree(i: usize) -> FlowJob {
 }
 
 async fn run(url: &str, mode: &str, flows: usize, print: bool) {
-    let prefix = format!("bench-flow-{}", uuid::Uuid::new_v4().simple());
+    let prefix = bullmq_test_support::unique_name("bench-flow");
     let options = RedisOptions::new(url).prefix(Prefix::new(&prefix).expect("prefix"));
     let backend = RedisBackend::connect(&options, QueueName::new("bench-parents").expect("name"))
         .await

@@ -50,7 +50,7 @@ fn schedule(mode: &str) -> RepeatOptions {
 }
 
 async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
-    let prefix = format!("bench-sched-{}", uuid::Uuid::new_v4().simple());
+    let prefix = bullmq_test_support::unique_name("bench-sched");
     let options = RedisOptions::new(url).prefix(Prefix::new(&prefix).expect("prefix"));
     let backend = RedisBackend::connect(&options, QueueName::new("bench").expect("name"))
         .await

@@ -15,7 +15,9 @@ pub fn env_usize(name: &str, default: usize) -> usize {
     usize::try_from(env_u64(name, default)).unwrap_or_else(|_| panic!("{name} fits in usize"))
 }
 
-/// `REDIS_URL`, else the local default.
+/// `REDIS_URL`, else the local default. Kept here rather than taken from
+/// `bullmq-test-support`: the official port's harnesses (another cargo project) include this
+/// file and must not build our crates.
 pub fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }

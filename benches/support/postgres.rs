@@ -30,10 +30,7 @@ use crate::support::measure::{PerJob, per_job_fields, process_cpu};
 const TICKS_PER_SEC: f64 = 100.0;
 
 /// `DATABASE_URL`, else the local default (the tests' server).
-pub fn database_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
+pub use bullmq_test_support::database_url;
 
 /// A schema no other run uses: `{harness}_{tag}_{pid}_{unix nanoseconds}`, the tag's `-` as
 /// `_` (at most 63 characters for the harnesses' tags).

@@ -130,6 +130,8 @@ async fn migration_waits_for_upstreams_advisory_lock_of_its_schema_only() {
         .expect("lock the schema");
     let options = schema.options();
     let waiting = tokio::spawn(async move { migrate(&options).await });
+    // Fixed wait: the migration must still be blocked on the lock after this long (an
+    // absence, which no condition can announce).
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert!(
         !waiting.is_finished(),

@@ -134,6 +134,7 @@ async fn node_waits_for_the_migration_lock_rust_takes() {
             !node.is_finished(),
             "Node migrated while Rust held the lock"
         );
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(

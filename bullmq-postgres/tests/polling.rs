@@ -47,12 +47,14 @@ async fn a_polling_worker_takes_every_job_without_a_listen_connection() {
     )
     .await
     .unwrap();
+    // Fixed wait: lets the worker start polling before the jobs come (no signal tells it).
     tokio::time::sleep(Duration::from_millis(300)).await;
     for i in 0..5 {
         queue
             .add("p", &json!({ "i": i }), JobOptions::new())
             .await
             .unwrap();
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Well inside the longest wait (10 s, which the 30 s drain delay is capped to): only

@@ -168,6 +168,7 @@ async fn a_waiting_worker_is_woken_at_commit_not_before() {
     )
     .await
     .unwrap();
+    // Fixed wait: lets the worker start waiting before the job is added.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
     let mut conn = support::admin().await;
@@ -176,6 +177,8 @@ async fn a_waiting_worker_is_woken_at_commit_not_before() {
         .add_in(&mut tx, "receipt", &json!({}), JobOptions::new())
         .await
         .unwrap();
+    // Fixed wait: the uncommitted job must stay untaken this long (an absence, which no
+    // condition can announce).
     tokio::time::sleep(Duration::from_millis(700)).await;
     assert_eq!(processed.load(Ordering::SeqCst), 0, "taken before commit");
     tx.commit().await.unwrap();
@@ -195,6 +198,7 @@ async fn a_waiting_worker_is_woken_at_commit_not_before() {
             "not woken by the commit's NOTIFY (processed {})",
             processed.load(Ordering::SeqCst)
         );
+        // Poll interval of a loop that names, when it gives up, what is still pending.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(processed.load(Ordering::SeqCst), 1);

@@ -1,5 +1,5 @@
 //! `bullmq-test-worker`: a Rust worker in a process of its own, for the fault tests
-//! (`tests/redis_worker_faults.rs`) to kill with SIGKILL, freeze with SIGSTOP or stop with
+//! (`tests/faults/redis_worker.rs`) to kill with SIGKILL, freeze with SIGSTOP or stop with
 //! SIGTERM, which only a real process allows.
 //!
 //! Configured by environment: `REDIS_URL`, `PREFIX`, `QUEUE`, `NAME` (worker name),

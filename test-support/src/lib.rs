@@ -44,7 +44,7 @@ mod redis_conn;
 #[cfg(feature = "redis")]
 pub mod scheduled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
-mod wait;
+pub mod wait;
 
 pub use names::{now_ms, unique_name, unique_prefix};
 pub use node::{node_dir, run_node, run_node_args, run_node_json, workspace_dir};

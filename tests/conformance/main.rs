@@ -4,14 +4,13 @@
 //! go through the public API (`Queue`, `Worker`, `FlowProducer`, …); those in `backend/` go
 //! through each section of the `Backend` trait itself, one file per section, as River's
 //! driver test suite does for its drivers. What only one store has lives beside it
-//! (`tests/redis_*.rs`, `tests/postgres_*.rs`), and what a store writes byte for byte in
+//! (`tests/redis/`, `tests/postgres/`), and what a store writes byte for byte in
 //! its own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`); where
 //! Node.js's own PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned
 //! in `divergent.rs`, run on Redis only.
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 
-/// What the workspace's tests share (service URLs, unique names, awaited conditions).
 use bullmq_test_support as support;
 
 mod backend;

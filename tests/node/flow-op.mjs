@@ -6,7 +6,7 @@
 //   addBulk <json array of trees>
 //   getFlow <queue> <id> [<depth> <maxChildren> <prefix>]
 //   work <comma-separated queues> <expected finished jobs>
-// Trees are printed as the Rust tests build them (`norm` in tests/redis_flow_support): per
+// Trees are printed as the Rust tests build them (`norm` in test-support/src/flows/redis.rs): per
 // node its qualified queue name, id, name, data, options, parent fields and return value.
 // `work` runs the processor the Rust tests run: a job named `fail…` throws `boom <name>`,
 // any other returns {name, children: getChildrenValues(), ignored: getIgnoredChildrenFailures()}.

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Reads doubles from stdin as 16-hex-digit IEEE-754 bit patterns, one a line, and prints
 // JSON.stringify of them as one array: the number text Node.js writes, for the Rust golden
-// test of its JSON writer (tests/json_numbers_golden.rs). No datastore needed.
+// test of its JSON writer (tests/interop/json_numbers_golden.rs). No datastore needed.
 import { readFileSync } from 'node:fs';
 
 const lines = readFileSync(0, 'utf8').split('\n').filter(line => line.length > 0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Node.js BullMQ 6.7.0 with `bullmq-otel` and an in-memory OpenTelemetry span exporter, for
-// tests/otel_interop.rs: one side of a trace that crosses between the runtimes inside a job.
+// tests/interop/otel.rs: one side of a trace that crosses between the runtimes inside a job.
 //
 // Env: BACKEND (redis | postgres), QUEUE; Redis: REDIS_URL, PREFIX; PostgreSQL: DATABASE_URL,
 // SCHEMA. Usage: node otel.mjs <op> [args…]

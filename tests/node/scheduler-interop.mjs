@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Job schedulers (cron `pattern` and `every`) on Node.js BullMQ 6.7.0, for
-// tests/redis_scheduler_interop.rs.
+// tests/interop/redis_scheduler.rs.
 //
 //   MODE=upsert  upserts scheduler ID with the repeat options REPEAT (JSON) and the template
 //                TEMPLATE (JSON; none when unset) on each queue of QUEUES (comma separated),

@@ -1,7 +1,7 @@
 //! A `tracing` layer that keeps every span (name, fields, parent) and event (level, fields, the
 //! span it happened in), for tests that assert what the library records.
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

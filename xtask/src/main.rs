@@ -169,7 +169,14 @@ fn ensure_committed(root: &Path, args: &[String]) -> Result<(), String> {
 }
 
 /// `--exclude` of the members that are not published (`publish = false`).
-const UNPUBLISHED: &[&str] = &["--exclude", "xtask", "--exclude", "bullmq-test-worker"];
+const UNPUBLISHED: &[&str] = &[
+    "--exclude",
+    "xtask",
+    "--exclude",
+    "bullmq-test-worker",
+    "--exclude",
+    "bullmq-test-support",
+];
 
 fn cargo(root: &Path, command: &str, args: &[String]) -> Result<(), String> {
     ensure_committed(root, args)?;

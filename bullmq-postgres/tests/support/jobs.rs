@@ -10,10 +10,7 @@ use serde_json::{Value, json};
 
 /// Now, Unix ms.
 pub fn now_ms() -> i64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970");
-    i64::try_from(since.as_millis()).expect("ms fit i64")
+    i64::try_from(bullmq_test_support::now_ms()).expect("ms fit i64")
 }
 
 /// A job id.

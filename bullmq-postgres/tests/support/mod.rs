@@ -1,22 +1,18 @@
 //! Shared helpers of the PostgreSQL tests: the server's URL, a schema of its own per test
 //! (dropped afterwards, even when the test fails), jobs made and moved with upstream's own
 //! commands ([`jobs`]), and the Node.js helpers.
-#![allow(dead_code, unreachable_pub)]
-
-use std::path::PathBuf;
-use std::process::Command;
+#![allow(dead_code, unreachable_pub, unused_imports)]
 
 use bullmq_postgres::SchemaName;
 use bullmq_postgres::migrator::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::sqlx::{self, PgConnection};
 
 pub mod jobs;
-/// The test server's connections and schemas of a test's own, from the workspace's shared
-/// test-support crate.
+/// The test server's URL, a connection to it and schemas of a test's own (the workspace's
+/// test-support crate).
 pub use bullmq_test_support::postgres as server;
-
-pub use bullmq_test_support::database_url;
-pub use server::{SchemaGuard, admin};
+pub use bullmq_test_support::{node_dir, run_node};
+pub use server::{SchemaGuard, admin, database_url};
 
 /// A schema name no other test uses; the schema is dropped when this is dropped, and a failed
 /// drop fails the test.
@@ -148,43 +144,6 @@ pub async fn catalog(schema: &SchemaName) -> Vec<String> {
     .await
     .expect("read the catalog");
     rows
-}
-
-/// The folder of the pinned Node.js helpers.
-pub fn node_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("tests")
-        .join("node")
-}
-
-/// Runs `node <script>` in `tests/node` with `env` and `DATABASE_URL`, returning its stdout;
-/// panics with what to do when Node.js or the pinned packages are missing, or the script fails.
-pub fn run_node(script: &str, env: &[(&str, &str)]) -> String {
-    let dir = node_dir();
-    assert!(
-        dir.join("node_modules").join("pg").exists(),
-        "the pinned Node.js packages (bullmq, pg) are not installed: run `npm ci --prefix {}` \
-         (needs Node.js 20 and npm)",
-        dir.display()
-    );
-    let mut cmd = Command::new("node");
-    cmd.arg(script)
-        .current_dir(&dir)
-        .env("DATABASE_URL", database_url());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("cannot run `node` ({e}): install Node.js 20 and npm to run the interop tests")
-    });
-    assert!(
-        out.status.success(),
-        "node {script} failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("node output is UTF-8")
 }
 
 /// Runs `tests/node/pg-queue-op.mjs` and parses its JSON line.

@@ -1,0 +1,55 @@
+//! What every store's flow tests share, and the Redis flow tests' context ([`redis`]).
+
+#[cfg(feature = "redis")]
+pub mod redis;
+
+use bullmq_core::QueueName;
+use bullmq_core::backend::Backend;
+use bullmq_flow::{FlowJob, FlowProducer, GetFlowOptions, JobNode};
+use serde_json::json;
+
+/// A wide tree read back depth by depth: `producer` adds `top` (queue `top`) with `kids`
+/// children `kid-<i>` (queue `kids`, data `{"i": i}`), each with one child `g` of its own
+/// (queue `grandkids`); then `get_flow`, at most `max_children` children a node, reads the
+/// root alone at depth 1, the root and its children at depth 2, and every node at depth 3.
+/// The tree added, and the whole tree as read.
+pub async fn wide_tree_by_depth<B: Backend>(
+    producer: &FlowProducer<B>,
+    kids: usize,
+    max_children: u64,
+) -> (JobNode, JobNode) {
+    let q = |name: &str| QueueName::new(name).expect("a queue name");
+    let children = (0..kids).map(|i| {
+        FlowJob::new(q("kids"), format!("kid-{i}"), json!({"i": i})).child(FlowJob::new(
+            q("grandkids"),
+            "g",
+            json!({"i": i}),
+        ))
+    });
+    let added = producer
+        .add(FlowJob::new(q("top"), "top", json!({})).children(children))
+        .await
+        .expect("add the tree");
+    let get = |opts: GetFlowOptions| async move {
+        producer
+            .get_flow(&opts)
+            .await
+            .expect("get_flow")
+            .expect("the tree")
+    };
+    let id = added.job.id.clone();
+    let only_root = get(GetFlowOptions::new(q("top"), id.clone()).depth(1)).await;
+    assert!(only_root.children.is_empty());
+    let two = get(GetFlowOptions::new(q("top"), id.clone())
+        .depth(2)
+        .max_children(max_children))
+    .await;
+    assert_eq!(two.children.len(), kids);
+    assert!(two.children.iter().all(|c| c.children.is_empty()));
+    let full = get(GetFlowOptions::new(q("top"), id)
+        .depth(3)
+        .max_children(max_children))
+    .await;
+    assert_eq!(full.iter().count(), 1 + 2 * kids);
+    (added, full)
+}

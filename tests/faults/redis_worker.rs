@@ -1,0 +1,1100 @@
+//! Worker faults (RELIABILITY R1, R2, R3, R4, R5, R13, R14, I6) with real worker processes and
+//! real servers: a worker process killed mid-job, stopped with SIGTERM, frozen past its lock;
+//! connections killed and the server restarted mid-run; many workers racing on short locks;
+//! all of those at random while jobs keep coming (the chaos soak); malformed jobs written by
+//! another runtime. In every case no job is lost, none completes twice, and the workers keep
+//! running.
+//!
+//! The crashing worker is `bullmq-test-worker` (package `bullmq-test-worker`, built by
+//! `support::workspace_bin`), so a crash is a real process crash.
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use bullmq::core::job::JobType;
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{
+    ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
+    QueueName, Worker, WorkerEvent, WorkerOptions,
+};
+use serde_json::{Value, json};
+
+use crate::support::wait::{eventually, next_event};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+
+const LOCK: Duration = Duration::from_millis(800);
+const STALLED: Duration = Duration::from_millis(100);
+
+/// A queue under a unique prefix on the shared server or on a private one.
+struct Ctx {
+    url: String,
+    prefix: String,
+    _guard: Option<support::PrefixGuard>,
+    name: QueueName,
+    queue: Queue<RedisBackend>,
+}
+
+impl Ctx {
+    /// On the shared server (its keys removed on drop).
+    async fn shared(queue: &str) -> Self {
+        let prefix = support::unique_prefix();
+        let guard = support::PrefixGuard(prefix.clone());
+        Self::build(support::redis_url(), prefix, Some(guard), queue).await
+    }
+
+    /// On a private server (thrown away with it).
+    async fn private(server: &support::PrivateRedis, queue: &str) -> Self {
+        Self::build(server.url(), support::unique_prefix(), None, queue).await
+    }
+
+    async fn build(
+        url: String,
+        prefix: String,
+        guard: Option<support::PrefixGuard>,
+        queue: &str,
+    ) -> Self {
+        // Built (or found fresh) before any test starts its clock.
+        test_worker();
+        let name = QueueName::new(queue).unwrap();
+        let backend = connect(&url, &prefix, &name).await;
+        Self {
+            queue: Queue::new(name.clone(), backend),
+            url,
+            prefix,
+            _guard: guard,
+            name,
+        }
+    }
+
+    async fn connect(&self) -> RedisBackend {
+        connect(&self.url, &self.prefix, &self.name).await
+    }
+
+    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> Worker<RedisBackend, F>
+    where
+        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ProcessResult> + Send,
+    {
+        Worker::new(self.name.clone(), self.connect().await, opts, f)
+            .await
+            .unwrap()
+    }
+
+    async fn add(&self, name: &str, data: Value) -> JobId {
+        self.queue
+            .add(name, &data, JobOptions::new())
+            .await
+            .unwrap()
+            .id
+    }
+
+    async fn state(&self, id: &JobId) -> Option<JobState> {
+        self.queue.job(id.clone()).get_state().await.ok().flatten()
+    }
+
+    async fn job(&self, id: &JobId) -> bullmq::Job {
+        self.queue.get_job(id).await.unwrap().unwrap()
+    }
+
+    async fn wait_state(&self, id: &JobId, state: JobState) {
+        eventually(
+            &format!("job {id} {state:?}"),
+            Duration::from_secs(15),
+            || async { self.state(id).await == Some(state) },
+        )
+        .await;
+    }
+
+    fn key(&self, suffix: &str) -> String {
+        format!("{}:{}:{suffix}", self.prefix, self.name.as_str())
+    }
+
+    async fn raw(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url.as_str())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
+    /// The ids of a finished set (`completed` or `failed`).
+    async fn finished(&self, set: &str) -> Vec<String> {
+        redis::cmd("ZRANGE")
+            .arg(self.key(set))
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut self.raw().await)
+            .await
+            .unwrap()
+    }
+
+    /// How many events named `event` the queue's stream holds for each job id.
+    async fn event_counts(&self, event: &str) -> HashMap<String, usize> {
+        let mut con = self.raw().await;
+        let mut counts = HashMap::new();
+        // Read in pages: a long soak's stream is too large for one reply within the
+        // connection's response timeout.
+        let mut from = "-".to_owned();
+        loop {
+            let entries: Vec<(String, Vec<String>)> = redis::cmd("XRANGE")
+                .arg(self.key("events"))
+                .arg(&from)
+                .arg("+")
+                .arg("COUNT")
+                .arg(2_000)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+            let Some((last, _)) = entries.last() else {
+                return counts;
+            };
+            from = format!("({last}");
+            for (_, fields) in &entries {
+                let field = |name: &str| {
+                    fields
+                        .chunks(2)
+                        .find(|kv| kv[0] == name)
+                        .map(|kv| kv[1].clone())
+                };
+                if field("event").as_deref() == Some(event)
+                    && let Some(id) = field("jobId")
+                {
+                    *counts.entry(id).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+
+    /// The bullmq-test-worker process on this queue, with `env` on top of its defaults.
+    fn spawn_worker(&self, env: &[(&str, &str)]) -> WorkerProcess {
+        let mut cmd = Command::new(test_worker());
+        cmd.env("REDIS_URL", &self.url)
+            .env("PREFIX", &self.prefix)
+            .env("QUEUE", self.name.as_str())
+            .env("LOCK_MS", LOCK.as_millis().to_string())
+            .env("STALLED_MS", STALLED.as_millis().to_string())
+            .stdout(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        WorkerProcess::spawn(cmd)
+    }
+}
+
+/// The worker binary, built once per test process.
+fn test_worker() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(support::workspace_bin::test_worker)
+}
+
+async fn connect(url: &str, prefix: &str, name: &QueueName) -> RedisBackend {
+    let options = RedisOptions::new(url).prefix(Prefix::new(prefix).unwrap());
+    RedisBackend::connect(&options, name.clone()).await.unwrap()
+}
+
+/// A worker process and the lines it prints.
+struct WorkerProcess {
+    child: Child,
+    lines: UnboundedReceiver<(Instant, String)>,
+    seen: Vec<String>,
+    /// When each line of `seen` was read.
+    seen_at: Vec<Instant>,
+}
+
+impl WorkerProcess {
+    fn spawn(mut cmd: Command) -> Self {
+        let mut child = cmd.spawn().expect("start bullmq-test-worker");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines,
+            seen: Vec::new(),
+            seen_at: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, (at, line): (Instant, String)) {
+        self.seen.push(line);
+        self.seen_at.push(at);
+    }
+
+    /// Waits (10 s at most) for a line `matches` accepts, and returns it.
+    async fn expect(&mut self, what: &str, matches: impl Fn(&str) -> bool) -> String {
+        if let Some(line) = self.seen.iter().find(|l| matches(l)) {
+            return line.clone();
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match tokio::time::timeout_at(deadline, self.lines.recv()).await {
+                Ok(Some((at, line))) => {
+                    self.push((at, line.clone()));
+                    if matches(&line) {
+                        return line;
+                    }
+                }
+                Ok(None) | Err(_) => panic!(
+                    "worker process never printed {what}; it printed {:?}",
+                    self.seen
+                ),
+            }
+        }
+    }
+
+    async fn expect_line(&mut self, line: &str) {
+        self.expect(line, |l| l == line).await;
+    }
+
+    /// Everything printed so far.
+    fn drain(&mut self) -> &[String] {
+        while let Ok(timed) = self.lines.try_recv() {
+            self.push(timed);
+        }
+        &self.seen
+    }
+
+    /// Everything printed so far, with when it was read.
+    fn drain_timed(&mut self) -> impl Iterator<Item = (Instant, &str)> {
+        self.drain();
+        self.seen_at
+            .iter()
+            .copied()
+            .zip(self.seen.iter().map(String::as_str))
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal}");
+    }
+
+    /// SIGKILL, and reap it.
+    fn crash(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// Waits for the process to exit by itself.
+    async fn exit_status(&mut self) -> std::process::ExitStatus {
+        let child = std::sync::Mutex::new(&mut self.child);
+        eventually(
+            "the worker process exits",
+            Duration::from_secs(10),
+            || async { child.lock().unwrap().try_wait().unwrap().is_some() },
+        )
+        .await;
+        // Once reaped, `try_wait` keeps answering with the same status.
+        let status = child.lock().unwrap().try_wait().unwrap();
+        status.expect("exited")
+    }
+}
+
+impl Drop for WorkerProcess {
+    fn drop(&mut self) {
+        // It may be frozen: let it run so that SIGKILL is not queued behind SIGSTOP.
+        let _ = Command::new("kill")
+            .arg("-CONT")
+            .arg(self.child.id().to_string())
+            // Gone already when it was crashed (and reaped) on purpose.
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How long a test waits for a worker's event.
+const EVENT_WAIT: Duration = Duration::from_secs(10);
+
+/// Options of the in-process workers that take over: the same short lock and fast check.
+fn rescuer() -> WorkerOptions {
+    WorkerOptions::new()
+        .name("rescuer")
+        .lock_duration(LOCK)
+        .stalled_interval(STALLED)
+        .drain_delay(Duration::from_millis(500))
+        .autorun(false)
+}
+
+async fn rescued(_job: ActiveJob<RedisBackend>, _cancel: CancellationToken) -> ProcessResult {
+    Ok(json!({"by": "rescuer"}))
+}
+
+// R1 -------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn r1_a_killed_worker_process_job_is_finished_by_another_through_stalled_recovery() {
+    let ctx = Ctx::shared("r1").await;
+    let id = ctx.add("slow", json!({"ms": 30_000})).await;
+    let mut crashed = ctx.spawn_worker(&[("NAME", "doomed")]);
+    crashed.expect_line(&format!("active {id}")).await;
+    crashed.crash();
+    let killed_at = Instant::now();
+
+    let worker = ctx.worker(rescuer(), rescued).await;
+    let mut rx = worker.events();
+    worker.run().unwrap();
+    next_event(
+        &mut rx,
+        "stalled",
+        EVENT_WAIT,
+        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
+    )
+    .await;
+    ctx.wait_state(&id, JobState::Completed).await;
+    let recovered_in = killed_at.elapsed();
+    let job = ctx.job(&id).await;
+    assert_eq!(job.stalled_counter, 1);
+    assert_eq!(job.attempts_started, 2);
+    assert_eq!(job.attempts_made, 1, "a stall is not a failed attempt");
+    assert_eq!(job.return_value.as_deref(), Some(r#"{"by":"rescuer"}"#));
+    assert_eq!(job.processed_by.as_deref(), Some("rescuer"));
+    assert!(
+        recovered_in < LOCK + Duration::from_secs(3),
+        "took over after about lockDuration + stalledInterval, not {recovered_in:?}"
+    );
+    assert_eq!(ctx.event_counts("stalled").await.get(id.as_str()), Some(&1));
+    assert_eq!(
+        ctx.event_counts("completed").await.get(id.as_str()),
+        Some(&1)
+    );
+    worker.close().await;
+}
+
+#[tokio::test]
+async fn r1_a_job_whose_workers_keep_crashing_fails_past_max_stalled_count() {
+    let ctx = Ctx::shared("r1-limit").await;
+    let id = ctx.add("cursed", json!({"ms": 30_000})).await;
+    // maxStalledCount 1 (the default): the first stall puts it back, the second fails it.
+    let started = Instant::now();
+    for crash in 0..2 {
+        let mut process = ctx.spawn_worker(&[("NAME", &format!("doomed-{crash}"))]);
+        process.expect_line(&format!("active {id}")).await;
+        process.crash();
+    }
+    let mut last = ctx.spawn_worker(&[("NAME", "survivor")]);
+    last.expect_line("ready").await;
+    ctx.wait_state(&id, JobState::Failed).await;
+    let job = ctx.job(&id).await;
+    assert_eq!(
+        job.failed_reason.as_deref(),
+        Some("job stalled more than allowable limit")
+    );
+    // 6.7.0 marks it (`defa`) and puts it back; the next worker to take it fails it without
+    // running the processor (a 30 s job could not have failed this soon otherwise).
+    assert_eq!(job.attempts_started, 3);
+    last.expect_line(&format!(
+        "failed {id} job stalled more than allowable limit"
+    ))
+    .await;
+    assert_eq!(ctx.event_counts("failed").await.get(id.as_str()), Some(&1));
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
+
+// R2 -------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn r2_sigterm_lets_jobs_in_flight_finish_and_takes_no_new_one() {
+    let ctx = Ctx::shared("r2").await;
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        // Long enough that SIGTERM lands while both run, even on a loaded machine.
+        ids.push(ctx.add("j", json!({"i": i, "ms": 2500})).await);
+    }
+    let mut process = ctx.spawn_worker(&[("CONCURRENCY", "2"), ("CLOSE_MS", "5000")]);
+    process.expect_line(&format!("active {}", ids[0])).await;
+    process.expect_line(&format!("active {}", ids[1])).await;
+    process.signal("TERM");
+    process.expect_line("closed true").await;
+    assert!(process.exit_status().await.success());
+    for id in &ids[..2] {
+        assert_eq!(ctx.state(id).await, Some(JobState::Completed));
+    }
+    for id in &ids[2..] {
+        assert_eq!(
+            ctx.state(id).await,
+            Some(JobState::Waiting),
+            "never fetched"
+        );
+        assert_eq!(ctx.job(id).await.attempts_started, 0);
+    }
+    let lines = process.drain();
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l == &format!("active {}", ids[2]) || l == &format!("active {}", ids[3])),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test]
+async fn r2_sigterm_past_its_timeout_leaves_jobs_to_stalled_recovery() {
+    let ctx = Ctx::shared("r2-timeout").await;
+    let a = ctx.add("long", json!({"ms": 20_000})).await;
+    let b = ctx.add("long", json!({"ms": 20_000})).await;
+    let mut process = ctx.spawn_worker(&[("CONCURRENCY", "2"), ("CLOSE_MS", "200")]);
+    process.expect_line(&format!("active {a}")).await;
+    process.expect_line(&format!("active {b}")).await;
+    process.signal("TERM");
+    process.expect_line("closed false").await;
+    assert!(process.exit_status().await.success());
+    for id in [&a, &b] {
+        assert_eq!(
+            ctx.state(id).await,
+            Some(JobState::Active),
+            "a job cut short is neither finished nor failed: {:?}",
+            process.drain()
+        );
+    }
+    let worker = ctx.worker(rescuer().concurrency(2), rescued).await;
+    worker.run().unwrap();
+    for id in [&a, &b] {
+        ctx.wait_state(id, JobState::Completed).await;
+        let job = ctx.job(id).await;
+        assert_eq!(job.return_value.as_deref(), Some(r#"{"by":"rescuer"}"#));
+        assert_eq!(job.stalled_counter, 1);
+    }
+    worker.close().await;
+}
+
+// R3 -------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn r3_a_frozen_worker_loses_its_job_and_its_late_finish_is_refused() {
+    let ctx = Ctx::shared("r3").await;
+    let id = ctx.add("slow", json!({"ms": 2_000})).await;
+    let mut frozen = ctx.spawn_worker(&[("NAME", "frozen")]);
+    frozen.expect_line(&format!("active {id}")).await;
+    frozen.signal("STOP");
+
+    let worker = ctx.worker(rescuer(), rescued).await;
+    let mut rx = worker.events();
+    worker.run().unwrap();
+    next_event(
+        &mut rx,
+        "stalled",
+        EVENT_WAIT,
+        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
+    )
+    .await;
+    ctx.wait_state(&id, JobState::Completed).await;
+    worker.close().await;
+
+    frozen.signal("CONT");
+    let refused = frozen
+        .expect("the refused finish", |l| {
+            l.starts_with("error script moveToFinished")
+        })
+        .await;
+    assert!(
+        refused.ends_with("LockNotFound") || refused.ends_with("LockMismatch"),
+        "{refused}"
+    );
+    let job = ctx.job(&id).await;
+    assert_eq!(job.return_value.as_deref(), Some(r#"{"by":"rescuer"}"#));
+    assert_eq!(ctx.finished("completed").await, vec![id.to_string()]);
+    assert_eq!(
+        ctx.event_counts("completed").await.get(id.as_str()),
+        Some(&1)
+    );
+    assert_eq!(ctx.state(&id).await, Some(JobState::Completed));
+
+    // The worker that lost the job goes on with the next one.
+    let next = ctx.add("next", json!({"ms": 0})).await;
+    frozen.expect_line(&format!("completed {next}")).await;
+}
+
+// R4 -------------------------------------------------------------------------------------------
+
+/// Counts processor runs per job.
+#[derive(Clone, Default)]
+struct Runs(Arc<Mutex<HashMap<String, usize>>>);
+
+impl Runs {
+    fn record(&self, id: &JobId) {
+        *self.0.lock().unwrap().entry(id.to_string()).or_insert(0) += 1;
+    }
+
+    fn total(&self) -> usize {
+        self.0.lock().unwrap().values().sum()
+    }
+}
+
+async fn add_many(ctx: &Ctx, n: usize, data: impl Fn(usize) -> Value) -> Vec<String> {
+    let jobs: Vec<_> = (0..n)
+        .map(|i| bullmq::BulkJob {
+            name: "n".to_owned(),
+            data: data(i),
+            opts: JobOptions::new(),
+        })
+        .collect();
+    let added = ctx.queue.add_bulk(jobs).await.unwrap();
+    added.into_iter().map(|j| j.id.to_string()).collect()
+}
+
+/// Every id ended exactly once, in completed or failed, with exactly one final event; nothing
+/// is left waiting or active.
+async fn assert_each_finished_once(ctx: &Ctx, ids: &[String]) {
+    let completed = ctx.finished("completed").await;
+    let failed = ctx.finished("failed").await;
+    let mut ended: Vec<_> = completed.iter().chain(&failed).cloned().collect();
+    ended.sort();
+    let mut expected = ids.to_vec();
+    expected.sort();
+    assert_eq!(ended, expected, "each job ends in exactly one finished set");
+    let done = ctx.event_counts("completed").await;
+    let fail = ctx.event_counts("failed").await;
+    for id in ids {
+        let finals = done.get(id).copied().unwrap_or(0) + fail.get(id).copied().unwrap_or(0);
+        assert_eq!(finals, 1, "job {id} has {finals} final events");
+    }
+    let mut con = ctx.raw().await;
+    let (wait, active, delayed): (u64, u64, u64) = redis::pipe()
+        .cmd("LLEN")
+        .arg(ctx.key("wait"))
+        .cmd("LLEN")
+        .arg(ctx.key("active"))
+        .cmd("ZCARD")
+        .arg(ctx.key("delayed"))
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!((wait, active, delayed), (0, 0, 0), "nothing left behind");
+}
+
+#[tokio::test]
+async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
+    const N: usize = 400;
+    let server = support::PrivateRedis::start();
+    let ctx = Ctx::private(&server, "r4").await;
+    let runs = Runs::default();
+    let mut workers = Vec::new();
+    for w in 0..2 {
+        let runs = runs.clone();
+        // A kill can land between a fetch's effect and its reply: that job is then locked by
+        // a worker that never heard of it, and only the stalled check gives it back, once its
+        // lock runs out. Short locks keep that recovery within the test's wait.
+        let opts = WorkerOptions::new()
+            .name(format!("w{w}"))
+            .concurrency(4)
+            .lock_duration(Duration::from_secs(2))
+            .stalled_interval(Duration::from_secs(1))
+            .drain_delay(Duration::from_millis(500));
+        workers.push(
+            ctx.worker(opts, move |job, _| {
+                let runs = runs.clone();
+                async move {
+                    runs.record(&job.id);
+                    // Fixed wait: simulates work (a job that takes this long).
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    Ok(json!(job.id.to_string()))
+                }
+            })
+            .await,
+        );
+    }
+    let ids = add_many(&ctx, N, |i| json!({"i": i})).await;
+    let mut kills = 0;
+    for _ in 0..6 {
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        kills += server.kill_clients().await;
+    }
+    assert!(kills >= 6, "connections were killed ({kills})");
+    eventually("all jobs finished", Duration::from_secs(20), || async {
+        ctx.finished("completed").await.len() >= N
+    })
+    .await;
+    assert_each_finished_once(&ctx, &ids).await;
+
+    // Idle workers blocked on the marker: their blocking connections die, then a job arrives.
+    // Fixed wait: lets the idle workers' blocking connections sit in the marker wait, which a
+    // dropped connection must break out of (not a condition the test can see from outside).
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(server.kill_clients().await >= 2);
+    let started = Instant::now();
+    let late = ctx.add("late", json!({})).await;
+    ctx.wait_state(&late, JobState::Completed).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the blocking fetch resumed in {:?}",
+        started.elapsed()
+    );
+    for w in &workers {
+        assert!(w.is_running());
+    }
+    eprintln!(
+        "r4: {kills} connections killed, {} runs for {} jobs",
+        runs.total(),
+        N + 1
+    );
+    for w in workers {
+        w.close().await;
+    }
+}
+
+// R5 -------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn r5_workers_resume_by_themselves_after_a_server_restart() {
+    let mut server = support::PrivateRedis::start();
+    let ctx = Ctx::private(&server, "r5").await;
+    let opts = WorkerOptions::new()
+        .name("survivor")
+        .drain_delay(Duration::from_millis(500))
+        .run_retry_delay(Duration::from_millis(200));
+    let worker = ctx
+        .worker(opts, |job, _| async move { Ok(json!(job.id.to_string())) })
+        .await;
+    let before = ctx.add("before", json!({})).await;
+    ctx.wait_state(&before, JobState::Completed).await;
+
+    server.kill_server();
+    // Longer than drainDelay + 1 s: the blocking wait has failed and retried meanwhile.
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
+    tokio::time::sleep(Duration::from_millis(1_800)).await;
+    assert!(worker.is_running(), "still running, retrying on its own");
+    server.restart();
+
+    // Persistence is off: the server came back empty. New jobs are taken by the same worker.
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        let added = async {
+            loop {
+                match ctx
+                    .queue
+                    .add("after", &json!({"i": i}), JobOptions::new())
+                    .await
+                {
+                    Ok(job) => break job.id,
+                    // Retry interval while the restarted server comes back.
+                    Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+                }
+            }
+        };
+        ids.push(
+            tokio::time::timeout(Duration::from_secs(10), added)
+                .await
+                .expect("the producer reconnects"),
+        );
+    }
+    let started = Instant::now();
+    for id in &ids {
+        ctx.wait_state(id, JobState::Completed).await;
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(worker.is_running());
+    worker.close().await;
+    assert!(!worker.is_running());
+}
+
+// R13 ------------------------------------------------------------------------------------------
+
+/// xorshift64*, so each run's delays are reproducible from its seed.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+async fn race_on_short_locks(seed: u64) {
+    const N: usize = 200;
+    let ctx = Ctx::shared(&format!("r13-{seed}")).await;
+    let mut rng = seed;
+    // Each invocation draws its delay from the job's own sequence: a re-run differs.
+    let delays: Vec<u64> = (0..N).map(|_| next_random(&mut rng)).collect();
+    let ids = add_many(&ctx, N, |i| json!({"i": i, "seed": delays[i]})).await;
+    let runs = Runs::default();
+    let mut workers = Vec::new();
+    for w in 0..4 {
+        let runs = runs.clone();
+        // Half the workers never renew their locks: their long jobs are taken over while
+        // still running, and their finish must then be refused.
+        let opts = WorkerOptions::new()
+            .name(format!("racer-{w}"))
+            .concurrency(5)
+            .lock_duration(Duration::from_millis(200))
+            .stalled_interval(Duration::from_millis(100))
+            .max_stalled_count(2)
+            .skip_lock_renewal(w % 2 == 0)
+            .drain_delay(Duration::from_millis(300));
+        workers.push(
+            ctx.worker(opts, move |job, _| {
+                let runs = runs.clone();
+                async move {
+                    runs.record(&job.id);
+                    let data: Value = job.data_as()?;
+                    let mut state =
+                        data["seed"].as_u64().unwrap_or(1) ^ u64::from(job.attempts_started);
+                    let delay = next_random(&mut state) % 350;
+                    // Fixed wait: simulates work (a job that takes this long).
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    Ok(json!(job.id.to_string()))
+                }
+            })
+            .await,
+        );
+    }
+    eventually("every job finished", Duration::from_secs(25), || async {
+        ctx.finished("completed").await.len() + ctx.finished("failed").await.len() >= N
+    })
+    .await;
+    // Let refused late finishes of the non-renewing workers land, if they were to.
+    // Fixed wait: gives refused late finishes a chance to land; the check after it must see none.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    for w in workers {
+        w.close().await;
+    }
+    assert_each_finished_once(&ctx, &ids).await;
+    let invocations = runs.total();
+    assert!(invocations >= N);
+    eprintln!(
+        "r13 seed {seed}: {invocations} invocations for {N} jobs ({} duplicates), {} failed as stalled",
+        invocations - N,
+        ctx.finished("failed").await.len()
+    );
+}
+
+#[tokio::test]
+async fn r13_each_job_finishes_exactly_once_under_lock_contention() {
+    for seed in [0x9E37_79B9_7F4A_7C15, 42] {
+        race_on_short_locks(seed).await;
+    }
+}
+
+// R14 ------------------------------------------------------------------------------------------
+
+/// A fault the chaos soak injects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Fault {
+    /// SIGKILL one worker process, then start a new one in its place.
+    KillWorker,
+    /// `CLIENT KILL TYPE normal`: every connection, the producer's and the workers' alike.
+    KillConnections,
+    /// SIGKILL the server and start it again; its append-only file keeps every acknowledged
+    /// write.
+    RestartServer,
+}
+
+/// How long the soak injects faults (`BULLMQ_SOAK_SECS`, 10 by default: a smoke run for CI;
+/// raise it for a long run on demand) and its seed (`BULLMQ_SOAK_SEED`, else the clock's;
+/// printed, so that a failing sequence of faults can be replayed).
+fn soak_settings() -> (Duration, u64) {
+    let secs = std::env::var("BULLMQ_SOAK_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let seed = std::env::var("BULLMQ_SOAK_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map_or(1, |d| d.as_secs() ^ u64::from(d.subsec_nanos())) | 1
+        });
+    (Duration::from_secs(secs), seed)
+}
+
+/// Adds jobs `s0`, `s1`, … in batches of 10 every 100 ms until `stop` is set. A batch that
+/// fails (its connection killed, the server restarting) is sent again until Redis takes it:
+/// the ids make the retry idempotent, so a batch that was applied before its reply was lost
+/// is neither doubled nor forgotten. Returns the ids of every job added.
+async fn produce(
+    queue: Queue<RedisBackend>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<String> {
+    let mut ids = Vec::new();
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let batch: Vec<String> = (ids.len()..ids.len() + 10)
+            .map(|n| format!("s{n}"))
+            .collect();
+        let jobs = || {
+            batch
+                .iter()
+                .map(|id| bullmq::BulkJob {
+                    name: "soak".to_owned(),
+                    data: json!({"ms": 20}),
+                    opts: JobOptions::new().job_id(id.clone()),
+                })
+                .collect::<Vec<_>>()
+        };
+        while queue.add_bulk(jobs()).await.is_err() {
+            // Retry interval while the server is down.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        ids.extend(batch);
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    ids
+}
+
+/// RELIABILITY R14: jobs added all along while worker processes are killed, every connection
+/// is cut and the server crashes and restarts, then a quiet stretch. Every job whose add
+/// returned completes exactly once (one completed event, nothing left waiting or active, the
+/// counters agree), every worker still runs, and a job runs again only after a fault: never
+/// once the faults are over, and no more often than the faults can explain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r14_chaos_soak_every_job_completes_exactly_once() {
+    const WORKERS: usize = 3;
+    const CONCURRENCY: usize = 4;
+    const LOCK_MS: u64 = 2_000;
+    const STALLED_MS: u64 = 500;
+    // A job stranded by a fault runs again once its lock has run out and two stalled checks
+    // have passed (marked, then moved back), plus slack for a loaded machine.
+    const RERUN_WINDOW: Duration = Duration::from_secs(8);
+    let (soak, seed) = soak_settings();
+    eprintln!("r14: seed {seed} (BULLMQ_SOAK_SEED), faults for {soak:?}");
+    let mut server = support::PrivateRedis::start_durable();
+    let ctx = Ctx::private(&server, "r14").await;
+    let spawn = |i: usize| {
+        let lock = LOCK_MS.to_string();
+        let stalled = STALLED_MS.to_string();
+        let concurrency = CONCURRENCY.to_string();
+        ctx.spawn_worker(&[
+            ("NAME", &format!("soak-{i}")),
+            ("CONCURRENCY", &concurrency),
+            ("LOCK_MS", &lock),
+            ("STALLED_MS", &stalled),
+            // Stranded jobs are taken back, not failed, however often their worker dies.
+            ("MAX_STALLED", "1000"),
+            // Back soon after the server restarts (Node's default waits 15 s).
+            ("RUN_RETRY_MS", "200"),
+        ])
+    };
+    let mut workers: Vec<WorkerProcess> = (0..WORKERS).map(spawn).collect();
+    for w in &mut workers {
+        w.expect_line("ready").await;
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The whole event stream is checked at the end: a long run must not have it trimmed.
+    let queue = Queue::new(ctx.name.clone(), ctx.connect().await).max_len_events(1_000_000);
+    let producer = tokio::spawn(produce(queue, Arc::clone(&stop)));
+
+    let mut rng = seed;
+    let mut faults: Vec<(Instant, Fault)> = Vec::new();
+    let mut retired = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < soak {
+        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
+        tokio::time::sleep(Duration::from_millis(600 + next_random(&mut rng) % 800)).await;
+        let fault = match next_random(&mut rng) % 3 {
+            0 => Fault::KillWorker,
+            1 => Fault::KillConnections,
+            _ => Fault::RestartServer,
+        };
+        faults.push((Instant::now(), fault));
+        match fault {
+            Fault::KillWorker => {
+                let i = usize::try_from(next_random(&mut rng) % 1024).unwrap() % WORKERS;
+                workers[i].crash();
+                retired.push(std::mem::replace(&mut workers[i], spawn(i)));
+            }
+            Fault::KillConnections => {
+                server.kill_clients().await;
+            }
+            Fault::RestartServer => server.restart(),
+        }
+    }
+    let last_fault = faults.last().map_or(started, |f| f.0);
+    // Quiet: jobs keep coming for longer than a stranded job takes to run again.
+    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
+    tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let ids = producer.await.unwrap();
+    eventually(
+        "every added job completed",
+        Duration::from_secs(60),
+        || async { ctx.finished("completed").await.len() >= ids.len() },
+    )
+    .await;
+
+    assert_each_finished_once(&ctx, &ids).await;
+    assert!(ctx.finished("failed").await.is_empty());
+    let counts = ctx
+        .queue
+        .get_job_counts(&[
+            JobType::State(JobState::Completed),
+            JobType::State(JobState::Failed),
+            JobType::State(JobState::Active),
+            JobType::State(JobState::Waiting),
+            JobType::State(JobState::Delayed),
+            JobType::State(JobState::Prioritized),
+        ])
+        .await
+        .unwrap();
+    let counts: Vec<u64> = counts.into_iter().map(|(_, n)| n).collect();
+    let added = u64::try_from(ids.len()).unwrap();
+    assert_eq!(counts, [added, 0, 0, 0, 0, 0], "counters");
+    for w in &mut workers {
+        assert!(w.child.try_wait().unwrap().is_none(), "a worker exited");
+    }
+
+    // Every run of every process, with when the test read its `active` line.
+    let mut runs: HashMap<String, Vec<Instant>> = HashMap::new();
+    for w in workers.iter_mut().chain(&mut retired) {
+        for (at, line) in w.drain_timed() {
+            if let Some(id) = line.strip_prefix("active ") {
+                runs.entry(id.to_owned()).or_default().push(at);
+            }
+        }
+    }
+    let mut reruns = 0;
+    for (id, times) in &mut runs {
+        times.sort();
+        for &at in &times[1..] {
+            reruns += 1;
+            assert!(
+                faults
+                    .iter()
+                    .any(|&(f, _)| f <= at && at.duration_since(f) <= RERUN_WINDOW),
+                "job {id} ran again {:?} after the last fault, with no fault to explain it",
+                at.saturating_duration_since(last_fault)
+            );
+        }
+    }
+    let kinds = |k: Fault| faults.iter().filter(|f| f.1 == k).count();
+    eprintln!(
+        "r14: {} jobs, {} faults ({} worker kills, {} connection kills, {} server restarts), {reruns} re-runs",
+        ids.len(),
+        faults.len(),
+        kinds(Fault::KillWorker),
+        kinds(Fault::KillConnections),
+        kinds(Fault::RestartServer),
+    );
+    // A fault strands at most the jobs in flight on every worker (a fetch-next included).
+    assert!(
+        reruns <= faults.len() * WORKERS * (CONCURRENCY + 1),
+        "{reruns} re-runs for {} faults",
+        faults.len()
+    );
+    assert!(ids.len() >= 100, "the producer kept adding ({})", ids.len());
+}
+
+// I6 -------------------------------------------------------------------------------------------
+
+/// A malformed job: its name, the fields written over the stored job, and how it must end.
+type Corruption<'a> = (&'a str, Vec<(&'a str, String)>, &'a str);
+
+#[tokio::test]
+async fn i6_malformed_jobs_from_another_runtime_are_failed_and_the_worker_goes_on() {
+    let ctx = Ctx::shared("i6").await;
+    let mut con = ctx.raw().await;
+    // (what is done to the stored job, how it ends). A missing `data` reads as `{}` and
+    // numbers as strings are read as numbers, as Node.js reads them; what cannot be read at
+    // all is failed with a reason that says so.
+    let deep = format!("{}{}", "[".repeat(5_000), "]".repeat(5_000));
+    let cases: Vec<Corruption<'_>> = vec![
+        ("no data", vec![], "completed"),
+        (
+            "data not JSON",
+            vec![("data", "{not json".to_owned())],
+            "failed",
+        ),
+        ("opts not JSON", vec![("opts", "][".to_owned())], "failed"),
+        (
+            "unknown opts keys",
+            vec![(
+                "opts",
+                r#"{"attempts":1,"fromTheFuture":{"x":[1,2]}}"#.to_owned(),
+            )],
+            "completed",
+        ),
+        (
+            "numbers as strings",
+            vec![("opts", r#"{"attempts":"3","delay":"0"}"#.to_owned())],
+            "completed",
+        ),
+        (
+            "returnvalue not JSON",
+            vec![("returnvalue", "{oops".to_owned())],
+            "completed",
+        ),
+        ("deeply nested data", vec![("data", deep)], "failed"),
+    ];
+    let mut ids = Vec::new();
+    for (what, fields, _) in &cases {
+        let id = ctx.add(what, json!({"fine": true})).await;
+        let key = ctx.key(id.as_str());
+        if *what == "no data" {
+            let _: () = redis::cmd("HDEL")
+                .arg(&key)
+                .arg("data")
+                .query_async(&mut con)
+                .await
+                .unwrap();
+        }
+        for (field, value) in fields {
+            let _: () = redis::cmd("HSET")
+                .arg(&key)
+                .arg(field)
+                .arg(value)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+        }
+        ids.push(id);
+    }
+    let good = ctx.add("good", json!({"fine": true})).await;
+    let worker = ctx
+        .worker(
+            WorkerOptions::new().drain_delay(Duration::from_millis(500)),
+            |job, _| async move {
+                let data: Value = job.data_as()?;
+                Ok(json!({ "fine": data["fine"] }))
+            },
+        )
+        .await;
+    ctx.wait_state(&good, JobState::Completed).await;
+    for ((what, _, expect), id) in cases.iter().zip(&ids) {
+        eventually(what, Duration::from_secs(10), || async {
+            matches!(
+                ctx.state(id).await,
+                Some(JobState::Completed | JobState::Failed)
+            )
+        })
+        .await;
+        let state = ctx.state(id).await.unwrap();
+        let job: HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(ctx.key(id.as_str()))
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        eprintln!("i6 {what}: {state:?} {:?}", job.get("failedReason"));
+        if *expect == "completed" {
+            assert_eq!(state, JobState::Completed, "{what}: {job:?}");
+        } else {
+            assert_eq!(state, JobState::Failed, "{what}: {job:?}");
+            let reason = job.get("failedReason").map_or("", String::as_str);
+            assert!(reason.contains("could not be decoded"), "{what}: {reason}");
+        }
+    }
+    assert!(worker.is_running());
+    let after = ctx.add("after", json!({"fine": true})).await;
+    ctx.wait_state(&after, JobState::Completed).await;
+    worker.close().await;
+}

@@ -1,0 +1,501 @@
+//! One trace across Node.js and Rust through a job, on Redis and on PostgreSQL: Node.js BullMQ
+//! 6.7.0 with `bullmq-otel` and an in-memory span exporter (`tests/node/otel.mjs`) on one side,
+//! this crate with `tracing-opentelemetry` and the SDK's in-memory exporter on the other.
+//!
+//! - a Node producer's `add` span is the parent of our worker's `process <queue>` span;
+//! - our producer's `add` span is the parent of Node's worker `process <queue>` span, and the
+//!   `tm` we store is the carrier `bullmq-otel` writes (`{"traceparent":"00-…-…-01"}`);
+//! - as upstream: `omitContext` writes none, bulk jobs carry the `addBulk` span, flow nodes
+//!   their `addNode` spans, and every attempt of a retried job continues the producer's trace.
+//!
+//! Run: `cargo test --features otel,postgres,flow --test interop otel::`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::time::Duration;
+
+use bullmq::core::backend::Backend;
+use bullmq::postgres::PostgresBackend;
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{JobOptions, Prefix, Queue, QueueName, Worker, WorkerEvent, WorkerOptions};
+use opentelemetry::trace::{SpanKind, TracerProvider as _};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use tracing_subscriber::layer::SubscriberExt;
+
+/// Spans exported by this process while the guard lives (this thread's subscriber).
+struct Capture {
+    exporter: InMemorySpanExporter,
+    _provider: SdkTracerProvider,
+    _guard: tracing::subscriber::DefaultGuard,
+}
+
+impl Capture {
+    fn start() -> Self {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("bullmq"));
+        let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+        Self {
+            exporter,
+            _provider: provider,
+            _guard: guard,
+        }
+    }
+
+    fn spans(&self) -> Vec<SpanData> {
+        self.exporter.get_finished_spans().expect("spans")
+    }
+
+    fn one(&self, name: &str) -> SpanData {
+        let all = self.spans();
+        let found: Vec<_> = all.iter().filter(|s| s.name == name).cloned().collect();
+        assert_eq!(
+            found.len(),
+            1,
+            "one span named {name:?} among {:?}",
+            all.iter().map(|s| s.name.to_string()).collect::<Vec<_>>()
+        );
+        found.into_iter().next().unwrap()
+    }
+}
+
+fn attr(span: &SpanData, key: &str) -> Option<String> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == key)
+        .map(|kv| kv.value.to_string())
+}
+
+/// Node's spans from `otel.mjs` output.
+fn node_span<'a>(spans: &'a Value, name: &str) -> &'a Value {
+    let found: Vec<_> = spans
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == name)
+        .collect();
+    assert_eq!(found.len(), 1, "one Node span named {name:?} in {spans}");
+    found[0]
+}
+
+/// How to reach one queue from Node (`otel.mjs` environment).
+struct Side {
+    queue: String,
+    env: Vec<(String, String)>,
+}
+
+impl Side {
+    fn node(&self, op: &str, arg: &str) -> Value {
+        let env: Vec<(&str, &str)> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let out = support::run_node_args(&["otel.mjs", op, arg], &env);
+        serde_json::from_str(out.trim()).expect("otel.mjs prints JSON")
+    }
+}
+
+/// Node adds a job under its `add` span; our worker's attempt span is its child.
+async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
+    let capture = Capture::start();
+    let added = side.node("add", "from-node");
+    let add = node_span(&added["spans"], &format!("add {}.from-node", side.queue));
+    assert_eq!(add["kind"], 3, "Node's add is a producer span");
+
+    let worker = Worker::new(
+        QueueName::new(&side.queue).unwrap(),
+        backend,
+        WorkerOptions::new(),
+        |_job, _cancel| async { Ok(json!("done")) },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Ok(WorkerEvent::Completed { .. }) = events.recv().await {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("our worker completes Node's job");
+    worker.close().await;
+
+    let process = capture.one(&format!("process {}", side.queue));
+    assert_eq!(process.span_kind, SpanKind::Consumer);
+    assert_eq!(
+        process.span_context.trace_id().to_string(),
+        add["traceId"].as_str().unwrap(),
+        "our attempt continues Node's trace"
+    );
+    assert_eq!(
+        process.parent_span_id.to_string(),
+        add["spanId"].as_str().unwrap(),
+        "Node's add span is our attempt's parent, as in Node's worker"
+    );
+    assert_eq!(
+        attr(&process, "bullmq.job.id").as_deref(),
+        added["jobId"].as_str()
+    );
+    assert_eq!(
+        attr(&process, "bullmq.job.name").as_deref(),
+        Some("from-node")
+    );
+    assert_eq!(
+        attr(&process, "messaging.system").as_deref(),
+        Some("bullmq")
+    );
+    assert_eq!(
+        attr(&process, "bullmq.job.state").as_deref(),
+        Some("completed")
+    );
+    let complete = capture.one(&format!("complete {}", side.queue));
+    assert_eq!(complete.parent_span_id, process.span_context.span_id());
+}
+
+/// We add a job under our `add` span; Node's worker's attempt span is its child. Returns the
+/// job id and our add span.
+async fn rust_producer_node_worker<B: Backend>(side: &Side, backend: B) -> (String, SpanData) {
+    let capture = Capture::start();
+    let queue = Queue::new(QueueName::new(&side.queue).unwrap(), backend);
+    let job = queue
+        .add("from-rust", &json!({"from": "rust"}), JobOptions::new())
+        .await
+        .unwrap();
+    let add = capture.one(&format!("add {}.from-rust", side.queue));
+    assert_eq!(add.span_kind, SpanKind::Producer);
+    assert_eq!(
+        attr(&add, "bullmq.job.id").as_deref(),
+        Some(job.id.as_str())
+    );
+    assert_eq!(
+        attr(&add, "messaging.destination.name").as_deref(),
+        Some(side.queue.as_str())
+    );
+
+    let worked = side.node("work", "1");
+    let process = node_span(&worked["spans"], &format!("process {}", side.queue));
+    assert_eq!(process["kind"], 4, "Node's process is a consumer span");
+    assert_eq!(
+        process["traceId"].as_str().unwrap(),
+        add.span_context.trace_id().to_string(),
+        "Node's attempt continues our trace"
+    );
+    assert_eq!(
+        process["parentSpanId"].as_str().unwrap(),
+        add.span_context.span_id().to_string(),
+        "our add span is the parent of Node's attempt"
+    );
+    (job.id.to_string(), add)
+}
+
+fn traceparent(span: &SpanData) -> String {
+    format!(
+        "{{\"traceparent\":\"00-{}-{}-01\"}}",
+        span.span_context.trace_id(),
+        span.span_context.span_id()
+    )
+}
+
+async fn redis_side(tag: &str) -> (Side, RedisOptions, support::PrefixGuard) {
+    let prefix = support::unique_prefix();
+    let guard = support::PrefixGuard(prefix.clone());
+    let options =
+        RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
+    let side = Side {
+        queue: format!("otel-{tag}"),
+        env: vec![
+            ("BACKEND".into(), "redis".into()),
+            ("PREFIX".into(), prefix),
+            ("QUEUE".into(), format!("otel-{tag}")),
+        ],
+    };
+    (side, options, guard)
+}
+
+async fn redis_backend(side: &Side, options: &RedisOptions) -> RedisBackend {
+    RedisBackend::connect(options, QueueName::new(&side.queue).unwrap())
+        .await
+        .expect("connect")
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn redis_node_producer_trace_continues_in_our_worker() {
+    let (side, options, _guard) = redis_side("n2r").await;
+    node_producer_rust_worker(&side, redis_backend(&side, &options).await).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn redis_our_producer_trace_continues_in_node_worker() {
+    let (side, options, _guard) = redis_side("r2n").await;
+    let (id, add) = rust_producer_node_worker(&side, redis_backend(&side, &options).await).await;
+    // The carrier is the one bullmq-otel writes.
+    let mut redis = support::redis().await;
+    let prefix = &side.env[1].1;
+    let opts: String = redis::cmd("HGET")
+        .arg(format!("{prefix}:{}:{id}", side.queue))
+        .arg("opts")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    let opts: Value = serde_json::from_str(&opts).unwrap();
+    assert_eq!(opts["tm"].as_str().unwrap(), traceparent(&add));
+}
+
+fn postgres_side(tag: &str, schema: &support::postgres::SchemaGuard) -> Side {
+    Side {
+        queue: format!("otel-{tag}"),
+        env: vec![
+            ("BACKEND".into(), "postgres".into()),
+            ("DATABASE_URL".into(), support::postgres::database_url()),
+            ("SCHEMA".into(), schema.as_str().to_owned()),
+            ("QUEUE".into(), format!("otel-{tag}")),
+        ],
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_node_producer_trace_continues_in_our_worker() {
+    let schema = support::postgres::SchemaGuard::new("otel_n2r");
+    let side = postgres_side("n2r", &schema);
+    let backend: PostgresBackend = schema.backend(&side.queue).await;
+    node_producer_rust_worker(&side, backend).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_our_producer_trace_continues_in_node_worker() {
+    let schema = support::postgres::SchemaGuard::new("otel_r2n");
+    let side = postgres_side("r2n", &schema);
+    let backend: PostgresBackend = schema.backend(&side.queue).await;
+    let (id, add) = rust_producer_node_worker(&side, backend).await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        schema.backend(&side.queue).await,
+    );
+    let job = queue
+        .get_job(&bullmq::JobId::from(id))
+        .await
+        .unwrap()
+        .expect("the job");
+    let tm = job.opts.telemetry.and_then(|t| t.metadata);
+    assert_eq!(tm.as_deref(), Some(traceparent(&add).as_str()));
+}
+
+fn span_named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
+    spans.iter().filter(|s| s.name == name).collect()
+}
+
+/// `omitContext` keeps the context out; jobs added in bulk carry the `addBulk` span's context
+/// (Node's `Queue#addBulk`); metadata given by the caller wins there.
+#[tokio::test(flavor = "current_thread")]
+async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
+    use bullmq::BulkJob;
+    use bullmq::core::options::Telemetry;
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("bulk").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let omit = Telemetry {
+        metadata: None,
+        omit_context: Some(true),
+    };
+    let quiet = queue
+        .add(
+            "quiet",
+            &json!({}),
+            JobOptions::new().telemetry(omit.clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(quiet.opts.telemetry, Some(omit));
+
+    let given = Telemetry {
+        metadata: Some(
+            "{\"traceparent\":\"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\"}"
+                .to_owned(),
+        ),
+        omit_context: None,
+    };
+    let jobs = queue
+        .add_bulk(vec![
+            BulkJob {
+                name: "a".to_owned(),
+                data: json!({}),
+                opts: JobOptions::new(),
+            },
+            BulkJob {
+                name: "b".to_owned(),
+                data: json!({}),
+                opts: JobOptions::new().telemetry(given.clone()),
+            },
+        ])
+        .await
+        .unwrap();
+    let bulk = capture.one(&format!("addBulk {}", side.queue));
+    assert_eq!(bulk.span_kind, SpanKind::Producer);
+    assert_eq!(attr(&bulk, "bullmq.job.bulk.count").as_deref(), Some("2"));
+    let tm = |i: usize| jobs[i].opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(0), Some(traceparent(&bulk)));
+    assert_eq!(tm(1), given.metadata);
+}
+
+/// A retried job: as in Node, each attempt continues the producer's trace (the worker reads
+/// the context from the job's options), and the `retry` span's context is written to the job
+/// hash's own `tm` field (Node's `fieldsToUpdate.tm`).
+#[tokio::test(flavor = "current_thread")]
+async fn a_retried_job_s_attempts_continue_the_producer_trace() {
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("retry").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let job = queue
+        .add("flaky", &json!({}), JobOptions::new().attempts(2))
+        .await
+        .unwrap();
+    let worker = Worker::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+        WorkerOptions::new(),
+        |job, _cancel| async move {
+            if job.attempts_made == 0 {
+                Err(bullmq::JobError::failed("once"))
+            } else {
+                Ok(json!("done"))
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
+    })
+    .await
+    .expect("completes on its second attempt");
+    worker.close().await;
+
+    let spans = capture.spans();
+    let add = capture.one(&format!("add {}.flaky", side.queue));
+    let attempts = span_named(&spans, &format!("process {}", side.queue));
+    assert_eq!(attempts.len(), 2);
+    let retry = capture.one(&format!("retry {}", side.queue));
+    let trace = add.span_context.trace_id();
+    assert!(attempts.iter().all(|s| s.span_context.trace_id() == trace));
+    assert!(
+        attempts
+            .iter()
+            .all(|s| s.parent_span_id == add.span_context.span_id()),
+        "every attempt is the add's child"
+    );
+    let first = attempts
+        .iter()
+        .find(|s| attr(s, "bullmq.job.state").as_deref() == Some("retried"))
+        .expect("the first attempt was retried");
+    assert_eq!(retry.parent_span_id, first.span_context.span_id());
+    let mut redis = support::redis().await;
+    let prefix = &side.env[1].1;
+    let tm: String = redis::cmd("HGET")
+        .arg(format!("{prefix}:{}:{}", side.queue, job.id))
+        .arg("tm")
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert_eq!(tm, traceparent(&retry));
+}
+
+/// Each job of a flow carries its own `addNode` span's context; a child's `addNode` is a child
+/// of its parent's, the root's of `addFlow` (Node's `FlowProducer`).
+#[tokio::test(flavor = "current_thread")]
+async fn flow_nodes_carry_their_add_node_spans() {
+    use bullmq::{FlowJob, FlowProducer};
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("flow").await;
+    let producer = FlowProducer::new(redis_backend(&side, &options).await);
+    let queue = QueueName::new(&side.queue).unwrap();
+    let tree = producer
+        .add(
+            FlowJob::new(queue.clone(), "parent", json!({})).child(FlowJob::new(
+                queue,
+                "child",
+                json!({}),
+            )),
+        )
+        .await
+        .unwrap();
+    let spans = capture.spans();
+    let flow = capture.one(&format!("addFlow {}", side.queue));
+    assert_eq!(attr(&flow, "bullmq.flow.name").as_deref(), Some("parent"));
+    let nodes = span_named(&spans, &format!("addNode {}", side.queue));
+    assert_eq!(nodes.len(), 2);
+    let node_of = |name: &str| {
+        *nodes
+            .iter()
+            .find(|s| attr(s, "bullmq.job.name").as_deref() == Some(name))
+            .unwrap()
+    };
+    let (root, child) = (node_of("parent"), node_of("child"));
+    assert_eq!(root.parent_span_id, flow.span_context.span_id());
+    assert_eq!(child.parent_span_id, root.span_context.span_id());
+    let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(&tree.job), Some(traceparent(root)));
+    assert_eq!(tm(&tree.children[0].job), Some(traceparent(child)));
+}
+
+/// With the library's spans filtered out (target `bullmq` off), a job still carries the
+/// application's trace: the context of the span it was added in, one job or in bulk.
+#[tokio::test(flavor = "current_thread")]
+async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
+    use bullmq::BulkJob;
+    use tracing::Instrument as _;
+    use tracing_subscriber::filter::{LevelFilter, Targets};
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("app"));
+    let filter = Targets::new()
+        .with_default(LevelFilter::TRACE)
+        .with_target("bullmq", LevelFilter::OFF);
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(filter).with(layer));
+    let (side, options, _cleanup) = redis_side("filtered").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let request = tracing::info_span!(target: "app", "request");
+    let (one, bulk) = async {
+        let one = queue
+            .add("one", &json!({}), JobOptions::new())
+            .await
+            .unwrap();
+        let bulk = queue
+            .add_bulk(vec![BulkJob {
+                name: "bulk".to_owned(),
+                data: json!({}),
+                opts: JobOptions::new(),
+            }])
+            .await
+            .unwrap();
+        (one, bulk)
+    }
+    .instrument(request)
+    .await;
+    let spans = exporter.get_finished_spans().expect("spans");
+    let names: Vec<_> = spans.iter().map(|s| s.name.to_string()).collect();
+    assert_eq!(names, ["request"], "the library's spans are filtered out");
+    let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(&one), Some(traceparent(&spans[0])));
+    assert_eq!(tm(&bulk[0]), Some(traceparent(&spans[0])));
+}

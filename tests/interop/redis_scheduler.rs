@@ -1,0 +1,431 @@
+//! Job schedulers across runtimes, on a real Redis with Node.js BullMQ 6.7.0:
+//!
+//! - A cron (`pattern`, seconds resolution, with a time zone) or `every` scheduler upserted by
+//!   Rust is iterated by a Node.js worker and by a Rust worker, each on its own queue upserted
+//!   identically; the same with Node.js upserting; and one queue upserted and iterated by
+//!   Node.js beside one upserted and iterated by Rust, for those and for bounded schedules
+//!   (`limit`, start and end dates; with no template, or one with nested options). Both
+//!   queues run the very iterations the upserting runtime's schedule gives
+//!   (`repeat:<schedulerId>:<millis>`, computed here with our cron engine or
+//!   `startDate + k * every`), none before its slot, with identical job hashes (`opts` compared
+//!   as text: the same key order, only its `timestamp` and `delay` masked), scheduler hashes
+//!   and queue meta.
+//! - RELIABILITY R17: two Rust workers and a Node.js worker on one queue while a Rust and a
+//!   Node.js producer upsert the same scheduler at once: exactly one job per tick, none
+//!   skipped, none doubled, over several ticks.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, UNIX_EPOCH};
+
+use bullmq::cron::{CronExpression, CronOptions};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::scheduler::{JobScheduler, JobTemplate};
+use bullmq::{
+    ActiveJob, Backoff, JobOptions, KeepJobs, Prefix, Processor, QueueName, RepeatOptions, Worker,
+    WorkerEvent, WorkerOptions,
+};
+use serde_json::{Value, json};
+
+use crate::support::now_ms;
+use crate::support::scheduled::{members, without_clock};
+
+/// Iterations each worker runs.
+const COUNT: usize = 3;
+const PATTERN: &str = "*/1 * * * * *";
+const TZ: &str = "America/New_York";
+const EVERY: u64 = 500;
+
+async fn backend(prefix: &str, queue: &str) -> RedisBackend {
+    let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
+    RedisBackend::connect(&options, QueueName::new(queue).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn hash(key: &str) -> BTreeMap<String, String> {
+    redis::cmd("HGETALL")
+        .arg(key)
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap()
+}
+
+/// A whole second at least `lead` from now: far enough for Node.js to start before it.
+fn start_after(lead: u64) -> u64 {
+    (now_ms() + lead).div_ceil(1000) * 1000
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Runtime {
+    Rust,
+    Node,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// `pattern` and `tz` from a start date, with a template.
+    Cron,
+    /// `every` from a start date, with a template.
+    Every,
+    /// `pattern` with a `limit`, start and end dates, and no template.
+    CronBounded,
+    /// `every` with a `limit` and start and end dates; a template with nested options.
+    EveryBounded,
+}
+
+/// The schedule, for Rust and as the JSON Node.js is given (keys in the order Rust writes
+/// them, as a Node.js caller could write them).
+fn schedule(kind: Kind, start: u64) -> (RepeatOptions, Value) {
+    let end = start + 3_600_000;
+    match kind {
+        Kind::Cron => (
+            RepeatOptions::cron(PATTERN).tz(TZ).start_date(start),
+            json!({"pattern": PATTERN, "tz": TZ, "startDate": start}),
+        ),
+        Kind::Every => (
+            RepeatOptions::every(Duration::from_millis(EVERY)).start_date(start),
+            json!({"every": EVERY, "startDate": start}),
+        ),
+        Kind::CronBounded => (
+            // Dates as `SystemTime`s: the same milliseconds.
+            RepeatOptions::cron(PATTERN)
+                .limit(10)
+                .tz(TZ)
+                .start_date(UNIX_EPOCH + Duration::from_millis(start))
+                .end_date(UNIX_EPOCH + Duration::from_millis(end)),
+            json!({"pattern": PATTERN, "limit": 10, "tz": TZ, "startDate": start, "endDate": end}),
+        ),
+        Kind::EveryBounded => (
+            RepeatOptions::every(Duration::from_millis(EVERY))
+                .limit(10)
+                .start_date(start)
+                .end_date(end),
+            json!({"every": EVERY, "limit": 10, "startDate": start, "endDate": end}),
+        ),
+    }
+}
+
+/// The job template, for Rust and as the JSON Node.js is given; `None`: no template.
+fn template(kind: Kind) -> Option<(JobTemplate, Value)> {
+    match kind {
+        Kind::Cron | Kind::Every => Some((
+            JobTemplate::named("tick")
+                .data(json!({"a": 1}))
+                .opts(JobOptions::new().attempts(2)),
+            json!({"name": "tick", "data": {"a": 1}, "opts": {"attempts": 2}}),
+        )),
+        Kind::CronBounded => None,
+        Kind::EveryBounded => Some((
+            JobTemplate::named("tock").data(json!({"b": [1, 2]})).opts(
+                JobOptions::new()
+                    .priority(3)
+                    .backoff(Backoff::exponential(Duration::from_secs(1)))
+                    .remove_on_complete(KeepJobs::policy_count(5)),
+            ),
+            json!({"name": "tock", "data": {"b": [1, 2]}, "opts": {
+                "priority": 3,
+                "backoff": {"type": "exponential", "delay": 1000},
+                "removeOnComplete": {"count": 5},
+            }}),
+        )),
+    }
+}
+
+/// The first `n` slots of the schedule: what the upserting runtime's schedule gives.
+fn slots(kind: Kind, start: u64, n: usize) -> Vec<u64> {
+    match kind {
+        Kind::Cron | Kind::CronBounded => {
+            let options = CronOptions::new()
+                .tz(TZ)
+                .current_date(start)
+                .start_date(start);
+            CronExpression::parse(PATTERN, &options).unwrap().take(n)
+        }
+        Kind::Every | Kind::EveryBounded => (0..n as u64).map(|k| start + k * EVERY).collect(),
+    }
+}
+
+/// Upserts scheduler `id` of `kind` on each of `queues` from `runtime`, `times` times in a row.
+async fn upsert(
+    runtime: Runtime,
+    prefix: &str,
+    queues: &[&str],
+    id: &str,
+    (kind, start): (Kind, u64),
+    times: usize,
+) {
+    let schedule = schedule(kind, start);
+    match runtime {
+        Runtime::Rust => {
+            for queue in queues {
+                let schedulers = JobScheduler::new(backend(prefix, queue).await);
+                for _ in 0..times {
+                    let template = template(kind).map(|t| t.0).unwrap_or_default();
+                    schedulers.upsert(id, &schedule.0, template).await.unwrap();
+                }
+            }
+        }
+        Runtime::Node => {
+            let (prefix, queues, id) = (prefix.to_owned(), queues.join(","), id.to_owned());
+            let (repeat, times) = (schedule.1.to_string(), times.to_string());
+            let template = template(kind).map(|t| t.1.to_string());
+            tokio::task::spawn_blocking(move || {
+                let mut env = vec![
+                    ("MODE", "upsert"),
+                    ("PREFIX", &prefix),
+                    ("QUEUES", &queues),
+                    ("ID", &id),
+                    ("REPEAT", &repeat),
+                    ("TIMES", &times),
+                ];
+                if let Some(template) = &template {
+                    env.push(("TEMPLATE", template));
+                }
+                support::run_node("scheduler-interop.mjs", &env)
+            })
+            .await
+            .unwrap();
+        }
+    }
+}
+
+/// Runs Node.js workers in a child process; see `tests/node/scheduler-interop.mjs`.
+fn node_workers(
+    prefix: &str,
+    queue: &str,
+    env: &[(&str, String)],
+) -> tokio::task::JoinHandle<Value> {
+    let mut all = vec![
+        ("MODE".to_owned(), "work".to_owned()),
+        ("PREFIX".to_owned(), prefix.to_owned()),
+        ("QUEUE".to_owned(), queue.to_owned()),
+    ];
+    all.extend(env.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
+    tokio::task::spawn_blocking(move || {
+        let env: Vec<(&str, &str)> = all.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        serde_json::from_str(support::run_node("scheduler-interop.mjs", &env).trim()).unwrap()
+    })
+}
+
+/// A Rust worker named `sched-w` that records the ids it processes in `seen`.
+async fn rust_worker(
+    prefix: &str,
+    queue: &str,
+    seen: Arc<Mutex<Vec<String>>>,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    Worker::new(
+        QueueName::new(queue).unwrap(),
+        backend(prefix, queue).await,
+        WorkerOptions::new()
+            .name("sched-w")
+            .drain_delay(Duration::from_millis(500)),
+        move |job: ActiveJob<RedisBackend>, _| {
+            seen.lock().unwrap().push(job.id.to_string());
+            async { Ok(json!({"tick": true})) }
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Upserts the schedule on queue `n` from `upserters.0` and on queue `r` from `upserters.1`; a
+/// Node.js worker iterates `n`, a Rust worker `r`; both must run exactly the schedule's slots,
+/// and leave the same bytes: job hashes (`opts` as text, key order included) and scheduler
+/// and meta hashes.
+async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    // Two upserts (each a Node.js process when Node upserts) must land before the first slot.
+    let start = start_after(6_000);
+    upsert(upserters.0, &prefix, &["n"], "sch", (kind, start), 1).await;
+    upsert(upserters.1, &prefix, &["r"], "sch", (kind, start), 1).await;
+    let node = node_workers(&prefix, "n", &[("COUNT", COUNT.to_string())]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let worker = rust_worker(&prefix, "r", Arc::clone(&seen)).await;
+    let mut events = worker.events();
+    let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
+    support::wait::eventually(
+        &format!("the Rust worker ran {COUNT} iterations"),
+        Duration::from_secs(30),
+        || async { members(&rust_key, "completed").await.len() >= COUNT },
+    )
+    .await;
+    worker.close().await;
+    let node_out = node.await.unwrap();
+    assert_eq!(node_out["errors"], json!([]), "Node.js worker errors");
+    while let Ok(event) = events.try_recv() {
+        assert!(
+            !matches!(event, WorkerEvent::Error(_)),
+            "no error while advancing: {event:?}"
+        );
+    }
+
+    let expected: Vec<String> = slots(kind, start, COUNT + 1)
+        .iter()
+        .map(|m| format!("repeat:sch:{m}"))
+        .collect();
+    let node_done = members(&node_key, "completed").await;
+    let rust_done = members(&rust_key, "completed").await;
+    let case = format!("{upserters:?} {kind:?}");
+    assert_eq!(node_done, expected[..COUNT], "{case}: Node.js worker");
+    assert_eq!(rust_done, expected[..COUNT], "{case}: Rust worker");
+    assert_eq!(*seen.lock().unwrap(), expected[..COUNT]);
+    // A prioritized template's next iteration is delayed all the same.
+    assert_eq!(members(&node_key, "delayed").await, expected[COUNT..]);
+    assert_eq!(members(&rust_key, "delayed").await, expected[COUNT..]);
+    for id in &expected {
+        let theirs = hash(&format!("{node_key}:{id}")).await;
+        let ours = hash(&format!("{rust_key}:{id}")).await;
+        assert!(!theirs.is_empty(), "{id}");
+        if let Some(ran) = ours.get("processedOn") {
+            let slot: u64 = id.rsplit(':').next().unwrap().parse().unwrap();
+            assert!(
+                ran.parse::<u64>().unwrap() >= slot,
+                "{id} ran before its slot"
+            );
+        }
+        assert_eq!(
+            without_clock(ours),
+            without_clock(theirs),
+            "{case}: iteration {id}"
+        );
+    }
+    let theirs = hash(&format!("{node_key}:repeat:sch")).await;
+    assert_eq!(theirs["ic"], (COUNT + 1).to_string());
+    assert_eq!(
+        hash(&format!("{rust_key}:repeat:sch")).await,
+        theirs,
+        "{case}"
+    );
+    // The queue's meta, written by the upserting queue as Node.js's `Queue` writes it.
+    let theirs = hash(&format!("{node_key}:meta")).await;
+    assert_eq!(theirs["version"], "bullmq:6.7.0");
+    assert_eq!(hash(&format!("{rust_key}:meta")).await, theirs, "{case}");
+}
+
+#[tokio::test]
+async fn a_cron_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both((Runtime::Rust, Runtime::Rust), Kind::Cron).await;
+}
+
+#[tokio::test]
+async fn a_cron_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both((Runtime::Node, Runtime::Node), Kind::Cron).await;
+}
+
+#[tokio::test]
+async fn an_every_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both((Runtime::Rust, Runtime::Rust), Kind::Every).await;
+}
+
+#[tokio::test]
+async fn an_every_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust() {
+    iterated_by_both((Runtime::Node, Runtime::Node), Kind::Every).await;
+}
+
+#[tokio::test]
+async fn a_cron_scheduler_upserted_and_iterated_by_rust_leaves_nodes_bytes() {
+    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::Cron).await;
+}
+
+#[tokio::test]
+async fn an_every_scheduler_upserted_and_iterated_by_rust_leaves_nodes_bytes() {
+    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::Every).await;
+}
+
+#[tokio::test]
+async fn a_bounded_cron_scheduler_without_template_leaves_nodes_bytes() {
+    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::CronBounded).await;
+}
+
+#[tokio::test]
+async fn a_bounded_every_scheduler_with_nested_template_options_leaves_nodes_bytes() {
+    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::EveryBounded).await;
+}
+
+#[tokio::test]
+async fn a_bounded_every_scheduler_upserted_by_node_is_iterated_alike_by_rust() {
+    iterated_by_both((Runtime::Node, Runtime::Node), Kind::EveryBounded).await;
+}
+
+/// R17: three workers (two Rust, one Node.js) on one queue, a Rust and a Node.js producer
+/// upserting the same cron scheduler at once: every tick runs exactly once.
+#[tokio::test]
+async fn three_workers_and_two_producers_run_each_tick_exactly_once() {
+    const UPSERTS: usize = 10;
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let start = start_after(4_000);
+    // Everything stops between two ticks, 5 ticks after the start.
+    let until = start + 5_500;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rust_a = rust_worker(&prefix, "q", Arc::clone(&seen)).await;
+    let rust_b = rust_worker(&prefix, "q", Arc::clone(&seen)).await;
+    let node = node_workers(&prefix, "q", &[("UNTIL", until.to_string())]);
+    tokio::join!(
+        upsert(
+            Runtime::Node,
+            &prefix,
+            &["q"],
+            "tick",
+            (Kind::Cron, start),
+            UPSERTS
+        ),
+        upsert(
+            Runtime::Rust,
+            &prefix,
+            &["q"],
+            "tick",
+            (Kind::Cron, start),
+            UPSERTS
+        ),
+    );
+    assert!(
+        now_ms() < start,
+        "the producers finished before the first tick"
+    );
+    // Fixed wait: the cron ticks come due in real time (the scheduler reads the wall clock); the
+    // workers run them until `until`.
+    tokio::time::sleep(Duration::from_millis(until.saturating_sub(now_ms()))).await;
+    tokio::join!(rust_a.close(), rust_b.close());
+    let node_out = node.await.unwrap();
+    assert_eq!(node_out["errors"], json!([]), "Node.js worker errors");
+
+    let by_node: Vec<String> = serde_json::from_value(node_out["processed"].clone()).unwrap();
+    let by_rust = seen.lock().unwrap().clone();
+    let mut all: Vec<String> = by_node.iter().chain(&by_rust).cloned().collect();
+    all.sort();
+    let expected: Vec<String> = slots(Kind::Cron, start, 10)
+        .into_iter()
+        .filter(|m| *m < until)
+        .map(|m| format!("repeat:tick:{m}"))
+        .collect();
+    assert!(expected.len() >= 4, "{expected:?}");
+    assert_eq!(
+        all, expected,
+        "one run per tick (Node.js ran {by_node:?}, Rust {by_rust:?})"
+    );
+    let key = format!("{prefix}:q");
+    let mut completed = members(&key, "completed").await;
+    completed.sort();
+    assert_eq!(completed, expected);
+    // Exactly one next iteration is pending: the next tick.
+    let next = slots(Kind::Cron, start, 10)
+        .into_iter()
+        .find(|m| *m > until)
+        .unwrap();
+    let mut pending = members(&key, "delayed").await;
+    let waiting: Vec<String> = redis::cmd("LRANGE")
+        .arg(format!("{key}:wait"))
+        .arg(0)
+        .arg(-1)
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap();
+    pending.extend(waiting);
+    assert_eq!(pending, [format!("repeat:tick:{next}")]);
+}

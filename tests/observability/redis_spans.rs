@@ -1,0 +1,517 @@
+//! What the library records through `tracing`, read by a capturing subscriber: the spans of an
+//! add, of each processing attempt (completed, failed and retried, unrecoverable) with their
+//! finishing moves, of a stalled-jobs recovery, and the warn/info pair and `reconnect` span of
+//! a Redis connection lost and recovered; and the health a worker reports meanwhile.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::support;
+
+use std::time::Duration;
+
+use crate::capture::Captured;
+use bullmq::core::backend::LockToken;
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::telemetry::RunState;
+use bullmq::{
+    JobError, JobOptions, Prefix, Queue, QueueEvents, QueueEventsOptions, QueueName, Worker,
+    WorkerEvent, WorkerOptions,
+};
+use serde_json::json;
+use tracing::Level;
+
+async fn backend(url: &str, prefix: &str, queue: &str) -> RedisBackend {
+    let options = RedisOptions::new(url.to_owned()).prefix(Prefix::new(prefix).expect("prefix"));
+    RedisBackend::connect(&options, QueueName::new(queue).unwrap())
+        .await
+        .expect("connect")
+}
+
+/// Waits for `n` jobs to finish for good (completed, or failed without retry).
+async fn finished(events: &mut tokio::sync::broadcast::Receiver<WorkerEvent>, n: usize) {
+    let mut done = 0;
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while done < n {
+            if let Ok(WorkerEvent::Completed { .. } | WorkerEvent::Failed { retried: false, .. }) =
+                events.recv().await
+            {
+                done += 1;
+            }
+        }
+    })
+    .await
+    .expect("the jobs finish");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn add_is_a_producer_span_with_messaging_fields() {
+    let (captured, _guard) = Captured::start();
+    let prefix = support::unique_prefix();
+    let _cleanup = support::PrefixGuard(prefix.clone());
+    let queue = Queue::new(
+        QueueName::new("obs-add").unwrap(),
+        backend(&support::redis_url(), &prefix, "obs-add").await,
+    );
+    let job = queue
+        .add("email", &json!({"to": "a@b.c"}), JobOptions::new())
+        .await
+        .unwrap();
+    let adds = captured.spans_where("add", "bullmq.job.id", job.id.as_str());
+    assert_eq!(adds.len(), 1, "{:?}", captured.spans());
+    let add = &adds[0];
+    for (key, value) in [
+        ("otel.name", "add obs-add.email"),
+        ("otel.kind", "producer"),
+        ("messaging.system", "bullmq"),
+        ("messaging.destination.name", "obs-add"),
+        ("messaging.operation.name", "add"),
+        ("messaging.operation.type", "send"),
+        ("messaging.message.id", job.id.as_str()),
+        ("bullmq.queue.name", "obs-add"),
+        ("bullmq.queue.operation", "add"),
+        ("bullmq.job.name", "email"),
+    ] {
+        assert_eq!(add.field(key), Some(value), "{key} on {add:?}");
+    }
+    // Without the `otel` feature (or an OpenTelemetry layer) no context is written.
+    assert!(job.opts.telemetry.is_none());
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
+    let (captured, _guard) = Captured::start();
+    let prefix = support::unique_prefix();
+    let _cleanup = support::PrefixGuard(prefix.clone());
+    let url = support::redis_url();
+    let queue = Queue::new(
+        QueueName::new("obs-run").unwrap(),
+        backend(&url, &prefix, "obs-run").await,
+    );
+    let ok = queue
+        .add("ok", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let flaky = queue
+        .add("flaky", &json!({}), JobOptions::new().attempts(2))
+        .await
+        .unwrap();
+    let fatal = queue
+        .add("fatal", &json!({}), JobOptions::new().attempts(5))
+        .await
+        .unwrap();
+    let worker = Worker::new(
+        QueueName::new("obs-run").unwrap(),
+        backend(&url, &prefix, "obs-run").await,
+        WorkerOptions::new().name("obs-worker".to_owned()),
+        |job, _cancel| async move {
+            match job.name.as_str() {
+                "flaky" if job.attempts_made == 0 => Err(JobError::failed("first try fails")),
+                "fatal" => Err(JobError::unrecoverable("no way")),
+                _ => Ok(json!("done")),
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    finished(&mut events, 3).await;
+    worker.close().await;
+
+    let attempts = |id: &str| captured.spans_where("process", "bullmq.job.id", id);
+    let only_child = |parent: u64| {
+        let children = captured.children(parent);
+        assert_eq!(children.len(), 1, "one finishing move: {children:?}");
+        children.into_iter().next().unwrap()
+    };
+
+    let ok_runs = attempts(ok.id.as_str());
+    assert_eq!(ok_runs.len(), 1);
+    let run = &ok_runs[0];
+    for (key, value) in [
+        ("otel.name", "process obs-run"),
+        ("otel.kind", "consumer"),
+        ("messaging.system", "bullmq"),
+        ("messaging.operation.type", "process"),
+        ("messaging.message.id", ok.id.as_str()),
+        ("bullmq.job.name", "ok"),
+        // Counted once the attempt is settled, as Node's worker records it.
+        ("bullmq.job.attempts.made", "1"),
+        ("bullmq.worker.name", "obs-worker"),
+        ("bullmq.job.state", "completed"),
+    ] {
+        assert_eq!(run.field(key), Some(value), "{key} on {run:?}");
+    }
+    assert!(run.field("bullmq.job.duration_ms").is_some());
+    let started: u64 = run
+        .field("bullmq.job.processed.timestamp")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let ended: u64 = run
+        .field("bullmq.job.attempt_finished_timestamp")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(started > 1_700_000_000_000 && ended >= started);
+    assert!(run.field("otel.status_code").is_none());
+    let complete = only_child(run.id);
+    assert_eq!(complete.name, "complete");
+    assert_eq!(complete.field("otel.name"), Some("complete obs-run"));
+    assert_eq!(complete.field("bullmq.job.id"), Some(ok.id.as_str()));
+
+    let flaky_runs = attempts(flaky.id.as_str());
+    assert_eq!(flaky_runs.len(), 2, "{flaky_runs:?}");
+    let (first, second) = (&flaky_runs[0], &flaky_runs[1]);
+    assert_eq!(first.field("bullmq.job.attempts.made"), Some("1"));
+    assert_eq!(first.field("bullmq.job.state"), Some("retried"));
+    assert_eq!(first.field("otel.status_code"), Some("error"));
+    assert_eq!(
+        first.field("bullmq.job.failed.reason"),
+        Some("first try fails")
+    );
+    let retry = only_child(first.id);
+    assert_eq!(retry.name, "retry");
+    assert_eq!(retry.field("otel.name"), Some("retry obs-run"));
+    assert_eq!(retry.field("bullmq.job.attempts.made"), Some("1"));
+    assert_eq!(second.field("bullmq.job.attempts.made"), Some("2"));
+    assert_eq!(second.field("bullmq.job.state"), Some("completed"));
+    assert_eq!(only_child(second.id).name, "complete");
+
+    let fatal_runs = attempts(fatal.id.as_str());
+    assert_eq!(fatal_runs.len(), 1, "unrecoverable: never retried");
+    let run = &fatal_runs[0];
+    assert_eq!(run.field("bullmq.job.state"), Some("failed"));
+    assert_eq!(run.field("otel.status_code"), Some("error"));
+    assert_eq!(run.field("bullmq.job.failed.reason"), Some("no way"));
+    let fail = only_child(run.id);
+    assert_eq!(fail.name, "fail");
+    assert_eq!(fail.field("otel.name"), Some("fail obs-run"));
+
+    // No per-job logging above DEBUG: only the worker's start and stop are INFO (connection
+    // events, which a loaded machine's response timeout may cause, are another test's).
+    let loud: Vec<_> = captured
+        .events()
+        .into_iter()
+        .filter(|e| e.level <= Level::INFO && !e.message().starts_with("redis connection"))
+        .map(|e| e.message().to_owned())
+        .collect();
+    assert_eq!(loud, ["worker started", "worker stopped"]);
+    let started = captured
+        .events()
+        .into_iter()
+        .find(|e| e.message() == "worker started")
+        .unwrap();
+    assert_eq!(
+        started.fields.get("concurrency").map(String::as_str),
+        Some("1")
+    );
+    let stopped = captured
+        .events()
+        .into_iter()
+        .find(|e| e.message() == "worker stopped")
+        .unwrap();
+    assert!(stopped.fields.contains_key("uptime_ms"));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_stalled_recovery_is_a_span_with_the_jobs_recovered() {
+    let (captured, _guard) = Captured::start();
+    let prefix = support::unique_prefix();
+    let _cleanup = support::PrefixGuard(prefix.clone());
+    let url = support::redis_url();
+    let queue = Queue::new(
+        QueueName::new("obs-stall").unwrap(),
+        backend(&url, &prefix, "obs-stall").await,
+    );
+    let job = queue
+        .add("stuck", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    // Taken by hand under a short lock that nobody renews: it stalls.
+    let taker = Worker::new(
+        QueueName::new("obs-stall").unwrap(),
+        backend(&url, &prefix, "obs-stall").await,
+        WorkerOptions::new()
+            .autorun(false)
+            .lock_duration(Duration::from_millis(300)),
+        |_job, _cancel| async { Ok(json!(null)) },
+    )
+    .await
+    .unwrap();
+    let taken = taker
+        .get_next_job(&LockToken::new("abandoned"), false)
+        .await
+        .unwrap()
+        .expect("the job");
+    assert_eq!(taken.id, job.id);
+    let rescuer = Worker::new(
+        QueueName::new("obs-stall").unwrap(),
+        backend(&url, &prefix, "obs-stall").await,
+        WorkerOptions::new()
+            .name("rescuer".to_owned())
+            .stalled_interval(Duration::from_millis(500)),
+        |_job, _cancel| async { Ok(json!("rescued")) },
+    )
+    .await
+    .unwrap();
+    let mut events = rescuer.events();
+    finished(&mut events, 1).await;
+    rescuer.close().await;
+    taker.close().await;
+
+    let recoveries =
+        captured.spans_where("moveStalledJobsToWait", "bullmq.worker.stalled.jobs", "1");
+    assert_eq!(recoveries.len(), 1, "{:?}", captured.spans());
+    let recovery = &recoveries[0];
+    assert_eq!(
+        recovery.field("otel.name"),
+        Some("moveStalledJobsToWait obs-stall")
+    );
+    assert_eq!(recovery.field("bullmq.worker.name"), Some("rescuer"));
+    let event = captured
+        .events()
+        .into_iter()
+        .find(|e| e.message() == "stalled jobs recovered")
+        .expect("an INFO event for the recovery");
+    assert_eq!(event.level, Level::INFO);
+    assert_eq!(event.span, Some("moveStalledJobsToWait"));
+    assert_eq!(event.fields.get("recovered").map(String::as_str), Some("1"));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span() {
+    let (captured, _guard) = Captured::start();
+    let mut server = support::PrivateRedis::start();
+    let url = server.url();
+    let queue = Queue::new(
+        QueueName::new("obs-net").unwrap(),
+        backend(&url, "obs", "obs-net").await,
+    );
+    let worker = Worker::new(
+        QueueName::new("obs-net").unwrap(),
+        backend(&url, "obs", "obs-net").await,
+        WorkerOptions::new()
+            .drain_delay(Duration::from_secs(1))
+            .run_retry_delay(Duration::from_millis(200)),
+        |_job, _cancel| async { Ok(json!(null)) },
+    )
+    .await
+    .unwrap();
+    let events = QueueEvents::new(
+        backend(&url, "obs", "obs-net").await,
+        QueueEventsOptions::default(),
+    )
+    .unwrap();
+    events.wait_until_ready().await.unwrap();
+    queue
+        .add("before", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    support::wait::eventually("healthy and running", Duration::from_secs(10), || async {
+        let h = worker.health();
+        h.state == RunState::Running && h.connection.healthy && h.connection.last_ok_ms.is_some()
+    })
+    .await;
+
+    server.kill_server();
+    let refused = queue.add("lost", &json!({}), JobOptions::new()).await;
+    assert!(refused.is_err(), "no server: the add fails");
+    support::wait::eventually(
+        "the worker sees the loss",
+        Duration::from_secs(20),
+        || async { !worker.health().connection.healthy },
+    )
+    .await;
+    assert!(!worker.health().is_ready());
+    support::wait::eventually(
+        "the reader sees the loss",
+        Duration::from_secs(20),
+        || async { !events.health().connection.healthy },
+    )
+    .await;
+
+    server.restart();
+    support::wait::added_again(&queue, "after").await;
+    support::wait::eventually("the worker recovers", Duration::from_secs(20), || async {
+        worker.health().connection.healthy
+    })
+    .await;
+    assert!(worker.health().is_ready());
+    support::wait::eventually("the reader recovers", Duration::from_secs(20), || async {
+        events.health().is_ready()
+    })
+    .await;
+    events.close().await;
+    assert_eq!(events.health().state, RunState::Closed);
+    worker.close().await;
+    assert_eq!(worker.health().state, RunState::Closed);
+
+    let address = format!("127.0.0.1:{}", server.port);
+    let recovered = captured.assert_loss_logged(
+        "redis connection lost",
+        "redis connection recovered",
+        |named| named == address,
+    );
+    // The recovery seen by the reconnect itself is logged inside its span (a call begun before
+    // the loss may also see the server back, outside it).
+    assert!(recovered.iter().any(|e| e.span == Some("reconnect")));
+    assert!(captured.spans().iter().any(|s| s.name == "reconnect"));
+}
+
+/// The connection RESP3 (and TLS) use, the multiplexed fallback, is watched as the direct
+/// path is: its loss is a WARN, its recovery an INFO, naming the server.
+#[tokio::test(flavor = "current_thread")]
+async fn a_lost_resp3_connection_warns_and_its_recovery_is_logged() {
+    let (captured, _guard) = Captured::start();
+    let mut server = support::PrivateRedis::start();
+    let url = format!("{}?protocol=resp3", server.url());
+    let queue = Queue::new(
+        QueueName::new("obs-resp3").unwrap(),
+        backend(&url, "obs", "obs-resp3").await,
+    );
+    queue
+        .add("before", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+
+    server.kill_server();
+    let refused = queue.add("lost", &json!({}), JobOptions::new()).await;
+    assert!(refused.is_err(), "no server: the add fails");
+    server.restart();
+    support::wait::added_again(&queue, "after").await;
+
+    let address = format!("127.0.0.1:{}", server.port);
+    captured.assert_loss_logged(
+        "redis connection lost",
+        "redis connection recovered",
+        |named| named == address,
+    );
+}
+
+/// An attempt that leaves its job rate limited or waiting for children says so on its
+/// `process` span; the rate limit is Node's `rateLimit` span with the worker's id and limit.
+#[tokio::test(flavor = "current_thread")]
+async fn an_attempt_rate_limited_or_waiting_for_children_records_that_state() {
+    let (captured, _guard) = Captured::start();
+    let prefix = support::unique_prefix();
+    let _cleanup = support::PrefixGuard(prefix.clone());
+    let url = support::redis_url();
+    let queue = Queue::new(
+        QueueName::new("obs-park").unwrap(),
+        backend(&url, &prefix, "obs-park").await,
+    );
+    let limited = queue
+        .add("limited", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let parked = queue
+        .add("parked", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+    let worker = Worker::new(
+        QueueName::new("obs-park").unwrap(),
+        backend(&url, &prefix, "obs-park").await,
+        WorkerOptions::new(),
+        move |job, _cancel| {
+            let first = seen.lock().unwrap().insert(job.name.clone());
+            async move {
+                match job.name.as_str() {
+                    "limited" if first => Err(JobError::RateLimited {
+                        delay: Duration::from_millis(200),
+                    }),
+                    // No child: the job goes back to wait and runs again.
+                    "parked" if first => Err(JobError::WaitingChildren),
+                    _ => Ok(json!("done")),
+                }
+            }
+        },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    finished(&mut events, 2).await;
+    worker.close().await;
+
+    for (job, state) in [(&limited, "rate_limited"), (&parked, "waiting-children")] {
+        let runs = captured.spans_where("process", "bullmq.job.id", job.id.as_str());
+        let states: Vec<_> = runs.iter().map(|r| r.field("bullmq.job.state")).collect();
+        assert_eq!(states, [Some(state), Some("completed")], "{runs:?}");
+    }
+    let limits: Vec<_> = captured
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == "rateLimit")
+        .collect();
+    assert_eq!(limits.len(), 1, "{limits:?}");
+    assert_eq!(limits[0].field("bullmq.worker.rate.limit"), Some("200"));
+    assert!(limits[0].field("bullmq.worker.id").is_some());
+}
+
+/// A lock renewal or a stalled-jobs check that fails marks its span with the error status.
+#[tokio::test(flavor = "current_thread")]
+async fn a_failed_lock_renewal_or_stalled_check_marks_its_span_failed() {
+    let (captured, _guard) = Captured::start();
+    let mut server = support::PrivateRedis::start();
+    let url = server.url();
+    let queue = Queue::new(
+        QueueName::new("obs-bg").unwrap(),
+        backend(&url, "obs", "obs-bg").await,
+    );
+    let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = started.clone();
+    let worker = Worker::new(
+        QueueName::new("obs-bg").unwrap(),
+        backend(&url, "obs", "obs-bg").await,
+        WorkerOptions::new()
+            .lock_duration(Duration::from_secs(1))
+            .stalled_interval(Duration::from_millis(300))
+            .run_retry_delay(Duration::from_millis(200)),
+        move |_job, _cancel| {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            async {
+                // Fixed wait: simulates work (a job that takes this long).
+                tokio::time::sleep(Duration::from_secs(2)).await;
+                Ok(json!(null))
+            }
+        },
+    )
+    .await
+    .unwrap();
+    queue
+        .add("long", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    support::wait::eventually("the job runs", Duration::from_secs(10), || async {
+        started.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
+
+    server.kill_server();
+    let failed = |name: &'static str| {
+        let captured = captured.clone();
+        move || {
+            let captured = captured.clone();
+            async move {
+                captured
+                    .spans()
+                    .iter()
+                    .any(|s| s.name == name && s.field("otel.status_code") == Some("error"))
+            }
+        }
+    };
+    support::wait::eventually(
+        "a failed lock renewal",
+        Duration::from_secs(10),
+        failed("extendLocks"),
+    )
+    .await;
+    support::wait::eventually(
+        "a failed stalled check",
+        Duration::from_secs(10),
+        failed("moveStalledJobsToWait"),
+    )
+    .await;
+    server.restart();
+    worker.close().await;
+}

@@ -1,0 +1,318 @@
+//! The Rust `Worker` on Redis only: a lock deleted under a running job, a job hash corrupted by
+//! hand, and a Node.js BullMQ 6.7.0 worker on the same queue. Worker behaviour every store
+//! shares is in the conformance suite (`tests/conformance/`).
+
+#![allow(clippy::unwrap_used)]
+
+use crate::support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{
+    ActiveJob, CancellationToken, Error, JobError, JobId, JobOptions, JobState, Prefix,
+    ProcessResult, Queue, QueueName, ScriptErrorCode, Worker, WorkerEvent, WorkerOptions,
+};
+use serde_json::{Value, json};
+
+use crate::support::wait::{eventually, next_event};
+
+type W<F> = Worker<RedisBackend, F>;
+
+struct Ctx {
+    prefix: String,
+    _guard: support::PrefixGuard,
+    name: QueueName,
+    queue: Queue<RedisBackend>,
+}
+
+impl Ctx {
+    async fn new(queue: &str) -> Self {
+        let prefix = support::unique_prefix();
+        let guard = support::PrefixGuard(prefix.clone());
+        let name = QueueName::new(queue).unwrap();
+        let mut ctx = Self {
+            prefix,
+            _guard: guard,
+            queue: Queue::new(name.clone(), dummy_backend().await),
+            name,
+        };
+        ctx.queue = Queue::new(ctx.name.clone(), ctx.connect().await);
+        ctx
+    }
+
+    /// A fresh connection (a worker closes the backend it is given).
+    async fn connect(&self) -> RedisBackend {
+        let options =
+            RedisOptions::new(support::redis_url()).prefix(Prefix::new(&self.prefix).unwrap());
+        RedisBackend::connect(&options, self.name.clone())
+            .await
+            .unwrap()
+    }
+
+    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> W<F>
+    where
+        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ProcessResult> + Send,
+    {
+        Worker::new(self.name.clone(), self.connect().await, opts, f)
+            .await
+            .unwrap()
+    }
+
+    async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId {
+        self.queue.add(name, &data, opts).await.unwrap().id
+    }
+
+    async fn state(&self, id: &JobId) -> Option<JobState> {
+        self.queue.job(id.clone()).get_state().await.unwrap()
+    }
+
+    async fn job(&self, id: &JobId) -> bullmq::Job {
+        self.queue.get_job(id).await.unwrap().unwrap()
+    }
+
+    async fn wait_state(&self, id: &JobId, state: JobState) {
+        eventually(&format!("job {id} {state:?}"), WAIT, || async {
+            self.state(id).await == Some(state)
+        })
+        .await;
+    }
+
+    /// A job as Node.js's `Job#asJSON` gives it, with its JSON-text fields parsed back.
+    fn node_job(&self, id: &JobId) -> Value {
+        let mut job = self.node(&["getJob", id.as_str()]);
+        for field in [
+            "returnvalue",
+            "failedReason",
+            "progress",
+            "stacktrace",
+            "data",
+        ] {
+            if let Some(text) = job[field].as_str() {
+                job[field] = serde_json::from_str(text).unwrap_or(Value::String(text.to_owned()));
+            }
+        }
+        job
+    }
+
+    fn node(&self, args: &[&str]) -> Value {
+        let out = support::run_node_args(
+            &[&["queue-op.mjs"], args].concat(),
+            &[("PREFIX", &self.prefix), ("QUEUE", self.name.as_str())],
+        );
+        serde_json::from_str(out.trim()).unwrap()
+    }
+}
+
+async fn dummy_backend() -> RedisBackend {
+    RedisBackend::connect(
+        &RedisOptions::new(support::redis_url()),
+        QueueName::new("unused").unwrap(),
+    )
+    .await
+    .unwrap()
+}
+
+/// How long a test waits for a state or an event.
+const WAIT: Duration = Duration::from_secs(20);
+
+fn fast() -> WorkerOptions {
+    WorkerOptions::new().drain_delay(Duration::from_millis(500))
+}
+
+#[tokio::test]
+async fn a_lost_lock_cancels_the_token_and_the_late_finish_is_refused() {
+    let ctx = Ctx::new("lost").await;
+    let id = ctx.add("victim", json!({}), JobOptions::new()).await;
+    let opts = fast()
+        .lock_duration(Duration::from_millis(600))
+        .skip_stalled_check(true);
+    let worker = ctx
+        .worker(opts, |_job, cancel| async move {
+            tokio::select! {
+                () = cancel.cancelled() => Ok(json!("late")),
+                // Fixed wait: simulates long work that cancellation cuts short.
+                () = tokio::time::sleep(Duration::from_secs(10)) => Ok(json!("not cancelled")),
+            }
+        })
+        .await;
+    let mut rx = worker.events();
+    ctx.wait_state(&id, JobState::Active).await;
+    let mut con = support::redis().await;
+    let lock = format!("{}:{}:{}:lock", ctx.prefix, ctx.name.as_str(), id);
+    let _: () = redis::cmd("DEL")
+        .arg(&lock)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    next_event(
+        &mut rx,
+        "lock lost",
+        WAIT,
+        |e| matches!(e, WorkerEvent::LockLost { job_id } if *job_id == id),
+    )
+    .await;
+    let refused = next_event(&mut rx, "refused finish", WAIT, |e| {
+        matches!(e, WorkerEvent::Error(err) if matches!(&**err, Error::Script(s) if s.command == "moveToFinished"))
+    })
+    .await;
+    let WorkerEvent::Error(err) = refused else {
+        unreachable!()
+    };
+    let Error::Script(script) = &*err else {
+        unreachable!()
+    };
+    assert_eq!(script.code, ScriptErrorCode::LockNotFound);
+    assert_eq!(
+        ctx.state(&id).await,
+        Some(JobState::Active),
+        "left for the stalled check"
+    );
+    assert!(ctx.job(&id).await.return_value.is_none());
+    worker.close().await;
+}
+
+#[tokio::test]
+async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
+    let ctx = Ctx::new("corrupt").await;
+    let bad = ctx.add("bad", json!({}), JobOptions::new()).await;
+    let good = ctx.add("good", json!({}), JobOptions::new()).await;
+    let mut con = support::redis().await;
+    let key = format!("{}:{}:{}", ctx.prefix, ctx.name.as_str(), bad);
+    let _: () = redis::cmd("HSET")
+        .arg(&key)
+        .arg("timestamp")
+        .arg("soon")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let worker = ctx
+        .worker(
+            fast().autorun(false),
+            |_job, _| async move { Ok(json!("fine")) },
+        )
+        .await;
+    let mut rx = worker.events();
+    worker.run().unwrap();
+    next_event(
+        &mut rx,
+        "decode error",
+        WAIT,
+        |e| matches!(e, WorkerEvent::Error(err) if matches!(&**err, Error::JobDecode(_))),
+    )
+    .await;
+    ctx.wait_state(&good, JobState::Completed).await;
+    eventually("bad job failed", WAIT, || async {
+        ctx.state(&bad).await == Some(JobState::Failed)
+    })
+    .await;
+    let reason: String = redis::cmd("HGET")
+        .arg(&key)
+        .arg("failedReason")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert!(reason.contains("could not be decoded"), "{reason}");
+    worker.close().await;
+}
+
+#[tokio::test]
+async fn node_adds_rust_processes_and_node_sees_the_worker() {
+    let ctx = Ctx::new("interop").await;
+    let ok = ctx.node(&["add", "ok", r#"{"i":21}"#]);
+    let fail = ctx.node(&[
+        "add",
+        "fail",
+        r#"{"i":7}"#,
+        r#"{"attempts":2,"backoff":{"type":"fixed","delay":10}}"#,
+    ]);
+    let worker = ctx
+        .worker(fast().name("rust-w"), |job, _| async move {
+            let i = job.data_as::<Value>()?["i"].as_i64().unwrap();
+            match job.name.as_str() {
+                "ok" => Ok(json!({"double": i * 2})),
+                _ => Err(JobError::failed(format!("boom {i}"))),
+            }
+        })
+        .await;
+    let workers = ctx.node(&["getWorkers"]);
+    assert!(workers.to_string().contains(":w:rust-w"), "{workers}");
+    let ok = JobId::from(ok.as_str().unwrap());
+    let fail = JobId::from(fail.as_str().unwrap());
+    ctx.wait_state(&ok, JobState::Completed).await;
+    ctx.wait_state(&fail, JobState::Failed).await;
+    let node_ok = ctx.node_job(&ok);
+    assert_eq!(node_ok["returnvalue"], json!({"double": 42}));
+    assert_eq!(node_ok["attemptsMade"], 1);
+    assert_eq!(ctx.job(&ok).await.processed_by.as_deref(), Some("rust-w"));
+    let node_fail = ctx.node_job(&fail);
+    assert_eq!(node_fail["failedReason"], "boom 7");
+    assert_eq!(node_fail["attemptsMade"], 2);
+    assert_eq!(node_fail["stacktrace"].as_array().unwrap().len(), 2);
+    worker.close().await;
+}
+
+#[tokio::test]
+async fn node_and_rust_workers_share_a_queue_exactly_once() {
+    const TOTAL: usize = 2_000;
+    let ctx = Ctx::new("race").await;
+    let jobs: Vec<_> = (0..TOTAL)
+        .map(|i| bullmq::BulkJob {
+            name: "r".to_owned(),
+            data: json!({"i": i}),
+            opts: JobOptions::new(),
+        })
+        .collect();
+    let rust_runs = Arc::new(AtomicUsize::new(0));
+    let runs = Arc::clone(&rust_runs);
+    let worker = ctx
+        .worker(fast().concurrency(8), move |job, _| {
+            let runs = Arc::clone(&runs);
+            async move {
+                runs.fetch_add(1, Ordering::SeqCst);
+                Ok(json!({"by": "rust", "i": job.data_as::<Value>()?["i"]}))
+            }
+        })
+        .await;
+    let (prefix, name) = (ctx.prefix.clone(), ctx.name.as_str().to_owned());
+    let node = tokio::task::spawn_blocking(move || {
+        support::run_node(
+            "worker-race.mjs",
+            &[
+                ("PREFIX", &prefix),
+                ("QUEUE", &name),
+                ("TOTAL", &TOTAL.to_string()),
+            ],
+        )
+    });
+    // The jobs go in once Node's worker runs: ours alone could otherwise take them all while
+    // Node.js starts.
+    eventually("the Node.js worker", Duration::from_secs(30), || async {
+        let workers = ctx.queue.get_workers().await.unwrap();
+        workers.iter().any(|w| w.name.ends_with(":w:node-racer"))
+    })
+    .await;
+    ctx.queue.add_bulk(jobs).await.unwrap();
+    let out = node.await.unwrap();
+    let node_runs = serde_json::from_str::<Value>(out.trim()).unwrap()["processed"]
+        .as_u64()
+        .unwrap();
+    worker.close().await;
+    let rust_runs = rust_runs.load(Ordering::SeqCst);
+    assert_eq!(
+        usize::try_from(node_runs).unwrap() + rust_runs,
+        TOTAL,
+        "each job processed once"
+    );
+    assert!(
+        rust_runs > 0 && node_runs > 0,
+        "both took part: rust {rust_runs}, node {node_runs}"
+    );
+    let counts = ctx.node(&["counts"]);
+    assert_eq!(counts["completed"], TOTAL);
+    assert_eq!(counts["active"], 0);
+    assert_eq!(counts["waiting"], 0);
+}

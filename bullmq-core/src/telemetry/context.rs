@@ -24,6 +24,12 @@ pub fn set_parent_from(span: &Span, metadata: &str) {
     imp::extract_into(span, metadata);
 }
 
+/// Sets attribute `key` of `span` to the string array `values` when the span is exported to
+/// OpenTelemetry (a `tracing` field holds no array); false when it is not (nothing set).
+pub(crate) fn set_string_array(span: &Span, key: &'static str, values: &[crate::JobId]) -> bool {
+    imp::set_string_array(span, key, values)
+}
+
 /// The span whose context a job added under `span` carries: `span`, or, when a filter
 /// disabled it (the `bullmq` target filtered out), the caller's current span, so that the
 /// application's trace still reaches the worker.
@@ -118,6 +124,25 @@ mod imp {
         serde_json::to_string(&carrier.0).ok()
     }
 
+    pub(super) fn set_string_array(
+        span: &Span,
+        key: &'static str,
+        values: &[crate::JobId],
+    ) -> bool {
+        if span.is_disabled() || !span.context().span().span_context().is_valid() {
+            return false;
+        }
+        let values = values
+            .iter()
+            .map(|id| id.as_str().to_owned().into())
+            .collect();
+        span.set_attribute(
+            key,
+            opentelemetry::Value::Array(opentelemetry::Array::String(values)),
+        );
+        true
+    }
+
     pub(super) fn extract_into(span: &Span, metadata: &str) {
         if span.is_disabled() {
             return;
@@ -141,4 +166,12 @@ mod imp {
     }
 
     pub(super) fn extract_into(_span: &Span, _metadata: &str) {}
+
+    pub(super) fn set_string_array(
+        _span: &Span,
+        _key: &'static str,
+        _values: &[crate::JobId],
+    ) -> bool {
+        false
+    }
 }

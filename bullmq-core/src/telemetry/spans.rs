@@ -224,6 +224,36 @@ pub(crate) fn stalled_check(queue: &str, worker_name: Option<&str>, worker_id: &
     )
 }
 
+/// Records on a `moveStalledJobsToWait` span the jobs the check moved back to wait, as Node's
+/// worker does: `bullmq.worker.stalled.jobs` is their ids (a string array on an
+/// OpenTelemetry span, as Node sets it; elsewhere the same list as JSON text), and each id is a
+/// `job stalled` event with `bullmq.job.id` (at `DEBUG`: one per job).
+pub(crate) fn record_stalled(span: &Span, ids: &[crate::JobId]) {
+    if span.is_disabled() {
+        return;
+    }
+    if !super::context::set_string_array(span, super::attr::WORKER_STALLED_JOBS, ids) {
+        span.record(
+            super::attr::WORKER_STALLED_JOBS,
+            tracing::field::display(JsonIds(ids)),
+        );
+    }
+    for id in ids {
+        tracing::event!(target: "bullmq", parent: span, tracing::Level::DEBUG, bullmq.job.id = id.as_str(), "job stalled");
+    }
+}
+
+/// Job ids as a JSON array of strings, written only when a subscriber records them.
+struct JsonIds<'a>(&'a [crate::JobId]);
+
+impl std::fmt::Display for JsonIds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.0.iter().map(crate::JobId::as_str).collect();
+        let text = serde_json::to_string(&ids).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
+    }
+}
+
 /// `extendLocks <queue>`, one lock renewal round.
 pub(crate) fn extend_locks(queue: &str, count: usize) -> Span {
     let none = tracing::field::Empty;

@@ -11,9 +11,12 @@
 
 use std::sync::Arc;
 
+use tracing::{Instrument, Span};
+
 use super::shared::Shared;
 use crate::backend::{Backend, NextIterationArgs, Schedulers};
 use crate::options::{RepeatOptions, ValidationError, next_cron_millis, plan_iteration_with};
+use crate::telemetry::{context, metrics, spans};
 use crate::{Error, Job, JobId, Result};
 
 /// Gives the next run (Unix ms) of a `pattern` schedule after `millis`, or `None` when there
@@ -39,25 +42,38 @@ pub(crate) async fn advance<B: Backend>(shared: &Shared<B>, job: &Job) {
     }
 }
 
+/// Adds the next iteration in Node's `add <queue>.<job name>` producer span (its worker
+/// upserts the scheduler in one), inside the attempt's span.
 async fn advance_scheduler<B: Backend>(
     shared: &Shared<B>,
     job: &Job,
     scheduler_id: &str,
 ) -> Result<Option<JobId>> {
-    advance_job_scheduler(
+    let span = spans::scheduler_add(shared.queue.name().as_str(), &job.name, scheduler_id);
+    let next = advance_job_scheduler(
         shared.queue.backend(),
         job,
         scheduler_id,
         shared.now_ms(),
         shared.repeat_strategy.as_ref(),
     )
-    .await
+    .instrument(span.clone())
+    .await;
+    if let Ok(Some(id)) = &next {
+        spans::record_job(&span, id.as_str(), &job.name);
+        metrics::record_added(shared.queue.name().as_str(), &job.name, 1);
+    }
+    next
 }
 
 /// Adds the iteration of scheduler `scheduler_id` that follows `job`, one of its jobs about to
 /// run, as Node's worker does when it takes such a job: `Ok(None)` when the schedule is over
 /// or another producer already added that iteration. `strategy` overrides how a cron
 /// `pattern`'s next run is found (upstream: `settings.repeatStrategy`).
+///
+/// The iteration carries the trace context `job` carries (`tm`), or, when it carries none and
+/// does not omit it, the context of the current span (the worker's `add` span), as Node's
+/// worker passes the job's telemetry on.
 ///
 /// # Errors
 ///
@@ -101,7 +117,8 @@ pub async fn advance_job_scheduler<B: Schedulers>(
         Some(strategy) => Ok(strategy(from, repeat, &job.name)),
         None => next_cron_millis(repeat, from, now),
     };
-    let job_opts = job.opts.clone().with_node_defaults();
+    let mut job_opts = job.opts.clone().with_node_defaults();
+    job_opts.telemetry = context::for_child(&Span::current(), job_opts.telemetry.take());
     let plan = plan_iteration_with(scheduler_id, repeat, &job_opts, now, next_run)
         .map_err(|e| invalid(e.to_string()))?;
     let Some(plan) = plan else {

@@ -6,23 +6,32 @@
 //! Each run is a child process of this one (a global subscriber cannot be taken back), run in
 //! interleaved rounds (the variants' order rotated each round) so that drift on a shared machine
 //! falls on both alike. Each child prints one JSON line; the parent prints them, then per mode
-//! the medians and ranges of throughput and client CPU per job, and the overhead of the
-//! medians.
+//! the medians and ranges, and the overhead of the medians.
 //!
-//! Run: `cargo bench --features otel --bench observability` (without `otel` no trace context
-//! is written into jobs, which costs a little less). `-- --test` is the smoke run (200 jobs,
-//! one round). Env: `BENCH_JOBS` (5,000), `BENCH_ROUNDS` (7), `REDIS_URL` (use a private
-//! `redis-server --save ''`).
+//! Two measures:
+//! - by default, throughput and the client's CPU clock per job, which the load of a shared
+//!   machine blurs;
+//! - with `--instructions`, the instructions the client executes per job, counted by valgrind
+//!   (`--tool=callgrind`), which the machine's load does not change: each child runs under
+//!   valgrind twice, with `BENCH_JOBS` and a fifth of them, the queue filled beforehand by this
+//!   process, and the difference divided by the difference in jobs is the cost of one job
+//!   (start-up, connection and script loading cancel out).
+//!
+//! Run: `cargo bench --features otel --bench observability [-- --instructions]` (without
+//! `otel` no trace context is written into jobs, which costs a little less). `-- --test` is the
+//! smoke run (200 jobs, one round). Env: `BENCH_JOBS` (5,000), `BENCH_ROUNDS` (7; 3 with
+//! `--instructions`), `REDIS_URL` (use a private `redis-server --save ''`).
 
 #[path = "support/mod.rs"]
 mod support;
 
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bullmq::core::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{BulkJob, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerOptions};
+use bullmq::{BulkJob, JobOptions, Prefix, Queue, QueueName, Worker, WorkerOptions};
 use opentelemetry::trace::TracerProvider as _;
 use serde_json::{Value, json};
 use tracing_subscriber::layer::SubscriberExt;
@@ -54,6 +63,15 @@ fn main() {
         env_u64("BENCH_ROUNDS", 7)
     };
     let modes = args.modes_or(&MODES);
+    if std::env::args().any(|a| a == "--instructions") {
+        let rounds = if args.test {
+            1
+        } else {
+            env_u64("BENCH_ROUNDS", 3)
+        };
+        count_instructions(&modes, jobs, rounds);
+        return;
+    }
     let mut lines: Vec<Value> = Vec::new();
     for round in 0..rounds {
         for mode in &modes {
@@ -122,6 +140,85 @@ fn summarize(lines: &[Value], mode: &str) {
     }
 }
 
+/// Client instructions per job (see the module's doc), in `rounds` interleaved rounds.
+fn count_instructions(modes: &[String], jobs: u64, rounds: u64) {
+    let small = (jobs / 5).max(1);
+    let mut lines: Vec<Value> = Vec::new();
+    for round in 0..rounds {
+        for mode in modes {
+            let mut order = VARIANTS;
+            order.rotate_left(usize::try_from(round).unwrap_or(0) % VARIANTS.len());
+            for variant in order {
+                let big = counted(mode, variant, jobs);
+                let less = counted(mode, variant, small);
+                #[allow(clippy::cast_precision_loss)] // counts far below 2^52
+                let per_job = (big as f64 - less as f64) / (jobs - small) as f64;
+                let line = json!({
+                    "mode": mode,
+                    "variant": variant,
+                    "jobs": [small, jobs],
+                    "instructions": [less, big],
+                    "instructions_per_job": per_job,
+                });
+                println!("{line}");
+                lines.push(line);
+            }
+        }
+    }
+    for mode in modes {
+        let (off, off_lo, off_hi) = stats(&lines, mode, "off", "instructions_per_job");
+        println!("{mode} off: {off:.0} instructions/job [{off_lo:.0}..{off_hi:.0}]");
+        for variant in &VARIANTS[1..] {
+            let (n, lo, hi) = stats(&lines, mode, variant, "instructions_per_job");
+            println!(
+                "{mode} {variant}: {n:.0} instructions/job [{lo:.0}..{hi:.0}] => overhead {:.1}%",
+                (n - off) / off * 100.0
+            );
+        }
+    }
+}
+
+/// The instructions a child executes under callgrind for `jobs` jobs, its queue filled (for
+/// the worker) by this process beforehand and emptied after.
+fn counted(mode: &str, variant: &str, jobs: u64) -> u64 {
+    let url = redis_url();
+    let prefix = unique_prefix("bench-obs-ir", mode);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    if mode == "worker" {
+        runtime.block_on(fill(&url, &prefix, jobs));
+    }
+    let out = Command::new("valgrind")
+        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+        .arg(std::env::current_exe().expect("this bench"))
+        .env("BENCH_OBS_CHILD", variant)
+        .env("BENCH_OBS_MODE", mode)
+        .env("BENCH_OBS_PREFIX", &prefix)
+        .env("BENCH_JOBS", jobs.to_string())
+        .output()
+        .expect("valgrind (apt-get install valgrind)");
+    runtime.block_on(async {
+        let mut admin = admin(&url).await;
+        delete_prefix(&mut admin, &prefix).await;
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "child {mode}/{variant} under valgrind failed: {stderr}"
+    );
+    // `==pid== Collected : <instructions>`
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.split_once("Collected :")
+                .map(|(_, n)| n.trim().to_owned())
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no instruction count from callgrind: {stderr}"))
+}
+
 /// One measured run, in this (child) process.
 fn child(mode: &str, variant: &str, jobs: u64) {
     // Kept alive for the whole run: dropping the provider ends its spans' recording.
@@ -150,16 +247,26 @@ fn child(mode: &str, variant: &str, jobs: u64) {
         .enable_all()
         .build()
         .expect("runtime");
+    // Given by a parent counting instructions: the queue is filled and emptied there.
+    let given = std::env::var("BENCH_OBS_PREFIX").ok();
     let (secs, cpu) = runtime.block_on(async {
         let url = redis_url();
-        let mut admin = admin(&url).await;
-        let prefix = unique_prefix("bench-obs", mode);
+        let prefix = given
+            .clone()
+            .unwrap_or_else(|| unique_prefix("bench-obs", mode));
         let measured = match mode {
             "add" => add(&url, &prefix, jobs).await,
-            "worker" => work(&url, &prefix, jobs).await,
+            "worker" => {
+                if given.is_none() {
+                    fill(&url, &prefix, jobs).await;
+                }
+                work(&url, &prefix, jobs).await
+            }
             other => panic!("unknown mode {other}"),
         };
-        delete_prefix(&mut admin, &prefix).await;
+        if given.is_none() {
+            delete_prefix(&mut admin(&url).await, &prefix).await;
+        }
         measured
     });
     #[allow(clippy::cast_precision_loss)] // job counts
@@ -193,19 +300,28 @@ async fn add(url: &str, prefix: &str, jobs: u64) -> (f64, Duration) {
         .add("warm", &data, JobOptions::new())
         .await
         .expect("add");
-    let (t0, c0) = (Instant::now(), process_cpu());
+    let (t0, c0) = (Instant::now(), cpu_clock());
     for _ in 0..jobs {
         queue
             .add("job", &data, JobOptions::new())
             .await
             .expect("add");
     }
-    (t0.elapsed().as_secs_f64(), process_cpu() - c0)
+    (t0.elapsed().as_secs_f64(), cpu_clock() - c0)
 }
 
-/// A worker at concurrency 100 through `jobs` queued jobs: wall seconds and process CPU from
-/// its start to the last completion.
-async fn work(url: &str, prefix: &str, jobs: u64) -> (f64, Duration) {
+/// This process's CPU clock, or zero under valgrind (a child counted by a parent: valgrind
+/// does not serve the vDSO the clock is read through, and the count replaces it).
+fn cpu_clock() -> Duration {
+    if std::env::var_os("BENCH_OBS_PREFIX").is_some() {
+        Duration::ZERO
+    } else {
+        process_cpu()
+    }
+}
+
+/// Queues `jobs` jobs for the worker.
+async fn fill(url: &str, prefix: &str, jobs: u64) {
     let queue = Queue::new(
         QueueName::new("bench").expect("name"),
         backend(url, prefix).await,
@@ -221,27 +337,30 @@ async fn work(url: &str, prefix: &str, jobs: u64) -> (f64, Duration) {
     for chunk in batch.chunks(1_000) {
         queue.add_bulk(chunk.to_vec()).await.expect("add_bulk");
     }
-    let (t0, c0) = (Instant::now(), process_cpu());
+}
+
+/// A worker at concurrency 100 through `jobs` queued jobs: wall seconds and process CPU from
+/// its start until it has closed after its processor ran `jobs` times (so every job is
+/// finished: closing waits for the jobs in progress).
+async fn work(url: &str, prefix: &str, jobs: u64) -> (f64, Duration) {
+    let started = Arc::new(AtomicU64::new(0));
+    let all_started = Arc::new(tokio::sync::Notify::new());
+    let (t0, c0) = (Instant::now(), cpu_clock());
+    let (count, notify) = (Arc::clone(&started), Arc::clone(&all_started));
     let worker = Worker::new(
         QueueName::new("bench").expect("name"),
         backend(url, prefix).await,
         WorkerOptions::new().concurrency(100),
-        |_job, _cancel| async { Ok(Value::Null) },
+        move |_job, _cancel| {
+            if count.fetch_add(1, Ordering::Relaxed) + 1 == jobs {
+                notify.notify_one();
+            }
+            async { Ok(Value::Null) }
+        },
     )
     .await
     .expect("worker");
-    // Polled (a round trip every 10 ms, alike in both variants) rather than counted from
-    // events, whose buffer a fast worker overruns.
-    let completed = [JobType::State(JobState::Completed)];
-    while queue
-        .get_job_count_by_types(&completed)
-        .await
-        .expect("count")
-        < jobs
-    {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let measured = (t0.elapsed().as_secs_f64(), process_cpu() - c0);
+    all_started.notified().await;
     worker.close().await;
-    measured
+    (t0.elapsed().as_secs_f64(), cpu_clock() - c0)
 }

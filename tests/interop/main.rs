@@ -12,7 +12,12 @@ mod corpus;
 #[cfg(feature = "postgres")]
 mod json;
 mod json_numbers_golden;
-#[cfg(all(feature = "otel", feature = "postgres", feature = "flow"))]
+#[cfg(all(
+    feature = "otel",
+    feature = "postgres",
+    feature = "flow",
+    feature = "scheduler"
+))]
 mod otel;
 #[cfg(all(feature = "postgres", feature = "flow", feature = "scheduler"))]
 mod postgres;

@@ -6,9 +6,11 @@
 //! - our producer's `add` span is the parent of Node's worker `process <queue>` span, and the
 //!   `tm` we store is the carrier `bullmq-otel` writes (`{"traceparent":"00-…-…-01"}`);
 //! - as upstream: `omitContext` writes none, bulk jobs carry the `addBulk` span, flow nodes
-//!   their `addNode` spans, and every attempt of a retried job continues the producer's trace.
+//!   their `addNode` spans, and every attempt of a retried job continues the producer's trace;
+//! - a scheduler's iterations carry the upsert's context on from worker to worker, whichever
+//!   runtime upserted and whichever runs the worker.
 //!
-//! Run: `cargo test --features otel,postgres,flow --test interop otel::`.
+//! Run: `cargo test --features otel,postgres,flow,scheduler --test interop otel::`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -498,4 +500,341 @@ async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
     let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
     assert_eq!(tm(&one), Some(traceparent(&spans[0])));
     assert_eq!(tm(&bulk[0]), Some(traceparent(&spans[0])));
+}
+
+/// The trace context of a scheduler's iterations (Node's `upsertJobScheduler`, from a producer
+/// and from the worker that takes an iteration): the first iteration carries the upsert's
+/// `add` span; a worker taking an iteration adds the next one in an `add <queue>.<job name>`
+/// span of its own (inside the attempt) and passes the iteration's `tm` on unchanged, or, for
+/// an iteration that carries none, its `add` span's context.
+async fn scheduler_iterations_carry_the_trace<B: Backend>(queue_name: &str, backend: B) {
+    use bullmq::RepeatOptions;
+    use bullmq::scheduler::{JobScheduler, JobTemplate};
+    let every = RepeatOptions::every(Duration::from_secs(3600));
+    let scheduler = JobScheduler::new(backend.clone());
+    let queue = Queue::new(QueueName::new(queue_name).unwrap(), backend.clone());
+    let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
+    // Upserted with no subscriber: its first iteration carries no context.
+    let bare = scheduler
+        .upsert("bare", &every, JobTemplate::named("bare"))
+        .await
+        .unwrap()
+        .expect("an iteration");
+
+    let capture = Capture::start();
+    let first = scheduler
+        .upsert("tick", &every, JobTemplate::named("tick"))
+        .await
+        .unwrap()
+        .expect("an iteration");
+    let upsert = capture.one(&format!("add {queue_name}.tick"));
+    assert_eq!(upsert.span_kind, SpanKind::Producer);
+    assert_eq!(
+        attr(&upsert, "bullmq.job.scheduler.id").as_deref(),
+        Some("tick")
+    );
+    let first = queue.get_job(&first.id).await.unwrap().expect("iteration");
+    assert_eq!(tm(&first), Some(traceparent(&upsert)));
+    let bare = queue.get_job(&bare.id).await.unwrap().expect("iteration");
+    assert_eq!(tm(&bare), None);
+
+    let worker = Worker::new(
+        QueueName::new(queue_name).unwrap(),
+        backend.clone(),
+        WorkerOptions::new(),
+        |_job, _cancel| async { Ok(json!("done")) },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    let mut done = 0;
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while done < 2 {
+            if let Ok(WorkerEvent::Completed { .. }) = events.recv().await {
+                done += 1;
+            }
+        }
+    })
+    .await
+    .expect("both iterations complete");
+    worker.close().await;
+
+    let spans = capture.spans();
+    let attempt_of = |job: &bullmq::Job| {
+        *span_named(&spans, &format!("process {queue_name}"))
+            .iter()
+            .find(|s| attr(s, "bullmq.job.id").as_deref() == Some(job.id.as_str()))
+            .expect("the iteration's attempt")
+    };
+    // The worker's `add` span of scheduler `id`: a producer span inside the attempt.
+    let advance_of = |id: &str, attempt: &SpanData| {
+        let adds: Vec<_> = span_named(&spans, &format!("add {queue_name}.{id}"))
+            .into_iter()
+            .filter(|s| s.span_context.span_id() != upsert.span_context.span_id())
+            .collect();
+        assert_eq!(adds.len(), 1, "one worker add span for {id}");
+        let add = adds[0];
+        assert_eq!(add.span_kind, SpanKind::Producer);
+        assert_eq!(attr(add, "bullmq.job.scheduler.id").as_deref(), Some(id));
+        assert_eq!(add.parent_span_id, attempt.span_context.span_id());
+        add.clone()
+    };
+
+    // `tick`: the attempt continues the upsert's trace; the next iteration carries the same
+    // context as the first.
+    let attempt = attempt_of(&first);
+    assert_eq!(attempt.parent_span_id, upsert.span_context.span_id());
+    let add = advance_of("tick", attempt);
+    let next_id = attr(&add, "bullmq.job.id").expect("the next iteration's id");
+    assert_ne!(next_id, first.id.as_str());
+    let next = queue
+        .get_job(&bullmq::JobId::from(next_id))
+        .await
+        .unwrap()
+        .expect("next iteration");
+    assert_eq!(next.repeat_job_key.as_deref(), Some("tick"));
+    assert_eq!(
+        tm(&next),
+        tm(&first),
+        "the iteration's context is passed on"
+    );
+
+    // `bare`: the next iteration carries the worker's `add` span.
+    let attempt = attempt_of(&bare);
+    let add = advance_of("bare", attempt);
+    let next_id = attr(&add, "bullmq.job.id").expect("the next iteration's id");
+    let next = queue
+        .get_job(&bullmq::JobId::from(next_id))
+        .await
+        .unwrap()
+        .expect("next iteration");
+    assert_eq!(tm(&next), Some(traceparent(&add)));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn redis_scheduler_iterations_carry_the_trace() {
+    let (side, options, _guard) = redis_side("sched").await;
+    scheduler_iterations_carry_the_trace(&side.queue, redis_backend(&side, &options).await).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_scheduler_iterations_carry_the_trace() {
+    let schema = support::postgres::SchemaGuard::new("otel_sched");
+    let backend: PostgresBackend = schema.backend("otel-sched").await;
+    scheduler_iterations_carry_the_trace("otel-sched", backend).await;
+}
+
+/// A Node producer's scheduler: our worker's attempt of its iteration continues Node's trace,
+/// and the next iteration our worker adds carries Node's context on.
+async fn node_scheduler_rust_worker<B: Backend>(side: &Side, backend: B) {
+    let capture = Capture::start();
+    let upserted = side.node("upsert", "tick");
+    let add = node_span(&upserted["spans"], &format!("add {}.tick", side.queue));
+    let node_tm = format!(
+        "{{\"traceparent\":\"00-{}-{}-01\"}}",
+        add["traceId"].as_str().unwrap(),
+        add["spanId"].as_str().unwrap()
+    );
+    let queue = Queue::new(QueueName::new(&side.queue).unwrap(), backend.clone());
+    let first_id = bullmq::JobId::from(upserted["jobId"].as_str().unwrap().to_owned());
+    let first = queue.get_job(&first_id).await.unwrap().expect("iteration");
+    let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
+    assert_eq!(tm(&first).as_deref(), Some(node_tm.as_str()));
+
+    let worker = Worker::new(
+        QueueName::new(&side.queue).unwrap(),
+        backend,
+        WorkerOptions::new(),
+        |_job, _cancel| async { Ok(json!("done")) },
+    )
+    .await
+    .unwrap();
+    let mut events = worker.events();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
+    })
+    .await
+    .expect("our worker completes Node's iteration");
+    worker.close().await;
+
+    let process = capture.one(&format!("process {}", side.queue));
+    assert_eq!(
+        process.span_context.trace_id().to_string(),
+        add["traceId"].as_str().unwrap()
+    );
+    assert_eq!(
+        process.parent_span_id.to_string(),
+        add["spanId"].as_str().unwrap()
+    );
+    let ours = capture.one(&format!("add {}.tick", side.queue));
+    assert_eq!(ours.parent_span_id, process.span_context.span_id());
+    let next_id = attr(&ours, "bullmq.job.id").expect("the next iteration's id");
+    let next = queue
+        .get_job(&bullmq::JobId::from(next_id))
+        .await
+        .unwrap()
+        .expect("next iteration");
+    assert_eq!(tm(&next).as_deref(), Some(node_tm.as_str()));
+}
+
+/// Our scheduler: Node's worker's attempt of its iteration continues our trace, and the next
+/// iteration Node's worker adds carries our context on, as ours does.
+async fn rust_scheduler_node_worker<B: Backend>(side: &Side, backend: B) {
+    use bullmq::RepeatOptions;
+    use bullmq::scheduler::{JobScheduler, JobTemplate};
+    let capture = Capture::start();
+    JobScheduler::new(backend.clone())
+        .upsert(
+            "tick",
+            &RepeatOptions::every(Duration::from_secs(3600)),
+            JobTemplate::named("tick"),
+        )
+        .await
+        .unwrap()
+        .expect("an iteration");
+    let upsert = capture.one(&format!("add {}.tick", side.queue));
+
+    let worked = side.node("work", "1");
+    let process = node_span(&worked["spans"], &format!("process {}", side.queue));
+    assert_eq!(
+        process["traceId"].as_str().unwrap(),
+        upsert.span_context.trace_id().to_string()
+    );
+    assert_eq!(
+        process["parentSpanId"].as_str().unwrap(),
+        upsert.span_context.span_id().to_string()
+    );
+    let node_add = node_span(&worked["spans"], &format!("add {}.tick", side.queue));
+    assert_eq!(
+        node_add["kind"], 3,
+        "Node's worker adds the next in a producer span"
+    );
+    assert_eq!(node_add["attributes"]["bullmq.job.scheduler.id"], "tick");
+    let next_id = node_add["attributes"]["bullmq.job.id"]
+        .as_str()
+        .expect("the next iteration's id");
+    let next = Queue::new(QueueName::new(&side.queue).unwrap(), backend)
+        .get_job(&bullmq::JobId::from(next_id.to_owned()))
+        .await
+        .unwrap()
+        .expect("next iteration");
+    assert_eq!(
+        next.opts.telemetry.and_then(|t| t.metadata),
+        Some(traceparent(&upsert))
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn redis_node_scheduler_iterations_continue_in_our_worker() {
+    let (side, options, _guard) = redis_side("sched-n2r").await;
+    node_scheduler_rust_worker(&side, redis_backend(&side, &options).await).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn redis_our_scheduler_iterations_continue_in_node_worker() {
+    let (side, options, _guard) = redis_side("sched-r2n").await;
+    rust_scheduler_node_worker(&side, redis_backend(&side, &options).await).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_node_scheduler_iterations_continue_in_our_worker() {
+    let schema = support::postgres::SchemaGuard::new("otel_sched_n2r");
+    let side = postgres_side("sched-n2r", &schema);
+    let backend: PostgresBackend = schema.backend(&side.queue).await;
+    node_scheduler_rust_worker(&side, backend).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_our_scheduler_iterations_continue_in_node_worker() {
+    let schema = support::postgres::SchemaGuard::new("otel_sched_r2n");
+    let side = postgres_side("sched-r2n", &schema);
+    let backend: PostgresBackend = schema.backend(&side.queue).await;
+    rust_scheduler_node_worker(&side, backend).await;
+}
+
+/// A stalled-jobs check that recovers a job lists its id in `bullmq.worker.stalled.jobs` as
+/// Node's worker does, a string array attribute, with a `job stalled` event per id.
+#[tokio::test(flavor = "current_thread")]
+async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
+    use bullmq::core::backend::LockToken;
+    use opentelemetry::{Array, Value as OtelValue};
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("stall").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let job = queue
+        .add("stuck", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    // Taken under a short lock that nobody renews: it stalls.
+    let taker = Worker::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+        WorkerOptions::new()
+            .autorun(false)
+            .lock_duration(Duration::from_millis(300)),
+        |_job, _cancel| async { Ok(json!(null)) },
+    )
+    .await
+    .unwrap();
+    taker
+        .get_next_job(&LockToken::new("abandoned"), false)
+        .await
+        .unwrap()
+        .expect("the job");
+    let rescuer = Worker::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+        WorkerOptions::new().stalled_interval(Duration::from_millis(500)),
+        |_job, _cancel| async { Ok(json!("rescued")) },
+    )
+    .await
+    .unwrap();
+    let mut events = rescuer.events();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
+    })
+    .await
+    .expect("the stalled job completes");
+    rescuer.close().await;
+    taker.close().await;
+
+    let spans = capture.spans();
+    let checks = span_named(&spans, &format!("moveStalledJobsToWait {}", side.queue));
+    let stalled = |s: &SpanData| {
+        s.attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == "bullmq.worker.stalled.jobs")
+            .map(|kv| kv.value.clone())
+    };
+    let listed = |ids: Vec<String>| {
+        OtelValue::Array(Array::String(ids.into_iter().map(Into::into).collect()))
+    };
+    let recovery: Vec<_> = checks
+        .iter()
+        .filter(|s| stalled(s) == Some(listed(vec![job.id.to_string()])))
+        .collect();
+    assert_eq!(recovery.len(), 1, "{checks:?}");
+    let per_job: Vec<_> = recovery[0]
+        .events
+        .iter()
+        .filter(|e| e.name == "job stalled")
+        .collect();
+    assert_eq!(per_job.len(), 1, "{:?}", recovery[0].events);
+    assert!(
+        per_job[0]
+            .attributes
+            .iter()
+            .any(|kv| kv.key.as_str() == "bullmq.job.id" && kv.value.to_string() == job.id.as_str()),
+        "{per_job:?}"
+    );
+    // A check that found nothing lists an empty array, as Node's does.
+    assert!(
+        checks
+            .iter()
+            .any(|s| stalled(s) == Some(listed(Vec::new()))),
+        "{checks:?}"
+    );
 }

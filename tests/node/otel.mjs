@@ -5,6 +5,8 @@
 // Env: BACKEND (redis | postgres), QUEUE; Redis: REDIS_URL, PREFIX; PostgreSQL: DATABASE_URL,
 // SCHEMA. Usage: node otel.mjs <op> [args…]
 //   add <job name>   Queue#add under telemetry; prints {jobId, spans}
+//   upsert <id>      Queue#upsertJobScheduler(<id>, every hour, job name <id>) under
+//                    telemetry; prints {jobId, spans}
 //   work <count>     a Worker under telemetry until <count> jobs completed; prints {spans}
 // Each span printed: {name, kind, traceId, spanId, parentSpanId, attributes}.
 // Exits non-zero on any error or after TIMEOUT ms (default 30 s).
@@ -86,6 +88,12 @@ if (op === 'add') {
   const [opts, backend] = options();
   const queue = new Queue(QUEUE, opts, backend);
   const job = await queue.add(arg, { from: 'node' });
+  await queue.close();
+  print({ jobId: job.id, spans: spans() });
+} else if (op === 'upsert') {
+  const [opts, backend] = options();
+  const queue = new Queue(QUEUE, opts, backend);
+  const job = await queue.upsertJobScheduler(arg, { every: 3_600_000 }, { name: arg });
   await queue.close();
   print({ jobId: job.id, spans: spans() });
 } else if (op === 'work') {

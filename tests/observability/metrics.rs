@@ -24,6 +24,15 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use serde_json::json;
 
 const QUEUE: &str = "obs-metrics";
+/// How long the test waits between the last add and the worker's start.
+const WAIT: Duration = Duration::from_millis(100);
+/// How long an `ok` job's processor sleeps.
+const WORK: Duration = Duration::from_millis(50);
+
+/// Milliseconds, as the histograms record them.
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
 /// Where the flow and the scheduler add (no worker there).
 const MORE: &str = "obs-metrics-more";
 
@@ -83,15 +92,26 @@ fn counter(values: &Values, name: &str, job_name: &str) -> u64 {
         .sum()
 }
 
-fn samples(values: &Values, name: &str) -> usize {
+/// The samples of histogram `name` whose labels include every `(key, value)` of `with`.
+fn samples_where(values: &Values, name: &str, with: &[(&str, &str)]) -> Vec<f64> {
     values
         .iter()
-        .filter(|((kind, n, _), _)| *kind == MetricKind::Histogram && n == name)
-        .map(|(_, v)| match v {
-            DebugValue::Histogram(s) => s.len(),
+        .filter(|((kind, n, labels), _)| {
+            *kind == MetricKind::Histogram
+                && n == name
+                && with
+                    .iter()
+                    .all(|(k, v)| label(labels, k).as_deref() == Some(*v))
+        })
+        .flat_map(|(_, v)| match v {
+            DebugValue::Histogram(s) => s.iter().map(|x| x.into_inner()).collect::<Vec<_>>(),
             other => panic!("{other:?}"),
         })
-        .sum()
+        .collect()
+}
+
+fn samples(values: &Values, name: &str) -> usize {
+    samples_where(values, name, &[]).len()
 }
 
 fn gauge(values: &Values, name: &str, label_key: &str, label_value: &str) -> Option<f64> {
@@ -119,6 +139,8 @@ async fn a_known_workload_records_exactly_its_numbers() {
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
     let queue = Queue::new(QueueName::new(QUEUE).unwrap(), backend(&prefix).await);
+    // Every duration and wait recorded lies within this window.
+    let window = std::time::Instant::now();
     for _ in 0..4 {
         queue
             .add("ok", &json!({}), JobOptions::new())
@@ -137,6 +159,8 @@ async fn a_known_workload_records_exactly_its_numbers() {
             .await
             .unwrap();
     }
+    // Every job waits at least this long between added and started.
+    tokio::time::sleep(WAIT).await;
     let worker = Worker::new(
         QueueName::new(QUEUE).unwrap(),
         backend(&prefix).await,
@@ -145,7 +169,11 @@ async fn a_known_workload_records_exactly_its_numbers() {
             match job.name.as_str() {
                 "bad" => Err(JobError::unrecoverable("bad job")),
                 "flaky" if job.attempts_made == 0 => Err(JobError::failed("once")),
-                _ => Ok(json!(1)),
+                _ => {
+                    // An `ok` job takes at least this long.
+                    tokio::time::sleep(WORK).await;
+                    Ok(json!(1))
+                }
             }
         },
     )
@@ -165,6 +193,7 @@ async fn a_known_workload_records_exactly_its_numbers() {
     .await
     .expect("every job finishes");
     worker.close().await;
+    let window_ms = ms(window.elapsed());
     queue
         .record_job_counts_metric(&[
             JobType::State(JobState::Completed),
@@ -191,6 +220,51 @@ async fn a_known_workload_records_exactly_its_numbers() {
     // first start only: 9.
     assert_eq!(samples(&values, names::JOB_DURATION), 12);
     assert_eq!(samples(&values, names::JOB_WAIT_TIME), 9);
+
+    // The values: each attempt's duration under its job and outcome, an `ok` one at least the
+    // processor's sleep, every one (and so every sum) within the test's window.
+    let duration = |job: &str, state: &str| {
+        samples_where(
+            &values,
+            names::JOB_DURATION,
+            &[(names::LABEL_JOB_NAME, job), (names::LABEL_STATE, state)],
+        )
+    };
+    let ok = duration("ok", "completed");
+    assert_eq!(ok.len(), 4, "{ok:?}");
+    assert!(ok.iter().all(|d| *d >= ms(WORK)), "{ok:?} >= {WORK:?}");
+    assert!(ok.iter().sum::<f64>() >= 4.0 * ms(WORK), "{ok:?}");
+    assert_eq!(duration("bad", "failed").len(), 2);
+    assert_eq!(duration("flaky", "retried").len(), 3);
+    assert_eq!(duration("flaky", "completed").len(), 3);
+    let all = samples_where(&values, names::JOB_DURATION, &[]);
+    assert!(
+        all.iter().all(|d| (0.0..=window_ms).contains(d)),
+        "{all:?} within {window_ms} ms"
+    );
+    // Each job's wait, sampled once, from its add to its first start: at least the pause
+    // before the worker started, at most the window.
+    let waits = samples_where(&values, names::JOB_WAIT_TIME, &[]);
+    assert!(
+        waits.iter().all(|w| (ms(WAIT)..=window_ms).contains(w)),
+        "{waits:?} within {WAIT:?}..{window_ms} ms"
+    );
+    for (job, n) in [("ok", 4), ("bad", 2), ("flaky", 3)] {
+        let of_job = samples_where(
+            &values,
+            names::JOB_WAIT_TIME,
+            &[(names::LABEL_JOB_NAME, job)],
+        );
+        assert_eq!(of_job.len(), n, "waits of {job}: {of_job:?}");
+    }
+    // With 3 at a time, the fourth `ok` job started only once an earlier one had run WORK.
+    let ok_waits = samples_where(
+        &values,
+        names::JOB_WAIT_TIME,
+        &[(names::LABEL_JOB_NAME, "ok")],
+    );
+    let longest = ok_waits.iter().copied().fold(0.0, f64::max);
+    assert!(longest >= ms(WAIT + WORK), "{ok_waits:?}");
     assert_eq!(
         gauge(&values, names::WORKER_ACTIVE_JOBS, names::LABEL_WORKER, ""),
         Some(0.0),

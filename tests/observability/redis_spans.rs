@@ -259,10 +259,39 @@ async fn a_stalled_recovery_is_a_span_with_the_jobs_recovered() {
     rescuer.close().await;
     taker.close().await;
 
-    let recoveries =
-        captured.spans_where("moveStalledJobsToWait", "bullmq.worker.stalled.jobs", "1");
+    // The ids recovered, as Node's worker lists them (JSON text outside OpenTelemetry).
+    let stalled_ids = format!("[\"{}\"]", job.id);
+    let recoveries = captured.spans_where(
+        "moveStalledJobsToWait",
+        "bullmq.worker.stalled.jobs",
+        &stalled_ids,
+    );
     assert_eq!(recoveries.len(), 1, "{:?}", captured.spans());
     let recovery = &recoveries[0];
+    // The first check, with the job still locked, found nothing: it lists no id.
+    assert!(
+        !captured
+            .spans_where("moveStalledJobsToWait", "bullmq.worker.stalled.jobs", "[]")
+            .is_empty(),
+        "{:?}",
+        captured.spans()
+    );
+    let per_job: Vec<_> = captured
+        .events()
+        .into_iter()
+        .filter(|e| e.message() == "job stalled")
+        .collect();
+    assert_eq!(
+        per_job.len(),
+        1,
+        "one `job stalled` event per job: {per_job:?}"
+    );
+    assert_eq!(per_job[0].level, Level::DEBUG);
+    assert_eq!(per_job[0].span, Some("moveStalledJobsToWait"));
+    assert_eq!(
+        per_job[0].fields.get("bullmq.job.id").map(String::as_str),
+        Some(job.id.as_str())
+    );
     assert_eq!(
         recovery.field("otel.name"),
         Some("moveStalledJobsToWait obs-stall")

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bullmq::RepeatOptions;
 use crate::support::PrivateRedis;
 use crate::support::wait::eventually;
+use bullmq::RepeatOptions;
 use bullmq::core::BackendErrorKind;
 use bullmq::core::backend::Range;
 use bullmq::core::job::JobType;

@@ -11,9 +11,12 @@
 
 use std::sync::Arc;
 
+use tracing::Span;
+
 use super::{RepeatOptions, next_cron_millis, plan_iteration_with};
 use crate::backend::{NextIterationArgs, Schedulers};
 use crate::options::ValidationError;
+use crate::telemetry::context;
 use crate::{Error, Job, JobId, Result};
 
 /// Gives the next run (Unix ms) of a `pattern` schedule after `millis`, or `None` when there
@@ -24,6 +27,10 @@ pub type RepeatStrategy = Arc<dyn Fn(u64, &RepeatOptions, &str) -> Option<u64> +
 /// run, as Node's worker does when it takes such a job: `Ok(None)` when the schedule is over
 /// or another producer already added that iteration. `strategy` overrides how a cron
 /// `pattern`'s next run is found (upstream: `settings.repeatStrategy`).
+///
+/// The iteration carries the trace context `job` carries (`tm`), or, when it carries none and
+/// does not omit it, the context of the current span (the worker's `add` span), as Node's
+/// worker passes the job's telemetry on.
 ///
 /// # Errors
 ///
@@ -67,7 +74,8 @@ pub async fn advance_job_scheduler<B: Schedulers>(
         Some(strategy) => Ok(strategy(from, repeat, &job.name)),
         None => next_cron_millis(repeat, from, now),
     };
-    let job_opts = job.opts.clone().with_node_defaults();
+    let mut job_opts = job.opts.clone().with_node_defaults();
+    job_opts.telemetry = context::for_child(&Span::current(), job_opts.telemetry.take());
     let plan = plan_iteration_with(scheduler_id, repeat, &job_opts, now, next_run)
         .map_err(|e| invalid(e.to_string()))?;
     let Some(plan) = plan else {

@@ -24,14 +24,21 @@ pub fn set_parent_from(span: &Span, metadata: &str) {
     imp::extract_into(span, metadata);
 }
 
-/// The span whose context a job added under `span` carries: `span`, or, when a filter
-/// disabled it (the `bullmq` target filtered out), the caller's current span, so that the
-/// application's trace still reaches the worker.
-fn carried(span: &Span) -> Span {
+/// Sets attribute `key` of `span` to the string array `values` when the span is exported to
+/// OpenTelemetry (a `tracing` field holds no array); false when it is not (nothing set).
+pub(crate) fn set_string_array(span: &Span, key: &'static str, values: &[crate::JobId]) -> bool {
+    imp::set_string_array(span, key, values)
+}
+
+/// The context a job added under `span` carries: `span`'s, or, when a filter disabled it (the
+/// `bullmq` target filtered out), the caller's current span's, so that the application's trace
+/// still reaches the worker. `span` is not cloned: a clone is two atomic updates and a
+/// subscriber call per job.
+fn carried_metadata(span: &Span) -> Option<String> {
     if span.is_disabled() {
-        Span::current()
+        metadata_of(&Span::current())
     } else {
-        span.clone()
+        metadata_of(span)
     }
 }
 
@@ -42,7 +49,7 @@ pub(crate) fn for_add(span: &Span, given: Option<Telemetry>) -> Option<Telemetry
     if given.as_ref().and_then(|t| t.omit_context) == Some(true) {
         return given;
     }
-    match metadata_of(&carried(span)) {
+    match carried_metadata(span) {
         Some(metadata) => Some(Telemetry {
             metadata: Some(metadata),
             omit_context: None,
@@ -59,7 +66,7 @@ pub fn for_child(span: &Span, given: Option<Telemetry>) -> Option<Telemetry> {
     let omit = given.as_ref().and_then(|t| t.omit_context);
     let metadata = given.as_ref().and_then(|t| t.metadata.clone()).or_else(|| {
         (omit != Some(true))
-            .then(|| metadata_of(&carried(span)))
+            .then(|| carried_metadata(span))
             .flatten()
     });
     if metadata.is_some() || omit == Some(true) {
@@ -118,6 +125,25 @@ mod imp {
         serde_json::to_string(&carrier.0).ok()
     }
 
+    pub(super) fn set_string_array(
+        span: &Span,
+        key: &'static str,
+        values: &[crate::JobId],
+    ) -> bool {
+        if span.is_disabled() || !span.context().span().span_context().is_valid() {
+            return false;
+        }
+        let values = values
+            .iter()
+            .map(|id| id.as_str().to_owned().into())
+            .collect();
+        span.set_attribute(
+            key,
+            opentelemetry::Value::Array(opentelemetry::Array::String(values)),
+        );
+        true
+    }
+
     pub(super) fn extract_into(span: &Span, metadata: &str) {
         if span.is_disabled() {
             return;
@@ -141,4 +167,12 @@ mod imp {
     }
 
     pub(super) fn extract_into(_span: &Span, _metadata: &str) {}
+
+    pub(super) fn set_string_array(
+        _span: &Span,
+        _key: &'static str,
+        _values: &[crate::JobId],
+    ) -> bool {
+        false
+    }
 }

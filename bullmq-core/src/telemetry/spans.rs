@@ -16,10 +16,13 @@ macro_rules! op_span {
             worker: (tracing::field::Empty, tracing::field::Empty)
         )
     };
+    (@or) => { tracing::field::Empty };
+    (@or $value:expr) => { $value };
     (
         $op:literal, $kind:literal, $op_type:expr, $queue:expr, $name:expr,
         job: ($id:expr, $job_name:expr, $attempts:expr),
         worker: ($worker_name:expr, $worker_id:expr)
+        $(, processed: $processed:expr)?
     ) => {
         tracing::info_span!(
             target: "bullmq",
@@ -43,7 +46,7 @@ macro_rules! op_span {
             bullmq.job.failed.reason = tracing::field::Empty,
             bullmq.job.duration_ms = tracing::field::Empty,
             bullmq.job.delay_ms = tracing::field::Empty,
-            bullmq.job.processed.timestamp = tracing::field::Empty,
+            bullmq.job.processed.timestamp = op_span!(@or $($processed)?),
             bullmq.job.attempt_finished_timestamp = tracing::field::Empty,
             bullmq.job.bulk.count = tracing::field::Empty,
             bullmq.job.scheduler.id = tracing::field::Empty,
@@ -74,12 +77,34 @@ pub fn record_job(span: &Span, id: &str, name: &str) {
     }
 }
 
+/// Records the id the store gave the job of an `add` span (its name was given at creation).
+pub(crate) fn record_job_id(span: &Span, id: &str) {
+    if !span.is_disabled() {
+        span.record("messaging.message.id", id);
+        span.record("bullmq.job.id", id);
+    }
+}
+
 /// Records on the current span (an attempt's `process` span) the state an attempt left its
 /// job in when it did not settle it (`rate_limited`, `waiting-children`).
 pub(crate) fn record_state(state: &'static str) {
     let span = Span::current();
     if !span.is_disabled() {
         span.record("bullmq.job.state", state);
+    }
+}
+
+/// Records on the current span (an attempt's `process` span) how the attempt ended: its
+/// state, duration (ms), end (Unix ms) and, once counted, the attempts made.
+pub(crate) fn record_outcome(state: &'static str, duration_ms: u64, ended: u64, made: Option<u32>) {
+    let span = Span::current();
+    if !span.is_disabled() {
+        span.record("bullmq.job.state", state);
+        span.record("bullmq.job.duration_ms", duration_ms);
+        span.record("bullmq.job.attempt_finished_timestamp", ended);
+        if let Some(made) = made {
+            span.record("bullmq.job.attempts.made", made);
+        }
     }
 }
 
@@ -164,15 +189,12 @@ pub(crate) fn process(
     worker_name: Option<&str>,
     worker_id: &str,
 ) -> Span {
-    let span = op_span!(
+    op_span!(
         "process", "consumer", "process", queue, span_name!("process {queue}"),
         job: (job.id.as_str(), job.name.as_str(), job.attempts_made),
-        worker: (worker_name, worker_id)
-    );
-    if let Some(started) = job.processed_on {
-        span.record("bullmq.job.processed.timestamp", started);
-    }
-    span
+        worker: (worker_name, worker_id),
+        processed: job.processed_on
+    )
 }
 
 /// How an attempt is settled, each Node's operation name.
@@ -222,6 +244,36 @@ pub(crate) fn stalled_check(queue: &str, worker_name: Option<&str>, worker_id: &
         job: (none, none, none),
         worker: (worker_name, worker_id)
     )
+}
+
+/// Records on a `moveStalledJobsToWait` span the jobs the check moved back to wait, as Node's
+/// worker does: `bullmq.worker.stalled.jobs` is their ids (a string array on an
+/// OpenTelemetry span, as Node sets it; elsewhere the same list as JSON text), and each id is a
+/// `job stalled` event with `bullmq.job.id` (at `DEBUG`: one per job).
+pub(crate) fn record_stalled(span: &Span, ids: &[crate::JobId]) {
+    if span.is_disabled() {
+        return;
+    }
+    if !super::context::set_string_array(span, super::attr::WORKER_STALLED_JOBS, ids) {
+        span.record(
+            super::attr::WORKER_STALLED_JOBS,
+            tracing::field::display(JsonIds(ids)),
+        );
+    }
+    for id in ids {
+        tracing::event!(target: "bullmq", parent: span, tracing::Level::DEBUG, bullmq.job.id = id.as_str(), "job stalled");
+    }
+}
+
+/// Job ids as a JSON array of strings, written only when a subscriber records them.
+struct JsonIds<'a>(&'a [crate::JobId]);
+
+impl std::fmt::Display for JsonIds<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<&str> = self.0.iter().map(crate::JobId::as_str).collect();
+        let text = serde_json::to_string(&ids).map_err(|_| std::fmt::Error)?;
+        f.write_str(&text)
+    }
 }
 
 /// `extendLocks <queue>`, one lock renewal round.

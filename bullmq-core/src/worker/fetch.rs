@@ -4,10 +4,13 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use tracing::Instrument;
+
 use super::shared::Shared;
 use crate::backend::{Backend, FetchParams, FetchedJob, LockToken, NextJob};
 use crate::options::ValidationError;
 use crate::scheduling::advance::advance_job_scheduler;
+use crate::telemetry::{metrics, spans};
 use crate::{BackendErrorKind, Error, Job, Result};
 
 /// The pause after a failed blocking wait (upstream: `DELAY_TIME_1`).
@@ -91,6 +94,9 @@ impl<B: Backend> Shared<B> {
         let Some(scheduler_id) = &job.repeat_job_key else {
             return;
         };
+        // Node's worker upserts the next iteration in an `add <queue>.<job name>` producer
+        // span, inside the attempt's span.
+        let span = spans::scheduler_add(self.queue.name().as_str(), &job.name, scheduler_id);
         let advanced = advance_job_scheduler(
             self.queue.backend(),
             job,
@@ -98,9 +104,14 @@ impl<B: Backend> Shared<B> {
             self.now_ms(),
             self.repeat_strategy.as_ref(),
         )
+        .instrument(span.clone())
         .await;
         match advanced {
-            Ok(_) => {}
+            Ok(Some(id)) => {
+                spans::record_job(&span, id.as_str(), &job.name);
+                metrics::record_added(self.queue.name().as_str(), &job.name, 1);
+            }
+            Ok(None) => {}
             Err(Error::Invalid(v)) => self.emit_error(Error::Invalid(ValidationError::single(
                 "repeat",
                 "repeat",

@@ -83,7 +83,7 @@ fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
         let wait = Duration::from_millis(started.saturating_sub(due));
         metrics::waited(shared.queue.name().as_str(), &job.name, wait);
     }
-    tracing::debug!(target: "bullmq", job_id = %job.id, job_name = %job.name, "job started");
+    // No "job started" event: the span's creation is the start, with the job's id and name.
     span
 }
 
@@ -266,13 +266,11 @@ async fn finish_once<B: Backend>(
                 worker: Arc::clone(&shared.settings),
                 fetch_next,
             };
+            // Timed by its creation and drop, not entered around the round trip (as `add`).
             let settle = settle_span(shared, job, Settle::Complete);
-            let done = backend
-                .move_to_completed(job, &args)
-                .instrument(settle)
-                .await?;
-            attempt_ended(shared, job, Outcome::Completed, None);
-            record_attempts_made(job);
+            let done = backend.move_to_completed(job, &args).await?;
+            drop(settle);
+            attempt_ended(shared, job, Outcome::Completed);
             if shared.observed() {
                 shared.emit(WorkerEvent::Completed {
                     job: Arc::clone(job),
@@ -309,7 +307,7 @@ async fn finish_once<B: Backend>(
                 fetch_next,
             };
             let next = backend.move_to_delayed(&job.id, &args).await?;
-            attempt_ended(shared, job, Outcome::Delayed, None);
+            attempt_ended(shared, job, Outcome::Delayed);
             Ok(next_of(shared, next))
         }
         Err(JobError::RateLimited { delay }) => {
@@ -437,8 +435,7 @@ async fn fail<B: Backend>(
         Settle::Retry => Outcome::Retried,
         _ => Outcome::Failed,
     };
-    attempt_ended(shared, job, outcome, Some(message));
-    record_attempts_made(job);
+    attempt_ended(shared, job, outcome);
     if shared.observed() {
         shared.emit(WorkerEvent::Failed {
             job: Arc::clone(job),
@@ -500,44 +497,21 @@ fn settle_span<B>(shared: &Shared<B>, job: &Job, how: Settle) -> Span {
 }
 
 /// Records how an attempt ended: its metrics, and its outcome and duration on the attempt's
-/// span (the current one).
-fn attempt_ended<B: Lifecycle>(
-    shared: &Shared<B>,
-    job: &Job,
-    outcome: Outcome,
-    error: Option<&str>,
-) {
-    shared.health.record_ok(shared.now_ms());
-    let duration = Duration::from_millis(
-        job.processed_on
-            .map_or(0, |started| shared.now_ms().saturating_sub(started)),
-    );
+/// span (the current one), with `bullmq.job.attempts.made` once the attempt is counted (all
+/// but a processor's own delay), as Node's worker sets it after moving the job to completed or
+/// failed (a first success records 1).
+fn attempt_ended<B: Lifecycle>(shared: &Shared<B>, job: &Job, outcome: Outcome) {
+    let now = shared.now_ms();
+    shared.health.record_ok(now);
+    let duration = Duration::from_millis(job.processed_on.map_or(0, |s| now.saturating_sub(s)));
     metrics::attempt(shared.queue.name().as_str(), &job.name, outcome, duration);
-    let span = Span::current();
-    if !span.is_disabled() {
-        span.record("bullmq.job.state", outcome.state());
-        span.record("bullmq.job.duration_ms", super::shared::millis(duration));
-        span.record("bullmq.job.attempt_finished_timestamp", shared.now_ms());
-    }
-    tracing::debug!(
-        target: "bullmq",
-        job_id = %job.id,
-        outcome = outcome.state(),
-        error,
-        "job attempt ended"
+    spans::record_outcome(
+        outcome.state(),
+        super::shared::millis(duration),
+        now,
+        (outcome != Outcome::Delayed).then(|| job.attempts_made.saturating_add(1)),
     );
-}
-
-/// The `process` span's `bullmq.job.attempts.made` once the attempt is counted, as Node's
-/// worker sets it after moving the job to completed or failed (a first success records 1).
-fn record_attempts_made(job: &Job) {
-    let span = Span::current();
-    if !span.is_disabled() {
-        span.record(
-            "bullmq.job.attempts.made",
-            job.attempts_made.saturating_add(1),
-        );
-    }
+    // No per-attempt event: the span holds the outcome, the duration and the error.
 }
 
 /// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as

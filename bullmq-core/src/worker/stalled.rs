@@ -28,7 +28,7 @@ pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
                 .await
             {
                 Ok(ids) => {
-                    span.record("bullmq.worker.stalled.jobs", ids.len());
+                    spans::record_stalled(&span, &ids);
                     if !ids.is_empty() {
                         metrics::stalled(queue, u64::try_from(ids.len()).unwrap_or(u64::MAX));
                         let _in = span.enter();

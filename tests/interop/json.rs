@@ -426,6 +426,7 @@ async fn redis_raw_return_values_are_stored_as_given_and_bad_ones_fail_the_job()
 
 /// A job scheduler's template upserted by Rust is stored as Node stores the same template:
 /// the data's `jsonb` (numbers as JavaScript writes them) and the options' numbers.
+#[cfg(feature = "scheduler")]
 #[tokio::test]
 async fn postgres_scheduler_templates_hold_javascripts_numbers() {
     use bullmq::Backoff;

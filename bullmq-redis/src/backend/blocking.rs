@@ -57,6 +57,9 @@ impl RedisBackend {
         match outcome {
             Some(Ok(value)) => Ok(Some(value)),
             Some(Err(e)) => {
+                // On a cluster, a lost connection or a `MOVED` means the slot may have moved:
+                // the next call, and the next dedicated connection, ask where it is.
+                self.con.note_failure(&e);
                 // A refusal the server replied with (`NOPERM`, `READONLY`, …) leaves the
                 // connection sound: keep it, rather than open a new one for each retry.
                 let replied = matches!(

@@ -214,8 +214,8 @@ impl RedisBackend {
         let config = AsyncConnectionConfig::new()
             .set_response_timeout(None)
             .set_connection_timeout(Some(limit));
-        let mut con = self
-            .client()
+        let client = self.node_client().await.map_err(wrap(which.what()))?;
+        let mut con = client
             .get_multiplexed_async_connection_with_config(&config)
             .await
             .map_err(wrap(which.what()))?;

@@ -219,7 +219,18 @@ impl TestCluster {
                 .collect();
             let ok = alive.iter().all(|port| {
                 let info = Self::cli(*port, &["CLUSTER", "INFO"]);
-                info.contains("cluster_state:ok") && info.contains("cluster_slots_ok:16384")
+                let nodes = Self::cli(*port, &["CLUSTER", "NODES"]);
+                let replicas = nodes
+                    .lines()
+                    .filter(|l| l.contains("slave") && !l.contains("fail"))
+                    .count();
+                let replication = Self::cli(*port, &["INFO", "replication"]);
+                // Every primary has its replica, and a replica is in sync with its primary.
+                info.contains("cluster_state:ok")
+                    && info.contains("cluster_slots_ok:16384")
+                    && replicas + 3 >= alive.len()
+                    && (replication.contains("role:master")
+                        || replication.contains("master_link_status:up"))
             });
             if ok {
                 return;
@@ -302,4 +313,21 @@ fn start_reaper(dir: &Path) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+}
+
+impl Drop for TestCluster {
+    /// A cluster of one test (not the shared one, which statics never drop) goes with it.
+    fn drop(&mut self) {
+        let mut nodes = self
+            .nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for node in nodes.iter_mut() {
+            if let Some(mut child) = node.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }

@@ -39,7 +39,11 @@ pub(crate) fn flow_slot(nodes: &[FlowNode]) -> Result<Option<u16>> {
     let Some(first) = nodes.first() else {
         return Ok(None);
     };
-    let slot_of_flow = slot(QueueKeys::new(&first.prefix, &first.queue).qualified_name.as_bytes());
+    let slot_of_flow = slot(
+        QueueKeys::new(&first.prefix, &first.queue)
+            .qualified_name
+            .as_bytes(),
+    );
     for node in nodes {
         let keys = QueueKeys::new(&node.prefix, &node.queue);
         let parent = node.entry.parent.parent_key.as_deref();
@@ -75,10 +79,16 @@ mod tests {
         let p = |s: &str| Prefix::new(s).expect("valid");
         let refused = queue_slot(&p("bull"), &q("mail")).expect_err("no tag");
         let message = refused.to_string();
-        assert!(message.contains("`{bull}`") && message.contains("`{mail}`"), "{message}");
+        assert!(
+            message.contains("`{bull}`") && message.contains("`{mail}`"),
+            "{message}"
+        );
         assert!(queue_slot(&p("bull{}"), &q("mail")).is_err());
         let by_prefix = queue_slot(&p("{bull}"), &q("mail")).expect("tagged");
-        assert_eq!(by_prefix, queue_slot(&p("{bull}"), &q("other")).expect("tagged"));
+        assert_eq!(
+            by_prefix,
+            queue_slot(&p("{bull}"), &q("other")).expect("tagged")
+        );
         assert!(queue_slot(&p("bull"), &q("{mail}")).is_ok());
     }
 }

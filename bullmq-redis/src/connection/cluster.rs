@@ -300,7 +300,10 @@ mod tests {
         assert!(!format!("{url:?}").contains("s3cret"));
         assert_eq!(ClusterUrl::parse("redis://h:1"), Ok(None));
         let tls = ClusterUrl::parse("rediss+cluster://h:1").expect("valid");
-        assert_eq!(tls.map(|u| u.node_url("h", 1)).as_deref(), Some("rediss://h:1/"));
+        assert_eq!(
+            tls.map(|u| u.node_url("h", 1)).as_deref(),
+            Some("rediss://h:1/")
+        );
         assert!(ClusterUrl::parse("redis+cluster://h:1/3").is_err());
         assert!(ClusterUrl::parse("redis+cluster://u:p@/").is_err());
         assert!(ClusterUrl::parse("redis+cluster://h:x").is_err());

@@ -199,10 +199,13 @@ impl SharedConnection {
     }
 
     /// Notes that a call on a dedicated connection failed with `e`: on a cluster, a lost
-    /// connection or a redirect means the slot may have moved, so the next call asks.
-    pub(crate) fn note_failure(&self, e: &redis::RedisError) {
-        if let Route::Cluster(route) = &self.route {
-            route.note_failure(e);
+    /// connection, a redirect or a demoted primary means the slot may have moved, so the next
+    /// call asks where it is; `true` then (the dedicated connection must go to the new
+    /// primary too).
+    pub(crate) fn note_failure(&self, e: &redis::RedisError) -> bool {
+        match &self.route {
+            Route::Cluster(route) => route.note_failure(e),
+            Route::Fixed(_) => false,
         }
     }
 
@@ -417,7 +420,6 @@ impl Pool {
         pool.give_back(lease);
         Ok(Some(replies))
     }
-
 }
 
 /// `err` with `cmd`'s name and first key in it, when the server refused them for lack of

@@ -201,16 +201,19 @@ impl ClusterRoute {
         Ok(pool)
     }
 
-    /// Notes a failed call: a lost connection, a redirect or a refusal to write (a demoted
-    /// primary) means the slot may be served elsewhere now.
-    pub(super) fn note_failure(&self, e: &redis::RedisError) {
+    /// Notes a failed call: a lost connection, a redirect, a refusal to write or a blocked
+    /// command let go (a demoted primary) means the slot may be served elsewhere now; `true`
+    /// then.
+    pub(super) fn note_failure(&self, e: &redis::RedisError) -> bool {
         let moved = matches!(
             e.code(),
-            Some("MOVED" | "ASK" | "CLUSTERDOWN" | "TRYAGAIN" | "READONLY")
+            Some("MOVED" | "ASK" | "CLUSTERDOWN" | "TRYAGAIN" | "READONLY" | "UNBLOCKED")
         );
-        if moved || link::is_connection_failure(e) {
+        let moved = moved || link::is_connection_failure(e);
+        if moved {
             self.stale.store(true, Ordering::Release);
         }
+        moved
     }
 
     /// Sends `request` to the slot's primary, following the cluster's redirects.

@@ -167,7 +167,7 @@ async fn a_manual_failover_loses_no_job_and_workers_carry_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_primary_loses_no_job_and_workers_carry_on() {
     run("SIGKILL of the primary", |cluster, primary| {
-        cluster.kill(primary)
+        cluster.kill(primary);
     })
     .await;
 }

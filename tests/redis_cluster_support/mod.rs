@@ -239,6 +239,8 @@ impl TestCluster {
                 std::time::Instant::now() < deadline,
                 "the test cluster did not become healthy"
             );
+            // Polled against the nodes' own report, within the deadline above.
+            #[allow(clippy::disallowed_methods)]
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -297,7 +299,8 @@ fn spawn_node(dir: &Path, port: u16) -> Node {
 }
 
 /// A shell that waits for this process to end, then kills the nodes listed in `<dir>/pids`
-/// and removes `dir`.
+/// and removes `dir`. Never waited for: it outlives this process on purpose.
+#[allow(clippy::zombie_processes)]
 fn start_reaper(dir: &Path) {
     let script = format!(
         "while kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \

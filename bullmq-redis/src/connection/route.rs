@@ -31,11 +31,17 @@ const MAX_REDIRECTS: usize = 5;
 /// The first pause before retrying `TRYAGAIN`/`CLUSTERDOWN`; it doubles each time.
 const FIRST_PAUSE: Duration = Duration::from_millis(20);
 
+/// Builds the client of a node from its standalone URL.
+type MakeClient = Box<dyn Fn(&str) -> RedisResult<redis::Client> + Send + Sync>;
+
+/// A node's address and the connections to it.
+type Served = ((String, u16), Arc<Pool>);
+
 /// How to reach any node of one cluster, and which nodes are known.
 pub(crate) struct NodeClients {
     url: ClusterUrl,
     /// Makes the client for a node's URL (with the options' CA certificate, if any).
-    make: Box<dyn Fn(&str) -> RedisResult<redis::Client> + Send + Sync>,
+    make: MakeClient,
     /// Nodes to ask for the topology: the seeds, then those the cluster named.
     known: Mutex<Vec<(String, u16)>>,
 }
@@ -107,7 +113,7 @@ pub(super) struct ClusterRoute {
     max_direct: usize,
     response_timeout: Duration,
     /// The primary's address and connections; `None` until first asked.
-    current: Mutex<Option<((String, u16), Arc<Pool>)>>,
+    current: Mutex<Option<Served>>,
     /// A call failed in a way that says the slot may have moved: ask before the next call.
     stale: AtomicBool,
     /// One refresh at a time; the calls behind it take its result.
@@ -147,7 +153,7 @@ impl ClusterRoute {
         self.slot
     }
 
-    fn lock_current(&self) -> std::sync::MutexGuard<'_, Option<((String, u16), Arc<Pool>)>> {
+    fn lock_current(&self) -> std::sync::MutexGuard<'_, Option<Served>> {
         self.current.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

@@ -23,7 +23,7 @@ use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::options::ValidationError;
 use bullmq_core::{Prefix, QueueName, Result};
 
-use crate::connection::{ClusterUrl, NodeClients, SharedConnection};
+use crate::connection::{ClusterUrl, NodeClients, SentinelUrl, SharedConnection};
 use crate::error::{wrap, wrap_connect, wrap_named};
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
@@ -50,7 +50,10 @@ use crate::server::ServerInfo;
 pub struct RedisOptions {
     /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS; for a cluster,
     /// `redis+cluster://[user:password@]host:port[,host:port…]` (any nodes of it; the
-    /// primaries are found from them), or `rediss+cluster://`.
+    /// primaries are found from them), or `rediss+cluster://`; behind Redis Sentinel,
+    /// `redis+sentinel://[user:password@]host:port[,host:port…]/<master>[/db]` with the
+    /// sentinels' addresses (default port 26379) and the data nodes' credentials, the
+    /// sentinels' own in `?sentinel_username=…&sentinel_password=…`, or `rediss+sentinel://`.
     pub url: String,
     /// The key prefix; `bull` by default, like Node.js.
     pub prefix: Prefix,
@@ -154,16 +157,20 @@ impl RedisOptions {
         client_for(&self.url, self.ca_certificate.as_deref()).map_err(wrap(context))
     }
 
-    /// The cluster these options name, or `None` for a standalone server.
-    fn cluster(&self) -> Result<Option<NodeClients>> {
-        let url = ClusterUrl::parse(&self.url).map_err(|problem| {
+    /// The cluster or sentinel deployment these options name, or `None` for a standalone
+    /// server.
+    fn routed(&self) -> Result<Option<NodeClients>> {
+        let invalid = |problem: String| {
             bullmq_core::Error::from(ValidationError::single("redis options", "url", problem))
-        })?;
-        let Some(url) = url else { return Ok(None) };
+        };
         let ca = self.ca_certificate.clone();
-        Ok(Some(NodeClients::new(url, move |node_url| {
-            client_for(node_url, ca.as_deref())
-        })))
+        let make = move |node_url: &str| client_for(node_url, ca.as_deref());
+        if let Some(url) = ClusterUrl::parse(&self.url).map_err(invalid)? {
+            return Ok(Some(NodeClients::cluster(url, make)));
+        }
+        Ok(SentinelUrl::parse(&self.url)
+            .map_err(invalid)?
+            .map(|url| NodeClients::sentinel(url, make)))
     }
 }
 
@@ -252,7 +259,7 @@ impl RedisBackend {
     pub async fn connect(options: &RedisOptions, queue: QueueName) -> Result<Self> {
         options.check()?;
         let connect_failed = || wrap_connect(bullmq_core::redact::redact_url(&options.url));
-        let con = match options.cluster()? {
+        let con = match options.routed()? {
             None => SharedConnection::connect(
                 options.client()?,
                 options.direct_connections,
@@ -261,8 +268,12 @@ impl RedisBackend {
             .await
             .map_err(connect_failed())?,
             Some(nodes) => {
-                let slot = cluster::queue_slot(&options.prefix, &queue)?;
-                SharedConnection::connect_cluster(
+                let slot = if nodes.is_cluster() {
+                    cluster::queue_slot(&options.prefix, &queue)?
+                } else {
+                    0
+                };
+                SharedConnection::connect_routed(
                     Arc::new(nodes),
                     slot,
                     options.direct_connections,

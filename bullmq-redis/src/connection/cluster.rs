@@ -63,7 +63,7 @@ impl ClusterUrl {
         }
         let mut seeds = Vec::new();
         for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            seeds.push(parse_host_port(host)?);
+            seeds.push(parse_host_port(host, 6379)?);
         }
         if seeds.is_empty() {
             return Err("the cluster URL names no node (`redis+cluster://host:port,…`)".into());
@@ -78,11 +78,7 @@ impl ClusterUrl {
 
     /// The standalone URL of the node at `host:port`, with the cluster URL's credentials.
     pub(crate) fn node_url(&self, host: &str, port: u16) -> String {
-        let host = if host.contains(':') && !host.starts_with('[') {
-            format!("[{host}]")
-        } else {
-            host.to_owned()
-        };
+        let host = super::sentinel::bracketed(host);
         format!(
             "{}://{}{host}:{port}/{}",
             self.scheme, self.user_info, self.query
@@ -90,8 +86,8 @@ impl ClusterUrl {
     }
 }
 
-/// `host:port` (port 6379 when left out), `[v6]:port` too.
-fn parse_host_port(text: &str) -> Result<(String, u16), String> {
+/// `host:port` (`default_port` when left out), `[v6]:port` too.
+pub(super) fn parse_host_port(text: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(v6) = text.strip_prefix('[') {
         let (host, rest) = v6
             .split_once(']')
@@ -107,7 +103,7 @@ fn parse_host_port(text: &str) -> Result<(String, u16), String> {
         Some(port) => port
             .parse()
             .map_err(|_| format!("`{port}` is not a port number (in `{text}`)"))?,
-        None => 6379,
+        None => default_port,
     };
     if host.is_empty() {
         return Err(format!("`{text}` has no host"));
@@ -242,7 +238,8 @@ pub(crate) enum Redirect {
     Moved(String, u16),
     /// `ASK <slot> <host>:<port>`: this key is being migrated there; ask it once.
     Ask(String, u16),
-    /// `TRYAGAIN` or `CLUSTERDOWN`: retry shortly.
+    /// `TRYAGAIN`, `CLUSTERDOWN`, or `READONLY` from a demoted primary: ask again where the
+    /// primary is, and retry shortly.
     Retry,
 }
 
@@ -251,7 +248,8 @@ impl Redirect {
     /// without a host (`MOVED 12 :6380`) is to `current_host`.
     pub(crate) fn of(code: &str, detail: &str, current_host: &str) -> Option<Self> {
         match code {
-            "TRYAGAIN" | "CLUSTERDOWN" => Some(Self::Retry),
+            // Nothing ran: the cluster is busy, or (`READONLY`) the node was demoted.
+            "TRYAGAIN" | "CLUSTERDOWN" | "READONLY" => Some(Self::Retry),
             "MOVED" | "ASK" => {
                 let address = detail.split_whitespace().nth(1)?;
                 let (host, port) = address.rsplit_once(':')?;

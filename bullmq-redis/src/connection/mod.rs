@@ -23,9 +23,11 @@ mod link;
 mod pipelined;
 mod resp;
 mod route;
+mod sentinel;
 
 pub(crate) use cluster::{ClusterUrl, hash_tag, slot};
 pub(crate) use route::NodeClients;
+pub(crate) use sentinel::SentinelUrl;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -56,7 +58,7 @@ enum Route {
     /// A standalone server: always this pool.
     Fixed(Arc<Pool>),
     /// The primary of one cluster slot, whichever node that is now.
-    Cluster(Arc<ClusterRoute>),
+    Routed(Arc<ClusterRoute>),
 }
 
 /// One request, as each path sends it: written into a buffer (direct and pipelined paths), or
@@ -159,9 +161,9 @@ impl SharedConnection {
         })
     }
 
-    /// Connects to the primary that serves `slot` of the cluster `nodes` reaches, opening
-    /// its first connection at once.
-    pub(crate) async fn connect_cluster(
+    /// Connects to the primary that serves `slot` of the cluster `nodes` reaches (the primary
+    /// the sentinels name, whatever `slot`), opening its first connection at once.
+    pub(crate) async fn connect_routed(
         nodes: Arc<NodeClients>,
         slot: u16,
         max_direct: usize,
@@ -170,7 +172,7 @@ impl SharedConnection {
         let route = ClusterRoute::new(nodes, slot, max_direct, response_timeout);
         route.pool().await?.open_first().await?;
         Ok(Self {
-            route: Route::Cluster(Arc::new(route)),
+            route: Route::Routed(Arc::new(route)),
         })
     }
 
@@ -178,8 +180,8 @@ impl SharedConnection {
     /// cluster (then one that finds that slot's primary on first use).
     pub(crate) fn for_slot(&self, slot: u16) -> Self {
         match &self.route {
-            Route::Cluster(route) if route.slot() != slot => Self {
-                route: Route::Cluster(Arc::new(route.sibling(slot))),
+            Route::Routed(route) if route.is_cluster() && route.slot() != slot => Self {
+                route: Route::Routed(Arc::new(route.sibling(slot))),
             },
             _ => self.clone(),
         }
@@ -187,14 +189,23 @@ impl SharedConnection {
 
     /// Whether this connection goes to a cluster.
     pub(crate) fn is_cluster(&self) -> bool {
-        matches!(self.route, Route::Cluster(_))
+        matches!(&self.route, Route::Routed(route) if route.is_cluster())
+    }
+
+    /// Changes each time calls start going to another node (after a failover): a dedicated
+    /// connection opened under another value goes to the old one.
+    pub(crate) fn generation(&self) -> u64 {
+        match &self.route {
+            Route::Fixed(_) => 0,
+            Route::Routed(route) => route.generation(),
+        }
     }
 
     /// The client of the server calls go to now, to open dedicated connections to it.
     pub(crate) async fn node_client(&self) -> RedisResult<redis::Client> {
         match &self.route {
             Route::Fixed(pool) => Ok(pool.client.clone()),
-            Route::Cluster(route) => Ok(route.pool().await?.client.clone()),
+            Route::Routed(route) => Ok(route.pool().await?.client.clone()),
         }
     }
 
@@ -204,7 +215,7 @@ impl SharedConnection {
     /// primary too).
     pub(crate) fn note_failure(&self, e: &redis::RedisError) -> bool {
         match &self.route {
-            Route::Cluster(route) => route.note_failure(e),
+            Route::Routed(route) => route.note_failure(e),
             Route::Fixed(_) => false,
         }
     }
@@ -213,7 +224,7 @@ impl SharedConnection {
     async fn request(&self, request: &Request<'_>) -> RedisResult<Vec<Value>> {
         match &self.route {
             Route::Fixed(pool) => pool.request(request).await,
-            Route::Cluster(route) => route.request(request).await,
+            Route::Routed(route) => route.request(request).await,
         }
     }
 
@@ -580,8 +591,8 @@ impl ConnectionLike for SharedConnection {
                 || pool.client.get_connection_info().redis_settings().db(),
                 Target::db,
             ),
-            // A cluster has database 0 only.
-            Route::Cluster(_) => 0,
+            // A cluster has database 0 only; behind sentinels, the URL's.
+            Route::Routed(route) => route.db(),
         }
     }
 }

@@ -14,14 +14,17 @@
 //! Script caches are per node: a pool's `EVALSHA` meets `NOSCRIPT` on a node that never saw
 //! the script and falls back to `EVAL` there, as on a standalone server.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use redis::{RedisResult, Value};
 use tokio::time::Instant;
 
+use tokio::task::AbortHandle;
+
 use super::cluster::{ClusterUrl, Redirect, read_topology};
+use super::sentinel::{SentinelUrl, ask_sentinel, is_primary, watch_switches};
 use super::{Pool, Request, command, link};
 
 /// How many `MOVED`/`ASK` one call follows before it gives up (a cluster that redirects in a
@@ -37,40 +40,155 @@ type MakeClient = Box<dyn Fn(&str) -> RedisResult<redis::Client> + Send + Sync>;
 /// A node's address and the connections to it.
 type Served = ((String, u16), Arc<Pool>);
 
-/// How to reach any node of one cluster, and which nodes are known.
+/// Where the primaries are found: a cluster's nodes, or the sentinels of one master.
+enum Kind {
+    Cluster(ClusterUrl),
+    Sentinel(SentinelUrl),
+}
+
+/// How to reach any node of one cluster (or sentinel deployment), and which primary serves
+/// what.
 pub(crate) struct NodeClients {
-    url: ClusterUrl,
+    kind: Kind,
     /// Makes the client for a node's URL (with the options' CA certificate, if any).
     make: MakeClient,
-    /// Nodes to ask for the topology: the seeds, then those the cluster named.
+    /// Nodes to ask: a cluster's seeds, then those it named; or the sentinels.
     known: Mutex<Vec<(String, u16)>>,
+    /// Bumped whenever the sentinels announce a switch: routes that resolved before ask again.
+    epoch: Arc<AtomicU64>,
+    /// The task listening for the sentinels' announcements.
+    watcher: Mutex<Option<AbortHandle>>,
+}
+
+impl Drop for NodeClients {
+    fn drop(&mut self) {
+        if let Some(watcher) = self
+            .watcher
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
+            watcher.abort();
+        }
+    }
 }
 
 impl NodeClients {
     /// The nodes of the cluster `url` names, reached through clients `make` builds from a
     /// node's standalone URL.
-    pub(crate) fn new(
+    pub(crate) fn cluster(
         url: ClusterUrl,
         make: impl Fn(&str) -> RedisResult<redis::Client> + Send + Sync + 'static,
     ) -> Self {
+        Self::new(url.seeds.clone(), Kind::Cluster(url), Box::new(make))
+    }
+
+    /// The primary the sentinels of `url` name, reached through clients `make` builds.
+    pub(crate) fn sentinel(
+        url: SentinelUrl,
+        make: impl Fn(&str) -> RedisResult<redis::Client> + Send + Sync + 'static,
+    ) -> Self {
+        Self::new(url.sentinels.clone(), Kind::Sentinel(url), Box::new(make))
+    }
+
+    fn new(known: Vec<(String, u16)>, kind: Kind, make: MakeClient) -> Self {
         Self {
-            known: Mutex::new(url.seeds.clone()),
-            url,
-            make: Box::new(make),
+            kind,
+            make,
+            known: Mutex::new(known),
+            epoch: Arc::new(AtomicU64::new(0)),
+            watcher: Mutex::new(None),
         }
     }
 
-    fn client(&self, host: &str, port: u16) -> RedisResult<redis::Client> {
-        (self.make)(&self.url.node_url(host, port))
+    /// Whether this is a cluster (whose queues may live on different primaries).
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.kind, Kind::Cluster(_))
     }
 
-    /// The primary serving `slot`, as the first node that answers says.
-    async fn owner_of(&self, slot: u16, timeout: Duration) -> RedisResult<(String, u16)> {
-        let known = self
-            .known
+    fn client(&self, host: &str, port: u16) -> RedisResult<redis::Client> {
+        let url = match &self.kind {
+            Kind::Cluster(url) => url.node_url(host, port),
+            Kind::Sentinel(url) => url.node_url(host, port),
+        };
+        (self.make)(&url)
+    }
+
+    fn known(&self) -> Vec<(String, u16)> {
+        self.known
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+            .clone()
+    }
+
+    /// The switches announced so far.
+    fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Starts listening for the sentinels' switch announcements, once (nothing to listen to
+    /// on a cluster, whose nodes redirect calls themselves).
+    fn watch(&self) {
+        let Kind::Sentinel(url) = &self.kind else {
+            return;
+        };
+        let mut watcher = self.watcher.lock().unwrap_or_else(PoisonError::into_inner);
+        if watcher.is_some() {
+            return;
+        }
+        let sentinels = url
+            .sentinels
+            .iter()
+            .filter_map(|(host, port)| (self.make)(&url.sentinel_url(host, *port)).ok())
+            .collect();
+        *watcher = Some(watch_switches(
+            sentinels,
+            url.master.clone(),
+            Arc::clone(&self.epoch),
+        ));
+    }
+
+    /// The primary serving `slot` (any slot, behind sentinels), as the first node that
+    /// answers says.
+    async fn owner_of(&self, slot: u16, timeout: Duration) -> RedisResult<(String, u16)> {
+        match &self.kind {
+            Kind::Cluster(_) => self.cluster_owner_of(slot, timeout).await,
+            Kind::Sentinel(url) => self.sentinel_primary(url, timeout).await,
+        }
+    }
+
+    /// The primary the first sentinel that answers names, once it says it is one (`ROLE`):
+    /// right after a switch the promoted replica may not have taken the role yet, and the
+    /// old primary keeps it until the sentinels reconfigure it.
+    async fn sentinel_primary(
+        &self,
+        url: &SentinelUrl,
+        timeout: Duration,
+    ) -> RedisResult<(String, u16)> {
+        let mut last_error = None;
+        for (host, port) in self.known() {
+            let named = match (self.make)(&url.sentinel_url(&host, port)) {
+                Ok(client) => ask_sentinel(&client, &url.master, timeout).await,
+                Err(e) => Err(e),
+            };
+            let (host, port) = match named {
+                Ok(address) => address,
+                Err(e) => {
+                    last_error = Some(e);
+                    continue;
+                }
+            };
+            match is_primary(&self.client(&host, port)?, timeout).await {
+                Ok(true) => return Ok((host, port)),
+                Ok(false) => last_error = Some(not_primary_yet(&host, port)),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        Err(last_error.unwrap_or_else(|| not_primary_yet("?", 0)))
+    }
+
+    async fn cluster_owner_of(&self, slot: u16, timeout: Duration) -> RedisResult<(String, u16)> {
+        let known = self.known();
         let mut last_error = None;
         for (host, port) in &known {
             let topology = match self.client(host, *port) {
@@ -97,6 +215,15 @@ impl NodeClients {
     }
 }
 
+/// The error when the node the sentinels name is not a primary (yet).
+fn not_primary_yet(host: &str, port: u16) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly),
+        "READONLY",
+        format!("the node the sentinels name ({host}:{port}) is not a primary yet"),
+    ))
+}
+
 /// The error when no node says who serves `slot`.
 fn unserved(slot: u16) -> redis::RedisError {
     redis::RedisError::from((
@@ -116,6 +243,10 @@ pub(super) struct ClusterRoute {
     current: Mutex<Option<Served>>,
     /// A call failed in a way that says the slot may have moved: ask before the next call.
     stale: AtomicBool,
+    /// The sentinels' switch count when the primary was last asked for.
+    epoch_seen: AtomicU64,
+    /// Bumped each time calls go to another node: dedicated connections opened before go.
+    generation: AtomicU64,
     /// One refresh at a time; the calls behind it take its result.
     refreshing: tokio::sync::Mutex<()>,
 }
@@ -135,6 +266,8 @@ impl ClusterRoute {
             response_timeout,
             current: Mutex::new(None),
             stale: AtomicBool::new(true),
+            epoch_seen: AtomicU64::new(0),
+            generation: AtomicU64::new(0),
             refreshing: tokio::sync::Mutex::new(()),
         }
     }
@@ -153,30 +286,57 @@ impl ClusterRoute {
         self.slot
     }
 
+    /// The database the connections select (0 until the primary is known).
+    pub(super) fn db(&self) -> i64 {
+        self.lock_current()
+            .as_ref()
+            .and_then(|(_, pool)| pool.target.as_ref().map(super::direct::Target::db))
+            .unwrap_or(0)
+    }
+
+    /// Whether the route is a cluster slot's (not a sentinel primary's).
+    pub(super) fn is_cluster(&self) -> bool {
+        self.nodes.is_cluster()
+    }
+
     fn lock_current(&self) -> std::sync::MutexGuard<'_, Option<Served>> {
         self.current.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the primary must be asked for before the next call.
+    fn is_stale(&self) -> bool {
+        self.stale.load(Ordering::Acquire)
+            || self.epoch_seen.load(Ordering::Acquire) != self.nodes.epoch()
+    }
+
+    /// How many times calls went to another node; see [`ClusterRoute::generation`].
+    pub(super) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// The pool of the slot's primary, after asking the cluster which it is if a call showed
     /// that it may have changed.
     pub(super) async fn pool(&self) -> RedisResult<Arc<Pool>> {
-        if !self.stale.load(Ordering::Acquire)
+        if !self.is_stale()
             && let Some((_, pool)) = &*self.lock_current()
         {
             return Ok(Arc::clone(pool));
         }
         let _one_at_a_time = self.refreshing.lock().await;
-        if !self.stale.load(Ordering::Acquire)
+        if !self.is_stale()
             && let Some((_, pool)) = &*self.lock_current()
         {
             // Refreshed while this call waited.
             return Ok(Arc::clone(pool));
         }
+        self.nodes.watch();
+        let epoch = self.nodes.epoch();
         let (host, port) = self
             .nodes
             .owner_of(self.slot, self.response_timeout)
             .await?;
         let pool = self.serve_from(None, host, port)?;
+        self.epoch_seen.store(epoch, Ordering::Release);
         self.stale.store(false, Ordering::Release);
         Ok(pool)
     }
@@ -200,10 +360,11 @@ impl ClusterRoute {
         tracing::info!(
             slot = self.slot,
             node = %format!("{host}:{port}"),
-            "redis cluster: the queue's slot is served by this primary now"
+            "redis: the queue's calls go to this primary now"
         );
         let pool = Arc::new(Pool::new(client, self.max_direct, self.response_timeout));
         *current = Some(((host, port), Arc::clone(&pool)));
+        self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(pool)
     }
 
@@ -228,7 +389,16 @@ impl ClusterRoute {
         let mut pause = FIRST_PAUSE;
         let mut redirects = 0;
         loop {
-            let pool = self.pool().await?;
+            let pool = match self.pool().await {
+                Ok(pool) => pool,
+                // Mid-failover: no primary yet, or the nodes asked are down.
+                Err(e) if self.note_failure(&e) && Instant::now() + pause < deadline => {
+                    tokio::time::sleep(pause).await;
+                    pause *= 2;
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let result = pool.request(request).await;
             let Some(redirect) = redirect_of(&result, &pool.host) else {
                 if let Err(e) = &result {
@@ -251,6 +421,7 @@ impl ClusterRoute {
                     };
                 }
                 Redirect::Retry if Instant::now() + pause < deadline => {
+                    // Ask again where the primary is: a demoted one answers `READONLY`.
                     self.stale.store(true, Ordering::Release);
                     tokio::time::sleep(pause).await;
                     pause *= 2;

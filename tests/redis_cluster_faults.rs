@@ -102,7 +102,9 @@ async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<JobI
     (ids, failed_adds)
 }
 
-async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16) + Send) {
+/// Runs jobs through a queue of a private cluster; `fault(cluster, queue's primary, queue's
+/// slot)` strikes after `FAULT_AT` adds.
+async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16, u16) + Send) {
     let cluster = TestCluster::start();
     let prefix = Prefix::new(format!("{{{}}}", support::unique_prefix())).unwrap();
     let primary = cluster.owner_of(&format!("{prefix}:faults:wait"));
@@ -115,7 +117,8 @@ async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16) + Send) {
         start_worker(&cluster, &prefix, &runs).await,
         start_worker(&cluster, &prefix, &runs).await,
     ];
-    let (ids, failed_adds) = produce(&queue, || fault(&cluster, primary)).await;
+    let slot = cluster.slot_of(&format!("{prefix}:faults:wait"));
+    let (ids, failed_adds) = produce(&queue, || fault(&cluster, primary, slot)).await;
     eventually(
         "the queue's slot is served by another primary",
         Duration::from_secs(30),
@@ -155,8 +158,26 @@ async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16) + Send) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_migrated_while_jobs_flow_loses_no_job() {
+    run("slot migration (ASK, TRYAGAIN)", |cluster, primary, slot| {
+        let to = cluster
+            .primaries()
+            .into_iter()
+            .find(|p| *p != primary)
+            .unwrap();
+        let ports = cluster.ports.clone();
+        // Migrates while the producer goes on adding.
+        std::thread::spawn(move || {
+            let moved = TestCluster::migrate_slot(&ports, slot, primary, to);
+            println!("migrated slot {slot} ({moved} keys) from {primary} to {to}");
+        });
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manual_failover_loses_no_job_and_workers_carry_on() {
-    run("CLUSTER FAILOVER", |cluster, primary| {
+    run("CLUSTER FAILOVER", |cluster, primary, _| {
         let replica = cluster.replica_of(primary);
         let reply = TestCluster::cli(replica, &["CLUSTER", "FAILOVER"]);
         assert!(reply.contains("OK"), "CLUSTER FAILOVER: {reply}");
@@ -166,7 +187,7 @@ async fn a_manual_failover_loses_no_job_and_workers_carry_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_primary_loses_no_job_and_workers_carry_on() {
-    run("SIGKILL of the primary", |cluster, primary| {
+    run("SIGKILL of the primary", |cluster, primary, _| {
         cluster.kill(primary);
     })
     .await;

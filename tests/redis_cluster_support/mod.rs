@@ -182,6 +182,43 @@ impl TestCluster {
         panic!("no node of the cluster answers");
     }
 
+    /// Moves `slot` from the primary on `from` to the primary on `to` as `redis-cli --cluster
+    /// reshard` does: `IMPORTING` on the target, `MIGRATING` on the source, `MIGRATE` of its
+    /// keys in batches (calls meanwhile meet `ASK` and `TRYAGAIN`), then the slot assigned to
+    /// the target on every node of `ports`. Returns how many keys moved.
+    pub fn migrate_slot(ports: &[u16], slot: u16, from: u16, to: u16) -> usize {
+        let id = |port: u16| Self::cli(port, &["CLUSTER", "MYID"]).trim().to_owned();
+        let (from_id, to_id) = (id(from), id(to));
+        let slot = slot.to_string();
+        let ok = |out: String| assert!(out.contains("OK"), "{out}");
+        ok(Self::cli(to, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]));
+        ok(Self::cli(from, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]));
+        let mut moved = 0;
+        loop {
+            let keys = Self::cli(from, &["CLUSTER", "GETKEYSINSLOT", &slot, "50"]);
+            let keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();
+            if keys.is_empty() {
+                break;
+            }
+            let port = to.to_string();
+            let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+            args.extend(keys.iter().copied());
+            let out = Self::cli(from, &args);
+            assert!(out.contains("OK") || out.contains("NOKEY"), "MIGRATE: {out}");
+            moved += keys.len();
+        }
+        // The target first, then the source, then the others (replicas refuse: no matter).
+        for port in [to, from].iter().chain(ports) {
+            Self::cli(*port, &["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+        }
+        moved
+    }
+
+    /// The slot of `key`.
+    pub fn slot_of(&self, key: &str) -> u16 {
+        self.cli_any(&["CLUSTER", "KEYSLOT", key]).trim().parse().unwrap()
+    }
+
     /// SIGKILLs the node on `port` (a crash).
     pub fn kill(&self, port: u16) {
         let mut nodes = self.nodes.lock().unwrap();

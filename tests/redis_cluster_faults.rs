@@ -159,19 +159,22 @@ async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16, u16) + Send
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slot_migrated_while_jobs_flow_loses_no_job() {
-    run("slot migration (ASK, TRYAGAIN)", |cluster, primary, slot| {
-        let to = cluster
-            .primaries()
-            .into_iter()
-            .find(|p| *p != primary)
-            .unwrap();
-        let ports = cluster.ports.clone();
-        // Migrates while the producer goes on adding.
-        std::thread::spawn(move || {
-            let moved = TestCluster::migrate_slot(&ports, slot, primary, to);
-            println!("migrated slot {slot} ({moved} keys) from {primary} to {to}");
-        });
-    })
+    run(
+        "slot migration (ASK, TRYAGAIN)",
+        |cluster, primary, slot| {
+            let to = cluster
+                .primaries()
+                .into_iter()
+                .find(|p| *p != primary)
+                .unwrap();
+            let ports = cluster.ports.clone();
+            // Migrates while the producer goes on adding.
+            std::thread::spawn(move || {
+                let moved = TestCluster::migrate_slot(&ports, slot, primary, to);
+                println!("migrated slot {slot} ({moved} keys) from {primary} to {to}");
+            });
+        },
+    )
     .await;
 }
 

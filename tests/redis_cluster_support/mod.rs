@@ -191,8 +191,14 @@ impl TestCluster {
         let (from_id, to_id) = (id(from), id(to));
         let slot = slot.to_string();
         let ok = |out: String| assert!(out.contains("OK"), "{out}");
-        ok(Self::cli(to, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]));
-        ok(Self::cli(from, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]));
+        ok(Self::cli(
+            to,
+            &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id],
+        ));
+        ok(Self::cli(
+            from,
+            &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id],
+        ));
         let mut moved = 0;
         loop {
             let keys = Self::cli(from, &["CLUSTER", "GETKEYSINSLOT", &slot, "50"]);
@@ -204,7 +210,10 @@ impl TestCluster {
             let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
             args.extend(keys.iter().copied());
             let out = Self::cli(from, &args);
-            assert!(out.contains("OK") || out.contains("NOKEY"), "MIGRATE: {out}");
+            assert!(
+                out.contains("OK") || out.contains("NOKEY"),
+                "MIGRATE: {out}"
+            );
             moved += keys.len();
         }
         // The target first, then the source, then the others (replicas refuse: no matter).
@@ -216,7 +225,10 @@ impl TestCluster {
 
     /// The slot of `key`.
     pub fn slot_of(&self, key: &str) -> u16 {
-        self.cli_any(&["CLUSTER", "KEYSLOT", key]).trim().parse().unwrap()
+        self.cli_any(&["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .unwrap()
     }
 
     /// SIGKILLs the node on `port` (a crash).

@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use tokio::task::AbortHandle;
 
 use super::cluster::{ClusterUrl, Redirect, read_topology};
-use super::sentinel::{SentinelUrl, ask_sentinel, is_primary, watch_switches};
+use super::sentinel::{SentinelUrl, Switches, ask_sentinel, is_primary, watch_switches};
 use super::{Pool, Request, command, link};
 
 /// How many `MOVED`/`ASK` one call follows before it gives up (a cluster that redirects in a
@@ -54,8 +54,9 @@ pub(crate) struct NodeClients {
     make: MakeClient,
     /// Nodes to ask: a cluster's seeds, then those it named; or the sentinels.
     known: Mutex<Vec<(String, u16)>>,
-    /// Bumped whenever the sentinels announce a switch: routes that resolved before ask again.
-    epoch: Arc<AtomicU64>,
+    /// The sentinels' switch announcements: routes that resolved before the last one ask
+    /// again.
+    switches: Arc<Switches>,
     /// The task listening for the sentinels' announcements.
     watcher: Mutex<Option<AbortHandle>>,
 }
@@ -96,7 +97,7 @@ impl NodeClients {
             kind,
             make,
             known: Mutex::new(known),
-            epoch: Arc::new(AtomicU64::new(0)),
+            switches: Arc::default(),
             watcher: Mutex::new(None),
         }
     }
@@ -123,7 +124,7 @@ impl NodeClients {
 
     /// The switches announced so far.
     fn epoch(&self) -> u64 {
-        self.epoch.load(Ordering::Acquire)
+        self.switches.epoch.load(Ordering::Acquire)
     }
 
     /// Starts listening for the sentinels' switch announcements, once (nothing to listen to
@@ -144,7 +145,7 @@ impl NodeClients {
         *watcher = Some(watch_switches(
             sentinels,
             url.master.clone(),
-            Arc::clone(&self.epoch),
+            Arc::clone(&self.switches),
         ));
     }
 
@@ -165,6 +166,19 @@ impl NodeClients {
         url: &SentinelUrl,
         timeout: Duration,
     ) -> RedisResult<(String, u16)> {
+        // The primary the last switch announced, first: a sentinel asked right after the
+        // switch may not have heard of it yet and still name the old one.
+        let announced = self
+            .switches
+            .announced
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some((host, port)) = announced
+            && is_primary(&self.client(&host, port)?, timeout).await == Ok(true)
+        {
+            return Ok((host, port));
+        }
         let mut last_error = None;
         for (host, port) in self.known() {
             let named = match (self.make)(&url.sentinel_url(&host, port)) {

@@ -203,13 +203,22 @@ pub(crate) async fn is_primary(client: &redis::Client, timeout: Duration) -> Red
         .map_err(|_| super::direct::timed_out("asking a node for its role"))?
 }
 
+/// The primary a `+switch-master` named, and how many switches were announced.
+#[derive(Default)]
+pub(crate) struct Switches {
+    /// Bumped at each announcement (and whenever nobody listened for a while).
+    pub(crate) epoch: AtomicU64,
+    /// The new primary the last announcement named.
+    pub(crate) announced: std::sync::Mutex<Option<(String, u16)>>,
+}
+
 /// Listens for `+switch-master` of `master` on the sentinels, in turn until one answers, and
-/// bumps `epoch` at each; stopped by aborting the task. Plain TCP only: over TLS a failover is
+/// notes each in `switches`; stopped by aborting the task. Plain TCP only: over TLS a failover is
 /// noticed by the calls the old primary refuses.
 pub(crate) fn watch_switches(
     sentinels: Vec<redis::Client>,
     master: String,
-    epoch: Arc<AtomicU64>,
+    switches: Arc<Switches>,
 ) -> AbortHandle {
     tokio::spawn(async move {
         loop {
@@ -218,9 +227,9 @@ pub(crate) fn watch_switches(
                     return;
                 };
                 // Returns when the sentinel goes away: then the next one is asked.
-                let _ = listen(&target, &master, &epoch).await;
+                let _ = listen(&target, &master, &switches).await;
                 // A switch may have happened while nobody listened.
-                epoch.fetch_add(1, Ordering::AcqRel);
+                switches.epoch.fetch_add(1, Ordering::AcqRel);
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
@@ -228,7 +237,7 @@ pub(crate) fn watch_switches(
     .abort_handle()
 }
 
-async fn listen(target: &Target, master: &str, epoch: &AtomicU64) -> RedisResult<()> {
+async fn listen(target: &Target, master: &str, switches: &Switches) -> RedisResult<()> {
     let mut con = DirectConnection::open(target, Duration::from_secs(2)).await?;
     super::command::write(
         con.request_buffer(),
@@ -241,13 +250,25 @@ async fn listen(target: &Target, master: &str, epoch: &AtomicU64) -> RedisResult
         // `message`, the channel, then `<master> <old ip> <old port> <new ip> <new port>`.
         if let Some(Value::Array(parts)) = replies.pop()
             && let Some(Value::BulkString(payload)) = parts.get(2)
-            && payload.split(|&b| b == b' ').next() == Some(master.as_bytes())
         {
-            tracing::warn!(
-                master,
-                "redis sentinel: the primary was switched; calls go to the new one"
-            );
-            epoch.fetch_add(1, Ordering::AcqRel);
+            let text = String::from_utf8_lossy(payload);
+            let words: Vec<&str> = text.split(' ').collect();
+            if let [name, _, _, host, port] = words[..]
+                && name == master
+            {
+                tracing::warn!(
+                    master,
+                    "redis sentinel: the primary was switched; calls go to the new one"
+                );
+                if let Ok(port) = port.parse() {
+                    *switches
+                        .announced
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Some((host.to_owned(), port));
+                }
+                switches.epoch.fetch_add(1, Ordering::AcqRel);
+            }
         }
     }
 }

@@ -24,7 +24,8 @@
 //!
 //! Run with `cargo bench --bench redis_add [-- --mode NAME]...`; `-- --test` (CI's smoke run)
 //! adds 200 jobs per mode without warm-up. Env: `BENCH_JOBS` (20,000), `BENCH_WARMUP`
-//! (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`), `BENCH_RUNTIME` (`multi_thread`, the
+//! (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`; `redis+cluster://…` with `BENCH_ADMIN_URL`,
+//! see `support::measure::admin_url`), `BENCH_RUNTIME` (`multi_thread`, the
 //! default, or `current_thread`), `BENCH_TASK` (`spawn`: run each mode in a spawned task, on a
 //! runtime worker, instead of in `block_on` on the main thread as `#[tokio::main]` does),
 //! `BENCH_DIRECT_CONNECTIONS` (`RedisOptions::direct_connections`; 0 sends every call through
@@ -44,7 +45,7 @@ use ours::queue_name;
 use support::add::{Mode, line};
 use support::cli::{Settings, env_usize, runtime};
 use support::jobs::QUEUE;
-use support::measure::{Meter, admin, delete_prefix, unique_prefix};
+use support::measure::{Meter, admin, admin_url, delete_prefix, keyed_for, unique_prefix};
 
 /// Which implementation these lines are about.
 const IMPL: &str = "bullmq-rs";
@@ -90,11 +91,11 @@ async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
 /// One measured mode: prints its JSON line.
 async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) {
     if config.run.warmup > 0 {
-        let prefix = unique_prefix(HARNESS, "warmup");
+        let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, "warmup"));
         ours::add(queue(config, &prefix).await, mode, config.run.warmup).await;
         delete_prefix(admin, &prefix).await;
     }
-    let prefix = unique_prefix(HARNESS, mode.name());
+    let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, mode.name()));
     let q = queue(config, &prefix).await;
     let meter = Meter::start(admin).await;
     if config.spawn {
@@ -118,7 +119,7 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
 fn main() {
     let config = Config::from_env();
     runtime(config.current_thread).block_on(async {
-        let mut admin = admin(&config.run.url).await;
+        let mut admin = admin(&admin_url(&config.run.url)).await;
         for &mode in &config.run.modes {
             measure(&config, &mut admin, mode).await;
         }

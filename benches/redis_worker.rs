@@ -34,7 +34,8 @@
 //!
 //! Run with `cargo bench --bench redis_worker [-- --mode NAME[,NAME]]...`; `-- --test` (CI's
 //! smoke run) processes 200 jobs per mode without warm-up. Env: `BENCH_JOBS` (20,000),
-//! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`), `BENCH_DIRECT_CONNECTIONS`
+//! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`; `redis+cluster://…` with
+//! `BENCH_ADMIN_URL`, see `support::measure::admin_url`), `BENCH_DIRECT_CONNECTIONS`
 //! (the worker's `RedisOptions::direct_connections`; 0 sends every call through the
 //! pipelined connection).
 
@@ -50,7 +51,9 @@ use redis::aio::MultiplexedConnection;
 
 use ours::queue_name;
 use support::cli::{Settings, env_usize, runtime};
-use support::measure::{Meter, admin, delete_prefix, reset_peak_rss, unique_prefix};
+use support::measure::{
+    Meter, admin, admin_url, delete_prefix, keyed_for, reset_peak_rss, unique_prefix,
+};
 use support::worker::{Mode, Run, check_finished, drain, line};
 
 /// Which implementation these lines are about.
@@ -110,11 +113,11 @@ async fn run(
 /// One measured mode: prints its JSON line.
 async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) {
     if config.run.warmup > 0 {
-        let prefix = unique_prefix(HARNESS, "warmup");
+        let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, "warmup"));
         run(config, admin, &prefix, mode, config.run.warmup).await;
         delete_prefix(admin, &prefix).await;
     }
-    let prefix = unique_prefix(HARNESS, &mode.name());
+    let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, &mode.name()));
     let r = run(config, admin, &prefix, mode, config.run.jobs).await;
     delete_prefix(admin, &prefix).await;
     println!("{}", line(IMPL, mode, config.run.jobs, &r));
@@ -123,7 +126,7 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
 fn main() {
     let config = Config::from_env();
     runtime(false).block_on(async {
-        let mut admin = admin(&config.run.url).await;
+        let mut admin = admin(&admin_url(&config.run.url)).await;
         for &mode in &config.run.modes {
             measure(&config, &mut admin, mode).await;
         }

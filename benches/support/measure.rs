@@ -57,6 +57,31 @@ pub async fn admin(url: &str) -> MultiplexedConnection {
         .expect("admin connection")
 }
 
+/// The URL of the server the harness reads and cleans up on: `BENCH_ADMIN_URL`, else `url`.
+/// A cluster URL (`redis+cluster://…`) needs the former: the plain URL of the node that
+/// serves the benchmark's keys (a one-primary cluster serves them all).
+pub fn admin_url(url: &str) -> String {
+    match std::env::var("BENCH_ADMIN_URL") {
+        Ok(admin) => admin,
+        Err(_) => {
+            assert!(
+                !url.contains("+cluster://"),
+                "a cluster URL needs BENCH_ADMIN_URL=redis://<the node serving the keys>"
+            );
+            url.to_owned()
+        }
+    }
+}
+
+/// `prefix` as a hash tag (`{prefix}`) on a cluster, where a queue's keys must share a slot.
+pub fn keyed_for(url: &str, prefix: String) -> String {
+    if url.contains("+cluster://") {
+        format!("{{{prefix}}}")
+    } else {
+        prefix
+    }
+}
+
 /// Deletes every key under `prefix`.
 pub async fn delete_prefix(admin: &mut MultiplexedConnection, prefix: &str) {
     let mut cursor = 0_u64;

@@ -115,8 +115,8 @@ impl ScriptCall {
 pub(crate) async fn run(
     con: &SharedConnection,
     script: &LuaScript,
-    write: impl Fn(&mut Vec<u8>, &str, &str),
-    command: impl Fn(&str, &str) -> Cmd,
+    write: impl Fn(&mut Vec<u8>, &str, &str) + Sync,
+    command: impl Fn(&str, &str) -> Cmd + Sync,
 ) -> redis::RedisResult<Value> {
     let call = |verb: &'static str, head: &'static str| {
         con.call(|buf| write(buf, verb, head), || command(verb, head))

@@ -22,6 +22,9 @@ use bullmq_core::{Job, JobId, JobState, Prefix, QueueName, Result, ScriptError};
 /// work on either store from one binary.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
+// A backend is built once per queue and rarely moved: boxing the larger variant would only
+// add an indirection to every call.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyBackend {
     /// Redis (feature `redis`).
     #[cfg(feature = "redis")]

@@ -11,8 +11,8 @@ use super::AnyBackend;
 pub enum ConnectError {
     /// The URL's scheme names no store this crate knows.
     #[error(
-        "unsupported URL scheme {scheme:?}: use redis://, rediss://, redis+unix://, unix:// \
-         (Redis) or postgres://, postgresql:// (PostgreSQL)"
+        "unsupported URL scheme {scheme:?}: use redis://, rediss://, redis+unix://, unix://, \
+         redis+cluster://, rediss+cluster://, redis+sentinel://, rediss+sentinel:// (Redis) or postgres://, postgresql:// (PostgreSQL)"
     )]
     UnknownScheme {
         /// The scheme, or an empty string when the URL has none.
@@ -63,7 +63,8 @@ fn store_of(url: &str) -> Result<(Store, &str), ConnectError> {
         ""
     };
     match scheme.to_ascii_lowercase().as_str() {
-        "redis" | "rediss" | "redis+unix" | "unix" => Ok((Store::Redis, shown)),
+        "redis" | "rediss" | "redis+unix" | "unix" | "redis+cluster" | "rediss+cluster"
+        | "redis+sentinel" | "rediss+sentinel" => Ok((Store::Redis, shown)),
         "postgres" | "postgresql" => Ok((Store::Postgres, shown)),
         _ => Err(ConnectError::UnknownScheme {
             scheme: shown.to_owned(),

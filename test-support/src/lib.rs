@@ -40,6 +40,8 @@ mod private_redis;
 #[cfg(feature = "redis")]
 pub mod proxy;
 #[cfg(feature = "redis")]
+pub mod redis_cluster;
+#[cfg(feature = "redis")]
 mod redis_conn;
 #[cfg(feature = "redis")]
 pub mod scheduled;

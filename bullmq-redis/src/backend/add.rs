@@ -297,6 +297,12 @@ impl AddJobs for RedisBackend {
 
     async fn add_flow(&self, nodes: &[FlowNode]) -> Result<Vec<Result<JobId, ScriptError>>> {
         let mut con = self.connection();
+        if con.is_cluster()
+            && let Some(slot) = super::cluster::flow_slot(nodes)?
+        {
+            // The flow's queues may be other than this backend's: go to their slot's primary.
+            con = con.for_slot(slot);
+        }
         // EVALSHA inside MULTI cannot fall back to EVAL, so make sure Redis has the scripts.
         script::preload(&mut con, &ADD_SCRIPTS)
             .await

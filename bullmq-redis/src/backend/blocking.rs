@@ -57,13 +57,17 @@ impl RedisBackend {
         match outcome {
             Some(Ok(value)) => Ok(Some(value)),
             Some(Err(e)) => {
+                // On a cluster, a lost connection, a `MOVED` or an `UNBLOCKED` (the node was
+                // demoted) means the slot may have moved: the next dedicated connection goes
+                // where the cluster says it is now.
+                let moved = self.con.note_failure(&e);
                 // A refusal the server replied with (`NOPERM`, `READONLY`, …) leaves the
                 // connection sound: keep it, rather than open a new one for each retry.
                 let replied = matches!(
                     e.kind(),
                     redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
                 );
-                if !replied {
+                if moved || !replied {
                     self.drop_dedicated(&state, which).await;
                 }
                 Err(wrap_cmd(context, cmd)(e))

@@ -106,12 +106,12 @@ pub(crate) struct ConnState {
     closing: AtomicBool,
     /// The connection for blocking waits (`BZPOPMIN`), opened on first use so that a blocked
     /// call never holds up the shared connection.
-    blocking: Mutex<Option<MultiplexedConnection>>,
+    blocking: Mutex<Option<Opened>>,
     /// The blocking connection's name, when a worker gave itself one.
     blocking_name: StdMutex<Option<String>>,
     /// The events connection's name, once `QueueEvents` named it.
     events_name: StdMutex<Option<String>>,
-    events: Mutex<Option<MultiplexedConnection>>,
+    events: Mutex<Option<Opened>>,
     /// Wakes the waits in flight when their dedicated connection is dropped.
     blocking_interrupt: Notify,
     events_interrupt: Notify,
@@ -150,8 +150,12 @@ impl ConnState {
     }
 }
 
+/// A dedicated connection, with the [generation](crate::connection::SharedConnection::generation)
+/// of the node it was opened to.
+type Opened = (MultiplexedConnection, u64);
+
 /// Where a dedicated connection is kept.
-type Slot = Mutex<Option<MultiplexedConnection>>;
+type Slot = Mutex<Option<Opened>>;
 
 impl RedisBackend {
     /// This backend's connection state (shared with its clones).
@@ -176,11 +180,15 @@ impl RedisBackend {
             return Err(Error::Closed("redis backend"));
         }
         let mut slot = self.slot(state, which).lock().await;
-        if let Some(con) = slot.as_ref() {
-            return Ok(con.clone());
+        let generation = self.con.generation();
+        match slot.as_ref() {
+            Some((con, opened_to)) if *opened_to == generation => return Ok(con.clone()),
+            // Calls go to another node now (a failover): so must the waits.
+            Some(_) => *slot = None,
+            None => {}
         }
         let con = self.open_dedicated(state, which).await?;
-        *slot = Some(con.clone());
+        *slot = Some((con.clone(), generation));
         Ok(con)
     }
 
@@ -215,8 +223,8 @@ impl RedisBackend {
         let config = AsyncConnectionConfig::new()
             .set_response_timeout(None)
             .set_connection_timeout(Some(limit));
-        let mut con = self
-            .client()
+        let client = self.node_client().await.map_err(wrap(which.what()))?;
+        let mut con = client
             .get_multiplexed_async_connection_with_config(&config)
             .await
             .map_err(wrap(which.what()))?;

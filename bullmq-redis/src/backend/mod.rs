@@ -6,6 +6,7 @@
 mod add;
 mod admin;
 mod blocking;
+mod cluster;
 mod events;
 mod lifecycle;
 mod locks;
@@ -22,7 +23,7 @@ use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::options::ValidationError;
 use bullmq_core::{Prefix, QueueName, Result};
 
-use crate::connection::SharedConnection;
+use crate::connection::{ClusterUrl, NodeClients, SentinelUrl, SharedConnection};
 use crate::error::{wrap, wrap_connect, wrap_named};
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
@@ -30,6 +31,10 @@ use crate::scripts::LuaScript;
 use crate::server::ServerInfo;
 
 /// How to reach Redis and which key prefix to use.
+///
+/// A Redis Cluster is reached through a `redis+cluster://` URL (`rediss+cluster://` for TLS)
+/// that names some of its nodes; the queue's keys must then carry a hash tag (a prefix such as
+/// `{bull}`, or a queue name such as `{mail}`), which building the backend checks.
 ///
 /// `rediss://` URLs need the `tls` feature (rustls). The server's certificate is then checked
 /// against the Mozilla roots bundled with the crate, and its host name against the URL; to trust
@@ -43,7 +48,12 @@ use crate::server::ServerInfo;
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct RedisOptions {
-    /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS.
+    /// `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS; for a cluster,
+    /// `redis+cluster://[user:password@]host:port[,host:port…]` (any nodes of it; the
+    /// primaries are found from them), or `rediss+cluster://`; behind Redis Sentinel,
+    /// `redis+sentinel://[user:password@]host:port[,host:port…]/<master>[/db]` with the
+    /// sentinels' addresses (default port 26379) and the data nodes' credentials, the
+    /// sentinels' own in `?sentinel_username=…&sentinel_password=…`, or `rediss+sentinel://`.
     pub url: String,
     /// The key prefix; `bull` by default, like Node.js.
     pub prefix: Prefix,
@@ -139,30 +149,54 @@ impl RedisOptions {
 
     /// The client for these options, with the private CA when one is set.
     fn client(&self) -> Result<redis::Client> {
-        let url = self.url.as_str();
-        match &self.ca_certificate {
-            None => redis::Client::open(url).map_err(wrap("parse the Redis URL")),
-            Some(pem) => client_trusting(url, pem),
+        let context = if self.ca_certificate.is_some() {
+            "set up TLS for the Redis URL"
+        } else {
+            "parse the Redis URL"
+        };
+        client_for(&self.url, self.ca_certificate.as_deref()).map_err(wrap(context))
+    }
+
+    /// The cluster or sentinel deployment these options name, or `None` for a standalone
+    /// server.
+    fn routed(&self) -> Result<Option<NodeClients>> {
+        let invalid = |problem: String| {
+            bullmq_core::Error::from(ValidationError::single("redis options", "url", problem))
+        };
+        let ca = self.ca_certificate.clone();
+        let make = move |node_url: &str| client_for(node_url, ca.as_deref());
+        if let Some(url) = ClusterUrl::parse(&self.url).map_err(invalid)? {
+            return Ok(Some(NodeClients::cluster(url, make)));
         }
+        Ok(SentinelUrl::parse(&self.url)
+            .map_err(invalid)?
+            .map(|url| NodeClients::sentinel(url, make)))
+    }
+}
+
+/// The client for `url`, trusting only `ca_pem` when it is given.
+fn client_for(url: &str, ca_pem: Option<&[u8]>) -> redis::RedisResult<redis::Client> {
+    match ca_pem {
+        None => redis::Client::open(url),
+        Some(pem) => client_trusting(url, pem),
     }
 }
 
 #[cfg(feature = "tls")]
-fn client_trusting(url: &str, ca_pem: &[u8]) -> Result<redis::Client> {
+fn client_trusting(url: &str, ca_pem: &[u8]) -> redis::RedisResult<redis::Client> {
     let certificates = redis::TlsCertificates {
         client_tls: None,
         root_cert: Some(ca_pem.to_vec()),
     };
-    redis::Client::build_with_tls(url, certificates).map_err(wrap("set up TLS for the Redis URL"))
+    redis::Client::build_with_tls(url, certificates)
 }
 
 #[cfg(not(feature = "tls"))]
-fn client_trusting(_url: &str, _ca_pem: &[u8]) -> Result<redis::Client> {
-    let source = redis::RedisError::from((
+fn client_trusting(_url: &str, _ca_pem: &[u8]) -> redis::RedisResult<redis::Client> {
+    Err(redis::RedisError::from((
         redis::ErrorKind::InvalidClientConfig,
         "a CA certificate needs the `tls` feature of bullmq-redis",
-    ));
-    Err(wrap("set up TLS for the Redis URL")(source))
+    )))
 }
 
 impl std::fmt::Debug for RedisOptions {
@@ -188,7 +222,6 @@ impl std::fmt::Debug for RedisOptions {
 /// the failed call returns an error whose kind is `Connection`, the next one reconnects.
 #[derive(Clone)]
 pub struct RedisBackend {
-    client: redis::Client,
     con: SharedConnection,
     /// The dedicated connections (blocking waits, event reads) and the closing flag, shared by
     /// clones; a sibling gets its own.
@@ -224,15 +257,32 @@ impl RedisBackend {
     /// # Ok(()) }
     /// ```
     pub async fn connect(options: &RedisOptions, queue: QueueName) -> Result<Self> {
-        let client = options.client()?;
         options.check()?;
-        let con = SharedConnection::connect(
-            client.clone(),
-            options.direct_connections,
-            options.response_timeout,
-        )
-        .await
-        .map_err(wrap_connect(bullmq_core::redact::redact_url(&options.url)))?;
+        let connect_failed = || wrap_connect(bullmq_core::redact::redact_url(&options.url));
+        let con = match options.routed()? {
+            None => SharedConnection::connect(
+                options.client()?,
+                options.direct_connections,
+                options.response_timeout,
+            )
+            .await
+            .map_err(connect_failed())?,
+            Some(nodes) => {
+                let slot = if nodes.is_cluster() {
+                    cluster::queue_slot(&options.prefix, &queue)?
+                } else {
+                    0
+                };
+                SharedConnection::connect_routed(
+                    Arc::new(nodes),
+                    slot,
+                    options.direct_connections,
+                    options.response_timeout,
+                )
+                .await
+                .map_err(connect_failed())?
+            }
+        };
         let server = if options.skip_version_check {
             None
         } else {
@@ -243,7 +293,6 @@ impl RedisBackend {
         let state = Arc::new(lifecycle::ConnState::for_server(server.as_deref()));
         let keys = Arc::new(QueueKeys::new(&options.prefix, &queue));
         Ok(Self {
-            client,
             con,
             state,
             clock: Arc::new(SystemClock),
@@ -278,8 +327,14 @@ impl RedisBackend {
     #[must_use]
     pub fn sibling(&self, queue: QueueName, prefix: Option<Prefix>) -> Self {
         let prefix = prefix.unwrap_or_else(|| self.prefix.clone());
+        let keys = QueueKeys::new(&prefix, &queue);
+        // On a cluster, another queue's keys may be in another slot, served by another node.
+        let con = self
+            .con
+            .for_slot(crate::connection::slot(keys.qualified_name.as_bytes()));
         Self {
-            keys: Arc::new(QueueKeys::new(&prefix, &queue)),
+            con,
+            keys: Arc::new(keys),
             prefix,
             queue,
             state: Arc::new(lifecycle::ConnState::for_server(self.server.as_deref())),
@@ -311,9 +366,9 @@ impl RedisBackend {
         self.clock.now_ms()
     }
 
-    /// The client, to open dedicated connections.
-    pub(crate) fn client(&self) -> &redis::Client {
-        &self.client
+    /// The client of the server the queue's keys are on now, to open dedicated connections.
+    pub(crate) async fn node_client(&self) -> redis::RedisResult<redis::Client> {
+        self.con.node_client().await
     }
 
     /// The queue's keys.

@@ -14,6 +14,6 @@ pub(super) fn observe<T>(log: &ConnectionLog, result: &Result<T, RedisError>) {
 }
 
 /// A failure of the connection (refused, dropped, timed out), not a refusal by the server.
-fn is_connection_failure(e: &RedisError) -> bool {
+pub(super) fn is_connection_failure(e: &RedisError) -> bool {
     e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_connection_refusal()
 }

@@ -14,6 +14,7 @@
 //! be on the way, so it cannot be reused) and the caller gets the error; the next call opens a
 //! fresh one. An idle connection that the server closed is noticed and replaced before use.
 
+mod cluster;
 pub(crate) mod command;
 mod direct;
 pub(crate) use direct::timed_out;
@@ -21,6 +22,12 @@ mod frame;
 mod link;
 mod pipelined;
 mod resp;
+mod route;
+mod sentinel;
+
+pub(crate) use cluster::{ClusterUrl, hash_tag, slot};
+pub(crate) use route::NodeClients;
+pub(crate) use sentinel::SentinelUrl;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,6 +40,7 @@ use tokio::sync::{OnceCell, watch};
 use bullmq_core::telemetry::ConnectionLog;
 use direct::{DirectConnection, Target};
 use pipelined::Pipelined;
+use route::ClusterRoute;
 use tracing::Instrument;
 
 /// How long opening a connection may take.
@@ -41,11 +49,40 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The backend's command connection; clones share it.
 #[derive(Clone)]
 pub(crate) struct SharedConnection {
-    pool: Arc<Pool>,
+    route: Route,
 }
 
+/// Which server a call goes to.
+#[derive(Clone)]
+enum Route {
+    /// A standalone server: always this pool.
+    Fixed(Arc<Pool>),
+    /// The primary of one cluster slot, whichever node that is now.
+    Routed(Arc<ClusterRoute>),
+}
+
+/// One request, as each path sends it: written into a buffer (direct and pipelined paths), or
+/// as redis-rs's types (the multiplexed path). The writers are `Fn`: a call redirected by a
+/// cluster is written again.
+pub(super) enum Request<'a> {
+    /// One command.
+    One {
+        write: &'a (dyn Fn(&mut Vec<u8>) + Sync),
+        cmd: &'a (dyn Fn() -> Cmd + Sync),
+    },
+    /// A pipeline, of whose replies the `count` from `offset` on are wanted.
+    Pipeline {
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    },
+}
+
+/// The connections to one server.
 struct Pool {
     client: redis::Client,
+    /// The server's host, for a cluster's redirect that leaves it out.
+    host: String,
     /// `None` when the server is reached in a way the direct path does not speak (TLS, RESP3).
     target: Option<Target>,
     /// How many direct connections may exist at once.
@@ -117,13 +154,150 @@ impl SharedConnection {
         max_direct: usize,
         response_timeout: Duration,
     ) -> RedisResult<Self> {
-        let target = Target::for_client(client.get_connection_info());
-        let link = ConnectionLog::new(
-            "redis connection",
-            client.get_connection_info().addr().to_string(),
-        );
-        let pool = Arc::new(Pool {
+        let pool = Arc::new(Pool::new(client, max_direct, response_timeout));
+        pool.open_first().await?;
+        Ok(Self {
+            route: Route::Fixed(pool),
+        })
+    }
+
+    /// Connects to the primary that serves `slot` of the cluster `nodes` reaches (the primary
+    /// the sentinels name, whatever `slot`), opening its first connection at once.
+    pub(crate) async fn connect_routed(
+        nodes: Arc<NodeClients>,
+        slot: u16,
+        max_direct: usize,
+        response_timeout: Duration,
+    ) -> RedisResult<Self> {
+        let route = ClusterRoute::new(nodes, slot, max_direct, response_timeout);
+        route.pool().await?.open_first().await?;
+        Ok(Self {
+            route: Route::Routed(Arc::new(route)),
+        })
+    }
+
+    /// The connection for keys in `slot`: this one, unless it serves another slot of a
+    /// cluster (then one that finds that slot's primary on first use).
+    pub(crate) fn for_slot(&self, slot: u16) -> Self {
+        match &self.route {
+            Route::Routed(route) if route.is_cluster() && route.slot() != slot => Self {
+                route: Route::Routed(Arc::new(route.sibling(slot))),
+            },
+            _ => self.clone(),
+        }
+    }
+
+    /// Whether this connection goes to a cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(&self.route, Route::Routed(route) if route.is_cluster())
+    }
+
+    /// Changes each time calls start going to another node (after a failover): a dedicated
+    /// connection opened under another value goes to the old one.
+    pub(crate) fn generation(&self) -> u64 {
+        match &self.route {
+            Route::Fixed(_) => 0,
+            Route::Routed(route) => route.generation(),
+        }
+    }
+
+    /// The client of the server calls go to now, to open dedicated connections to it.
+    pub(crate) async fn node_client(&self) -> RedisResult<redis::Client> {
+        match &self.route {
+            Route::Fixed(pool) => Ok(pool.client.clone()),
+            Route::Routed(route) => Ok(route.pool().await?.client.clone()),
+        }
+    }
+
+    /// Notes that a call on a dedicated connection failed with `e`: on a cluster, a lost
+    /// connection, a redirect or a demoted primary means the slot may have moved, so the next
+    /// call asks where it is; `true` then (the dedicated connection must go to the new
+    /// primary too).
+    pub(crate) fn note_failure(&self, e: &redis::RedisError) -> bool {
+        match &self.route {
+            Route::Routed(route) => route.note_failure(e),
+            Route::Fixed(_) => false,
+        }
+    }
+
+    /// Sends `request` where it belongs; server errors stay values.
+    async fn request(&self, request: &Request<'_>) -> RedisResult<Vec<Value>> {
+        match &self.route {
+            Route::Fixed(pool) => pool.request(request).await,
+            Route::Routed(route) => route.request(request).await,
+        }
+    }
+
+    /// Sends the one command `write` puts in the request buffer, or `cmd()` where the direct
+    /// path cannot go, and returns its reply; a server error is returned as an error.
+    pub(crate) async fn call(
+        &self,
+        write: impl Fn(&mut Vec<u8>) + Sync,
+        cmd: impl Fn() -> Cmd + Sync,
+    ) -> RedisResult<Value> {
+        let mut replies = self
+            .request(&Request::One {
+                write: &write,
+                cmd: &cmd,
+            })
+            .await?;
+        replies.pop().map_or_else(
+            || Err(direct::invalid_reply("no reply")),
+            Value::extract_error,
+        )
+    }
+
+    async fn command(&self, cmd: &Cmd) -> RedisResult<Value> {
+        let reply = self
+            .request(&Request::One {
+                write: &|buf| cmd.write_packed_command(buf),
+                cmd: &|| cmd.clone(),
+            })
+            .await
+            .and_then(|mut replies| {
+                replies
+                    .pop()
+                    .ok_or_else(|| direct::invalid_reply("no reply"))
+            });
+        match reply {
+            Ok(Value::ServerError(refused)) if refused.code() == "NOPERM" => {
+                Err(name_refused(refused.into(), cmd))
+            }
+            Err(e) => Err(name_refused(e, cmd)),
+            ok => ok,
+        }
+    }
+
+    async fn pipeline(
+        &self,
+        pipeline: &Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        self.request(&Request::Pipeline {
+            pipeline,
+            offset,
+            count,
+        })
+        .await
+    }
+}
+
+impl Pool {
+    /// The pool for `client`'s server; connections open on first use.
+    fn new(client: redis::Client, max_direct: usize, response_timeout: Duration) -> Self {
+        let info = client.get_connection_info();
+        let target = Target::for_client(info);
+        let link = ConnectionLog::new("redis connection", info.addr().to_string());
+        let host = match info.addr() {
+            redis::ConnectionAddr::Tcp(host, _) => host.clone(),
+            #[cfg(feature = "tls")]
+            redis::ConnectionAddr::TcpTls { host, .. } => host.clone(),
+            _ => String::new(),
+        };
+        Self {
             link,
+            host,
             client,
             target,
             max_direct,
@@ -133,23 +307,64 @@ impl SharedConnection {
             pipelined: Mutex::new(PipelinedSlot::Empty),
             shared: OnceCell::new(),
             response_timeout,
-        });
-        match (&pool.target, max_direct) {
+        }
+    }
+
+    /// Opens the first connection, so that a wrong address, password or certificate shows.
+    async fn open_first(&self) -> RedisResult<()> {
+        match (&self.target, self.max_direct) {
             (Some(target), 1..) => {
                 let first = DirectConnection::open(target, CONNECT_TIMEOUT).await?;
-                pool.direct_count.fetch_add(1, Ordering::AcqRel);
-                pool.lock_idle().push(first);
+                self.direct_count.fetch_add(1, Ordering::AcqRel);
+                self.lock_idle().push(first);
             }
-            (Some(_), 0) => drop(pool.pipelined().await?),
+            (Some(_), 0) => drop(self.pipelined().await?),
             _ => {
                 // One plain attempt first: the manager retries its first connection with
                 // backoff whatever the error, so a refused port, an untrusted certificate or a
                 // wrong password would otherwise hang here a while.
-                drop(pool.client.get_multiplexed_async_connection().await?);
-                pool.shared().await?;
+                drop(self.client.get_multiplexed_async_connection().await?);
+                self.shared().await?;
             }
         }
-        Ok(Self { pool })
+        Ok(())
+    }
+
+    /// Sends `request` on a direct, the pipelined or the multiplexed connection; server
+    /// errors stay values, except in the skipped part of a pipeline (see below).
+    async fn request(&self, request: &Request<'_>) -> RedisResult<Vec<Value>> {
+        match *request {
+            Request::One { write, cmd } => match self.exchange(1, write).await? {
+                Some(replies) => Ok(replies),
+                None => Ok(vec![self.shared_command(&cmd()).await?]),
+            },
+            Request::Pipeline {
+                pipeline,
+                offset,
+                count,
+            } => {
+                let write = |buf: &mut Vec<u8>| {
+                    buf.extend_from_slice(&pipeline.get_packed_pipeline());
+                };
+                let Some(mut replies) = self.exchange(offset + count, &write).await? else {
+                    return self
+                        .observed(async {
+                            self.shared()
+                                .await?
+                                .req_packed_commands(pipeline, offset, count)
+                                .await
+                        })
+                        .await;
+                };
+                // The replies skipped are a transaction's `OK` and `QUEUED`s: a command that
+                // could not be queued answered with its error there, and that error explains
+                // the transaction's failure better than `EXECABORT`.
+                for skipped in replies.drain(..offset) {
+                    skipped.extract_error()?;
+                }
+                Ok(replies)
+            }
+        }
     }
 
     /// Sends the packed request `write` puts in a buffer and reads `count` replies, on a
@@ -158,9 +373,9 @@ impl SharedConnection {
     async fn exchange(
         &self,
         count: usize,
-        write: impl FnOnce(&mut Vec<u8>),
+        write: &(dyn Fn(&mut Vec<u8>) + Sync),
     ) -> RedisResult<Option<Vec<Value>>> {
-        if self.pool.target.is_none() {
+        if self.target.is_none() {
             return Ok(None);
         }
         self.observed(self.exchange_unobserved(count, write)).await
@@ -169,7 +384,7 @@ impl SharedConnection {
     /// Runs `call` on the connection, noting whether it works; while it is lost, the call is
     /// the attempt to reconnect and runs in a `reconnect` span.
     async fn observed<T>(&self, call: impl Future<Output = RedisResult<T>>) -> RedisResult<T> {
-        let log = &self.pool.link;
+        let log = &self.link;
         if !log.is_down() {
             let result = call.await;
             link::observe(log, &result);
@@ -183,16 +398,16 @@ impl SharedConnection {
 
     /// Sends `cmd` on the multiplexed connection (TLS, RESP3), observed like the direct path.
     async fn shared_command(&self, cmd: &Cmd) -> RedisResult<Value> {
-        self.observed(async { self.pool.shared().await?.req_packed_command(cmd).await })
+        self.observed(async { self.shared().await?.req_packed_command(cmd).await })
             .await
     }
 
     async fn exchange_unobserved(
         &self,
         count: usize,
-        write: impl FnOnce(&mut Vec<u8>),
+        write: &(dyn Fn(&mut Vec<u8>) + Sync),
     ) -> RedisResult<Option<Vec<Value>>> {
-        let pool = &*self.pool;
+        let pool = self;
         if pool.target.is_none() {
             return Ok(None);
         }
@@ -215,70 +430,6 @@ impl SharedConnection {
             .map_err(|_| direct::timed_out("waiting for Redis to answer"))??;
         pool.give_back(lease);
         Ok(Some(replies))
-    }
-
-    /// Sends the one command `write` puts in the request buffer, or `cmd()` where the direct
-    /// path cannot go, and returns its reply; a server error is returned as an error.
-    pub(crate) async fn call(
-        &self,
-        write: impl FnOnce(&mut Vec<u8>),
-        cmd: impl FnOnce() -> Cmd,
-    ) -> RedisResult<Value> {
-        match self.exchange(1, write).await? {
-            Some(mut replies) => replies.pop().map_or_else(
-                || Err(direct::invalid_reply("no reply")),
-                Value::extract_error,
-            ),
-            None => self.shared_command(&cmd()).await?.extract_error(),
-        }
-    }
-
-    async fn command(&self, cmd: &Cmd) -> RedisResult<Value> {
-        let direct = self
-            .exchange(1, |buf| cmd.write_packed_command(buf))
-            .await?;
-        let reply = match direct.and_then(|mut replies| replies.pop()) {
-            Some(reply) => Ok(reply),
-            None => self.shared_command(cmd).await,
-        };
-        match reply {
-            Ok(Value::ServerError(refused)) if refused.code() == "NOPERM" => {
-                Err(name_refused(refused.into(), cmd))
-            }
-            Err(e) => Err(name_refused(e, cmd)),
-            ok => ok,
-        }
-    }
-
-    async fn pipeline(
-        &self,
-        pipeline: &Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> RedisResult<Vec<Value>> {
-        let direct = self
-            .exchange(offset + count, |buf| {
-                buf.extend_from_slice(&pipeline.get_packed_pipeline());
-            })
-            .await?;
-        let Some(mut replies) = direct else {
-            return self
-                .observed(async {
-                    self.pool
-                        .shared()
-                        .await?
-                        .req_packed_commands(pipeline, offset, count)
-                        .await
-                })
-                .await;
-        };
-        // The replies skipped are a transaction's `OK` and `QUEUED`s: a command that could
-        // not be queued answered with its error there, and that error explains the
-        // transaction's failure better than `EXECABORT`.
-        for skipped in replies.drain(..offset) {
-            skipped.extract_error()?;
-        }
-        Ok(replies)
     }
 }
 
@@ -435,9 +586,13 @@ impl ConnectionLike for SharedConnection {
     }
 
     fn get_db(&self) -> i64 {
-        self.pool.target.as_ref().map_or_else(
-            || self.pool.client.get_connection_info().redis_settings().db(),
-            Target::db,
-        )
+        match &self.route {
+            Route::Fixed(pool) => pool.target.as_ref().map_or_else(
+                || pool.client.get_connection_info().redis_settings().db(),
+                Target::db,
+            ),
+            // A cluster has database 0 only; behind sentinels, the URL's.
+            Route::Routed(route) => route.db(),
+        }
     }
 }

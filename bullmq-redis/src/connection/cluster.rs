@@ -1,0 +1,323 @@
+//! Redis Cluster addressing: the cluster URL, key slots and hash tags, and the topology
+//! (`CLUSTER SLOTS`) that says which primary owns a slot.
+//!
+//! Every key of a queue is kept in one slot by a hash tag, so a queue's backend talks to one
+//! primary at a time (see [`route`](super::route)); this module only answers "which one".
+
+use std::time::Duration;
+
+use redis::{RedisResult, Value};
+
+/// The URL schemes of a cluster: plain and TLS.
+const SCHEMES: [(&str, &str); 2] = [("redis+cluster", "redis"), ("rediss+cluster", "rediss")];
+
+/// Number of slots of a Redis Cluster.
+const SLOTS: u16 = 16_384;
+
+/// A parsed `redis+cluster://[user:password@]host:port[,host:port…][/][?query]` URL: the
+/// seed nodes, and how to write the URL of any node with the same credentials and settings.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct ClusterUrl {
+    /// `redis` or `rediss`.
+    scheme: &'static str,
+    /// `user:password@` or empty; never printed.
+    user_info: String,
+    /// `?…` or empty.
+    query: String,
+    /// The nodes to ask for the topology first.
+    pub(crate) seeds: Vec<(String, u16)>,
+}
+
+impl std::fmt::Debug for ClusterUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterUrl")
+            .field("scheme", &self.scheme)
+            .field("seeds", &self.seeds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterUrl {
+    /// The cluster URL `url` is, `Ok(None)` when it is a standalone URL, or why it is not
+    /// valid (the message never holds the password).
+    pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return Ok(None);
+        };
+        let Some(&(_, node_scheme)) = SCHEMES.iter().find(|(s, _)| *s == scheme) else {
+            return Ok(None);
+        };
+        let (rest, query) = match rest.find('?') {
+            Some(at) => (&rest[..at], &rest[at..]),
+            None => (rest, ""),
+        };
+        let (user_info, hosts) = match rest.rfind('@') {
+            Some(at) => (&rest[..=at], &rest[at + 1..]),
+            None => ("", rest),
+        };
+        let (hosts, db) = hosts.split_once('/').unwrap_or((hosts, ""));
+        if !matches!(db, "" | "0") {
+            return Err(format!(
+                "a cluster has only database 0, the URL asks for database `{db}`"
+            ));
+        }
+        let mut seeds = Vec::new();
+        for host in hosts.split(',').filter(|h| !h.is_empty()) {
+            seeds.push(parse_host_port(host, 6379)?);
+        }
+        if seeds.is_empty() {
+            return Err("the cluster URL names no node (`redis+cluster://host:port,…`)".into());
+        }
+        Ok(Some(Self {
+            scheme: node_scheme,
+            user_info: user_info.to_owned(),
+            query: query.to_owned(),
+            seeds,
+        }))
+    }
+
+    /// The standalone URL of the node at `host:port`, with the cluster URL's credentials.
+    pub(crate) fn node_url(&self, host: &str, port: u16) -> String {
+        let host = super::sentinel::bracketed(host);
+        format!(
+            "{}://{}{host}:{port}/{}",
+            self.scheme, self.user_info, self.query
+        )
+    }
+}
+
+/// `host:port` (`default_port` when left out), `[v6]:port` too.
+pub(super) fn parse_host_port(text: &str, default_port: u16) -> Result<(String, u16), String> {
+    let (host, port) = if let Some(v6) = text.strip_prefix('[') {
+        let (host, rest) = v6
+            .split_once(']')
+            .ok_or_else(|| format!("`{text}` is not host:port"))?;
+        (host, rest.strip_prefix(':'))
+    } else {
+        match text.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        }
+    };
+    let port = match port {
+        Some(port) => port
+            .parse()
+            .map_err(|_| format!("`{port}` is not a port number (in `{text}`)"))?,
+        None => default_port,
+    };
+    if host.is_empty() {
+        return Err(format!("`{text}` has no host"));
+    }
+    Ok((host.to_owned(), port))
+}
+
+/// The part of `key` that decides its slot: the text between the first `{` and the next `}`
+/// after it when that is not empty, as Redis Cluster defines it; `None` when there is none.
+pub(crate) fn hash_tag(key: &[u8]) -> Option<&[u8]> {
+    let open = key.iter().position(|&b| b == b'{')?;
+    let len = key[open + 1..].iter().position(|&b| b == b'}')?;
+    (len > 0).then(|| &key[open + 1..open + 1 + len])
+}
+
+/// The slot of `key`: CRC16 (XMODEM) of its hash tag, or of the whole key, modulo 16384.
+pub(crate) fn slot(key: &[u8]) -> u16 {
+    crc16(hash_tag(key).unwrap_or(key)) % SLOTS
+}
+
+fn crc16(bytes: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &byte in bytes {
+        crc ^= u16::from(byte) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 == 0 {
+                crc << 1
+            } else {
+                (crc << 1) ^ 0x1021
+            };
+        }
+    }
+    crc
+}
+
+/// What `CLUSTER SLOTS` says: for `slot`, its primary, and every node it names (to ask next
+/// time).
+pub(crate) struct Topology {
+    /// The primary serving the slot, if any range holds it.
+    pub(crate) owner: Option<(String, u16)>,
+    /// Every node of the reply, primaries and replicas.
+    pub(crate) nodes: Vec<(String, u16)>,
+}
+
+/// Reads the topology from the node `client` reaches, within `timeout`; `asked` is that
+/// node's host, used where the reply leaves a node's host out.
+pub(crate) async fn read_topology(
+    client: &redis::Client,
+    asked: &str,
+    slot: u16,
+    timeout: Duration,
+) -> RedisResult<Topology> {
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(timeout))
+        .set_response_timeout(Some(timeout));
+    let reading = async {
+        let mut con = client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        redis::cmd("CLUSTER")
+            .arg("SLOTS")
+            .query_async::<Value>(&mut con)
+            .await
+    };
+    let reply = tokio::time::timeout(timeout * 2, reading)
+        .await
+        .map_err(|_| super::direct::timed_out("reading the cluster's topology"))??;
+    Ok(parse_slots(&reply, asked, slot))
+}
+
+/// Takes a `CLUSTER SLOTS` reply apart: `[[start, end, [host, port, id…], replica…], …]`.
+fn parse_slots(reply: &Value, asked: &str, slot: u16) -> Topology {
+    let mut topology = Topology {
+        owner: None,
+        nodes: Vec::new(),
+    };
+    let Value::Array(ranges) = reply else {
+        return topology;
+    };
+    for range in ranges {
+        let Value::Array(parts) = range else { continue };
+        let (Some(start), Some(end)) = (parts.first().and_then(int), parts.get(1).and_then(int))
+        else {
+            continue;
+        };
+        let nodes: Vec<(String, u16)> = parts[2..]
+            .iter()
+            .filter_map(|node| node_address(node, asked))
+            .collect();
+        if (start..=end).contains(&i64::from(slot)) {
+            topology.owner = nodes.first().cloned();
+        }
+        for node in nodes {
+            if !topology.nodes.contains(&node) {
+                topology.nodes.push(node);
+            }
+        }
+    }
+    topology
+}
+
+fn int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// `[host, port, …]`; an empty or `?` host is the node that was asked.
+fn node_address(node: &Value, asked: &str) -> Option<(String, u16)> {
+    let Value::Array(parts) = node else {
+        return None;
+    };
+    let host = match parts.first()? {
+        Value::BulkString(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        Value::SimpleString(s) => s.clone(),
+        _ => return None,
+    };
+    let host = if host.is_empty() || host == "?" {
+        asked.to_owned()
+    } else {
+        host
+    };
+    let port = u16::try_from(int(parts.get(1)?)?).ok()?;
+    Some((host, port))
+}
+
+/// Where a cluster sends a call that reached the wrong node, or why it cannot take it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Redirect {
+    /// `MOVED <slot> <host>:<port>`: the slot lives there now.
+    Moved(String, u16),
+    /// `ASK <slot> <host>:<port>`: this key is being migrated there; ask it once.
+    Ask(String, u16),
+    /// `TRYAGAIN`, `CLUSTERDOWN`, or `READONLY` from a demoted primary: ask again where the
+    /// primary is, and retry shortly.
+    Retry,
+}
+
+impl Redirect {
+    /// The redirect an error reply with `code` and `detail` is, if it is one; a redirect
+    /// without a host (`MOVED 12 :6380`) is to `current_host`.
+    pub(crate) fn of(code: &str, detail: &str, current_host: &str) -> Option<Self> {
+        match code {
+            // Nothing ran: the cluster is busy, or (`READONLY`) the node was demoted.
+            "TRYAGAIN" | "CLUSTERDOWN" | "READONLY" => Some(Self::Retry),
+            "MOVED" | "ASK" => {
+                let address = detail.split_whitespace().nth(1)?;
+                let (host, port) = address.rsplit_once(':')?;
+                let host = if host.is_empty() { current_host } else { host };
+                let port = port.parse().ok()?;
+                Some(if code == "MOVED" {
+                    Self::Moved(host.to_owned(), port)
+                } else {
+                    Self::Ask(host.to_owned(), port)
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ClusterUrl, Redirect, hash_tag, slot};
+
+    #[test]
+    fn slots_are_redis_clusters() {
+        // Values from the Redis Cluster specification and `CLUSTER KEYSLOT`.
+        assert_eq!(slot(b"123456789"), 12_739);
+        assert_eq!(slot(b"foo"), 12_182);
+        assert_eq!(slot(b"{user1000}.following"), slot(b"{user1000}.followers"));
+        assert_eq!(slot(b"foo{}{bar}"), slot(b"foo{}{bar}"));
+        assert_eq!(hash_tag(b"foo{}{bar}"), None);
+        assert_eq!(hash_tag(b"foo{{bar}}zap"), Some(&b"{bar"[..]));
+        assert_eq!(hash_tag(b"{bull}:q:wait"), Some(&b"bull"[..]));
+    }
+
+    #[test]
+    fn cluster_urls_name_their_seeds_and_keep_credentials_out_of_debug() {
+        let url = ClusterUrl::parse("redis+cluster://alice:s3cret@10.0.0.1:7000,h2:7001/?x=1")
+            .expect("valid")
+            .expect("a cluster URL");
+        assert_eq!(
+            url.seeds,
+            vec![("10.0.0.1".to_owned(), 7000), ("h2".to_owned(), 7001)]
+        );
+        assert_eq!(
+            url.node_url("h3", 7002),
+            "redis://alice:s3cret@h3:7002/?x=1"
+        );
+        assert!(!format!("{url:?}").contains("s3cret"));
+        assert_eq!(ClusterUrl::parse("redis://h:1"), Ok(None));
+        let tls = ClusterUrl::parse("rediss+cluster://h:1").expect("valid");
+        assert_eq!(
+            tls.map(|u| u.node_url("h", 1)).as_deref(),
+            Some("rediss://h:1/")
+        );
+        assert!(ClusterUrl::parse("redis+cluster://h:1/3").is_err());
+        assert!(ClusterUrl::parse("redis+cluster://u:p@/").is_err());
+        assert!(ClusterUrl::parse("redis+cluster://h:x").is_err());
+    }
+
+    #[test]
+    fn redirects_are_read_from_error_replies() {
+        assert_eq!(
+            Redirect::of("MOVED", "3999 127.0.0.1:6381", "h"),
+            Some(Redirect::Moved("127.0.0.1".into(), 6381))
+        );
+        assert_eq!(
+            Redirect::of("ASK", "3999 :6381", "h"),
+            Some(Redirect::Ask("h".into(), 6381))
+        );
+        assert_eq!(Redirect::of("TRYAGAIN", "", "h"), Some(Redirect::Retry));
+        assert_eq!(Redirect::of("ERR", "x", "h"), None);
+    }
+}

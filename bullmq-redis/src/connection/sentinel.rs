@@ -1,0 +1,306 @@
+//! Redis Sentinel: the `redis+sentinel://` URL, finding the primary the sentinels name, and
+//! noticing at once when they switch to another.
+//!
+//! A failover is noticed two ways. The sentinels publish `+switch-master` the moment they
+//! promote a replica: a task subscribed to it on one sentinel bumps an epoch that every call
+//! checks (one atomic load), so the next call asks the sentinels again. And a call that the
+//! old primary refuses (`READONLY` once it was demoted, `UNBLOCKED` for a blocked command, a
+//! dropped connection) marks the route stale as well. Whichever comes first, the primary the
+//! sentinels name is checked with `ROLE` before any call goes to it: a node that is not (or
+//! no longer) a primary is never written to.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use redis::{RedisResult, Value};
+use tokio::task::AbortHandle;
+
+use super::direct::{DirectConnection, Target};
+
+/// The URL schemes of a sentinel deployment: plain and TLS.
+const SCHEMES: [(&str, &str); 2] = [("redis+sentinel", "redis"), ("rediss+sentinel", "rediss")];
+
+/// A parsed `redis+sentinel://[user:password@]host:port[,host:port…]/<master>[/db][?…]` URL.
+/// The user and password are the data nodes'; `sentinel_username` and `sentinel_password`
+/// in the query are the sentinels'.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct SentinelUrl {
+    scheme: &'static str,
+    /// `user:password@` or empty; never printed.
+    user_info: String,
+    /// The data nodes' query (`?…` or empty), without the sentinel parameters.
+    query: String,
+    /// The sentinels' `user:password@` or empty; never printed.
+    sentinel_user_info: String,
+    /// The master's name, as the sentinels know it.
+    pub(crate) master: String,
+    /// The database on the data nodes.
+    db: String,
+    /// The sentinels.
+    pub(crate) sentinels: Vec<(String, u16)>,
+}
+
+impl std::fmt::Debug for SentinelUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentinelUrl")
+            .field("scheme", &self.scheme)
+            .field("master", &self.master)
+            .field("sentinels", &self.sentinels)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SentinelUrl {
+    /// The sentinel URL `url` is, `Ok(None)` for another kind, or why it is not valid (the
+    /// message never holds a password).
+    pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return Ok(None);
+        };
+        let Some(&(_, node_scheme)) = SCHEMES.iter().find(|(s, _)| *s == scheme) else {
+            return Ok(None);
+        };
+        let (rest, query) = match rest.find('?') {
+            Some(at) => (&rest[..at], &rest[at + 1..]),
+            None => (rest, ""),
+        };
+        let (user_info, rest) = match rest.rfind('@') {
+            Some(at) => (&rest[..=at], &rest[at + 1..]),
+            None => ("", rest),
+        };
+        let (hosts, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let mut path = path.split('/').filter(|p| !p.is_empty());
+        let master = path
+            .next()
+            .ok_or("the sentinel URL names no master (`redis+sentinel://host:port/<master>`)")?;
+        let db = path.next().unwrap_or("0");
+        if db.parse::<u32>().is_err() {
+            return Err(format!("`{db}` is not a database number"));
+        }
+        let mut sentinels = Vec::new();
+        for host in hosts.split(',').filter(|h| !h.is_empty()) {
+            sentinels.push(super::cluster::parse_host_port(host, 26379)?);
+        }
+        if sentinels.is_empty() {
+            return Err("the sentinel URL names no sentinel".into());
+        }
+        let (mut s_user, mut s_pass) = (None, None);
+        let mut kept = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match key {
+                "sentinel_username" => s_user = Some(value),
+                "sentinel_password" => s_pass = Some(value),
+                _ => kept.push(pair),
+            }
+        }
+        let sentinel_user_info = match (s_user, s_pass) {
+            (_, None) => String::new(),
+            (None, Some(pass)) => format!(":{pass}@"),
+            (Some(user), Some(pass)) => format!("{user}:{pass}@"),
+        };
+        let query = if kept.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", kept.join("&"))
+        };
+        Ok(Some(Self {
+            scheme: node_scheme,
+            user_info: user_info.to_owned(),
+            query,
+            sentinel_user_info,
+            master: master.to_owned(),
+            db: db.to_owned(),
+            sentinels,
+        }))
+    }
+
+    /// The URL of the data node at `host:port`, with the data nodes' credentials.
+    pub(crate) fn node_url(&self, host: &str, port: u16) -> String {
+        format!(
+            "{}://{}{}:{port}/{}{}",
+            self.scheme,
+            self.user_info,
+            bracketed(host),
+            self.db,
+            self.query
+        )
+    }
+
+    /// The URL of the sentinel at `host:port`, with the sentinels' credentials.
+    pub(crate) fn sentinel_url(&self, host: &str, port: u16) -> String {
+        format!(
+            "{}://{}{}:{port}/{}",
+            self.scheme,
+            self.sentinel_user_info,
+            bracketed(host),
+            self.query
+        )
+    }
+}
+
+/// `host`, in brackets when it is an IPv6 address.
+pub(super) fn bracketed(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
+}
+
+/// The primary's address as the sentinel `client` reaches names it.
+pub(crate) async fn ask_sentinel(
+    client: &redis::Client,
+    master: &str,
+    timeout: Duration,
+) -> RedisResult<(String, u16)> {
+    let asking = async {
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout));
+        let mut con = client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        let reply: Option<(String, u16)> = redis::cmd("SENTINEL")
+            .arg("GET-MASTER-ADDR-BY-NAME")
+            .arg(master)
+            .query_async(&mut con)
+            .await?;
+        reply.ok_or_else(|| {
+            redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "the sentinel does not know the master",
+                master.to_owned(),
+            ))
+        })
+    };
+    tokio::time::timeout(timeout * 2, asking)
+        .await
+        .map_err(|_| super::direct::timed_out("asking a sentinel for the primary"))?
+}
+
+/// Whether the node `client` reaches says it is a primary (`ROLE`).
+pub(crate) async fn is_primary(client: &redis::Client, timeout: Duration) -> RedisResult<bool> {
+    let asking = async {
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout));
+        let mut con = client
+            .get_multiplexed_async_connection_with_config(&config)
+            .await?;
+        let role: Value = redis::cmd("ROLE").query_async(&mut con).await?;
+        Ok(match role {
+            Value::Array(parts) => matches!(
+                parts.first(),
+                Some(Value::BulkString(b)) if b.as_slice() == b"master"
+            ),
+            _ => false,
+        })
+    };
+    tokio::time::timeout(timeout * 2, asking)
+        .await
+        .map_err(|_| super::direct::timed_out("asking a node for its role"))?
+}
+
+/// The primary a `+switch-master` named, and how many switches were announced.
+#[derive(Default)]
+pub(crate) struct Switches {
+    /// Bumped at each announcement (and whenever nobody listened for a while).
+    pub(crate) epoch: AtomicU64,
+    /// The new primary the last announcement named.
+    pub(crate) announced: std::sync::Mutex<Option<(String, u16)>>,
+}
+
+/// Listens for `+switch-master` of `master` on the sentinels, in turn until one answers, and
+/// notes each in `switches`; stopped by aborting the task. Plain TCP only: over TLS a failover is
+/// noticed by the calls the old primary refuses.
+pub(crate) fn watch_switches(
+    sentinels: Vec<redis::Client>,
+    master: String,
+    switches: Arc<Switches>,
+) -> AbortHandle {
+    tokio::spawn(async move {
+        loop {
+            for client in &sentinels {
+                let Some(target) = Target::for_client(client.get_connection_info()) else {
+                    return;
+                };
+                // Returns when the sentinel goes away: then the next one is asked.
+                let _ = listen(&target, &master, &switches).await;
+                // A switch may have happened while nobody listened.
+                switches.epoch.fetch_add(1, Ordering::AcqRel);
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    })
+    .abort_handle()
+}
+
+async fn listen(target: &Target, master: &str, switches: &Switches) -> RedisResult<()> {
+    let mut con = DirectConnection::open(target, Duration::from_secs(2)).await?;
+    super::command::write(
+        con.request_buffer(),
+        [&b"SUBSCRIBE"[..], &b"+switch-master"[..]],
+    );
+    con.exchange(1).await?;
+    loop {
+        con.request_buffer();
+        let mut replies = con.exchange(1).await?;
+        // `message`, the channel, then `<master> <old ip> <old port> <new ip> <new port>`.
+        if let Some(Value::Array(parts)) = replies.pop()
+            && let Some(Value::BulkString(payload)) = parts.get(2)
+        {
+            let text = String::from_utf8_lossy(payload);
+            let words: Vec<&str> = text.split(' ').collect();
+            if let [name, _, _, host, port] = words[..]
+                && name == master
+            {
+                tracing::warn!(
+                    master,
+                    "redis sentinel: the primary was switched; calls go to the new one"
+                );
+                if let Ok(port) = port.parse() {
+                    *switches
+                        .announced
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Some((host.to_owned(), port));
+                }
+                switches.epoch.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SentinelUrl;
+
+    #[test]
+    fn sentinel_urls_split_data_node_and_sentinel_credentials() {
+        let url = SentinelUrl::parse(
+            "redis+sentinel://app:d4ta@10.0.0.1:26379,h2/mymaster/2?sentinel_password=s3nt&x=1",
+        )
+        .expect("valid")
+        .expect("a sentinel URL");
+        assert_eq!(url.master, "mymaster");
+        assert_eq!(
+            url.sentinels,
+            vec![("10.0.0.1".to_owned(), 26379), ("h2".to_owned(), 26379)]
+        );
+        assert_eq!(
+            url.node_url("10.0.0.9", 6380),
+            "redis://app:d4ta@10.0.0.9:6380/2?x=1"
+        );
+        assert_eq!(url.sentinel_url("h2", 26379), "redis://:s3nt@h2:26379/?x=1");
+        let shown = format!("{url:?}");
+        assert!(
+            !shown.contains("d4ta") && !shown.contains("s3nt"),
+            "{shown}"
+        );
+        assert_eq!(SentinelUrl::parse("redis://h:1"), Ok(None));
+        assert!(SentinelUrl::parse("redis+sentinel://h:1").is_err());
+        assert!(SentinelUrl::parse("redis+sentinel://h:1/m/x").is_err());
+    }
+}

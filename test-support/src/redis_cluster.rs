@@ -1,0 +1,385 @@
+//! A private Redis Cluster for tests: six `redis-server --cluster-enabled yes` on free loopback
+//! ports joined by `redis-cli --cluster create … --cluster-replicas 1` (three primaries, one
+//! replica each), thrown away when the test process exits.
+//!
+//! Statics are never dropped, so the nodes are not children that die with a guard: a small
+//! shell reaper started with the cluster waits for the test process to end, then SIGKILLs
+//! every node it finds in `<dir>/pids` and removes the folder.
+
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use crate as support;
+
+/// One node of the cluster.
+struct Node {
+    port: u16,
+    child: Option<Child>,
+}
+
+/// A running cluster.
+pub struct TestCluster {
+    /// Every node's port, in creation order (the first three were created primaries).
+    pub ports: Vec<u16>,
+    dir: PathBuf,
+    nodes: Mutex<Vec<Node>>,
+}
+
+/// The cluster the tests of one binary share, started on first use.
+pub fn shared() -> &'static TestCluster {
+    static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
+    CLUSTER.get_or_init(TestCluster::start)
+}
+
+impl TestCluster {
+    /// Starts six nodes and creates the cluster; waits until every node sees all slots served.
+    pub fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!("{}-cluster", support::unique_prefix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut nodes = Vec::new();
+        for _ in 0..6 {
+            nodes.push(spawn_node(&dir, support::free_port()));
+        }
+        let cluster = Self {
+            ports: nodes.iter().map(|n| n.port).collect(),
+            dir,
+            nodes: Mutex::new(nodes),
+        };
+        cluster.write_pids();
+        start_reaper(&cluster.dir);
+        let mut create = Command::new("redis-cli");
+        create.arg("--cluster").arg("create");
+        for port in &cluster.ports {
+            create.arg(format!("127.0.0.1:{port}"));
+        }
+        let out = create
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run redis-cli ({e}): install Redis 7"));
+        assert!(
+            out.status.success(),
+            "redis-cli --cluster create failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cluster.wait_healthy();
+        cluster
+    }
+
+    /// `redis+cluster://127.0.0.1:<first>,127.0.0.1:<second>`: two seeds, as a user would
+    /// give.
+    pub fn url(&self) -> String {
+        format!(
+            "redis+cluster://127.0.0.1:{},127.0.0.1:{}",
+            self.ports[0], self.ports[1]
+        )
+    }
+
+    /// A plain connection to the node on `port`.
+    pub async fn node(port: u16) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(format!("redis://127.0.0.1:{port}"))
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
+    /// Runs `redis-cli -p <port> args…` and returns its output.
+    pub fn cli(port: u16, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .arg("-p")
+            .arg(port.to_string())
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The port of the primary serving `key`'s slot, as the node on a live port says.
+    pub fn owner_of(&self, key: &str) -> u16 {
+        let slot: u16 = self
+            .cli_any(&["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .unwrap();
+        self.owner_of_slot(slot)
+    }
+
+    /// The port of the primary serving `slot`.
+    pub fn owner_of_slot(&self, slot: u16) -> u16 {
+        let nodes = self.cli_any(&["CLUSTER", "NODES"]);
+        for line in nodes.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() < 9 || !fields[2].contains("master") || fields[2].contains("fail") {
+                continue;
+            }
+            let port = fields[1]
+                .split('@')
+                .next()
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| p.parse().ok())
+                .unwrap();
+            for range in &fields[8..] {
+                let (start, end) = match range.split_once('-') {
+                    Some((a, b)) => (a.parse().unwrap_or(u16::MAX), b.parse().unwrap_or(0)),
+                    None => {
+                        let one = range.parse().unwrap_or(u16::MAX);
+                        (one, one)
+                    }
+                };
+                if (start..=end).contains(&slot) {
+                    return port;
+                }
+            }
+        }
+        panic!("no primary serves slot {slot}:\n{nodes}");
+    }
+
+    /// The port of a replica of the primary on `primary`.
+    pub fn replica_of(&self, primary: u16) -> u16 {
+        let id = Self::cli(primary, &["CLUSTER", "MYID"]).trim().to_owned();
+        let nodes = self.cli_any(&["CLUSTER", "NODES"]);
+        nodes
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|f| f.len() > 3 && f[2].contains("slave") && f[3] == id)
+            .and_then(|f| {
+                f[1].split('@')
+                    .next()
+                    .and_then(|a| a.rsplit(':').next())
+                    .and_then(|p| p.parse().ok())
+            })
+            .unwrap_or_else(|| panic!("no replica of {primary}:\n{nodes}"))
+    }
+
+    /// The ports of the three primaries now.
+    pub fn primaries(&self) -> Vec<u16> {
+        (0..3)
+            .map(|i| self.owner_of_slot(i * 5462))
+            .collect::<Vec<_>>()
+    }
+
+    /// Runs `redis-cli` on the first node that is alive.
+    fn cli_any(&self, args: &[&str]) -> String {
+        let alive: Vec<u16> = self
+            .nodes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|n| n.child.is_some())
+            .map(|n| n.port)
+            .collect();
+        for port in alive {
+            let out = Self::cli(port, args);
+            if !out.trim().is_empty() {
+                return out;
+            }
+        }
+        panic!("no node of the cluster answers");
+    }
+
+    /// Moves `slot` from the primary on `from` to the primary on `to` as `redis-cli --cluster
+    /// reshard` does: `IMPORTING` on the target, `MIGRATING` on the source, `MIGRATE` of its
+    /// keys in batches (calls meanwhile meet `ASK` and `TRYAGAIN`), then the slot assigned to
+    /// the target on every node of `ports`. Returns how many keys moved.
+    pub fn migrate_slot(ports: &[u16], slot: u16, from: u16, to: u16) -> usize {
+        let id = |port: u16| Self::cli(port, &["CLUSTER", "MYID"]).trim().to_owned();
+        let (from_id, to_id) = (id(from), id(to));
+        let slot = slot.to_string();
+        let ok = |out: String| assert!(out.contains("OK"), "{out}");
+        ok(Self::cli(
+            to,
+            &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id],
+        ));
+        ok(Self::cli(
+            from,
+            &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id],
+        ));
+        let mut moved = 0;
+        loop {
+            let keys = Self::cli(from, &["CLUSTER", "GETKEYSINSLOT", &slot, "50"]);
+            let keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();
+            if keys.is_empty() {
+                break;
+            }
+            let port = to.to_string();
+            let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+            args.extend(keys.iter().copied());
+            let out = Self::cli(from, &args);
+            assert!(
+                out.contains("OK") || out.contains("NOKEY"),
+                "MIGRATE: {out}"
+            );
+            moved += keys.len();
+        }
+        // The target first, then the source, then the others (replicas refuse: no matter).
+        for port in [to, from].iter().chain(ports) {
+            Self::cli(*port, &["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+        }
+        moved
+    }
+
+    /// The slot of `key`.
+    pub fn slot_of(&self, key: &str) -> u16 {
+        self.cli_any(&["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// SIGKILLs the node on `port` (a crash).
+    pub fn kill(&self, port: u16) {
+        let mut nodes = self.nodes.lock().unwrap();
+        if let Some(node) = nodes.iter_mut().find(|n| n.port == port)
+            && let Some(mut child) = node.child.take()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the killed node on `port` again with its cluster config (it rejoins, as a
+    /// replica of whoever took over).
+    pub fn restart(&self, port: u16) {
+        {
+            let mut nodes = self.nodes.lock().unwrap();
+            if let Some(node) = nodes.iter_mut().find(|n| n.port == port) {
+                *node = spawn_node(&self.dir, port);
+            }
+        }
+        self.write_pids();
+    }
+
+    /// Waits until every live node reports `cluster_state:ok` and the same three primaries.
+    pub fn wait_healthy(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let alive: Vec<u16> = self
+                .nodes
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|n| n.child.is_some())
+                .map(|n| n.port)
+                .collect();
+            let ok = alive.iter().all(|port| {
+                let info = Self::cli(*port, &["CLUSTER", "INFO"]);
+                let nodes = Self::cli(*port, &["CLUSTER", "NODES"]);
+                let replicas = nodes
+                    .lines()
+                    .filter(|l| l.contains("slave") && !l.contains("fail"))
+                    .count();
+                let replication = Self::cli(*port, &["INFO", "replication"]);
+                // Every primary has its replica, and a replica is in sync with its primary.
+                info.contains("cluster_state:ok")
+                    && info.contains("cluster_slots_ok:16384")
+                    && replicas + 3 >= alive.len()
+                    && (replication.contains("role:master")
+                        || replication.contains("master_link_status:up"))
+            });
+            if ok {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the test cluster did not become healthy"
+            );
+            // Polled against the nodes' own report, within the deadline above.
+            #[allow(clippy::disallowed_methods)]
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn write_pids(&self) {
+        let pids: Vec<String> = self
+            .nodes
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.child.as_ref().map(|c| c.id().to_string()))
+            .collect();
+        // Written whole then renamed, so the reaper never reads half a list.
+        let tmp = self.dir.join("pids.tmp");
+        std::fs::write(&tmp, pids.join(" ")).unwrap();
+        std::fs::rename(tmp, self.dir.join("pids")).unwrap();
+    }
+}
+
+/// Starts one cluster-enabled node on `port`, in its own folder under `dir`; waits until it
+/// accepts connections.
+fn spawn_node(dir: &Path, port: u16) -> Node {
+    let node_dir = dir.join(port.to_string());
+    std::fs::create_dir_all(&node_dir).unwrap();
+    let mut child = Command::new("redis-server")
+        .args(["--save", "", "--appendonly", "no"])
+        .args(["--cluster-enabled", "yes"])
+        .args(["--cluster-config-file", "nodes.conf"])
+        // A dead primary is failed over after this long.
+        .args(["--cluster-node-timeout", "1500"])
+        .args(["--port", &port.to_string()])
+        .args(["--bind", "127.0.0.1"])
+        .arg("--dir")
+        .arg(&node_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
+    let stdout = child.stdout.take().unwrap();
+    let mut log = String::new();
+    let mut ready = false;
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let Ok(line) = line else { break };
+        if line.contains("Ready to accept connections") {
+            ready = true;
+            break;
+        }
+        log.push_str(&line);
+        log.push('\n');
+    }
+    assert!(ready, "cluster node on {port} did not start:\n{log}");
+    Node {
+        port,
+        child: Some(child),
+    }
+}
+
+/// A shell that waits for this process to end, then kills the nodes listed in `<dir>/pids`
+/// and removes `dir`. Never waited for: it outlives this process on purpose.
+#[allow(clippy::zombie_processes)]
+fn start_reaper(dir: &Path) {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 0.5; done; \
+         kill -9 $(cat '{dir}/pids') 2>/dev/null; rm -rf '{dir}'",
+        pid = std::process::id(),
+        dir = dir.display()
+    );
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+}
+
+impl Drop for TestCluster {
+    /// A cluster of one test (not the shared one, which statics never drop) goes with it.
+    fn drop(&mut self) {
+        let mut nodes = self
+            .nodes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for node in nodes.iter_mut() {
+            if let Some(mut child) = node.child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

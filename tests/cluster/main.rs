@@ -1,0 +1,13 @@
+//! Redis Cluster and Sentinel (issue 16), each on private servers this binary starts on free
+//! loopback ports (`redis-server`, `redis-cli`): routing and every class on a six-node cluster,
+//! faults on it (failover, SIGKILL of a primary, a slot migrated while jobs flow), and a
+//! sentinel-managed primary failing over. Never touches the shared Redis.
+
+#![allow(clippy::unwrap_used, unreachable_pub)]
+
+use bullmq_test_support as support;
+
+mod faults;
+#[cfg(all(feature = "flow", feature = "scheduler"))]
+mod routing;
+mod sentinel;

@@ -14,6 +14,7 @@ mod reply;
 mod script;
 pub mod scripts;
 mod server;
+mod wire;
 
 pub use backend::{
     DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisBackend, RedisOptions,

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use bullmq_core::Error;
 use bullmq_core::QueueName;
 use bullmq_core::backend::{EventId, Events, Lifecycle, StreamEvent};
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx::{self, Postgres, Transaction, types::Json};
 use support::TestSchema;
 

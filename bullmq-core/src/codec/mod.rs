@@ -68,9 +68,10 @@ mod wire;
 
 pub use job_type::job_type_arg;
 pub use keys::KeyStyle;
+pub use msgpack::pack_msgpack;
 pub use options::{DecodedOptions, InvalidOption, ParentAt};
 pub(crate) use options::{canonical_order, canonical_repeat_order};
-pub use wire::{WireMap, WireValue, pack_msgpack};
+pub use wire::{WireMap, WireValue};
 
 use crate::options::JobOptions;
 

@@ -3,7 +3,7 @@
 //! file's `Serialize`, JavaScript's rules: a whole number prints as `5`, not `5.0`).
 //!
 //! Public for backends: a store that passes packed arguments to its server builds them as a
-//! [`WireValue`] and writes them with [`pack_msgpack`], so every msgpack byte comes from one
+//! [`WireValue`] and writes them with [`super::pack_msgpack`], so every msgpack byte comes from one
 //! writer.
 
 use std::borrow::Cow;
@@ -159,15 +159,4 @@ impl WireValue<'static> {
             Self::Float(whole as f64 + rest as f64 / unit_nanos as f64)
         }
     }
-}
-
-/// Packs a value as msgpackr (as Node.js BullMQ configures it) would, naming what it is in
-/// the error.
-pub fn pack_msgpack(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, super::CodecError> {
-    let mut out = Vec::with_capacity(64);
-    super::msgpack::value(&mut out, v).map_err(|e| super::CodecError::Encode {
-        what,
-        reason: e.to_string(),
-    })?;
-    Ok(out)
 }

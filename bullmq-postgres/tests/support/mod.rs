@@ -6,8 +6,8 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use bullmq_postgres::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::SchemaName;
-use bullmq_postgres::migrator::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::sqlx::{self, PgConnection};
 
 pub mod jobs;
@@ -61,7 +61,7 @@ pub async fn ledger(schema: &SchemaName) -> Vec<(i32, String, i32)> {
 
 /// The ledger upstream's migrator writes for the embedded migrations.
 pub fn expected_ledger() -> Vec<(i32, String, i32)> {
-    bullmq_postgres::sql::migrations::ALL
+    bullmq_postgres::__private::sql::migrations::ALL
         .iter()
         .map(|m| (m.version, m.name.to_owned(), m.min_client_version))
         .collect()

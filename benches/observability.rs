@@ -20,7 +20,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bullmq::core::job::JobType;
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{BulkJob, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerOptions};
 use opentelemetry::trace::TracerProvider as _;

@@ -21,7 +21,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use bullmq::core::options::RepeatOptions;
+use bullmq::options::RepeatOptions;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{Prefix, QueueName};

@@ -19,8 +19,8 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bullmq::core::backend::Backend;
-use bullmq::core::job::{JobState, JobType};
+use bullmq::backend::Backend;
+use bullmq::job::{JobState, JobType};
 use bullmq::postgres::{PostgresBackend, sqlx};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
@@ -429,7 +429,7 @@ async fn redis_raw_return_values_are_stored_as_given_and_bad_ones_fail_the_job()
 #[tokio::test]
 async fn postgres_scheduler_templates_hold_javascripts_numbers() {
     use bullmq::Backoff;
-    use bullmq::core::options::RepeatOptions;
+    use bullmq::options::RepeatOptions;
     use bullmq::scheduler::{JobScheduler, JobTemplate};
 
     let schema = SchemaGuard::new("json_sched");

@@ -16,7 +16,7 @@ mod support;
 
 use std::time::Duration;
 
-use bullmq::core::backend::Backend;
+use bullmq::backend::Backend;
 use bullmq::postgres::PostgresBackend;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Prefix, Queue, QueueName, Worker, WorkerEvent, WorkerOptions};
@@ -297,7 +297,7 @@ fn span_named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
 #[tokio::test(flavor = "current_thread")]
 async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
     use bullmq::BulkJob;
-    use bullmq::core::options::Telemetry;
+    use bullmq::options::Telemetry;
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("bulk").await;
     let queue = Queue::new(

@@ -7,7 +7,7 @@
 mod store;
 mod support;
 
-use bullmq::core::backend::Lifecycle as _;
+use bullmq::backend::Lifecycle as _;
 use bullmq::postgres::PostgresBackend;
 use bullmq::postgres::sqlx::Connection as _;
 use bullmq::{AddFlowInTransaction as _, FlowJob, FlowProducer, JobState, Queue, QueueName};

@@ -11,7 +11,7 @@ mod support;
 
 use std::time::Duration;
 
-use bullmq::core::backend::{ClientRole, Lifecycle as _};
+use bullmq::backend::{ClientRole, Lifecycle as _};
 use bullmq::postgres::{PostgresBackend, PostgresOptions};
 use bullmq::{JobOptions, Queue, QueueEvents, QueueEventsOptions, QueueName};
 use capture::Captured;

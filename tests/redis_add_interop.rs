@@ -6,7 +6,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use bullmq::core::options::ParentOptions;
+use bullmq::options::ParentOptions;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Prefix, Queue, QueueName};
 use serde_json::json;

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::Duration;
 
-use bullmq::core::BackendErrorKind;
+use bullmq::BackendErrorKind;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Prefix, Queue, QueueName};
 use serde_json::json;

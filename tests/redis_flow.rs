@@ -7,7 +7,7 @@
 mod redis_flow_support;
 mod support;
 
-use bullmq::core::backend::DependenciesQuery;
+use bullmq::backend::DependenciesQuery;
 use bullmq::flow::{FlowJob, GetFlowOptions};
 use bullmq::{JobOptions, JobState};
 use redis_flow_support::{Ctx, norm, q};

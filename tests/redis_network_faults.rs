@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bullmq::core::job::JobType;
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     Error, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerEvent,

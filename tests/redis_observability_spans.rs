@@ -11,7 +11,7 @@ mod support;
 
 use std::time::Duration;
 
-use bullmq::core::backend::LockToken;
+use bullmq::backend::LockToken;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::telemetry::RunState;
 use bullmq::{

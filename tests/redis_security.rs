@@ -16,11 +16,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bullmq::core::BackendErrorKind;
-use bullmq::core::backend::Range;
-use bullmq::core::job::JobType;
-use bullmq::core::options::RepeatOptions;
+use bullmq::BackendErrorKind;
+use bullmq::backend::Range;
 use bullmq::flow::{FlowJob, FlowProducer};
+use bullmq::job::JobType;
+use bullmq::options::RepeatOptions;
 use bullmq::redis::{RedisBackend, RedisError, RedisOptions, Refusal};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{

@@ -5,7 +5,7 @@
 
 mod support;
 
-use bullmq::core::BackendErrorKind;
+use bullmq::BackendErrorKind;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Queue, QueueName};
 use serde_json::json;

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bullmq::core::options::RepeatOptions;
+use bullmq::options::RepeatOptions;
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{JobId, JobOptions, JobState};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use bullmq::core::backend::Backend;
+use bullmq::backend::Backend;
 use bullmq::postgres::PostgresBackend;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Prefix, QueueName};

@@ -7,13 +7,13 @@
 use std::future::Future;
 use std::time::Duration;
 
-use bullmq::core::codec::{self, KeyStyle};
 use bullmq::flow::{FlowProducer, JobNode};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     ActiveJob, CancellationToken, JobId, JobState, Prefix, ProcessResult, Processor, Queue,
     QueueName, Worker, WorkerOptions,
 };
+use bullmq_core::codec::{self, KeyStyle};
 use serde_json::{Value, json};
 
 use crate::support;

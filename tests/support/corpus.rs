@@ -2,10 +2,8 @@
 
 use std::time::Duration;
 
-use bullmq::core::JobOptions;
-use bullmq::core::options::{
-    Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry,
-};
+use bullmq::JobOptions;
+use bullmq::options::{Backoff, Deduplication, KeepJobs, ParentOptions, RepeatOptions, Telemetry};
 use serde_json::{Value, json};
 
 pub fn ms(n: u64) -> Duration {

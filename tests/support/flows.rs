@@ -1,7 +1,7 @@
 //! What every store's flow tests share (with the `flow` feature).
 
 use bullmq::QueueName;
-use bullmq::core::backend::Backend;
+use bullmq::backend::Backend;
 use bullmq::flow::{FlowJob, FlowProducer, GetFlowOptions, JobNode};
 use serde_json::json;
 

@@ -58,14 +58,14 @@ pub fn script_code(err: &bullmq::Error) -> bullmq::ScriptErrorCode {
 }
 
 /// A lock token.
-pub fn token(t: &str) -> bullmq::core::backend::LockToken {
-    bullmq::core::backend::LockToken::new(t)
+pub fn token(t: &str) -> bullmq::backend::LockToken {
+    bullmq::backend::LockToken::new(t)
 }
 
 /// What every flow test's processor does, in Rust on each store and in Node
 /// (`tests/node/flow-work.mjs`): a job whose name starts with `fail` fails with `boom <name>`;
 /// any other returns its name with its children's values and ignored failures.
-pub async fn standard_flow_processor<B: bullmq::core::backend::Backend>(
+pub async fn standard_flow_processor<B: bullmq::backend::Backend>(
     job: bullmq::ActiveJob<B>,
     _: bullmq::CancellationToken,
 ) -> bullmq::ProcessResult {

@@ -46,7 +46,7 @@ pub async fn next_event(
 /// Adds a job named `name` until an add goes through (the server is back), within 20 s.
 pub async fn added_again<B>(queue: &bullmq::Queue<B>, name: &str)
 where
-    B: bullmq::core::backend::AddJobs + bullmq::core::backend::QueueMeta,
+    B: bullmq::backend::AddJobs + bullmq::backend::QueueMeta,
 {
     eventually(
         "an add goes through again",

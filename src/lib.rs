@@ -26,8 +26,9 @@ pub use bullmq_core::{
 /// Job options and their parts, as Node.js BullMQ's `JobsOptions` has them.
 pub mod options {
     pub use bullmq_core::options::{
-        Backoff, BackoffStrategy, Deduplication, JobOptions, KeepJobs, KeyOrder, PRIORITY_LIMIT,
-        ParentOptions, Problem, RepeatOptions, Telemetry, UnixMillis, ValidationError,
+        Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
+        PRIORITY_LIMIT, ParentOptions, Problem, RepeatOptions, Telemetry, UnixMillis,
+        ValidationError,
     };
 }
 

@@ -69,7 +69,7 @@ mod wire;
 pub use job_type::job_type_arg;
 pub use keys::KeyStyle;
 pub use msgpack::pack_msgpack;
-pub use options::{DecodedOptions, InvalidOption, ParentAt};
+pub use options::{DecodedOptions, ParentAt};
 pub(crate) use options::{canonical_order, canonical_repeat_order};
 pub use wire::{WireMap, WireValue};
 

@@ -5,6 +5,7 @@
 
 mod backoff;
 mod dedup;
+mod invalid;
 mod iteration;
 mod job;
 mod keep_jobs;
@@ -16,6 +17,7 @@ mod validation;
 
 pub use backoff::{Backoff, BackoffStrategy};
 pub use dedup::Deduplication;
+pub use invalid::InvalidOption;
 pub use iteration::{IterationPlan, plan_iteration, plan_iteration_with};
 pub use job::{JobOptions, PRIORITY_LIMIT};
 pub use keep_jobs::KeepJobs;

@@ -8,8 +8,8 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use bullmq::core::codec::{self, KeyStyle};
 use bullmq::{Backoff, Deduplication, Job, JobOptions, KeepJobs};
+use bullmq_core::codec::{self, KeyStyle};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn typical() -> JobOptions {
@@ -56,15 +56,15 @@ fn bench(c: &mut Criterion) {
         b.iter(|| serde_json::to_string(black_box(&data)));
     });
     g.bench_function("data_to_json_js", |b| {
-        b.iter(|| bullmq::core::json::to_string(black_box(&data)));
+        b.iter(|| bullmq_core::json::to_string(black_box(&data)));
     });
-    let compact = bullmq::core::json::to_string(&data).unwrap_or_default();
+    let compact = bullmq_core::json::to_string(&data).unwrap_or_default();
     g.bench_function("data_view_compact", |b| {
-        b.iter(|| bullmq::core::json::js_view(black_box(&compact)).len());
+        b.iter(|| bullmq_core::json::js_view(black_box(&compact)).len());
     });
     let jsonb = r#"{"w": 640, "at": "2024-01-01T00:00:00Z", "url": "https://example.com/a b.png", "tags": ["x", "y"], "ratio": 1.5}"#;
     g.bench_function("data_view_jsonb", |b| {
-        b.iter(|| bullmq::core::json::js_view(black_box(jsonb)).len());
+        b.iter(|| bullmq_core::json::js_view(black_box(jsonb)).len());
     });
     g.finish();
 }

@@ -36,7 +36,7 @@ mod pg;
 mod ours;
 
 use bullmq::Queue;
-use bullmq::core::backend::Lifecycle;
+use bullmq::backend::Lifecycle;
 
 use ours::queue_name;
 use pg::{Admin, Meter, Usage, unique_schema};

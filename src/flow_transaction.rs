@@ -54,7 +54,7 @@ impl AddFlowInTransaction for FlowProducer<PostgresBackend> {
         opts: &FlowOptions,
     ) -> Result<JobNode> {
         let backend = self.backend();
-        self.add_via(flow, opts, |nodes| async move {
+        bullmq_flow::__private::add_flow_via(self, flow, opts, |nodes| async move {
             backend.add_flow_in(conn, &nodes).await
         })
         .await

@@ -2,7 +2,6 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub use bullmq_core as core;
 pub use bullmq_core::options::{
     Backoff, Deduplication, KeepJobs, ParentOptions, Telemetry, UnixMillis,
 };
@@ -18,11 +17,52 @@ pub use bullmq_core::worker::{
     WorkerEvent, WorkerOptions,
 };
 pub use bullmq_core::{
-    BulkJob, Error, Job, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Result,
+    BackendError, BackendErrorKind, BulkJob, DEFAULT_PREFIX, Error, FailOutcome, Job, JobFailure,
+    JobId, JobOptions, JobRef, JobState, Prefix, Queue, QueueMetaInfo, QueueName, Result,
     ScriptError, ScriptErrorCode,
 };
 /// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
 pub use bullmq_cron as cron;
+
+/// Job options and their parts, as Node.js BullMQ's `JobsOptions` has them.
+pub mod options {
+    pub use bullmq_core::options::{
+        Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
+        PRIORITY_LIMIT, ParentOptions, Problem, Telemetry, UnixMillis, ValidationError,
+    };
+    pub use bullmq_core::scheduling::RepeatOptions;
+}
+
+/// Jobs as stored: the job, its id, its state, and what reading a stored job may fail with.
+pub mod job {
+    pub use bullmq_core::job::{
+        FinishedState, Job, JobDecodeError, JobId, JobState, JobType, ParentRef, UnknownState,
+    };
+}
+
+/// [`Error`] and the types it wraps, for matching on a failure's cause.
+pub mod error {
+    pub use bullmq_core::backend::ObliterateRefusal;
+    pub use bullmq_core::codec::CodecError;
+    pub use bullmq_core::error::{
+        BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode,
+        UnknownScriptCode,
+    };
+    pub use bullmq_core::job::JobDecodeError;
+    pub use bullmq_core::options::ValidationError;
+}
+
+/// Injectable time: the system clock, or a manual one for tests.
+pub use bullmq_core::clock;
+
+/// The contract every store implements, one trait per section, with its argument and result
+/// types. For people who write a backend or call a store directly; an application using
+/// [`Queue`], [`Worker`] and [`QueueEvents`] needs none of it.
+pub use bullmq_core::backend;
+
+/// `url` with every password it may carry hidden (user information, `pass=`/`password=`
+/// query parameters, libpq keywords), fit for a log line or an error message.
+pub use bullmq_core::redact::redact_url;
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod any;

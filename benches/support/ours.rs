@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use bullmq::core::backend::Backend;
-use bullmq::core::worker::Processor;
+use bullmq::Processor;
+use bullmq::backend::Backend;
 use bullmq::{ActiveJob, BulkJob, CancellationToken, JobOptions, KeepJobs, ProcessResult};
 use bullmq::{Queue, QueueName, Worker, WorkerOptions};
 

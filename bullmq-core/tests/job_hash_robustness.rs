@@ -10,9 +10,9 @@
 
 use std::time::Duration;
 
-use bullmq_core::codec::{self, InvalidOption, KeyStyle};
+use bullmq_core::codec::{self, KeyStyle};
 use bullmq_core::job::JobDecodeError;
-use bullmq_core::options::{Backoff, Deduplication, Telemetry};
+use bullmq_core::options::{Backoff, Deduplication, InvalidOption, Telemetry};
 use bullmq_core::{Job, JobId, JobOptions};
 use serde_json::{Value, json};
 

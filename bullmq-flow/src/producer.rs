@@ -78,7 +78,7 @@ impl<B: Backend> FlowProducer<B> {
     /// backend's own `add_flow`: the hook a store's transactional add is built on (see
     /// `bullmq::AddFlowInTransaction` on PostgreSQL). `write` gets the nodes, parents first,
     /// and answers one outcome per node, in order, as `add_flow` does.
-    pub async fn add_via<W, Fut>(
+    pub(crate) async fn add_via<W, Fut>(
         &self,
         flow: FlowJob,
         opts: &FlowOptions,

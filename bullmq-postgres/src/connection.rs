@@ -56,7 +56,7 @@ impl std::fmt::Debug for PostgresConnection {
 
 impl PostgresConnection {
     /// Connects, then migrates the schema when [`PostgresOptions::migrate`] is set, or checks
-    /// that it is ready otherwise ([`migrator::check_schema`]).
+    /// that it is ready otherwise (the ledger's version and the client versions it allows).
     ///
     /// The first connection is opened directly rather than through the pool, so that an
     /// unreachable server fails at once with [`PostgresError::Unreachable`] and the reason,
@@ -121,7 +121,7 @@ impl PostgresConnection {
         self.waiting
     }
 
-    /// Applies pending migrations on one pooled connection ([`migrator::run_migrations`]);
+    /// Applies pending migrations on one pooled connection, as [`crate::migrate`] does;
     /// returns the schema's version afterwards.
     pub async fn migrate(&self) -> Result<i32> {
         let mut conn = self
@@ -144,7 +144,7 @@ impl PostgresConnection {
 
     /// Opens a connection outside the pool, with the same settings (the schema's
     /// `search_path`), named `application_name` when given: what a worker's or `QueueEvents`'
-    /// `LISTEN` connection is (see [`crate::client_name`]).
+    /// `LISTEN` connection is (named as Node.js names it, so discovery finds it).
     ///
     /// The name is set after connecting with `set_config`, as upstream does, so that it can be
     /// applied again to a replacement connection the same way.

@@ -1,43 +1,39 @@
-//! PostgreSQL backend for bullmq, on Node.js BullMQ 6.7.0's own schema and SQL.
+//! The PostgreSQL backend of bullmq, on Node.js BullMQ 6.7.0's own schema and SQL (embedded
+//! verbatim at build time), so that Rust and Node.js producers and workers share queues.
 //!
-//! # What exists
-//!
-//! - [`sql`]: upstream's command and migration SQL, embedded verbatim at build time.
+//! - [`PostgresBackend`] implements every section of `bullmq_core::backend::Backend` on the
+//!   command SQL, with a `LISTEN` connection (or polling) for waits and a gap-safe event
+//!   reader.
 //! - [`PostgresOptions`] and [`SchemaName`]: URL, schema (validated as upstream does), the
 //!   `migrate` flag (off by default, as upstream), pool size, timeouts.
-//! - [`PostgresConnection`]: a sqlx pool whose connections pin the schema's `search_path`
-//!   and leave `application_name` empty, plus [`PostgresConnection::open_dedicated`] for the
-//!   named connections discovery reads ([`client_name`]).
-//! - [`migrator`]: upstream's migration runner (ledger with `min_client_version`, advisory
-//!   lock `0x42554c4c` with `hashtext(schema)`, one transaction), [`migrate`] as a step of its
-//!   own, and the schema check a connection makes, with typed errors ([`PostgresError`]).
-//!   Schemas migrated by Node.js are accepted here and the other way round.
-//!
-//! # What is next
-//!
-//! The `Backend` sections of `bullmq_core::backend` on the command SQL, the `LISTEN`
-//! connection with waits on `bullmq_jobs` / `bullmq_events` (and a polling mode), the
-//! gap-safe event reader, and enqueueing inside the caller's own transaction.
+//! - [`PostgresConnection`]: a sqlx pool whose connections pin the schema's `search_path`.
+//! - [`migrate`]: upstream's migration runner as a step of its own (ledger with
+//!   `min_client_version`, advisory lock [`MIGRATION_ADVISORY_LOCK_KEY`] with
+//!   `hashtext(schema)`, one transaction); schemas migrated by Node.js are accepted here and
+//!   the other way round. Errors are typed ([`PostgresError`]).
+//! - [`AddInTransaction`]: enqueueing inside the caller's own transaction.
 #![forbid(unsafe_code)]
 
 mod backend;
-pub mod client_name;
+mod client_name;
 mod connect_failure;
 mod connection;
 mod error;
 mod lanes;
 mod link;
-pub mod migrator;
+mod migrator;
 mod options;
 mod schema_name;
-pub mod sql;
+mod sql;
 mod transaction;
 
 pub use backend::PostgresBackend;
 pub use connect_failure::{ConnectFailure, TlsFailure};
 pub use connection::PostgresConnection;
 pub use error::PostgresError;
-pub use migrator::migrate;
+pub use migrator::{
+    MIGRATION_ADVISORY_LOCK_KEY, MINIMUM_POSTGRES_VERSION, RECOMMENDED_POSTGRES_VERSION, migrate,
+};
 pub use options::{
     DEFAULT_CONNECT_TIMEOUT, DEFAULT_EVENT_HOLD_MAX, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_POLL_INTERVAL, PostgresOptions,
@@ -46,3 +42,18 @@ pub use schema_name::{DEFAULT_SCHEMA, MAX_SCHEMA_NAME_LEN, SchemaName};
 /// The sqlx this crate is built on, for callers that hand it their own connections.
 pub use sqlx;
 pub use transaction::AddInTransaction;
+
+/// Internals that this repository's own tests and benchmarks reach: not part of the API, not
+/// covered by semver, and free to change in any release.
+#[doc(hidden)]
+pub mod __private {
+    /// Upstream's command and migration SQL as embedded (`src/sql.rs`).
+    pub mod sql {
+        pub use crate::sql::*;
+    }
+    /// The client names discovery reads (`src/client_name.rs`).
+    pub mod client_name {
+        pub use crate::client_name::*;
+    }
+    pub use crate::migrator::{CLIENT_MAJOR_VERSION, UPSTREAM_VERSION};
+}

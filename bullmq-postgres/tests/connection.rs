@@ -6,12 +6,12 @@ mod support;
 use std::time::{Duration, Instant};
 
 use bullmq_core::BackendErrorKind;
-use bullmq_postgres::sql::commands;
-use bullmq_postgres::sql::migrations::LATEST_VERSION;
+use bullmq_postgres::__private::client_name;
+use bullmq_postgres::__private::sql::commands;
+use bullmq_postgres::__private::sql::migrations::LATEST_VERSION;
 use bullmq_postgres::sqlx::{self, Connection as _};
 use bullmq_postgres::{
-    ConnectFailure, PostgresConnection, PostgresError, PostgresOptions, SchemaName, client_name,
-    migrate,
+    ConnectFailure, PostgresConnection, PostgresError, PostgresOptions, SchemaName, migrate,
 };
 use support::TestSchema;
 

@@ -6,9 +6,9 @@ mod support;
 
 use std::time::Duration;
 
-use bullmq_postgres::migrator::{CLIENT_MAJOR_VERSION, MIGRATION_ADVISORY_LOCK_KEY};
-use bullmq_postgres::sql::migrations::LATEST_VERSION;
+use bullmq_postgres::__private::sql::migrations::LATEST_VERSION;
 use bullmq_postgres::sqlx::{self, Connection as _};
+use bullmq_postgres::{__private::CLIENT_MAJOR_VERSION, MIGRATION_ADVISORY_LOCK_KEY};
 use bullmq_postgres::{PostgresConnection, migrate};
 use serde_json::json;
 use support::{TestSchema, catalog, expected_ledger, ledger, ledger_transactions, node_queue_op};

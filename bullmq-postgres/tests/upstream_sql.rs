@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
 
-use bullmq_postgres::sql::{commands, migrations};
+use bullmq_postgres::__private::sql::{commands, migrations};
 
 fn postgres_dir() -> PathBuf {
     PathBuf::from(env!("BULLMQ_UPSTREAM_PACKAGE_DIR")).join("dist/cjs/postgres")

@@ -4,57 +4,57 @@ use bullmq_core::{Prefix, QueueName};
 
 /// Every key of a queue, built once.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueueKeys {
+pub(crate) struct QueueKeys {
     /// `<prefix>:<queue>`: the queue's qualified name.
-    pub qualified_name: String,
+    pub(crate) qualified_name: String,
     /// `<prefix>:<queue>:`: the prefix of every job key.
-    pub job_prefix: String,
+    pub(crate) job_prefix: String,
     /// `wait` list.
-    pub wait: String,
+    pub(crate) wait: String,
     /// `paused` list (legacy; drained back into `wait` on resume).
-    pub paused: String,
+    pub(crate) paused: String,
     /// `active` list.
-    pub active: String,
+    pub(crate) active: String,
     /// `prioritized` sorted set.
-    pub prioritized: String,
+    pub(crate) prioritized: String,
     /// `pc`: the priority counter.
-    pub priority_counter: String,
+    pub(crate) priority_counter: String,
     /// `delayed` sorted set.
-    pub delayed: String,
+    pub(crate) delayed: String,
     /// `waiting-children` sorted set.
-    pub waiting_children: String,
+    pub(crate) waiting_children: String,
     /// `completed` sorted set.
-    pub completed: String,
+    pub(crate) completed: String,
     /// `failed` sorted set.
-    pub failed: String,
+    pub(crate) failed: String,
     /// `marker` sorted set that wakes workers.
-    pub marker: String,
+    pub(crate) marker: String,
     /// `id`: the job id counter.
-    pub id: String,
+    pub(crate) id: String,
     /// `meta` hash.
-    pub meta: String,
+    pub(crate) meta: String,
     /// `events` stream.
-    pub events: String,
+    pub(crate) events: String,
     /// `stalled` set.
-    pub stalled: String,
+    pub(crate) stalled: String,
     /// `stalled-check` throttle key.
-    pub stalled_check: String,
+    pub(crate) stalled_check: String,
     /// `limiter` counter.
-    pub limiter: String,
+    pub(crate) limiter: String,
     /// `repeat` sorted set of job schedulers.
-    pub repeat: String,
+    pub(crate) repeat: String,
     /// `de`: the prefix of deduplication keys.
-    pub dedup: String,
+    pub(crate) dedup: String,
     /// `metrics:completed`: the completed-jobs counter and its timestamp.
-    pub metrics_completed: String,
+    pub(crate) metrics_completed: String,
     /// `metrics:failed`: the failed-jobs counter and its timestamp.
-    pub metrics_failed: String,
+    pub(crate) metrics_failed: String,
 }
 
 impl QueueKeys {
     /// The keys of `queue` under `prefix`.
     #[must_use]
-    pub fn new(prefix: &Prefix, queue: &QueueName) -> Self {
+    pub(crate) fn new(prefix: &Prefix, queue: &QueueName) -> Self {
         let qualified_name = format!("{prefix}:{queue}");
         let key = |part: &str| format!("{qualified_name}:{part}");
         Self {
@@ -85,19 +85,19 @@ impl QueueKeys {
 
     /// Any part of the queue's key space: `<prefix>:<queue>:<part>`.
     #[must_use]
-    pub fn to_key(&self, part: &str) -> String {
+    pub(crate) fn to_key(&self, part: &str) -> String {
         format!("{}{part}", self.job_prefix)
     }
 
     /// A job's hash key.
     #[must_use]
-    pub fn job(&self, id: &str) -> String {
+    pub(crate) fn job(&self, id: &str) -> String {
         self.to_key(id)
     }
 
     /// A deduplication key: `<prefix>:<queue>:de:<id>`.
     #[must_use]
-    pub fn deduplication(&self, id: &str) -> String {
+    pub(crate) fn deduplication(&self, id: &str) -> String {
         format!("{}:{id}", self.dedup)
     }
 }

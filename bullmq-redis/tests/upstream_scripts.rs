@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
 
-use bullmq_redis::scripts::{self, LuaScript};
+use bullmq_redis::__private::scripts::{self, LuaScript};
 use sha1::{Digest, Sha1};
 
 /// What one `dist/cjs/scripts/<file>.js` declares.

@@ -3,5 +3,5 @@
 /// `url` with every password it may carry hidden (user information, `pass=`/`password=`
 /// query parameters, libpq keywords); the user name stays.
 pub(crate) fn redacted(url: &str) -> String {
-    bullmq::core::redact::redact_url(url)
+    bullmq::redact_url(url)
 }

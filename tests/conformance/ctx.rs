@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use bullmq::core::backend::{Backend, FetchParams, Lifecycle, LockToken, Transitions};
-use bullmq::core::job::JobType;
+use bullmq::backend::{Backend, FetchParams, Lifecycle, LockToken, Transitions};
+use bullmq::job::JobType;
 use bullmq::{
     ActiveJob, CancellationToken, Job, JobId, JobOptions, JobState, ProcessResult, Queue,
     QueueName, Worker, WorkerOptions,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bullmq::core::backend::{LockToken, Range};
+use bullmq::backend::{LockToken, Range};
 use bullmq::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
@@ -135,13 +135,10 @@ pub async fn removing_the_unprocessed_children_releases_the_parent<S: Store>() {
     assert!(p.is_waiting_children().await.unwrap());
     p.remove_unprocessed_children().await.unwrap();
     let counts = p
-        .get_dependencies_count(&[bullmq::core::backend::DependencyKind::Unprocessed])
+        .get_dependencies_count(&[bullmq::backend::DependencyKind::Unprocessed])
         .await
         .unwrap();
-    assert_eq!(
-        counts,
-        [(bullmq::core::backend::DependencyKind::Unprocessed, 0)]
-    );
+    assert_eq!(counts, [(bullmq::backend::DependencyKind::Unprocessed, 0)]);
     assert!(p.is_waiting().await.unwrap());
 }
 

@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bullmq::core::backend::{DependenciesQuery, DependencyKind, Lifecycle};
-use bullmq::core::job::JobType;
+use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle};
 use bullmq::flow::{FlowJob, FlowOptions, FlowProducer, GetFlowOptions, JobNode};
+use bullmq::job::JobType;
 use bullmq::{
     ActiveJob, CancellationToken, Deduplication, Error, JobError, JobId, JobOptions, JobState,
     ParentOptions, ProcessResult, ScriptErrorCode, Worker,

@@ -4,13 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bullmq::core::backend::{
-    DependenciesQuery, DependencyKind, Lifecycle, Range, ReprocessOptions,
-};
-use bullmq::core::job::FinishedState;
-use bullmq::core::{FailOutcome, JobFailure};
+use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle, Range, ReprocessOptions};
 use bullmq::flow::{FlowJob, FlowProducer};
+use bullmq::job::FinishedState;
 use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobState, ParentOptions, ScriptErrorCode};
+use bullmq::{FailOutcome, JobFailure};
 use serde_json::json;
 
 use crate::ctx::{Ctx, now_ms};

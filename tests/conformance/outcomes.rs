@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bullmq::core::backend::Range;
+use bullmq::backend::Range;
 use bullmq::{
     ActiveJob, Backoff, CancellationToken, JobError, JobId, JobOptions, JobState, KeepJobs,
     ProcessResult, Worker,

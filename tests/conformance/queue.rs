@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use bullmq::core::backend::Range;
-use bullmq::core::job::JobType;
+use bullmq::backend::Range;
+use bullmq::job::JobType;
 use bullmq::{BulkJob, Deduplication, JobOptions, JobState};
 use serde_json::json;
 
@@ -238,7 +238,7 @@ pub async fn deduplication_keeps_one_job<S: Store>() {
 
 pub async fn get_jobs_lists_every_state<S: Store>() {
     let ctx = Ctx::<S>::new("getters").await;
-    let token = bullmq::core::backend::LockToken::new("t");
+    let token = bullmq::backend::LockToken::new("t");
     let mut taken = Vec::new();
     for name in ["done", "fail", "run"] {
         ctx.add(name, json!({}), JobOptions::new()).await;
@@ -252,7 +252,7 @@ pub async fn get_jobs_lists_every_state<S: Store>() {
         .unwrap();
     ctx.queue
         .job(fail.clone())
-        .move_to_failed(&bullmq::core::JobFailure::new("no"), &token, false)
+        .move_to_failed(&bullmq::JobFailure::new("no"), &token, false)
         .await
         .unwrap();
     let wait = ctx.add("wait", json!({}), JobOptions::new()).await;

@@ -4,8 +4,8 @@
 
 use std::future::Future;
 
-use bullmq::core::backend::Backend;
-use bullmq::core::clock::ManualClock;
+use bullmq::backend::Backend;
+use bullmq::clock::ManualClock;
 use bullmq::postgres::PostgresBackend;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Prefix, QueueName};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bullmq::core::backend::{FetchParams, LockToken, RateLimiter, Transitions};
+use bullmq::backend::{FetchParams, LockToken, RateLimiter, Transitions};
 use bullmq::{Backoff, BulkJob, JobError, JobId, JobOptions, JobState, WorkerEvent};
 use serde_json::{Value, json};
 
@@ -151,7 +151,7 @@ pub async fn every_job_once_under_concurrency<S: Store>() {
     }
     eventually("200 completed", WAIT, || async {
         ctx.queue
-            .get_job_count_by_types(&[bullmq::core::job::JobType::State(JobState::Completed)])
+            .get_job_count_by_types(&[bullmq::job::JobType::State(JobState::Completed)])
             .await
             .unwrap()
             == 200
@@ -254,7 +254,7 @@ pub async fn rate_limiter_spaces_jobs<S: Store>() {
         .await;
     eventually("4 completed", WAIT, || async {
         ctx.queue
-            .get_job_count_by_types(&[bullmq::core::job::JobType::State(JobState::Completed)])
+            .get_job_count_by_types(&[bullmq::job::JobType::State(JobState::Completed)])
             .await
             .unwrap()
             == 4

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use bullmq::core::backend::LockToken;
-use bullmq::core::job::FinishedState;
-use bullmq::core::{FailOutcome, JobFailure};
+use bullmq::backend::LockToken;
+use bullmq::job::FinishedState;
+use bullmq::{FailOutcome, JobFailure};
 use bullmq::{JobOptions, JobState, WorkerEvent};
 use serde_json::{Value, json};
 
@@ -343,7 +343,7 @@ pub async fn metrics_count_finished_jobs<S: Store>() {
     .await;
     eventually("completed", WAIT, || async {
         plain
-            .get_job_count_by_types(&[bullmq::core::job::JobType::State(JobState::Completed)])
+            .get_job_count_by_types(&[bullmq::job::JobType::State(JobState::Completed)])
             .await
             .unwrap()
             == 1

@@ -17,8 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
-use bullmq::core::backend::{ClientRole, FetchParams, Lifecycle as _, LockToken, Transitions as _};
-use bullmq::core::job::JobType;
+use bullmq::backend::{ClientRole, FetchParams, Lifecycle as _, LockToken, Transitions as _};
+use bullmq::job::JobType;
 use bullmq::postgres::sqlx::{self, PgConnection, PgPool};
 use bullmq::postgres::{PostgresBackend, PostgresError, PostgresOptions, SchemaName};
 use bullmq::{
@@ -155,7 +155,7 @@ async fn counting_worker(
     opts: WorkerOptions,
     work: Duration,
 ) -> (
-    Worker<PostgresBackend, impl bullmq::core::worker::Processor<PostgresBackend>>,
+    Worker<PostgresBackend, impl bullmq::Processor<PostgresBackend>>,
     Runs,
 ) {
     let runs: Runs = Arc::default();
@@ -318,10 +318,7 @@ fn unexpected_errors(errors: &[Arc<Error>], also_allowed: &[&str]) -> Vec<String
         .filter(|e| {
             let connection = matches!(
                 e.backend_kind(),
-                Some(
-                    bullmq::core::BackendErrorKind::Connection
-                        | bullmq::core::BackendErrorKind::Timeout
-                )
+                Some(bullmq::BackendErrorKind::Connection | bullmq::BackendErrorKind::Timeout)
             );
             let refusal = matches!(***e, Error::Script(_));
             let allowed = sqlstate(e).is_some_and(|c| also_allowed.contains(&c.as_str()));
@@ -399,7 +396,7 @@ impl Target {
     async fn worker(
         &self,
     ) -> (
-        Worker<PostgresBackend, impl bullmq::core::worker::Processor<PostgresBackend>>,
+        Worker<PostgresBackend, impl bullmq::Processor<PostgresBackend>>,
         Runs,
         Arc<Mutex<Reported>>,
     ) {
@@ -442,9 +439,7 @@ fn reruns(runs: &Runs) -> u32 {
 }
 
 /// The worker is still running after the faults: closes it; no code outside the test panicked.
-async fn close_running<P: bullmq::core::worker::Processor<PostgresBackend>>(
-    worker: Worker<PostgresBackend, P>,
-) {
+async fn close_running<P: bullmq::Processor<PostgresBackend>>(worker: Worker<PostgresBackend, P>) {
     assert!(worker.is_running());
     worker.close().await;
     assert_no_library_panic();

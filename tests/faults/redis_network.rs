@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::support::PrivateRedis;
 use crate::support::proxy::Proxy;
 use crate::support::wait::eventually;
-use bullmq::core::job::JobType;
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     Error, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerEvent,

@@ -11,10 +11,10 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use crate::support::PrivateRedis;
-use bullmq::core::backend::Range;
-use bullmq::core::job::JobType;
-use bullmq::core::{BackendErrorKind, Error};
+use bullmq::backend::Range;
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{BackendErrorKind, Error};
 use bullmq::{Backoff, JobId, JobOptions, JobState, Prefix, Queue, QueueName};
 use serde_json::{Value, json};
 
@@ -135,7 +135,7 @@ async fn an_evicting_server_is_reported_and_a_full_one_refuses_adds_whole() {
     assert!(skipped.server().is_none());
     // Taken for the oldest supported Redis, as Node.js takes it: 2 ms is its shortest wait,
     // and waits still work without INFO.
-    use bullmq::core::backend::{Blocking, Lifecycle};
+    use bullmq::backend::{Blocking, Lifecycle};
     assert_eq!(skipped.block_timeouts().minimum, Duration::from_millis(2));
     assert_eq!(
         skipped

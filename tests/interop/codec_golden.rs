@@ -15,9 +15,9 @@ use crate::corpus::{expected, ms, raw};
 use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-use bullmq::core::JobOptions;
-use bullmq::core::codec::{self, KeyStyle};
-use bullmq::core::options::{Backoff, Deduplication, ParentOptions, ValidationError};
+use bullmq::JobOptions;
+use bullmq::options::{Backoff, Deduplication, ParentOptions, ValidationError};
+use bullmq_core::codec::{self, KeyStyle};
 use serde_json::{Value, json};
 
 #[derive(Debug, serde::Deserialize)]

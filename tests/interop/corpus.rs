@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use bullmq::core::JobOptions;
-use bullmq::core::options::{Backoff, Deduplication, KeepJobs, ParentOptions, Telemetry};
-use bullmq::core::scheduling::RepeatOptions;
+use bullmq::JobOptions;
+use bullmq::options::{Backoff, Deduplication, KeepJobs, ParentOptions, Telemetry};
+use bullmq_core::scheduling::RepeatOptions;
 use serde_json::{Value, json};
 
 pub fn ms(n: u64) -> Duration {

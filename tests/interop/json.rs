@@ -19,8 +19,8 @@ use crate::support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bullmq::core::backend::Backend;
-use bullmq::core::job::{JobState, JobType};
+use bullmq::backend::Backend;
+use bullmq::job::{JobState, JobType};
 use bullmq::postgres::{PostgresBackend, sqlx};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{

@@ -1,6 +1,6 @@
 //! Golden test of the JSON number writer against Node.js itself: doubles from random bit
 //! patterns (a fixed seed) and the edge cases of `Number::toString`, written by
-//! `bullmq::core::json::to_string` and by `JSON.stringify` (`tests/node/number-golden.mjs`,
+//! `bullmq_core::json::to_string` and by `JSON.stringify` (`tests/node/number-golden.mjs`,
 //! one Node.js process for the whole batch), must be the same text. No datastore is used.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -8,7 +8,7 @@
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use bullmq::core::json;
+use bullmq_core::json;
 
 /// Random doubles in the batch, besides the edge cases.
 const RANDOM: usize = 200_000;

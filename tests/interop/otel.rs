@@ -18,7 +18,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use bullmq::core::backend::Backend;
+use bullmq::backend::Backend;
 use bullmq::postgres::PostgresBackend;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Prefix, Queue, QueueName, Worker, WorkerEvent, WorkerOptions};
@@ -299,7 +299,7 @@ fn span_named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
 #[tokio::test(flavor = "current_thread")]
 async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
     use bullmq::BulkJob;
-    use bullmq::core::options::Telemetry;
+    use bullmq::options::Telemetry;
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("bulk").await;
     let queue = Queue::new(
@@ -756,7 +756,7 @@ async fn postgres_our_scheduler_iterations_continue_in_node_worker() {
 /// Node's worker does, a string array attribute, with a `job stalled` event per id.
 #[tokio::test(flavor = "current_thread")]
 async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
-    use bullmq::core::backend::LockToken;
+    use bullmq::backend::LockToken;
     use opentelemetry::{Array, Value as OtelValue};
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("stall").await;

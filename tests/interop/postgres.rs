@@ -24,11 +24,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bullmq::core::backend::Range;
-use bullmq::core::codec::{KeyStyle, options_to_value};
-use bullmq::core::job::JobType;
+use bullmq::backend::Range;
 use bullmq::cron::{CronExpression, CronOptions};
 use bullmq::flow::{FlowJob, FlowProducer};
+use bullmq::job::JobType;
 use bullmq::postgres::PostgresBackend;
 use bullmq::postgres::sqlx;
 use bullmq::scheduler::{JobScheduler, JobTemplate};
@@ -37,6 +36,7 @@ use bullmq::{
     KeepJobs, ProcessResult, Queue, QueueEvent, QueueEvents, QueueEventsOptions, QueueName,
     RepeatOptions, Worker, WorkerEvent, WorkerOptions,
 };
+use bullmq_core::codec::{KeyStyle, options_to_value};
 use serde_json::{Value, json};
 
 use crate::support::now_ms;

@@ -7,7 +7,7 @@ use crate::support;
 use std::collections::BTreeMap;
 
 use crate::corpus::expected;
-use bullmq::core::options::ParentOptions;
+use bullmq::options::ParentOptions;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Prefix, Queue, QueueName};
 use serde_json::json;

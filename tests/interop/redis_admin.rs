@@ -5,7 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use bullmq::core::backend::{JobMutations, Transitions};
+use bullmq::backend::{JobMutations, Transitions};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobId, JobOptions, JobState, Prefix, Queue, QueueName};
 use serde_json::{Value, json};
@@ -129,8 +129,8 @@ async fn jobs_and_counts_cross_runtimes() {
 async fn clean_and_retry_cross_runtimes() {
     let t = Both::new("cleaning").await;
     // Finish two jobs by hand through the backend, as a worker would.
-    let token = bullmq::core::backend::LockToken::new("t1");
-    let fetch = bullmq::core::backend::FetchParams {
+    let token = bullmq::backend::LockToken::new("t1");
+    let fetch = bullmq::backend::FetchParams {
         token: token.clone(),
         lock_duration: Duration::from_secs(30),
         limiter: None,
@@ -148,11 +148,11 @@ async fn clean_and_retry_cross_runtimes() {
             .await
             .expect("move_to_active");
         let job = next.job.expect("a job").job.expect("decodes");
-        let args = bullmq::core::backend::FailArgs {
+        let args = bullmq::backend::FailArgs {
             token: token.clone(),
             failed_reason: format!("bad {i}"),
             keep: bullmq::KeepJobs::KeepAll,
-            fields: bullmq::core::backend::FieldUpdates::default(),
+            fields: bullmq::backend::FieldUpdates::default(),
             worker: std::sync::Arc::default(),
             fetch_next: false,
         };

@@ -5,7 +5,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use bullmq::core::backend::{FinishStatus, Queries, Range};
+use bullmq::backend::{FinishStatus, Queries, Range};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Backoff, JobOptions, JobState, Prefix, Queue, QueueName};
 use serde_json::json;

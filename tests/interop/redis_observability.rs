@@ -9,13 +9,13 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use bullmq::core::backend::{
+use bullmq::backend::{
     AddJobs, Blocking, ClientRole, CompleteArgs, DependencyKind, FailArgs, FetchParams,
     FieldUpdates, FlowNode, Lifecycle, LockToken, NewJob, ParentKeyOpts, Queries, Range,
     Transitions,
 };
-use bullmq::core::clock::ManualClock;
-use bullmq::core::job::JobType;
+use bullmq::clock::ManualClock;
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Job, JobId, JobOptions, KeepJobs, ParentOptions, Prefix, Queue, QueueName};
 use serde_json::{Value, json};
@@ -111,9 +111,9 @@ impl Ctx {
             token: LockToken::new(token),
             return_value: value.to_owned(),
             keep: KeepJobs::KeepAll,
-            worker: std::sync::Arc::new(bullmq::core::backend::WorkerSettings {
+            worker: std::sync::Arc::new(bullmq::backend::WorkerSettings {
                 max_metrics_size: Some(10),
-                ..bullmq::core::backend::WorkerSettings::default()
+                ..bullmq::backend::WorkerSettings::default()
             }),
             fetch_next: false,
         };
@@ -129,9 +129,9 @@ impl Ctx {
             failed_reason: reason.to_owned(),
             keep: KeepJobs::KeepAll,
             fields: FieldUpdates::default(),
-            worker: std::sync::Arc::new(bullmq::core::backend::WorkerSettings {
+            worker: std::sync::Arc::new(bullmq::backend::WorkerSettings {
                 max_metrics_size: Some(10),
-                ..bullmq::core::backend::WorkerSettings::default()
+                ..bullmq::backend::WorkerSettings::default()
             }),
             fetch_next: false,
         };
@@ -222,8 +222,8 @@ async fn metrics_are_nodes() {
     let ctx = Ctx::new("metrics").await;
     ctx.populate().await;
     for (kind, state) in [
-        (bullmq::core::job::FinishedState::Completed, "completed"),
-        (bullmq::core::job::FinishedState::Failed, "failed"),
+        (bullmq::job::FinishedState::Completed, "completed"),
+        (bullmq::job::FinishedState::Failed, "failed"),
     ] {
         let ranges = [(0, -1), (0, 1), (1, 3), (2, 2)];
         let calls: Vec<Vec<String>> = ranges
@@ -243,7 +243,7 @@ async fn metrics_are_nodes() {
     }
     let all = ctx
         .queue
-        .get_metrics(bullmq::core::job::FinishedState::Completed, 0, -1)
+        .get_metrics(bullmq::job::FinishedState::Completed, 0, -1)
         .await
         .unwrap();
     assert_eq!(all.total, 3);
@@ -501,7 +501,7 @@ async fn workers_are_seen_across_runtimes() {
         .expect("node's output");
     assert_eq!(ready.trim(), "ready");
 
-    let names = |workers: Vec<bullmq::core::backend::ClientInfo>| -> Vec<String> {
+    let names = |workers: Vec<bullmq::backend::ClientInfo>| -> Vec<String> {
         let mut names: Vec<String> = workers.into_iter().map(|c| c.name).collect();
         names.sort();
         names
@@ -552,7 +552,7 @@ async fn workers_are_seen_across_runtimes() {
 }
 
 /// Node.js' page (`items`, `total`, `jobs` as `[name, data]`), from ours.
-fn page_json(page: &bullmq::core::backend::Page, parse_values: bool) -> Value {
+fn page_json(page: &bullmq::backend::Page, parse_values: bool) -> Value {
     let items: Vec<Value> = page
         .items
         .iter()

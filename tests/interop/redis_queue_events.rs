@@ -11,16 +11,14 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use bullmq::core::backend::{ClientRole, EventId, Lifecycle};
-use bullmq::core::queue_events::{
+use bullmq::backend::{ClientRole, EventId, Lifecycle};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{ActiveJob, CancellationToken, JobError, Processor, Worker, WorkerOptions};
+use bullmq::{Backoff, Deduplication, JobId, JobOptions, JobState, Prefix, Queue, QueueName};
+use bullmq::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,
 };
-use bullmq::core::worker::{
-    ActiveJob, CancellationToken, JobError, Processor, Worker, WorkerOptions,
-};
-use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Backoff, Deduplication, JobId, JobOptions, JobState, Prefix, Queue, QueueName};
 use serde_json::{Value, json};
 
 /// A queue on `url` under a fresh prefix, cleaned up when the guard drops.
@@ -501,7 +499,7 @@ async fn custom_events_cross_between_rust_and_node() {
 
 /// The stream's newest id, read with a plain command (as a caller persisting ids would).
 async fn backend_last_id(backend: &RedisBackend) -> EventId {
-    use bullmq::core::backend::Events;
+    use bullmq::backend::Events;
     backend.last_event_id().await.expect("last id")
 }
 

@@ -6,8 +6,8 @@ use crate::support;
 
 use std::collections::BTreeMap;
 
-use bullmq_postgres::sql;
-use bullmq_redis::scripts;
+use bullmq_postgres::__private::sql;
+use bullmq_redis::__private::scripts;
 use serde_json::Value;
 
 fn node_dump() -> Value {

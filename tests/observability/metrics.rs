@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bullmq::JobState;
-use bullmq::core::job::JobType;
 use bullmq::flow::{FlowJob, FlowProducer};
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::telemetry::metrics as names;

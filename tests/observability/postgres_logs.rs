@@ -10,7 +10,7 @@ use crate::support;
 use std::time::Duration;
 
 use crate::capture::Captured;
-use bullmq::core::backend::{ClientRole, Lifecycle as _};
+use bullmq::backend::{ClientRole, Lifecycle as _};
 use bullmq::postgres::{PostgresBackend, PostgresOptions};
 use bullmq::{JobOptions, Queue, QueueEvents, QueueEventsOptions, QueueName};
 use serde_json::json;

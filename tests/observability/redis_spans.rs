@@ -10,7 +10,7 @@ use crate::support;
 use std::time::Duration;
 
 use crate::capture::Captured;
-use bullmq::core::backend::LockToken;
+use bullmq::backend::LockToken;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::telemetry::RunState;
 use bullmq::{

@@ -25,7 +25,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use bullmq::core::job::JobType;
+use bullmq::job::JobType;
 use bullmq::postgres::PostgresBackend;
 use bullmq::postgres::sqlx::{self, Connection as _, Row as _};
 use bullmq::{

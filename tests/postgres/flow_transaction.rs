@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, unreachable_pub)]
 
 use crate::support::postgres::{SchemaGuard, admin};
-use bullmq::core::backend::Lifecycle as _;
+use bullmq::backend::Lifecycle as _;
 use bullmq::postgres::PostgresBackend;
 use bullmq::postgres::sqlx::Connection as _;
 use bullmq::{AddFlowInTransaction as _, FlowJob, FlowProducer, JobState, Queue, QueueName};

@@ -9,7 +9,7 @@ use crate::support;
 use std::time::Duration;
 
 use crate::support::{PrefixGuard, PrivateRedis};
-use bullmq::core::BackendErrorKind;
+use bullmq::BackendErrorKind;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Prefix, Queue, QueueName};
 use serde_json::json;

@@ -7,7 +7,7 @@
 use crate::support;
 
 use crate::support::flows::redis::{Ctx, norm, q};
-use bullmq::core::backend::DependenciesQuery;
+use bullmq::backend::DependenciesQuery;
 use bullmq::flow::{FlowJob, GetFlowOptions};
 use bullmq::{JobOptions, JobState};
 use serde_json::{Value, json};

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::support::{script_code, token};
-use bullmq::core::backend::{FetchParams, LockToken, ReprocessOptions, Transitions};
-use bullmq::core::clock::ManualClock;
-use bullmq::core::job::FinishedState;
-use bullmq::core::{FailOutcome, JobFailure, ScriptErrorCode};
+use bullmq::backend::{FetchParams, LockToken, ReprocessOptions, Transitions};
+use bullmq::clock::ManualClock;
+use bullmq::job::FinishedState;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Backoff, Job, JobId, JobOptions, JobState, ParentOptions, Prefix, Queue, QueueName};
+use bullmq::{FailOutcome, JobFailure, ScriptErrorCode};
 use serde_json::json;
 
 const NOW: u64 = 1_700_000_000_000;

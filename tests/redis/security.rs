@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use crate::support::PrivateRedis;
 use crate::support::wait::eventually;
+use bullmq::BackendErrorKind;
 use bullmq::RepeatOptions;
-use bullmq::core::BackendErrorKind;
-use bullmq::core::backend::Range;
-use bullmq::core::job::JobType;
+use bullmq::backend::Range;
 use bullmq::flow::{FlowJob, FlowProducer};
+use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisError, RedisOptions, Refusal};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{

@@ -4,7 +4,7 @@
 //! `openssl` command) and kills it on drop.
 
 use crate::support::PrivateRedis;
-use bullmq::core::BackendErrorKind;
+use bullmq::BackendErrorKind;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Queue, QueueName};
 use serde_json::json;

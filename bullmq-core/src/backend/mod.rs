@@ -50,6 +50,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod scheduler_hash;
 mod schedulers;
 mod transitions;
 mod types;

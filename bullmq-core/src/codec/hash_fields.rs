@@ -93,7 +93,7 @@ fn json_field(
     })
 }
 
-pub(crate) fn job_from_hash<K, V>(
+fn job_from_hash<K, V>(
     id: &str,
     fields: impl IntoIterator<Item = (K, V)>,
 ) -> Result<Job, JobDecodeError>
@@ -178,7 +178,7 @@ where
     Ok(job)
 }
 
-pub(crate) fn job_to_hash(job: &Job) -> Vec<(&'static str, String)> {
+fn job_to_hash(job: &Job) -> Vec<(&'static str, String)> {
     let mut out = vec![
         (field::NAME, job.name.clone()),
         (field::DATA, job.data.clone()),
@@ -233,4 +233,43 @@ pub(crate) fn job_to_hash(job: &Job) -> Vec<(&'static str, String)> {
     opt(field::DEFERRED_FAILURE, job.deferred_failure.clone());
     opt(field::TELEMETRY_METADATA, job.telemetry_metadata.clone());
     out
+}
+
+/// The job hash is a stored shape: reading and writing it belongs to the codec, so the job
+/// model itself knows no field names.
+impl Job {
+    /// Reads a job from its hash fields, as any runtime wrote them.
+    ///
+    /// Tolerates what Node.js tolerates (a missing `data` reads as `{}`, an unreadable
+    /// `stacktrace` as none, a `returnvalue` that is not JSON is kept as text) and names the
+    /// field of anything else.
+    ///
+    /// ```
+    /// use bullmq_core::Job;
+    ///
+    /// let fields = [("name", "email"), ("data", r#"{"to":"a@b.c"}"#), ("opts", r#"{"attempts":3}"#),
+    ///               ("timestamp", "1700000000000"), ("delay", "0"), ("priority", "0")];
+    /// let job = Job::from_hash("1", fields)?;
+    /// assert_eq!(job.opts.attempts, Some(3));
+    ///
+    /// let err = Job::from_hash("2", [("timestamp", "soon")]).unwrap_err();
+    /// assert_eq!(err.to_string(), "job 2: field `timestamp`: expected an integer, found \"soon\"");
+    /// # Ok::<(), bullmq_core::job::JobDecodeError>(())
+    /// ```
+    pub fn from_hash<K, V>(
+        id: impl Into<String>,
+        fields: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self, JobDecodeError>
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        job_from_hash(&id.into(), fields)
+    }
+
+    /// The hash fields this job is stored as, in the order upstream's scripts write them.
+    #[must_use]
+    pub fn to_hash(&self) -> Vec<(&'static str, String)> {
+        job_to_hash(self)
+    }
 }

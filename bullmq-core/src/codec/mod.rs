@@ -1,4 +1,8 @@
-//! The wire shapes Node.js BullMQ 6 reads and writes: the only module that knows them.
+//! The stored shapes Node.js BullMQ 6 reads and writes and both stores share: job options
+//! (as JSON in either key style, and as the msgpack Node.js sends), the job hash, the names
+//! of job types. Each backend owns how it talks to its server: the `ARGV` layouts of the Lua
+//! scripts live in `bullmq-redis`, the SQL parameters in `bullmq-postgres`. Public for
+//! backends; the `bullmq` facade does not re-export this module.
 //!
 //! # Job options
 //!
@@ -54,24 +58,20 @@
 //! - **Durations** are whole milliseconds (seconds for `KeepJobs` age) when they are whole, and
 //!   fractional JavaScript numbers otherwise.
 
-mod args_admin;
-mod args_queries;
-mod args_worker;
 mod entries;
 pub(crate) mod hash_fields;
+mod job_type;
 mod keys;
 mod msgpack;
 mod options;
-mod script_args;
 mod wire;
 
-pub use args_admin::*;
-pub use args_queries::*;
-pub use args_worker::*;
+pub use job_type::job_type_arg;
 pub use keys::KeyStyle;
-pub use options::{DecodedOptions, InvalidOption, ParentAt};
+pub use msgpack::pack_msgpack;
+pub use options::{DecodedOptions, ParentAt};
 pub(crate) use options::{canonical_order, canonical_repeat_order};
-pub use script_args::{AddJobArgs, pack_add_job_args};
+pub use wire::{WireMap, WireValue};
 
 use crate::options::JobOptions;
 

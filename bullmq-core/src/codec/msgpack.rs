@@ -7,6 +7,7 @@
 
 use rmp::encode::{self, ValueWriteError};
 
+use super::CodecError;
 use super::wire::{WireMap, WireValue};
 
 const MAP16: u8 = 0xde;
@@ -68,4 +69,15 @@ pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap<'_>) -> Write {
         value(out, v)?;
     }
     Ok(())
+}
+
+/// Packs a value as msgpackr (as Node.js BullMQ configures it) would, naming what it is in
+/// the error.
+pub fn pack_msgpack(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, CodecError> {
+    let mut out = Vec::with_capacity(64);
+    value(&mut out, v).map_err(|e| CodecError::Encode {
+        what,
+        reason: e.to_string(),
+    })?;
+    Ok(out)
 }

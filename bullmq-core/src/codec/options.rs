@@ -9,8 +9,8 @@ use super::keys::{self, KeyStyle};
 use super::wire::{WireMap, WireValue};
 use crate::job::JobId;
 use crate::options::{
-    Backoff, BackoffStrategy, Deduplication, JobOptions, KeepJobs, KeyOrder, ParentOptions,
-    Telemetry,
+    Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
+    ParentOptions, Telemetry,
 };
 use crate::scheduling::RepeatOptions;
 
@@ -287,16 +287,6 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> W
 }
 
 // ---------- decoding ----------
-
-/// An option that was stored but could not be read as its type. Its raw value is kept in
-/// [`JobOptions::extra`] so that it is written back unchanged.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidOption {
-    /// The key it was stored under (`kl`, `backoff`, …).
-    pub key: String,
-    /// Why it could not be read.
-    pub reason: String,
-}
 
 /// Options read from the datastore: every option that could be read, plus the ones that could
 /// not. One bad option never hides the others.

@@ -1,6 +1,10 @@
-//! An ordered value tree: what the options become before they are written as msgpack
-//! ([`super::msgpack`], msgpackr's rules) or as JSON (this file's `Serialize`, JavaScript's
-//! rules: a whole number prints as `5`, not `5.0`).
+//! An ordered value tree: what the options (and a backend's own packed arguments) become
+//! before they are written as msgpack ([`super::msgpack`], msgpackr's rules) or as JSON (this
+//! file's `Serialize`, JavaScript's rules: a whole number prints as `5`, not `5.0`).
+//!
+//! Public for backends: a store that passes packed arguments to its server builds them as a
+//! [`WireValue`] and writes them with [`super::pack_msgpack`], so every msgpack byte comes from one
+//! writer.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -10,14 +14,22 @@ use serde::{Serialize, Serializer};
 
 /// One stored value, borrowing its text from the options it was made from.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum WireValue<'a> {
+pub enum WireValue<'a> {
+    /// A boolean.
     Bool(bool),
+    /// A non-negative integer (written as msgpackr writes a JavaScript number).
     UInt(u64),
+    /// A signed integer (written as msgpackr writes a JavaScript number).
     Int(i64),
+    /// A JavaScript number that is not an integer, or is out of the integer range.
     Float(f64),
+    /// A string.
     Str(Cow<'a, str>),
+    /// An array.
     Array(Vec<WireValue<'a>>),
+    /// An object, its keys in insertion order.
     Map(WireMap<'a>),
+    /// `null`.
     Null,
     /// JavaScript's `undefined` as an object's value: msgpackr (with `encodeUndefinedAsNil`)
     /// writes nil, `JSON.stringify` leaves the key out.
@@ -27,14 +39,11 @@ pub(crate) enum WireValue<'a> {
 /// An object whose keys keep the order they were inserted in, like a JavaScript object's
 /// string keys.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct WireMap<'a>(pub(crate) Vec<(Cow<'a, str>, WireValue<'a>)>);
+pub struct WireMap<'a>(pub(crate) Vec<(Cow<'a, str>, WireValue<'a>)>);
 
 impl<'a> WireMap<'a> {
-    pub(crate) fn push(
-        &mut self,
-        key: impl Into<Cow<'a, str>>,
-        value: impl Into<Option<WireValue<'a>>>,
-    ) {
+    /// Appends an entry; `None` appends nothing (the key is absent).
+    pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: impl Into<Option<WireValue<'a>>>) {
         if let Some(value) = value.into() {
             self.0.push((key.into(), value));
         }
@@ -109,30 +118,30 @@ impl<'a> From<&'a serde_json::Value> for WireValue<'a> {
 
 impl<'a> WireValue<'a> {
     /// A string borrowed from its owner.
-    pub(crate) fn text(s: &'a str) -> Self {
+    pub fn text(s: &'a str) -> Self {
         Self::Str(Cow::Borrowed(s))
     }
 
     /// A value Node.js has none for: msgpackr (with `encodeUndefinedAsNil`) writes nil.
-    pub(crate) fn or_nil(v: Option<Self>) -> Self {
+    pub fn or_nil(v: Option<Self>) -> Self {
         v.unwrap_or(Self::Null)
     }
 }
 
 impl WireValue<'static> {
     /// An unsigned integer.
-    pub(crate) fn uint(n: impl Into<u64>) -> Self {
+    pub fn uint(n: impl Into<u64>) -> Self {
         Self::UInt(n.into())
     }
 
     /// A duration as JavaScript's number of milliseconds (every duration option but
     /// `KeepJobs.age`).
-    pub(crate) fn millis(d: Duration) -> Self {
+    pub fn millis(d: Duration) -> Self {
         Self::in_units(d, 1_000_000)
     }
 
     /// A duration as JavaScript's number of seconds (`KeepJobs.age`).
-    pub(crate) fn seconds(d: Duration) -> Self {
+    pub fn seconds(d: Duration) -> Self {
         Self::in_units(d, 1_000_000_000)
     }
 
@@ -150,14 +159,4 @@ impl WireValue<'static> {
             Self::Float(whole as f64 + rest as f64 / unit_nanos as f64)
         }
     }
-}
-
-/// Packs a value as msgpackr would, naming what it is in the error.
-pub(crate) fn pack(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, super::CodecError> {
-    let mut out = Vec::with_capacity(64);
-    super::msgpack::value(&mut out, v).map_err(|e| super::CodecError::Encode {
-        what,
-        reason: e.to_string(),
-    })?;
-    Ok(out)
 }

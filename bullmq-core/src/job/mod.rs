@@ -10,8 +10,7 @@ use serde::de::DeserializeOwned;
 pub use id::JobId;
 pub use state::{FinishedState, JobState, JobType, UnknownState};
 
-use crate::codec::InvalidOption;
-use crate::options::JobOptions;
+use crate::options::{InvalidOption, JobOptions};
 
 /// A job read from (or about to be written to) the datastore: Node.js BullMQ's `JobJson`, with
 /// every field of the Redis job hash.
@@ -161,40 +160,5 @@ impl Job {
     /// The return value, deserialized; `None` until the job completes.
     pub fn return_value_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
         self.return_value.as_deref().map(serde_json::from_str)
-    }
-
-    /// Reads a job from its hash fields, as any runtime wrote them.
-    ///
-    /// Tolerates what Node.js tolerates (a missing `data` reads as `{}`, an unreadable
-    /// `stacktrace` as none, a `returnvalue` that is not JSON is kept as text) and names the
-    /// field of anything else.
-    ///
-    /// ```
-    /// use bullmq_core::Job;
-    ///
-    /// let fields = [("name", "email"), ("data", r#"{"to":"a@b.c"}"#), ("opts", r#"{"attempts":3}"#),
-    ///               ("timestamp", "1700000000000"), ("delay", "0"), ("priority", "0")];
-    /// let job = Job::from_hash("1", fields)?;
-    /// assert_eq!(job.opts.attempts, Some(3));
-    ///
-    /// let err = Job::from_hash("2", [("timestamp", "soon")]).unwrap_err();
-    /// assert_eq!(err.to_string(), "job 2: field `timestamp`: expected an integer, found \"soon\"");
-    /// # Ok::<(), bullmq_core::job::JobDecodeError>(())
-    /// ```
-    pub fn from_hash<K, V>(
-        id: impl Into<String>,
-        fields: impl IntoIterator<Item = (K, V)>,
-    ) -> Result<Self, JobDecodeError>
-    where
-        K: AsRef<str>,
-        V: AsRef<str>,
-    {
-        crate::codec::hash_fields::job_from_hash(&id.into(), fields)
-    }
-
-    /// The hash fields this job is stored as, in the order upstream's scripts write them.
-    #[must_use]
-    pub fn to_hash(&self) -> Vec<(&'static str, String)> {
-        crate::codec::hash_fields::job_to_hash(self)
     }
 }

@@ -5,6 +5,7 @@
 
 mod backoff;
 mod dedup;
+mod invalid;
 mod job;
 mod keep_jobs;
 mod key_order;
@@ -14,6 +15,7 @@ mod validation;
 
 pub use backoff::{Backoff, BackoffStrategy};
 pub use dedup::Deduplication;
+pub use invalid::InvalidOption;
 pub use job::{JobOptions, PRIORITY_LIMIT};
 pub use keep_jobs::KeepJobs;
 pub use key_order::KeyOrder;

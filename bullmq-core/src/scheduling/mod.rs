@@ -30,6 +30,4 @@ mod repeat;
 
 pub use advance::RepeatStrategy;
 pub use iteration::{IterationPlan, plan_iteration, plan_iteration_with};
-pub use repeat::{RepeatOptions, next_cron_millis};
-
-pub(crate) use repeat::truthy;
+pub use repeat::{RepeatOptions, next_cron_millis, truthy};

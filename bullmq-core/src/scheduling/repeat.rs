@@ -58,8 +58,9 @@ pub struct RepeatOptions {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
-/// JavaScript truthiness of a stored number (a timestamp, a count): 0 means none.
-pub(crate) fn truthy(millis: Option<u64>) -> Option<u64> {
+/// JavaScript truthiness of a stored number (a timestamp, a count): 0 means none, as Node.js
+/// reads a scheduler's `startDate`/`endDate`; shared by the stores that write them.
+pub fn truthy(millis: Option<u64>) -> Option<u64> {
     millis.filter(|m| *m != 0)
 }
 

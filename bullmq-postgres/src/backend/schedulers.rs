@@ -123,7 +123,7 @@ fn scheduler_from_row(id: &str, row: &PgRow) -> Result<Option<JobSchedulerRecord
     push("data", json("template_data")?);
     push("opts", json("template_opts")?);
     let next = int("next_run_ms")?.and_then(|n| u64::try_from(n).ok());
-    Ok(codec::job_scheduler_from_hash(id, fields, next)?)
+    Ok(JobSchedulerRecord::from_hash(id, fields, next)?)
 }
 
 impl Schedulers for PostgresBackend {

@@ -58,7 +58,7 @@ pub async fn migrate(options: &PostgresOptions) -> Result<i32> {
 ///
 /// A role without the rights to migrate (SQLSTATE 42501) is refused with
 /// [`PostgresError::MigrationNotPermitted`], which says which role should run it.
-pub async fn run_migrations(
+pub(crate) async fn run_migrations(
     conn: &mut PgConnection,
     schema: &SchemaName,
     skip_version_check: bool,
@@ -143,7 +143,7 @@ async fn apply_pending(
 /// behind [`LATEST_VERSION`], [`PostgresError::SchemaVersionMismatch`] when its migrations
 /// need a newer client, and [`PostgresError::UnsupportedPostgresVersion`] on a server older
 /// than 13 unless `skip_version_check`.
-pub async fn check_schema(
+pub(crate) async fn check_schema(
     conn: &mut PgConnection,
     schema: &SchemaName,
     skip_version_check: bool,

@@ -8,8 +8,8 @@ use crate::support::jobs::{AddJob, activate, complete, fail, move_to_active, now
 use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState};
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 
 /// A Unix-ms timestamp as the trait's `u64`.

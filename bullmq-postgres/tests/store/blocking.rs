@@ -11,8 +11,8 @@ use crate::support::TestSchema;
 use crate::support::jobs::AddJob;
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, NodeKey};
 use bullmq_core::{Prefix, QueueName};
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::json;
 

@@ -10,8 +10,8 @@ use crate::support::TestSchema;
 use bullmq_core::Error;
 use bullmq_core::QueueName;
 use bullmq_core::backend::{EventId, Events, Lifecycle, StreamEvent};
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx::{self, Postgres, Transaction, types::Json};
 
 /// The id as a number.

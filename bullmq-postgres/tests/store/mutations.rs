@@ -10,8 +10,8 @@ use crate::support::jobs::{
 };
 use bullmq_core::ScriptErrorCode;
 use bullmq_core::backend::JobMutations;
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 

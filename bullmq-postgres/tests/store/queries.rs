@@ -11,8 +11,8 @@ use bullmq_core::backend::{
 };
 use bullmq_core::job::{FinishedState, JobType};
 use bullmq_core::{Error, JobId, JobState};
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 

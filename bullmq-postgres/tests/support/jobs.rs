@@ -3,8 +3,8 @@
 //! conversions the backend tests share.
 
 use bullmq_core::{Error, JobId, ScriptError};
+use bullmq_postgres::__private::sql::commands;
 use bullmq_postgres::PostgresBackend;
-use bullmq_postgres::sql::commands;
 use bullmq_postgres::sqlx::{self, Row as _};
 use serde_json::{Value, json};
 

@@ -3,8 +3,8 @@
 //! commands ([`jobs`]), and the Node.js helpers.
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
+use bullmq_postgres::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::SchemaName;
-use bullmq_postgres::migrator::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::sqlx::{self, PgConnection};
 
 pub mod jobs;
@@ -57,7 +57,7 @@ pub async fn ledger(schema: &SchemaName) -> Vec<(i32, String, i32)> {
 
 /// The ledger upstream's migrator writes for the embedded migrations.
 pub fn expected_ledger() -> Vec<(i32, String, i32)> {
-    bullmq_postgres::sql::migrations::ALL
+    bullmq_postgres::__private::sql::migrations::ALL
         .iter()
         .map(|m| (m.version, m.name.to_owned(), m.min_client_version))
         .collect()

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::Poll;
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
-use bullmq_core::codec::{self, AddJobArgs, ParentAt};
+use bullmq_core::codec::{self, ParentAt};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
@@ -16,6 +16,7 @@ use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
 use crate::script::{self, ScriptCall};
 use crate::scripts::{self, LuaScript};
+use crate::wire::{self, AddJobArgs};
 
 /// One add-script call: the script, its `KEYS` (borrowed from the queue's keys) and its three
 /// `ARGV`, written straight into one command buffer sized up front.
@@ -100,7 +101,7 @@ fn add_call<'a>(
         .deduplication_id
         .as_deref()
         .map(|id| keys.deduplication(id));
-    let args = codec::pack_add_job_args(&AddJobArgs {
+    let args = wire::pack_add_job_args(&AddJobArgs {
         key_prefix: &keys.job_prefix,
         custom_id: job.id.as_str(),
         name: &job.name,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use bullmq_core::backend::{LockToken, Locks};
-use bullmq_core::{JobId, Result, codec};
+use bullmq_core::{JobId, Result};
 use redis::Value;
 
 use super::RedisBackend;
@@ -11,6 +11,7 @@ use crate::error::{unexpected, wrap};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts;
+use crate::wire;
 
 /// Whole milliseconds, as Node passes the lock duration.
 fn ms(d: Duration) -> u64 {
@@ -50,8 +51,8 @@ impl Locks for RedisBackend {
             return Ok(Vec::new());
         }
         let k = self.keys();
-        let tokens = codec::pack_strings(locks.iter().map(|(_, t)| t.as_str()))?;
-        let ids = codec::pack_strings(locks.iter().map(|(id, _)| id.as_str()))?;
+        let tokens = wire::pack_strings(locks.iter().map(|(_, t)| t.as_str()))?;
+        let ids = wire::pack_strings(locks.iter().map(|(id, _)| id.as_str()))?;
         let call = ScriptCall::default()
             .key(&k.stalled)
             .arg(&k.job_prefix)

@@ -373,7 +373,7 @@ impl RedisBackend {
 
     /// The queue's keys.
     #[must_use]
-    pub fn keys(&self) -> &QueueKeys {
+    pub(crate) fn keys(&self) -> &QueueKeys {
         &self.keys
     }
 

@@ -18,6 +18,7 @@ use crate::error::{unexpected, wrap};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts;
+use crate::wire;
 
 impl RedisBackend {
     /// The producer job's key, or the empty key Node.js sends when there is none.
@@ -63,7 +64,7 @@ fn added_iteration(reply: &Value) -> Result<(JobId, Duration)> {
 impl Schedulers for RedisBackend {
     async fn add_job_scheduler(&self, args: &AddJobSchedulerArgs) -> Result<(JobId, Duration)> {
         let keys = self.keys();
-        let schedule = codec::pack_job_scheduler_opts(&args.template_name, &args.schedule)?;
+        let schedule = wire::pack_job_scheduler_opts(&args.template_name, &args.schedule)?;
         let template_opts = codec::options_to_msgpack(&args.template_opts)?;
         let delayed_opts = codec::options_to_msgpack(&args.delayed_job_opts)?;
         let reply = ScriptCall::default()
@@ -160,7 +161,7 @@ impl Schedulers for RedisBackend {
             .into_iter()
             .map(|(k, v)| (k.into_owned(), v.into_owned()));
         let next = reply::int(score).and_then(|n| u64::try_from(n).ok());
-        Ok(codec::job_scheduler_from_hash(scheduler_id, fields, next)?)
+        Ok(JobSchedulerRecord::from_hash(scheduler_id, fields, next)?)
     }
 
     async fn is_job_scheduler(&self, id: &str) -> Result<bool> {

@@ -8,7 +8,6 @@ use bullmq_core::backend::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FieldUpdates, Finished, LockToken, NextJob,
     ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
 };
-use bullmq_core::codec::{self, FetchOpts, FinishOpts};
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
@@ -20,6 +19,7 @@ use crate::keys::QueueKeys;
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts;
+use crate::wire::{self, FetchOpts, FinishOpts};
 
 /// Where a script refusal happened, for the error upstream would raise.
 struct Refusal {
@@ -65,7 +65,7 @@ fn flag(b: bool) -> &'static str {
 
 /// The packed `fieldsToUpdate`, or an empty argument (what Node's `undefined` becomes).
 fn fields_arg(fields: &FieldUpdates) -> Result<Vec<u8>> {
-    Ok(codec::pack_field_updates(fields)?.unwrap_or_default())
+    Ok(wire::pack_field_updates(fields)?.unwrap_or_default())
 }
 
 /// What one `moveToFinished` call writes for its target set.
@@ -89,7 +89,7 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
         FinishedState::Completed => (&k.completed, &k.metrics_completed, "returnvalue"),
         FinishedState::Failed => (&k.failed, &k.metrics_failed, "failedReason"),
     };
-    let packed = codec::pack_finish_opts(&FinishOpts {
+    let packed = wire::pack_finish_opts(&FinishOpts {
         token: c.token,
         worker_name: c.worker.name.as_deref(),
         keep_jobs: c.keep,
@@ -158,7 +158,7 @@ impl Transitions for RedisBackend {
             .key(&k.marker)
             .arg(&k.job_prefix)
             .arg(self.now_ms())
-            .arg(codec::pack_fetch_opts(&FetchOpts::of(fetch))?);
+            .arg(wire::pack_fetch_opts(&FetchOpts::of(fetch))?);
         let reply = self.run(call, &scripts::MOVE_TO_ACTIVE, CONTEXT).await?;
         reply::next_job(CONTEXT, &reply)
     }
@@ -212,7 +212,7 @@ impl Transitions for RedisBackend {
         // Node.js packs the worker's settings only when it fetches; otherwise the argument is
         // `undefined`, which reaches the script as an empty string.
         let fetch_opts = if args.fetch_next {
-            codec::pack_fetch_opts(&FetchOpts {
+            wire::pack_fetch_opts(&FetchOpts {
                 token,
                 lock_duration: args.worker.lock_duration,
                 limiter: args.worker.limiter.as_ref(),

@@ -1,7 +1,7 @@
 //! The checks an upsert makes before anything is written. The iteration itself is planned by
 //! `bullmq_core::scheduling::plan_iteration`, shared with the workers that advance schedulers.
 
-use bullmq_core::scheduling::RepeatOptions;
+use bullmq_core::scheduling::{RepeatOptions, truthy};
 use bullmq_cron::CronExpression;
 
 use super::SchedulerError;
@@ -36,9 +36,4 @@ pub fn validate_schedule(schedule: &RepeatOptions) -> Result<(), SchedulerError>
         CronExpression::parse(pattern, &schedule.cron_options(0))?;
     }
     Ok(())
-}
-
-/// JavaScript truthiness of a timestamp: 0 is none.
-fn truthy(v: Option<u64>) -> Option<u64> {
-    v.filter(|n| *n != 0)
 }

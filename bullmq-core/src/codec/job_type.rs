@@ -1,5 +1,5 @@
-//! Arguments of the read-only scripts. None of them takes packed (msgpack) arguments; what
-//! they share is the names they know job types by.
+//! The names the count and range reads (`getCounts`, `getRanges` and their SQL twins) know
+//! job types by: a shape both stores share.
 
 use crate::JobState;
 use crate::job::JobType;

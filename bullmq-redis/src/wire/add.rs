@@ -1,34 +1,32 @@
-//! Packed arguments of upstream's Lua scripts, byte-identical to what Node.js sends.
+//! `ARGV[1]` of the add scripts, byte-identical to what Node.js sends.
 
-use super::CodecError;
-use super::msgpack;
-use super::wire::{WireMap, WireValue};
-use crate::job::ParentRef;
+use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
+use bullmq_core::job::ParentRef;
 
 /// `ARGV[1]` of the add scripts (`addStandardJob`, `addDelayedJob`, `addPrioritizedJob`,
 /// `addParentJob`): a msgpack array of ten entries, absent ones as nil.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AddJobArgs<'a> {
+pub(crate) struct AddJobArgs<'a> {
     /// The queue's job key prefix, `<prefix>:<queue>:`.
-    pub key_prefix: &'a str,
+    pub(crate) key_prefix: &'a str,
     /// The custom job id, or `""` to have one generated.
-    pub custom_id: &'a str,
+    pub(crate) custom_id: &'a str,
     /// The job's name.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// The job's timestamp, Unix ms.
-    pub timestamp: u64,
+    pub(crate) timestamp: u64,
     /// The parent's job key.
-    pub parent_key: Option<&'a str>,
+    pub(crate) parent_key: Option<&'a str>,
     /// The parent's dependencies set.
-    pub parent_dependencies_key: Option<&'a str>,
+    pub(crate) parent_dependencies_key: Option<&'a str>,
     /// The parent reference stored in the child's `parent` field.
-    pub parent: Option<&'a ParentRef>,
+    pub(crate) parent: Option<&'a ParentRef>,
     /// The id of the scheduler that produced the job.
-    pub repeat_job_key: Option<&'a str>,
+    pub(crate) repeat_job_key: Option<&'a str>,
     /// The deduplication key, `<prefix>:<queue>:de:<id>`.
-    pub deduplication_key: Option<&'a str>,
+    pub(crate) deduplication_key: Option<&'a str>,
     /// Leave the parent for the flow's final release check (6.7).
-    pub defer_parent_release: bool,
+    pub(crate) defer_parent_release: bool,
 }
 
 fn parent_ref(p: &ParentRef) -> WireValue<'_> {
@@ -43,7 +41,7 @@ fn parent_ref(p: &ParentRef) -> WireValue<'_> {
 }
 
 /// Packs `ARGV[1]` of the add scripts.
-pub fn pack_add_job_args(args: &AddJobArgs<'_>) -> Result<Vec<u8>, CodecError> {
+pub(crate) fn pack_add_job_args(args: &AddJobArgs<'_>) -> Result<Vec<u8>, CodecError> {
     let items = vec![
         WireValue::text(args.key_prefix),
         WireValue::text(args.custom_id),
@@ -60,10 +58,5 @@ pub fn pack_add_job_args(args: &AddJobArgs<'_>) -> Result<Vec<u8>, CodecError> {
             WireValue::Null
         },
     ];
-    let mut out = Vec::with_capacity(64);
-    msgpack::value(&mut out, &WireValue::Array(items)).map_err(|e| CodecError::Encode {
-        what: "add-job arguments",
-        reason: e.to_string(),
-    })?;
-    Ok(out)
+    pack_msgpack("add-job arguments", &WireValue::Array(items))
 }

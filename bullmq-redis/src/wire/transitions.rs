@@ -1,5 +1,5 @@
 //! Packed arguments of the worker-side scripts (`moveToActive`, `moveToFinished`,
-//! `moveToDelayed`, `retryJob`, `extendLocks`), byte-identical to what Node.js BullMQ sends.
+//! `moveToDelayed`, `retryJob`), byte-identical to what Node.js BullMQ sends.
 //!
 //! Node.js builds these as JavaScript objects whose keys are all present, `undefined` ones
 //! included; msgpackr (with `encodeUndefinedAsNil`) writes those as nil. So every map here has
@@ -7,40 +7,39 @@
 
 use std::time::Duration;
 
-use super::CodecError;
-use super::wire::{self, WireMap, WireValue};
-use crate::backend::{FetchParams, FieldUpdates, RateLimiter};
-use crate::options::KeepJobs;
+use bullmq_core::backend::{FetchParams, FieldUpdates, RateLimiter};
+use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
+use bullmq_core::options::KeepJobs;
 
 /// The options map of `moveToFinished` (`ARGV[8]`).
 ///
 /// Node.js packs the finishing worker's settings (`name`, `limiter`, `lockDuration`) whether or
 /// not it fetches the next job; the script only reads them when it does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FinishOpts<'a> {
+pub(crate) struct FinishOpts<'a> {
     /// The lock token of the job being finished (the next job, if fetched, is locked with it too).
-    pub token: &'a str,
+    pub(crate) token: &'a str,
     /// The worker's name, stored as the next job's `pb`.
-    pub worker_name: Option<&'a str>,
+    pub(crate) worker_name: Option<&'a str>,
     /// Retention of the finished job, sent as `keepJobs`: `RemoveAll` as `{count: 0}`,
     /// `KeepAll` as `{count: -1}`, `Number(n)` as `{count: n}`, the object form as it is.
-    pub keep_jobs: &'a KeepJobs,
+    pub(crate) keep_jobs: &'a KeepJobs,
     /// The worker's rate limit.
-    pub limiter: Option<&'a RateLimiter>,
+    pub(crate) limiter: Option<&'a RateLimiter>,
     /// The worker's lock duration.
-    pub lock_duration: Option<Duration>,
+    pub(crate) lock_duration: Option<Duration>,
     /// The job's maximum attempts (Node.js defaults it to 0).
-    pub attempts: u32,
+    pub(crate) attempts: u32,
     /// Data points of per-minute metrics to keep; `None` sends `''` (metrics off).
-    pub max_metrics_size: Option<u32>,
+    pub(crate) max_metrics_size: Option<u32>,
     /// The job's `failParentOnFailure`.
-    pub fpof: bool,
+    pub(crate) fpof: bool,
     /// The job's `continueParentOnFailure`.
-    pub cpof: bool,
+    pub(crate) cpof: bool,
     /// The job's `ignoreDependencyOnFailure`.
-    pub idof: bool,
+    pub(crate) idof: bool,
     /// The job's `removeDependencyOnFailure`.
-    pub rdof: bool,
+    pub(crate) rdof: bool,
 }
 
 fn limiter(l: &RateLimiter) -> WireValue<'static> {
@@ -71,22 +70,22 @@ fn keep_jobs_map(k: &KeepJobs) -> WireValue<'static> {
 /// The options map of `moveToActive` (`ARGV[3]`), which `moveToDelayed` also takes when it
 /// fetches the next job: `{token, lockDuration, limiter, name}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FetchOpts<'a> {
+pub(crate) struct FetchOpts<'a> {
     /// The token the taken job is locked with. A transition that fetches locks the next job
     /// with the token of the job it moves, as upstream does.
-    pub token: &'a str,
+    pub(crate) token: &'a str,
     /// The worker's lock duration (nil when unset, as a `Queue`'s `Job` sends it).
-    pub lock_duration: Option<Duration>,
+    pub(crate) lock_duration: Option<Duration>,
     /// The worker's rate limit.
-    pub limiter: Option<&'a RateLimiter>,
+    pub(crate) limiter: Option<&'a RateLimiter>,
     /// The worker's name, stored as the job's `pb`.
-    pub worker_name: Option<&'a str>,
+    pub(crate) worker_name: Option<&'a str>,
 }
 
 impl<'a> FetchOpts<'a> {
     /// The options of a plain `moveToActive` with `fetch`'s token and settings.
     #[must_use]
-    pub fn of(fetch: &'a FetchParams) -> Self {
+    pub(crate) fn of(fetch: &'a FetchParams) -> Self {
         Self {
             token: fetch.token.as_str(),
             lock_duration: Some(fetch.lock_duration),
@@ -97,23 +96,7 @@ impl<'a> FetchOpts<'a> {
 }
 
 /// Packs the options map of `moveToActive` (`ARGV[3]`).
-///
-/// ```
-/// use std::time::Duration;
-/// use bullmq_core::backend::{FetchParams, LockToken};
-/// use bullmq_core::codec::{self, FetchOpts};
-///
-/// let fetch = FetchParams {
-///     token: LockToken::new("0"),
-///     lock_duration: Duration::from_secs(30),
-///     limiter: None,
-///     worker_name: None,
-/// };
-/// let bytes = codec::pack_fetch_opts(&FetchOpts::of(&fetch))?;
-/// assert_eq!(&bytes[..3], &[0xde, 0x00, 0x04]); // msgpackr's map16 header, four keys
-/// # Ok::<(), bullmq_core::codec::CodecError>(())
-/// ```
-pub fn pack_fetch_opts(o: &FetchOpts<'_>) -> Result<Vec<u8>, CodecError> {
+pub(crate) fn pack_fetch_opts(o: &FetchOpts<'_>) -> Result<Vec<u8>, CodecError> {
     let mut m = WireMap::default();
     m.push("token", WireValue::text(o.token));
     m.push(
@@ -125,11 +108,11 @@ pub fn pack_fetch_opts(o: &FetchOpts<'_>) -> Result<Vec<u8>, CodecError> {
         "name",
         WireValue::or_nil(o.worker_name.map(WireValue::text)),
     );
-    wire::pack("moveToActive options", &WireValue::Map(m))
+    pack_msgpack("moveToActive options", &WireValue::Map(m))
 }
 
 /// Packs the options map of `moveToFinished` (`ARGV[8]`).
-pub fn pack_finish_opts(o: &FinishOpts<'_>) -> Result<Vec<u8>, CodecError> {
+pub(crate) fn pack_finish_opts(o: &FinishOpts<'_>) -> Result<Vec<u8>, CodecError> {
     let mut m = WireMap::default();
     m.push("token", WireValue::text(o.token));
     m.push(
@@ -152,13 +135,13 @@ pub fn pack_finish_opts(o: &FinishOpts<'_>) -> Result<Vec<u8>, CodecError> {
     m.push("cpof", WireValue::Bool(o.cpof));
     m.push("idof", WireValue::Bool(o.idof));
     m.push("rdof", WireValue::Bool(o.rdof));
-    wire::pack("moveToFinished options", &WireValue::Map(m))
+    pack_msgpack("moveToFinished options", &WireValue::Map(m))
 }
 
 /// Packs `fieldsToUpdate` as the flat `[field, value, …]` array the scripts `HMSET`, in
 /// Node's order (`failedReason`, `stacktrace` as a JSON array, `tm`); `None` when there is
 /// nothing to write, which the scripts receive as an empty argument.
-pub fn pack_field_updates(f: &FieldUpdates) -> Result<Option<Vec<u8>>, CodecError> {
+pub(crate) fn pack_field_updates(f: &FieldUpdates) -> Result<Option<Vec<u8>>, CodecError> {
     let stacktrace = f
         .stacktrace
         .as_ref()
@@ -183,13 +166,7 @@ pub fn pack_field_updates(f: &FieldUpdates) -> Result<Option<Vec<u8>>, CodecErro
     if items.is_empty() {
         return Ok(None);
     }
-    wire::pack("fields to update", &WireValue::Array(items)).map(Some)
-}
-
-/// Packs a list of strings as a msgpack array (the token and job id lists of `extendLocks`).
-pub fn pack_strings<'a>(items: impl IntoIterator<Item = &'a str>) -> Result<Vec<u8>, CodecError> {
-    let items = items.into_iter().map(WireValue::text).collect();
-    wire::pack("string list", &WireValue::Array(items))
+    pack_msgpack("fields to update", &WireValue::Array(items)).map(Some)
 }
 
 #[cfg(test)]
@@ -199,7 +176,7 @@ mod tests {
     //! objects Node.js builds for the same inputs.
 
     use super::*;
-    use crate::backend::LockToken;
+    use bullmq_core::backend::LockToken;
 
     fn hex(bytes: &[u8]) -> String {
         bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -341,11 +318,5 @@ mod tests {
             "92aa737461636b7472616365a25b5d"
         );
         assert_eq!(pack_field_updates(&FieldUpdates::default()).unwrap(), None);
-    }
-
-    #[test]
-    fn strings_match_msgpackr() {
-        assert_eq!(hex(&pack_strings(["a", "bb"]).unwrap()), "92a161a26262");
-        assert_eq!(hex(&pack_strings([]).unwrap()), "90");
     }
 }

@@ -1,0 +1,19 @@
+//! The `ARGV` layouts of upstream's Lua scripts: what this backend packs for Redis, byte for
+//! byte as Node.js BullMQ packs it. One file per `Backend` section that sends packed
+//! arguments.
+//!
+//! The shapes both stores share (the job options, the job and scheduler hashes) stay in
+//! `bullmq_core::codec`; the maps built here are written by its one msgpack writer
+//! (`bullmq_core::codec::pack_msgpack`).
+
+mod add;
+mod locks;
+mod schedulers;
+mod transitions;
+
+pub(crate) use add::{AddJobArgs, pack_add_job_args};
+pub(crate) use locks::pack_strings;
+pub(crate) use schedulers::pack_job_scheduler_opts;
+pub(crate) use transitions::{
+    FetchOpts, FinishOpts, pack_fetch_opts, pack_field_updates, pack_finish_opts,
+};

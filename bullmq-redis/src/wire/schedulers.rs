@@ -1,0 +1,96 @@
+//! `ARGV[2]` of `addJobScheduler`: the schedule the script stores in the scheduler hash.
+//!
+//! The template and iteration options travel as ordinary packed job options
+//! (`bullmq_core::codec::options_to_msgpack`); only the schedule has a shape of its own.
+
+use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
+use bullmq_core::scheduling::{RepeatOptions, truthy};
+
+/// Packs `ARGV[2]` of `addJobScheduler`.
+///
+/// Node.js always sends the same eight keys in the same order (`name`, `startDate`, `endDate`,
+/// `tz`, `pattern`, `every`, `limit`, `offset`), writing the ones it has no value for as nil;
+/// so do we, which keeps the bytes identical. As in Node.js, `offset` is only sent alongside
+/// `every`, and a zero offset or date counts as none.
+pub(crate) fn pack_job_scheduler_opts(
+    name: &str,
+    schedule: &RepeatOptions,
+) -> Result<Vec<u8>, CodecError> {
+    let offset = schedule
+        .every
+        .and(schedule.offset)
+        .filter(|o| !o.is_zero())
+        .map(WireValue::millis);
+    let mut m = WireMap::default();
+    m.push("name", WireValue::text(name));
+    m.push(
+        "startDate",
+        WireValue::or_nil(truthy(schedule.start_date).map(WireValue::UInt)),
+    );
+    m.push(
+        "endDate",
+        WireValue::or_nil(truthy(schedule.end_date).map(WireValue::UInt)),
+    );
+    m.push(
+        "tz",
+        WireValue::or_nil(schedule.tz.as_deref().map(WireValue::text)),
+    );
+    m.push(
+        "pattern",
+        WireValue::or_nil(schedule.pattern.as_deref().map(WireValue::text)),
+    );
+    m.push(
+        "every",
+        WireValue::or_nil(schedule.every.map(WireValue::millis)),
+    );
+    m.push(
+        "limit",
+        WireValue::or_nil(schedule.limit.map(WireValue::UInt)),
+    );
+    m.push("offset", WireValue::or_nil(offset));
+    pack_msgpack("job scheduler options", &WireValue::Map(m))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn every_schedule_packs_eight_entries_with_nils() {
+        let schedule = RepeatOptions {
+            every: Some(Duration::from_millis(1000)),
+            offset: Some(Duration::from_millis(250)),
+            ..RepeatOptions::default()
+        };
+        let bytes = pack_job_scheduler_opts("n", &schedule).unwrap();
+        let mut expected = vec![0xde, 0x00, 0x08];
+        let mut entry = |k: &str, v: &[u8]| {
+            rmp::encode::write_str(&mut expected, k).unwrap();
+            expected.extend_from_slice(v);
+        };
+        entry("name", &[0xa1, b'n']);
+        entry("startDate", &[0xc0]);
+        entry("endDate", &[0xc0]);
+        entry("tz", &[0xc0]);
+        entry("pattern", &[0xc0]);
+        entry("every", &[0xcd, 0x03, 0xe8]);
+        entry("limit", &[0xc0]);
+        entry("offset", &[0xcc, 0xfa]);
+        assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn offset_without_every_is_not_sent() {
+        let schedule = RepeatOptions {
+            pattern: Some("* * * * *".to_owned()),
+            offset: Some(Duration::from_millis(5)),
+            ..RepeatOptions::default()
+        };
+        let bytes = pack_job_scheduler_opts("n", &schedule).unwrap();
+        let value: serde_json::Value = rmp_serde::from_slice(&bytes).unwrap();
+        assert_eq!(value["offset"], serde_json::Value::Null);
+        assert_eq!(value["pattern"], "* * * * *");
+    }
+}

@@ -1,23 +1,23 @@
 //! PostgreSQL backend for bullmq, on Node.js BullMQ 6.7.0's own schema and SQL.
 //!
-//! [`PostgresBackend`] implements every section of `bullmq_core::backend::Backend` with the
-//! SQL command Node.js's PostgreSQL backend runs for it (embedded verbatim at build time);
-//! `src/backend/<section>.rs` mirrors `bullmq_core::backend::<section>`. Node.js services on
-//! the same schema share its queues: jobs, flows, schedulers and events cross both ways.
+//! # What exists
 //!
-//! - [`PostgresOptions`] and [`SchemaName`]: URL (TLS through libpq's `sslmode` parameters
-//!   with the `tls` feature), schema (validated as upstream does), the `migrate` flag (off by
-//!   default, as upstream), pool size, timeouts, `LISTEN` or polling.
-//! - [`migrate`]: upstream's migration runner as a step of its own (ledger with
-//!   `min_client_version`, one advisory lock, one transaction); schemas migrated by Node.js
-//!   are accepted here and the other way round. Failures are typed ([`PostgresError`]).
-//! - Commands run on a small set of connections of our own, one round trip each. Workers
-//!   wait on `LISTEN bullmq_jobs` through one dedicated connection and poll while it is down
-//!   (or always, with `listen(false)`, for poolers where `LISTEN` hears nothing).
-//! - `QueueEvents` reads upstream's `event` table without the gaps upstream's reader leaves
-//!   when transactions commit out of id order: every committed event once, in id order.
-//! - [`AddInTransaction`]: adding jobs inside the caller's own transaction, so a job exists
-//!   if and only if that transaction commits.
+//! - [`sql`]: upstream's command and migration SQL, embedded verbatim at build time.
+//! - [`PostgresOptions`] and [`SchemaName`]: URL, schema (validated as upstream does), the
+//!   `migrate` flag (off by default, as upstream), pool size, timeouts.
+//! - [`PostgresConnection`]: a sqlx pool whose connections pin the schema's `search_path`
+//!   and leave `application_name` empty, plus [`PostgresConnection::open_dedicated`] for the
+//!   named connections discovery reads ([`client_name`]).
+//! - [`migrator`]: upstream's migration runner (ledger with `min_client_version`, advisory
+//!   lock `0x42554c4c` with `hashtext(schema)`, one transaction), [`migrate`] as a step of its
+//!   own, and the schema check a connection makes, with typed errors ([`PostgresError`]).
+//!   Schemas migrated by Node.js are accepted here and the other way round.
+//!
+//! # What is next
+//!
+//! The `Backend` sections of `bullmq_core::backend` on the command SQL, the `LISTEN`
+//! connection with waits on `bullmq_jobs` / `bullmq_events` (and a polling mode), the
+//! gap-safe event reader, and enqueueing inside the caller's own transaction.
 #![forbid(unsafe_code)]
 
 mod backend;

@@ -170,7 +170,7 @@ fn job_id_rules_in_job_id_custom() {
     }
 }
 
-/// RELIABILITY.md I2, decided as Node does (`if (opts.jobId)`): an empty `jobId` option is no
+/// docs/RELIABILITY.md I2, decided as Node does (`if (opts.jobId)`): an empty `jobId` option is no
 /// custom id, so the store generates one; as a value of its own, an empty id is not an id.
 #[test]
 fn empty_job_id_means_no_custom_id() {

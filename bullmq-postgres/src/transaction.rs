@@ -1,4 +1,4 @@
-//! Enqueueing inside the caller's own transaction (RELIABILITY.md R11): the job exists if and
+//! Enqueueing inside the caller's own transaction (docs/RELIABILITY.md R11): the job exists if and
 //! only if that transaction commits, workers cannot see it before, and the `NOTIFY` that wakes
 //! them is delivered at commit. No other BullMQ implementation offers this.
 //!

@@ -1,5 +1,5 @@
 //! A TCP proxy between a client under test and its server, with the faults a network has
-//! (RELIABILITY R7): added latency, and a partition that leaves connections half-open.
+//! (docs/RELIABILITY.md R7): added latency, and a partition that leaves connections half-open.
 //!
 //! During a partition every byte, on every connection, is dropped while the sockets stay
 //! open: neither side hears a reset, as when a link or a NAT entry dies. Connections that

@@ -1,4 +1,4 @@
-//! Fault tests for the PostgreSQL backend (`RELIABILITY.md` R8, R9, R10 and I7): workers get
+//! Fault tests for the PostgreSQL backend (docs/RELIABILITY.md R8, R9, R10 and I7): workers get
 //! over lost connections, a crashed server and a read-only primary by themselves, and no job
 //! is lost. Every test checks the end state in the tables: each job added is `completed`,
 //! with exactly one `completed` event.

@@ -1,4 +1,4 @@
-//! Network faults between a worker and Redis (RELIABILITY R7), through the in-repo proxy
+//! Network faults between a worker and Redis (docs/RELIABILITY.md R7), through the in-repo proxy
 //! (`test-support/src/proxy.rs`), with the producer and the checks connected directly: added
 //! latency changes no outcome; a partition longer than the lock hands the job to another
 //! worker, the partitioned worker's late finish is refused, and once the network is back the

@@ -1,4 +1,4 @@
-//! Reliability and bad input on the Redis backend through `Queue` (RELIABILITY R4, R19, I1, I2,
+//! Reliability and bad input on Redis through `Queue` (docs/RELIABILITY.md R4, R19, I1, I2,
 //! I3, I5, I6): a killed connection, an unreachable server, a server that evicts keys or is out
 //! of memory, a 10 MB payload byte for byte, a NUL in a job id, invalid names, numeric options checked against Node.js, and job hashes corrupted
 //! by hand. What every store shares (size limits, id rules) is in the conformance suite.
@@ -112,7 +112,7 @@ async fn connecting_where_nothing_listens_fails_fast_with_a_connection_error() {
 
 // ---------- R19: memory pressure and eviction ----------
 
-/// RELIABILITY R19: a server that may evict keys is reported when a backend connects (with
+/// R19: a server that may evict keys is reported when a backend connects (with
 /// upstream's warning, through `tracing`), and one that is full and does not evict refuses
 /// adds with its OOM error: each add either stores a whole job or fails, none is half written,
 /// and adds work again once memory is freed.

@@ -1,4 +1,4 @@
-//! Worker faults (RELIABILITY R1, R2, R3, R4, R5, R13, R14, I6) with real worker processes and
+//! Worker faults (docs/RELIABILITY.md R1-R5, R13, R14, I6) with real worker processes and
 //! real servers: a worker process killed mid-job, stopped with SIGTERM, frozen past its lock;
 //! connections killed and the server restarted mid-run; many workers racing on short locks;
 //! all of those at random while jobs keep coming (the chaos soak); malformed jobs written by
@@ -853,7 +853,7 @@ async fn produce(
     ids
 }
 
-/// RELIABILITY R14: jobs added all along while worker processes are killed, every connection
+/// R14: jobs added all along while worker processes are killed, every connection
 /// is cut and the server crashes and restarts, then a quiet stretch. Every job whose add
 /// returned completes exactly once (one completed event, nothing left waiting or active, the
 /// counters agree), every worker still runs, and a job runs again only after a fault: never

@@ -10,9 +10,9 @@
 //!   `startDate + k * every`), none before its slot, with identical job hashes (`opts` compared
 //!   as text: the same key order, only its `timestamp` and `delay` masked), scheduler hashes
 //!   and queue meta.
-//! - RELIABILITY R17: two Rust workers and a Node.js worker on one queue while a Rust and a
-//!   Node.js producer upsert the same scheduler at once: exactly one job per tick, none
-//!   skipped, none doubled, over several ticks.
+//! - R17 in docs/RELIABILITY.md: two Rust workers and a Node.js worker on one queue while a
+//!   Rust and a Node.js producer upsert the same scheduler at once: exactly one job per tick,
+//!   none skipped, none doubled, over several ticks.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;

@@ -1,4 +1,4 @@
-//! The Rust `Worker` beside Node.js BullMQ 6.7.0 workers (RELIABILITY R22, issue 4):
+//! The Rust `Worker` beside Node.js BullMQ 6.7.0 workers (docs/RELIABILITY.md R22, issue 4):
 //!
 //! - Node.js adds the whole option corpus twice; a Node.js worker processes one copy and the
 //!   Rust worker the other, with the same behaviour per job (results, failures retried under

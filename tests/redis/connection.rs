@@ -1,5 +1,5 @@
 //! The Redis backend's command connection: a call alone takes a direct connection, calls in
-//! flight together share one pipelined connection (RELIABILITY R4, R6).
+//! flight together share one pipelined connection (docs/RELIABILITY.md R4, R6).
 //!
 //! Tests that count connections, freeze the server or kill clients run against a private
 //! `redis-server`; the others use the shared one under a unique prefix.

@@ -1,4 +1,4 @@
-//! Least privilege and refusals on Redis (issue 15, RELIABILITY S1–S3), each on a private
+//! Least privilege and refusals on Redis (issue 15, docs/RELIABILITY.md S1–S3), each on a private
 //! `redis-server` whose users the test sets up itself (the shared server's users are never
 //! touched):
 //! - the ACL published in docs/SECURITY.md runs a producer, a worker with retries, flows, a

@@ -1,7 +1,7 @@
-//! `rediss://` (RELIABILITY S2): a job goes through a TLS-only Redis whose certificate a private
-//! CA signed, trusted through `RedisOptions::ca_certificate`; without that CA the server is
-//! refused. Each test starts its own `redis-server --tls-port` with throwaway certificates (the
-//! `openssl` command) and kills it on drop.
+//! `rediss://` (docs/RELIABILITY.md S2): a job goes through a TLS-only Redis whose certificate
+//! a private CA signed, trusted through `RedisOptions::ca_certificate`; without that CA the
+//! server is refused. Each test starts its own `redis-server --tls-port` with throwaway
+//! certificates (the `openssl` command) and kills it on drop.
 
 use crate::support::PrivateRedis;
 use bullmq::BackendErrorKind;

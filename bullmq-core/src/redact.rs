@@ -10,8 +10,9 @@
 /// What a secret is printed as.
 const MASK: &str = "***";
 
-/// Query parameters that hold a secret (redis-rs reads `pass`, libpq and sqlx `password`).
-const SECRET_PARAMS: [&str; 3] = ["pass", "password", "sslpassword"];
+/// Query parameters that hold a secret (redis-rs reads `pass`, libpq and sqlx `password`,
+/// a Sentinel URL `sentinel_password` for the sentinels themselves).
+const SECRET_PARAMS: [&str; 4] = ["pass", "password", "sslpassword", "sentinel_password"];
 
 /// `url` with every password replaced by `***`; the rest (scheme, user, host, path,
 /// other parameters) kept, so the printed target still says where it points.
@@ -114,6 +115,14 @@ mod tests {
                 "rediss://alice:***@host:6380",
             ),
             ("valkey://alice:s3cret@host", "valkey://alice:***@host"),
+            (
+                "redis+cluster://alice:s3cret@h1:7000,h2:7001/",
+                "redis+cluster://alice:***@h1:7000,h2:7001/",
+            ),
+            (
+                "redis+sentinel://alice:s3cret@s1:26379,s2:26379/mymaster?sentinel_username=sam&sentinel_password=s3cret",
+                "redis+sentinel://alice:***@s1:26379,s2:26379/mymaster?sentinel_username=sam&sentinel_password=***",
+            ),
             (
                 "redis+unix:///run/redis.sock?db=1&pass=s3cret",
                 "redis+unix:///run/redis.sock?db=1&pass=***",

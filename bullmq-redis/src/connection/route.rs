@@ -175,7 +175,8 @@ impl NodeClients {
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
         if let Some((host, port)) = announced
-            && is_primary(&self.client(&host, port)?, timeout).await == Ok(true)
+            && let Ok(client) = self.client(&host, port)
+            && is_primary(&client, timeout).await == Ok(true)
         {
             return Ok((host, port));
         }
@@ -192,7 +193,12 @@ impl NodeClients {
                     continue;
                 }
             };
-            match is_primary(&self.client(&host, port)?, timeout).await {
+            // One node that cannot be reached is no reason to stop asking the others.
+            let answer = match self.client(&host, port) {
+                Ok(client) => is_primary(&client, timeout).await,
+                Err(e) => Err(e),
+            };
+            match answer {
                 Ok(true) => return Ok((host, port)),
                 Ok(false) => last_error = Some(not_primary_yet(&host, port)),
                 Err(e) => last_error = Some(e),
@@ -428,11 +434,22 @@ impl ClusterRoute {
                 Redirect::Ask(host, port) if redirects < MAX_REDIRECTS => {
                     let client = self.nodes.client(&host, port)?;
                     let target = Pool::new(client, 1, self.response_timeout);
-                    return match asking(&target, request).await? {
-                        Some(replies) => Ok(replies),
-                        // Not on the direct path (TLS): the `ASK` stays the answer.
-                        None => result,
+                    // Not on the direct path (TLS): the `ASK` stays the answer.
+                    let Some(replies) = asking(&target, request).await? else {
+                        return result;
                     };
+                    let answer = Ok(replies);
+                    // Mid-migration the importing node answers `TRYAGAIN` while some of the
+                    // script's keys are still on the source (BullMQ's scripts name keys that
+                    // may not exist yet): ask the source again after a pause, within the
+                    // response timeout, until the slot has moved (`MOVED`).
+                    match redirect_of(&answer, &target.host) {
+                        Some(Redirect::Retry) if Instant::now() + pause < deadline => {
+                            tokio::time::sleep(pause).await;
+                            pause *= 2;
+                        }
+                        _ => return answer,
+                    }
                 }
                 Redirect::Retry if Instant::now() + pause < deadline => {
                     // Ask again where the primary is: a demoted one answers `READONLY`.

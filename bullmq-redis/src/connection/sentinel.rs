@@ -227,9 +227,14 @@ pub(crate) fn watch_switches(
                     return;
                 };
                 // Returns when the sentinel goes away: then the next one is asked.
-                let _ = listen(&target, &master, &switches).await;
-                // A switch may have happened while nobody listened.
-                switches.epoch.fetch_add(1, Ordering::AcqRel);
+                let mut subscribed = false;
+                let _ = listen(&target, &master, &switches, &mut subscribed).await;
+                // A switch may have happened while nobody listened. A sentinel that never
+                // took the subscription (down, or refusing it) leaves the epoch alone: else
+                // every call would ask the sentinels again, twice a second, for nothing.
+                if subscribed {
+                    switches.epoch.fetch_add(1, Ordering::AcqRel);
+                }
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
@@ -237,13 +242,23 @@ pub(crate) fn watch_switches(
     .abort_handle()
 }
 
-async fn listen(target: &Target, master: &str, switches: &Switches) -> RedisResult<()> {
+/// Follows `+switch-master` on one sentinel until it goes away; `subscribed` tells whether it
+/// ever took the subscription.
+async fn listen(
+    target: &Target,
+    master: &str,
+    switches: &Switches,
+    subscribed: &mut bool,
+) -> RedisResult<()> {
     let mut con = DirectConnection::open(target, Duration::from_secs(2)).await?;
     super::command::write(
         con.request_buffer(),
         [&b"SUBSCRIBE"[..], &b"+switch-master"[..]],
     );
-    con.exchange(1).await?;
+    if let Some(reply) = con.exchange(1).await?.pop() {
+        reply.extract_error()?;
+    }
+    *subscribed = true;
     loop {
         con.request_buffer();
         let mut replies = con.exchange(1).await?;

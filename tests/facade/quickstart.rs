@@ -7,15 +7,10 @@
 
 use crate::support;
 
-use std::net::{TcpListener, TcpStream};
+use bullmq_test_support::free_port;
+use std::net::TcpStream;
 use std::process::Command;
 use std::time::Duration;
-
-/// A port nothing listens on (bound, then released).
-fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    listener.local_addr().expect("its address").port()
-}
 
 /// Whether something accepts connections on `127.0.0.1:<port>`.
 fn listening(port: u16) -> bool {

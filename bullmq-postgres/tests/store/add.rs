@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `add.rs`.
+//!
 //! `AddJobs` on PostgreSQL: the rows upstream's `add_job`, `add_jobs_bulk` and `add_flow` write
 //! for jobs added from Rust, compared with the rows Node.js BullMQ writes for the same input,
 //! and the ids and refusals the trait answers.

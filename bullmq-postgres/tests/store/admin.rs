@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `admin.rs`.
+//!
 //! `Admin` on PostgreSQL, end to end: jobs are made and moved with upstream's own commands
 //! (as Node.js's backend runs them), then each trait method is checked against the rows.
 
@@ -5,7 +7,7 @@ use std::time::Duration;
 
 use crate::support::TestSchema;
 use crate::support::jobs::{AddJob, activate, complete, fail, move_to_active, now_ms, state};
-use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
+use bullmq_core::backend::{Admin, Batch};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState};
 use bullmq_postgres::__private::sql::commands;
@@ -92,68 +94,6 @@ async fn pause_blocks_claims_and_resume_releases_them() {
 }
 
 #[tokio::test]
-async fn drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs() {
-    let schema = TestSchema::new("admin_drain");
-    let b = schema.backend("q").await;
-    AddJob::new("w1").add(&b).await;
-    AddJob::new("p1").priority(3).add(&b).await;
-    AddJob::new("d1").delay(60_000).add(&b).await;
-    AddJob::new("s1").scheduler("s").add(&b).await;
-    AddJob::new("x").add(&b).await;
-    assert_eq!(activate(&b, "t").await.as_deref(), Some("w1"));
-
-    b.drain(false).await.unwrap();
-    assert_eq!(job_ids(&b).await, ids(&["d1", "s1", "w1"]));
-
-    b.drain(true).await.unwrap();
-    assert_eq!(
-        job_ids(&b).await,
-        ids(&["s1", "w1"]),
-        "active and scheduler jobs stay"
-    );
-}
-
-#[tokio::test]
-async fn clean_removes_old_finished_jobs_up_to_the_limit() {
-    let schema = TestSchema::new("admin_clean");
-    let b = schema.backend("q").await;
-    let now = now_ms();
-    finished(&b, "c1", true, now - 3_000).await;
-    finished(&b, "c2", true, now - 2_000).await;
-    finished(&b, "c3", true, now).await;
-    finished(&b, "f1", false, now - 3_000).await;
-
-    let first = b
-        .clean_jobs_by_state(JobState::Completed, ms(now - 1_000), 1)
-        .await
-        .unwrap();
-    assert_eq!(first, vec![JobId::from("c1")], "limit 1, oldest first");
-    let rest = b
-        .clean_jobs_by_state(JobState::Completed, ms(now - 1_000), 0)
-        .await
-        .unwrap();
-    assert_eq!(
-        rest,
-        vec![JobId::from("c2")],
-        "0 = no limit; c3 is too recent"
-    );
-    assert_eq!(job_ids(&b).await, ids(&["c3", "f1"]));
-    assert_eq!(
-        events(&b, "cleaned").await,
-        vec![
-            serde_json::json!({"count": "1"}),
-            serde_json::json!({"count": "1"})
-        ]
-    );
-
-    let failed = b
-        .clean_jobs_by_state(JobState::Failed, ms(now), 0)
-        .await
-        .unwrap();
-    assert_eq!(failed, vec![JobId::from("f1")]);
-}
-
-#[tokio::test]
 async fn clean_waiting_and_delayed_by_added_time_skipping_scheduler_jobs() {
     let schema = TestSchema::new("admin_clean_wait");
     let b = schema.backend("q").await;
@@ -199,48 +139,6 @@ async fn clean_waiting_and_delayed_by_added_time_skipping_scheduler_jobs() {
             .is_empty()
     );
     assert_eq!(job_ids(&b).await, ids(&["new", "sch"]));
-}
-
-#[tokio::test]
-async fn obliterate_refuses_unpaused_and_active_then_removes_in_batches() {
-    let schema = TestSchema::new("admin_obliterate");
-    let b = schema.backend("q").await;
-    let other = b.sibling(bullmq_core::QueueName::new("other").unwrap());
-    AddJob::new("keep").add(&other).await;
-    for id in ["a", "b", "c"] {
-        AddJob::new(id).add(&b).await;
-    }
-    assert_eq!(activate(&b, "t").await.as_deref(), Some("a"));
-    let args = ObliterateArgs {
-        force: false,
-        count: 2,
-    };
-
-    assert_eq!(
-        b.obliterate(args).await.unwrap(),
-        Err(ObliterateRefusal::NotPaused)
-    );
-    b.pause(true).await.unwrap();
-    assert_eq!(
-        b.obliterate(args).await.unwrap(),
-        Err(ObliterateRefusal::ActiveJobs)
-    );
-    assert_eq!(job_ids(&b).await.len(), 3, "a refusal removes nothing");
-
-    let forced = ObliterateArgs {
-        force: true,
-        count: 2,
-    };
-    assert_eq!(b.obliterate(forced).await.unwrap(), Ok(Batch::More));
-    assert_eq!(job_ids(&b).await.len(), 1);
-    assert_eq!(b.obliterate(forced).await.unwrap(), Ok(Batch::Done));
-    assert!(job_ids(&b).await.is_empty());
-    assert_eq!(meta_paused(&b).await, None, "the queue's meta goes too");
-    assert_eq!(
-        job_ids(&other).await,
-        ids(&["keep"]),
-        "other queues are untouched"
-    );
 }
 
 #[tokio::test]
@@ -306,26 +204,6 @@ async fn retry_finished_jobs_moves_batches_back_to_wait() {
             .unwrap(),
         Batch::Done
     );
-}
-
-#[tokio::test]
-async fn promote_jobs_makes_delayed_jobs_ready_in_batches() {
-    let schema = TestSchema::new("admin_promote");
-    let b = schema.backend("q").await;
-    AddJob::new("d1").delay(60_000).add(&b).await;
-    AddJob::new("d2").delay(120_000).add(&b).await;
-    AddJob::new("w").add(&b).await;
-
-    assert_eq!(b.promote_jobs(1).await.unwrap(), Batch::More);
-    assert_eq!(
-        state(&b, "d1").await.as_deref(),
-        Some("waiting"),
-        "earliest first"
-    );
-    assert_eq!(state(&b, "d2").await.as_deref(), Some("delayed"));
-    assert_eq!(b.promote_jobs(1).await.unwrap(), Batch::More);
-    assert_eq!(b.promote_jobs(1).await.unwrap(), Batch::Done);
-    assert_eq!(state(&b, "d2").await.as_deref(), Some("waiting"));
 }
 
 #[tokio::test]

@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `blocking.rs`.
+//!
 //! `Blocking` and `Lifecycle` on PostgreSQL, end to end: a worker's wait wakes on upstream's
 //! notifications (jobs added with upstream's `add_job`, run directly), times out, is cut short
 //! by a delayed job or an interrupt, survives its `LISTEN` connection being killed, and the

@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `events.rs`.
+//!
 //! `Events` on PostgreSQL, end to end: publishing with upstream's `publish_event`, reading
 //! with its `read_events`, woken by `bullmq_events`; and the reader's promise, which
 //! upstream's breaks: every committed event once, in id order, however transactions
@@ -127,56 +129,6 @@ async fn trim_is_not_supported() {
         ),
         "{err:?}"
     );
-}
-
-#[tokio::test]
-async fn a_blocked_read_wakes_on_a_publish() {
-    let schema = TestSchema::new("ev_wake");
-    let b = schema.backend("mail").await;
-    let after = b.last_event_id().await.unwrap();
-
-    for cursor in [after.clone(), EventId::latest()] {
-        let reader = {
-            let b = b.clone();
-            tokio::spawn(async move {
-                let start = Instant::now();
-                let read = b
-                    .read_events(&cursor, Duration::from_secs(20))
-                    .await
-                    .unwrap();
-                (read, start.elapsed())
-            })
-        };
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        assert!(!reader.is_finished());
-        let id = b
-            .publish_event(&[("event", "ping".to_owned())], 10)
-            .await
-            .unwrap();
-        let (read, took) = tokio::time::timeout(Duration::from_secs(5), reader)
-            .await
-            .expect("woken")
-            .unwrap();
-        assert_eq!(ids(&read), vec![num(&id)]);
-        assert!(took < Duration::from_secs(5));
-    }
-
-    // `close` ends a read in flight, and every later one.
-    let reader = {
-        let b = b.clone();
-        tokio::spawn(async move {
-            b.read_events(&EventId::latest(), Duration::from_secs(20))
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    b.close(false).await.unwrap();
-    let read = tokio::time::timeout(Duration::from_secs(3), reader)
-        .await
-        .expect("interrupted")
-        .unwrap()
-        .unwrap();
-    assert!(read.is_empty());
 }
 
 #[tokio::test]

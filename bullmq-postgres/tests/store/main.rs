@@ -10,7 +10,6 @@
 
 #![allow(clippy::unwrap_used)]
 
-#[path = "../support/mod.rs"]
 mod support;
 
 mod add;

@@ -1,9 +1,11 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `meta.rs`.
+//!
 //! `QueueMeta` on PostgreSQL: the `meta` rows upstream's commands write and read, per queue,
 //! and the meta a Node.js `Queue` writes read back from Rust.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::support::{TestSchema, node_queue_op};
+use crate::support::{TestSchema, run_node};
 use bullmq_core::backend::QueueMeta;
 use serde_json::json;
 
@@ -75,13 +77,19 @@ async fn fields_are_set_read_and_removed() {
 #[tokio::test]
 async fn the_meta_a_node_queue_writes_reads_back() {
     let schema = TestSchema::new("meta_node");
-    let reply = node_queue_op(vec![
-        ("SCHEMA", schema.as_str().to_owned()),
-        ("QUEUE", "interop".to_owned()),
-        ("OP", "add".to_owned()),
-        ("MIGRATE", "1".to_owned()),
-    ])
-    .await;
+    let name = schema.as_str().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        let env = [
+            ("SCHEMA", name.as_str()),
+            ("QUEUE", "interop"),
+            ("OP", "add"),
+            ("MIGRATE", "1"),
+        ];
+        run_node("pg-queue-op.mjs", &env)
+    })
+    .await
+    .expect("the node helper task");
+    let reply: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(reply["ok"], json!(true));
     let backend = schema.backend("interop").await;
     assert_eq!(

@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `mutations.rs`.
+//!
 //! `JobMutations` on PostgreSQL, end to end: jobs and flows are made and moved with upstream's
 //! own commands (as Node.js's backend runs them), then each trait method is checked against
 //! the rows, refusals included.
@@ -36,16 +38,6 @@ async fn logs(b: &PostgresBackend, id: &str) -> Vec<String> {
         .fetch_all(b.connection().pool())
         .await
         .expect("get_job_logs_asc")
-}
-
-async fn dedup_winner(b: &PostgresBackend, dedup: &str) -> Option<String> {
-    sqlx::query_scalar(commands::GET_DEDUPLICATION_JOB_ID.text)
-        .bind(b.queue().as_str())
-        .bind(dedup)
-        .bind(now_ms())
-        .fetch_optional(b.connection().pool())
-        .await
-        .expect("get_deduplication_job_id")
 }
 
 #[tokio::test]
@@ -101,44 +93,6 @@ async fn update_progress_stores_it_and_emits_an_event() {
     let err = script_error(b.update_progress(&id("nope"), &json!(1)).await.unwrap_err());
     assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.command, "updateProgress");
-}
-
-#[tokio::test]
-async fn add_log_counts_lines_and_trims_to_keep_logs() {
-    let schema = TestSchema::new("mut_log");
-    let b = schema.backend("q").await;
-    AddJob::new("a").add(&b).await;
-
-    assert_eq!(b.add_log(&id("a"), "one", None).await.unwrap(), 1);
-    assert_eq!(
-        b.add_log(&id("a"), "two", Some(0)).await.unwrap(),
-        2,
-        "0 keeps all"
-    );
-    assert_eq!(b.add_log(&id("a"), "three", Some(5)).await.unwrap(), 3);
-    assert_eq!(b.add_log(&id("a"), "four", Some(2)).await.unwrap(), 2);
-    assert_eq!(logs(&b, "a").await, ["three", "four"]);
-
-    let err = script_error(b.add_log(&id("nope"), "x", None).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "addLog");
-    assert_eq!(err.job_id.as_deref(), Some("nope"));
-}
-
-#[tokio::test]
-async fn clear_logs_keeps_the_newest_or_removes_all() {
-    let schema = TestSchema::new("mut_clear");
-    let b = schema.backend("q").await;
-    AddJob::new("a").add(&b).await;
-    for line in ["1", "2", "3"] {
-        b.add_log(&id("a"), line, None).await.unwrap();
-    }
-
-    b.clear_logs(&id("a"), Some(2)).await.unwrap();
-    assert_eq!(logs(&b, "a").await, ["2", "3"]);
-    b.clear_logs(&id("a"), None).await.unwrap();
-    assert!(logs(&b, "a").await.is_empty());
-    b.clear_logs(&id("nope"), Some(1)).await.unwrap();
 }
 
 #[tokio::test]
@@ -249,28 +203,6 @@ async fn remove_refuses_locked_and_scheduler_jobs() {
 }
 
 #[tokio::test]
-async fn remove_with_children_takes_the_subtree_unless_a_child_is_locked() {
-    let schema = TestSchema::new("mut_remove_tree");
-    let b = schema.backend("q").await;
-    add_flow(&b, "p1", &["c1", "c2"]).await;
-    add_flow(&b, "p2", &["c3"]).await;
-    assert_eq!(state(&b, "p1").await.as_deref(), Some("waiting-children"));
-
-    assert!(b.remove(&id("p1"), true).await.unwrap());
-    for j in ["p1", "c1", "c2"] {
-        assert_eq!(state(&b, j).await, None, "{j} removed");
-    }
-
-    assert_eq!(activate(&b, "t").await.as_deref(), Some("c3"));
-    assert!(
-        !b.remove(&id("p2"), true).await.unwrap(),
-        "a locked child blocks it"
-    );
-    assert_eq!(state(&b, "p2").await.as_deref(), Some("waiting-children"));
-    assert_eq!(state(&b, "c3").await.as_deref(), Some("active"));
-}
-
-#[tokio::test]
 async fn remove_unprocessed_children_skips_active_ones() {
     let schema = TestSchema::new("mut_unprocessed");
     let b = schema.backend("q").await;
@@ -324,31 +256,4 @@ async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused
     assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
     assert_eq!(err.job_id.as_deref(), Some("c2"));
     assert_eq!(err.parent_key.as_deref(), Some("q:p"));
-}
-
-#[tokio::test]
-async fn deduplication_keys_are_removed_conditionally_or_unconditionally() {
-    let schema = TestSchema::new("mut_dedup");
-    let b = schema.backend("q").await;
-    AddJob::new("a").dedup("d1").add(&b).await;
-    AddJob::new("b").dedup("d2").add(&b).await;
-    assert_eq!(dedup_winner(&b, "d1").await.as_deref(), Some("a"));
-
-    assert!(
-        !b.remove_deduplication_key("d1", &id("b")).await.unwrap(),
-        "not its holder"
-    );
-    assert_eq!(dedup_winner(&b, "d1").await.as_deref(), Some("a"));
-    assert!(b.remove_deduplication_key("d1", &id("a")).await.unwrap());
-    assert_eq!(dedup_winner(&b, "d1").await, None);
-    assert!(!b.remove_deduplication_key("d1", &id("a")).await.unwrap());
-
-    assert!(b.delete_deduplication_key("d2").await.unwrap());
-    assert_eq!(dedup_winner(&b, "d2").await, None);
-    assert!(!b.delete_deduplication_key("d2").await.unwrap());
-    assert_eq!(
-        state(&b, "b").await.as_deref(),
-        Some("waiting"),
-        "the job stays"
-    );
 }

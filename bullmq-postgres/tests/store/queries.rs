@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `queries.rs`.
+//!
 //! `Queries` on PostgreSQL, end to end: jobs are made and moved with upstream's own commands
 //! (`add_job`, `add_flow`, `move_to_active`, …, with the parameters Node.js passes), then read
 //! back through the trait.
@@ -6,9 +8,7 @@ use std::time::Duration;
 
 use crate::support::TestSchema;
 use crate::support::jobs::{self, AddJob, add_flow, flow_entry, id, move_to_active, now_ms};
-use bullmq_core::backend::{
-    DependenciesQuery, DependencyKind, FinishStatus, JobLogs, Queries, Range,
-};
+use bullmq_core::backend::{DependenciesQuery, DependencyKind, Queries, Range};
 use bullmq_core::job::{FinishedState, JobType};
 use bullmq_core::{Error, JobId, JobState};
 use bullmq_postgres::__private::sql::commands;
@@ -83,16 +83,6 @@ async fn pause(b: &PostgresBackend, paused: bool) {
         .expect("pause");
 }
 
-async fn add_log(b: &PostgresBackend, job_id: &str, line: &str) {
-    sqlx::query(commands::ADD_LOG.text)
-        .bind(q(b))
-        .bind(job_id)
-        .bind(line)
-        .execute(b.connection().pool())
-        .await
-        .expect("add_log");
-}
-
 async fn collect_metrics(b: &PostgresBackend, kind: &str, max_points: i32, ts: i64) {
     sqlx::query(commands::COLLECT_METRICS.text)
         .bind(q(b))
@@ -116,17 +106,6 @@ fn t(s: JobState) -> JobType {
 // States
 // ---------------------------------------------------------------------------------------------
 
-/// The jobs [`one_of_each`] makes, each with its state.
-const ONE_OF_EACH: [(&str, JobState); 7] = [
-    ("active", JobState::Active),
-    ("completed", JobState::Completed),
-    ("failed", JobState::Failed),
-    ("waiting", JobState::Waiting),
-    ("prioritized", JobState::Prioritized),
-    ("delayed", JobState::Delayed),
-    ("parent", JobState::WaitingChildren),
-];
-
 /// One job in every state: `active`, `completed` (`{"x":1}`), `failed` (`boom`), `waiting`,
 /// `prioritized` (priority 3), `delayed`, and the flow parent `parent` waiting for `kid`.
 async fn one_of_each(b: &PostgresBackend) {
@@ -147,100 +126,6 @@ async fn one_of_each(b: &PostgresBackend) {
         entry(q(&kids), "kid", Some((q(b), "parent")), json!({})),
     ];
     assert_eq!(add_flow(b, flow).await, ["parent", "kid"]);
-}
-
-#[tokio::test]
-async fn get_state_reads_every_state_and_prioritized_waiting_jobs() {
-    let schema = TestSchema::new("queries_state");
-    let b = schema.backend("q").await;
-    one_of_each(&b).await;
-
-    for (job, state) in ONE_OF_EACH {
-        assert_eq!(b.get_state(&id(job)).await.unwrap(), Some(state), "{job}");
-    }
-    assert_eq!(b.get_state(&id("nope")).await.unwrap(), None);
-    // The child lives in another queue: not this queue's job.
-    assert_eq!(b.get_state(&id("kid")).await.unwrap(), None);
-
-    // Pausing is a flag: the job stays waiting.
-    pause(&b, true).await;
-    assert_eq!(
-        b.get_state(&id("waiting")).await.unwrap(),
-        Some(JobState::Waiting)
-    );
-}
-
-#[tokio::test]
-async fn is_job_in_state_matches_exactly_one_state() {
-    let schema = TestSchema::new("queries_in_state");
-    let b = schema.backend("q").await;
-    one_of_each(&b).await;
-
-    for (job, own) in ONE_OF_EACH {
-        for state in JobState::ALL {
-            assert_eq!(
-                b.is_job_in_state(state, &id(job)).await.unwrap(),
-                state == own,
-                "{job} in {state:?}"
-            );
-        }
-    }
-    for state in JobState::ALL {
-        assert!(!b.is_job_in_state(state, &id("nope")).await.unwrap());
-    }
-
-    // On a paused queue the waiting job is in the paused "list", which `waiting` covers.
-    pause(&b, true).await;
-    assert!(
-        b.is_job_in_state(JobState::Waiting, &id("waiting"))
-            .await
-            .unwrap()
-    );
-    assert!(
-        b.is_job_in_state(JobState::Prioritized, &id("prioritized"))
-            .await
-            .unwrap()
-    );
-    assert!(
-        !b.is_job_in_state(JobState::Waiting, &id("prioritized"))
-            .await
-            .unwrap()
-    );
-}
-
-#[tokio::test]
-async fn is_finished_reports_value_reason_pending_and_missing() {
-    let schema = TestSchema::new("queries_finished");
-    let b = schema.backend("q").await;
-    one_of_each(&b).await;
-    add(&b, "nothing", json!({})).await;
-    activate_expect(&b, "waiting").await;
-    activate_expect(&b, "nothing").await;
-    complete(&b, "nothing", &Value::Null).await;
-
-    assert_eq!(
-        b.is_finished(&id("completed")).await.unwrap(),
-        FinishStatus::Completed(Some(r#"{"x":1}"#.to_owned()))
-    );
-    assert_eq!(
-        b.is_finished(&id("nothing")).await.unwrap(),
-        FinishStatus::Completed(Some("null".to_owned()))
-    );
-    assert_eq!(
-        b.is_finished(&id("failed")).await.unwrap(),
-        FinishStatus::Failed(Some("boom".to_owned()))
-    );
-    for pending in ["active", "waiting", "prioritized", "delayed", "parent"] {
-        assert_eq!(
-            b.is_finished(&id(pending)).await.unwrap(),
-            FinishStatus::Pending,
-            "{pending}"
-        );
-    }
-    assert_eq!(
-        b.is_finished(&id("nope")).await.unwrap(),
-        FinishStatus::Missing
-    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,46 +181,6 @@ async fn get_deduplication_job_id_reads_live_keys_only() {
         Some(id("live"))
     );
     assert_eq!(b.get_deduplication_job_id("none").await.unwrap(), None);
-}
-
-#[tokio::test]
-async fn get_job_logs_slices_like_lrange_both_ways() {
-    let schema = TestSchema::new("queries_logs");
-    let b = schema.backend("q").await;
-    add(&b, "j", json!({})).await;
-    for i in 0..5 {
-        add_log(&b, "j", &format!("l{i}")).await;
-    }
-    let logs = |v: &[&str]| JobLogs {
-        logs: v.iter().map(|s| (*s).to_owned()).collect(),
-        count: 5,
-    };
-    let j = id("j");
-    let read = |r: Range| b.get_job_logs(&j, r);
-
-    assert_eq!(
-        read(range(0, -1, true)).await.unwrap(),
-        logs(&["l0", "l1", "l2", "l3", "l4"])
-    );
-    assert_eq!(
-        read(range(0, -1, false)).await.unwrap(),
-        logs(&["l4", "l3", "l2", "l1", "l0"])
-    );
-    assert_eq!(read(range(1, 2, true)).await.unwrap(), logs(&["l1", "l2"]));
-    assert_eq!(read(range(0, 1, false)).await.unwrap(), logs(&["l4", "l3"]));
-    assert_eq!(
-        read(range(-2, -1, true)).await.unwrap(),
-        logs(&["l3", "l4"])
-    );
-    assert_eq!(read(range(-9, 0, true)).await.unwrap(), logs(&["l0"]));
-    assert_eq!(read(range(3, 99, true)).await.unwrap(), logs(&["l3", "l4"]));
-    // Empty slices still report the count.
-    assert_eq!(read(range(3, 1, true)).await.unwrap(), logs(&[]));
-    assert_eq!(read(range(7, 9, false)).await.unwrap(), logs(&[]));
-    assert_eq!(
-        b.get_job_logs(&id("nope"), Range::ALL).await.unwrap(),
-        JobLogs::default()
-    );
 }
 
 #[tokio::test]
@@ -570,68 +415,6 @@ async fn family(b: &PostgresBackend) -> PostgresBackend {
     activate_expect(&kids, "c3").await;
     fail(&kids, "c3", "bad").await;
     kids
-}
-
-#[tokio::test]
-async fn dependency_counts_and_full_lists() {
-    let schema = TestSchema::new("queries_deps");
-    let b = schema.backend("q").await;
-    family(&b).await;
-    let p = id("p");
-
-    let kinds = [
-        DependencyKind::Failed,
-        DependencyKind::Processed,
-        DependencyKind::Unprocessed,
-        DependencyKind::Ignored,
-    ];
-    assert_eq!(
-        b.get_dependency_counts(&p, &kinds).await.unwrap(),
-        [1, 1, 2, 1]
-    );
-    assert_eq!(
-        b.get_dependency_counts(&id("nope"), &kinds).await.unwrap(),
-        [0, 0, 0, 0]
-    );
-
-    let all = b
-        .get_dependencies(&p, &DependenciesQuery::default())
-        .await
-        .unwrap();
-    assert_eq!(
-        all.processed,
-        Some((vec![("kids:c1".to_owned(), r#"{"v":1}"#.to_owned())], 0))
-    );
-    assert_eq!(
-        all.unprocessed,
-        Some((vec!["kids:c4".to_owned(), "kids:c5".to_owned()], 0))
-    );
-    assert_eq!(
-        all.ignored,
-        Some((vec![("kids:c2".to_owned(), "nope".to_owned())], 0))
-    );
-    assert_eq!(all.failed, Some((vec!["kids:c3".to_owned()], 0)));
-
-    assert_eq!(
-        b.get_processed_children_values(&p).await.unwrap(),
-        [("kids:c1".to_owned(), r#"{"v":1}"#.to_owned())]
-    );
-    assert_eq!(
-        b.get_ignored_children_failures(&p).await.unwrap(),
-        [("kids:c2".to_owned(), "nope".to_owned())]
-    );
-    assert!(
-        b.get_processed_children_values(&id("nope"))
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    assert!(
-        b.get_ignored_children_failures(&id("nope"))
-            .await
-            .unwrap()
-            .is_empty()
-    );
 }
 
 #[tokio::test]

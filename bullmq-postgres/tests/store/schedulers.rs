@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `schedulers.rs`.
+//!
 //! `Schedulers` on PostgreSQL: the scheduler row and iteration jobs upstream's functions write
 //! for a scheduler upserted from Rust (compared with Node.js BullMQ's own for the same input),
 //! advancing, reading, listing and removing schedulers, and the refusals.

@@ -1,3 +1,5 @@
+//! Only what is PostgreSQL-specific; the shared cases are the conformance suite's `transitions.rs`.
+//!
 //! `Transitions` and `Locks` of the PostgreSQL backend, end to end on a real server: jobs are
 //! added with upstream's own `add_job` command (as Node.js's `addJob` calls it), moved through
 //! the trait methods, and the rows read back.
@@ -279,32 +281,6 @@ async fn fails_with_reason_and_stacktrace_and_fetches_the_next() {
         Some("again")
     );
     assert_eq!(text(&b, &second, "stacktrace").await, None);
-}
-
-#[tokio::test]
-async fn retention_removes_all_or_keeps_the_newest() {
-    let (_schema, b, clock) = setup("tr_keep").await;
-    let gone = add(&b, "a").await;
-    let job = take(&b, "tok").await;
-    b.move_to_completed(&job, &complete("tok", KeepJobs::RemoveAll, false))
-        .await
-        .expect("complete");
-    assert_eq!(state(&b, &gone).await, None);
-
-    let mut ids = Vec::new();
-    for name in ["b", "c", "d"] {
-        ids.push(add(&b, name).await);
-    }
-    for _ in 0..3 {
-        clock.advance(Duration::from_millis(10));
-        let job = take(&b, "tok").await;
-        b.move_to_failed(&job, &fail("tok", KeepJobs::Number(2), false))
-            .await
-            .expect("fail");
-    }
-    assert_eq!(state(&b, &ids[0]).await, None);
-    assert_eq!(state(&b, &ids[1]).await.as_deref(), Some("failed"));
-    assert_eq!(state(&b, &ids[2]).await.as_deref(), Some("failed"));
 }
 
 #[tokio::test]
@@ -696,50 +672,6 @@ async fn reprocesses_a_finished_job() {
     let missing = missing(&job);
     let err = script_error(
         b.reprocess_job(&missing, FinishedState::Completed, reset)
-            .await
-            .unwrap_err(),
-    );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-}
-
-#[tokio::test]
-async fn a_parent_waits_for_its_children() {
-    let (_schema, b, _clock) = setup("tr_children").await;
-    let lone = add(&b, "lone").await;
-    let job = take(&b, "tok").await;
-    assert_eq!(job.id.as_str(), lone);
-    assert!(
-        !b.move_to_waiting_children(&job.id, &token("tok"), None)
-            .await
-            .unwrap()
-    );
-    assert_eq!(state(&b, &lone).await.as_deref(), Some("active"));
-
-    let parent = add(&b, "parent").await;
-    let parent_job = take(&b, "tp").await;
-    assert_eq!(parent_job.id.as_str(), parent);
-    add_with(&b, "child", json!({}), json!({}), Some((QUEUE, &parent))).await;
-
-    let err = script_error(
-        b.move_to_waiting_children(&parent_job.id, &token("wrong"), None)
-            .await
-            .unwrap_err(),
-    );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
-    assert_eq!(err.command, "moveToWaitingChildren");
-
-    assert!(
-        b.move_to_waiting_children(&parent_job.id, &token("tp"), None)
-            .await
-            .unwrap()
-    );
-    assert_eq!(
-        state(&b, &parent).await.as_deref(),
-        Some("waiting-children")
-    );
-
-    let err = script_error(
-        b.move_to_waiting_children(&JobId::from("nope"), &token("tp"), None)
             .await
             .unwrap_err(),
     );

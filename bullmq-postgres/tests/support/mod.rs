@@ -1,13 +1,11 @@
 //! Shared helpers of the PostgreSQL tests: the server's URL, a schema of its own per test
-//! (dropped afterwards, even when the test fails), jobs made and moved with upstream's own
-//! commands ([`jobs`]), and the Node.js helpers.
+//! (dropped afterwards, even when the test fails), and the Node.js helpers.
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
 use bullmq_postgres::MIGRATION_ADVISORY_LOCK_KEY;
 use bullmq_postgres::SchemaName;
 use bullmq_postgres::sqlx::{self, PgConnection};
 
-pub mod jobs;
 /// The test server's URL, a connection to it and schemas of a test's own (the workspace's
 /// test-support crate).
 pub use bullmq_test_support::postgres as server;

@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `admin.rs`.
+//!
 //! `Admin` on Redis: each operation's effect read back from the keys, compared with what
 //! upstream's script writes.
 

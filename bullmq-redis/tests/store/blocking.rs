@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `blocking.rs`.
+//!
 //! `Blocking` on the real Redis: `BZPOPMIN` on the marker key, its timeout, and interrupting it.
 
 use crate::support::readers as support;

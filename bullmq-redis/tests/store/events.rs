@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `events.rs`.
+//!
 //! `Events` on the real Redis: the `events` stream as `XADD`/`XTRIM` leave it, and `XREAD`
 //! on its own connection, which a worker's `BZPOPMIN` does not hold up.
 

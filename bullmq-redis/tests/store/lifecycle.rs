@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `lifecycle.rs`.
+//!
 //! `Lifecycle` on the real Redis: client names as Node.js writes and reads them (checked
 //! against Node.js BullMQ 6.7.0 itself when it is installed), closing, and keys.
 

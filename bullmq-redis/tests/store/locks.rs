@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `locks.rs`.
+//!
 //! `Locks` on Redis: `extendLock` and `extendLocks` read back from the lock keys and the
 //! stalled set.
 

@@ -13,6 +13,9 @@
 mod support {
     //! The sections' shared contexts: a queue under a unique prefix with a stopped clock, raw
     //! commands on a connection of the test's own, and a guard that removes the prefix's keys.
+    /// Where every context's stopped clock starts (2023-11-14T22:13:20Z).
+    pub(crate) const T0: u64 = 1_700_000_000_000;
+
     pub(crate) mod queue_ops;
     pub(crate) mod readers;
     pub(crate) mod transitions;

@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `meta.rs`.
+//!
 //! `QueueMeta` on the real Redis: the `meta` hash as the commands leave it.
 
 use crate::support::readers as support;

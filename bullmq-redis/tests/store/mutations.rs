@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `mutations.rs`.
+//!
 //! `JobMutations` on Redis: each change read back from the job hash, the state sets and the
 //! events stream, as upstream's scripts leave them.
 

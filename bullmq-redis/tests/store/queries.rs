@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `queries.rs`.
+//!
 //! `Queries` on the real Redis: each answer checked against the keys the scripts (or the raw
 //! commands standing in for a worker) wrote.
 

@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `schedulers.rs`.
+//!
 //! `Schedulers` on Redis: the scheduler hash, the `repeat` set and the iteration jobs, as
 //! upstream's scripts write them, and one cross-check with Node.js BullMQ itself.
 

@@ -1,3 +1,5 @@
+//! Only what is Redis-specific; the shared cases are the conformance suite's `transitions.rs`.
+//!
 //! `Transitions` on Redis: every move read back from the keys and the events stream, compared
 //! with what upstream's scripts write when Node.js calls them.
 

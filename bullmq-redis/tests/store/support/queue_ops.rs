@@ -11,8 +11,7 @@ use bullmq_core::clock::ManualClock;
 use bullmq_core::{JobId, JobOptions, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
 
-/// The stopped clock's start: 2023-11-14T22:13:20Z.
-pub(crate) const T0: u64 = 1_700_000_000_000;
+pub(crate) use super::T0;
 
 pub(crate) use bullmq_test_support::{PrefixGuard, redis_url};
 

@@ -12,8 +12,7 @@ use bullmq_core::clock::ManualClock;
 use bullmq_core::{Job, JobOptions, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
 
-/// Where the stopped clock starts (2023-11-14T22:13:20Z).
-pub(crate) const T0: u64 = 1_700_000_000_000;
+pub(crate) use super::T0;
 
 pub(crate) use bullmq_test_support::{
     PrefixGuard, blocked_in, clients_named, eventually, redis_url, unique_prefix,

@@ -14,8 +14,7 @@ use bullmq_core::clock::ManualClock;
 use bullmq_core::{Job, JobOptions, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
 
-/// Where the stopped clock starts (2023-11-14T22:13:20Z).
-pub(crate) const T0: u64 = 1_700_000_000_000;
+pub(crate) use super::T0;
 
 /// The lock duration the tests take jobs with.
 pub(crate) const LOCK: Duration = Duration::from_secs(30);

@@ -9,17 +9,17 @@ use bullmq_postgres::sqlx::{self, Row as _};
 use serde_json::{Value, json};
 
 /// Now, Unix ms.
-pub fn now_ms() -> i64 {
+pub(crate) fn now_ms() -> i64 {
     i64::try_from(bullmq_test_support::now_ms()).expect("ms fit i64")
 }
 
 /// A job id.
-pub fn id(s: &str) -> JobId {
+pub(crate) fn id(s: &str) -> JobId {
     JobId::from(s)
 }
 
 /// The script error inside `err`, or a panic naming what came instead.
-pub fn script_error(err: Error) -> ScriptError {
+pub(crate) fn script_error(err: Error) -> ScriptError {
     match err {
         Error::Script(e) => e,
         other => panic!("expected a script error, got {other:?}"),
@@ -29,7 +29,7 @@ pub fn script_error(err: Error) -> ScriptError {
 /// A job to add with upstream's `add_job`. As Node.js's `addJob` does, the command's priority,
 /// delay, attempts, lifo and deduplication id are read from the (long-key) options.
 #[derive(Clone, Debug)]
-pub struct AddJob<'a> {
+pub(crate) struct AddJob<'a> {
     /// The id asked for; empty: the store numbers the job.
     pub id: &'a str,
     /// The job's name.
@@ -49,7 +49,7 @@ pub struct AddJob<'a> {
 impl<'a> AddJob<'a> {
     /// Job `id` named `test`, data `{"n":1}`, options `{"delay":0,"priority":0,"attempts":1}`,
     /// added now.
-    pub fn new(id: &'a str) -> Self {
+    pub(crate) fn new(id: &'a str) -> Self {
         Self {
             id,
             name: "test",
@@ -63,41 +63,34 @@ impl<'a> AddJob<'a> {
 
     /// Due `ms` after it is added.
     #[must_use]
-    pub fn delay(mut self, ms: i64) -> Self {
+    pub(crate) fn delay(mut self, ms: i64) -> Self {
         self.opts["delay"] = json!(ms);
         self
     }
 
     /// With priority `priority`.
     #[must_use]
-    pub fn priority(mut self, priority: i32) -> Self {
+    pub(crate) fn priority(mut self, priority: i32) -> Self {
         self.opts["priority"] = json!(priority);
-        self
-    }
-
-    /// Deduplicated under `dedup`.
-    #[must_use]
-    pub fn dedup(mut self, dedup: &str) -> Self {
-        self.opts["deduplication"] = json!({ "id": dedup });
         self
     }
 
     /// Made by the job scheduler `scheduler`.
     #[must_use]
-    pub fn scheduler(mut self, scheduler: &'a str) -> Self {
+    pub(crate) fn scheduler(mut self, scheduler: &'a str) -> Self {
         self.scheduler = Some(scheduler);
         self
     }
 
     /// Added at `timestamp` (Unix ms).
     #[must_use]
-    pub fn at(mut self, timestamp: i64) -> Self {
+    pub(crate) fn at(mut self, timestamp: i64) -> Self {
         self.timestamp = timestamp;
         self
     }
 
     /// Runs `add_job` in `b`'s queue; the job's id.
-    pub async fn add(&self, b: &PostgresBackend) -> String {
+    pub(crate) async fn add(&self, b: &PostgresBackend) -> String {
         let opts = &self.opts;
         let int = |k: &str| opts.get(k).and_then(Value::as_i64);
         let dedup = opts.pointer("/deduplication/id").and_then(Value::as_str);
@@ -127,7 +120,7 @@ impl<'a> AddJob<'a> {
 /// One `add_flow` entry, as Node.js's `toBatchEntry` builds it: job `id` of `queue` named
 /// `flow` with data `{}` and no options, under `parent` (`(queue, id)`), waiting for its
 /// children when `waits_for_children`.
-pub fn flow_entry(
+pub(crate) fn flow_entry(
     queue: &str,
     id: &str,
     parent: Option<(&str, &str)>,
@@ -154,7 +147,7 @@ pub fn flow_entry(
 }
 
 /// Runs `add_flow` with `entries` (roots first, as Node.js orders them); the jobs' ids.
-pub async fn add_flow(b: &PostgresBackend, entries: Vec<Value>) -> Vec<String> {
+pub(crate) async fn add_flow(b: &PostgresBackend, entries: Vec<Value>) -> Vec<String> {
     sqlx::query_scalar(commands::ADD_FLOW.text)
         .bind(Value::Array(entries).to_string())
         .fetch_all(b.connection().pool())
@@ -164,7 +157,7 @@ pub async fn add_flow(b: &PostgresBackend, entries: Vec<Value>) -> Vec<String> {
 
 /// Claims the next job with upstream's `move_to_active` (a 30 s lock, now) for a worker named
 /// `worker` whose limiter, if any, allows `limiter_max` jobs a second; the claimed job's id.
-pub async fn move_to_active(
+pub(crate) async fn move_to_active(
     b: &PostgresBackend,
     token: &str,
     worker: Option<&str>,
@@ -185,7 +178,7 @@ pub async fn move_to_active(
 }
 
 /// Claims the next job as a worker named `w` with no limiter; the claimed job's id.
-pub async fn activate(b: &PostgresBackend, token: &str) -> Option<String> {
+pub(crate) async fn activate(b: &PostgresBackend, token: &str) -> Option<String> {
     move_to_active(b, token, Some("w"), None).await
 }
 
@@ -209,7 +202,7 @@ async fn finish(
 
 /// Completes active job `id` (held under `token`) with upstream's `move_to_completed`, with
 /// `return_value` (JSON text) at `finished_on`, keeping it.
-pub async fn complete(
+pub(crate) async fn complete(
     b: &PostgresBackend,
     id: &str,
     token: &str,
@@ -226,7 +219,7 @@ pub async fn complete(
 
 /// Fails active job `id` (held under `token`) with upstream's `move_to_failed`, with `reason`
 /// and `stacktrace` (JSON text) at `finished_on`, keeping it.
-pub async fn fail(
+pub(crate) async fn fail(
     b: &PostgresBackend,
     id: &str,
     token: &str,
@@ -244,7 +237,7 @@ pub async fn fail(
 }
 
 /// One column of a job's row in `b`'s queue (as text), `None` when the job does not exist.
-pub async fn column(b: &PostgresBackend, id: &str, column: &str) -> Option<Option<String>> {
+pub(crate) async fn column(b: &PostgresBackend, id: &str, column: &str) -> Option<Option<String>> {
     sqlx::query_scalar(&format!(
         "SELECT {column}::text FROM job WHERE queue = $1 AND id = $2"
     ))
@@ -256,6 +249,6 @@ pub async fn column(b: &PostgresBackend, id: &str, column: &str) -> Option<Optio
 }
 
 /// The job's state, if it exists.
-pub async fn state(b: &PostgresBackend, id: &str) -> Option<String> {
+pub(crate) async fn state(b: &PostgresBackend, id: &str) -> Option<String> {
     column(b, id, "state").await.flatten()
 }

@@ -3,7 +3,6 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle};
 use bullmq::flow::{FlowJob, FlowOptions, FlowProducer, GetFlowOptions, JobNode};

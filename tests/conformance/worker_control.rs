@@ -136,9 +136,8 @@ pub async fn close_timeout_leaves_the_job_for_the_stalled_check<S: Store>() {
         })
         .await;
     ctx.wait_state(&slow, JobState::Active).await;
-    let started = Instant::now();
+    // Gave up before the 5 s job ended: had it waited, the job would be completed now.
     assert!(!worker.close_timeout(Duration::from_millis(100)).await);
-    assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(ctx.state(&slow).await, Some(JobState::Active), "not lost");
     let job = ctx.job(&slow).await;
     assert_eq!(job.attempts_made, 0);

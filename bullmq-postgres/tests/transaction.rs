@@ -186,21 +186,17 @@ async fn a_waiting_worker_is_woken_at_commit_not_before() {
     // Far inside the longest wait (10 s, which the drain delay is capped to).
     // The processor runs before the job is moved to completed, so wait for
     // the stored return value rather than for the processor's counter.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
-    loop {
-        let stored = queue.get_job(&job.id).await.unwrap().unwrap();
-        if let Some(value) = stored.return_value {
-            assert_eq!(value, "\"sent\"");
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "not woken by the commit's NOTIFY (processed {})",
-            processed.load(Ordering::SeqCst)
-        );
-        // Poll interval of a loop that names, when it gives up, what is still pending.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    bullmq_test_support::eventually(
+        "the job completed, woken by the commit's NOTIFY",
+        Duration::from_secs(3),
+        || async {
+            let stored = queue.get_job(&job.id).await.unwrap().unwrap();
+            stored.return_value.is_some()
+        },
+    )
+    .await;
+    let stored = queue.get_job(&job.id).await.unwrap().unwrap();
+    assert_eq!(stored.return_value.as_deref(), Some("\"sent\""));
     assert_eq!(processed.load(Ordering::SeqCst), 1);
     worker.close().await;
 }

@@ -34,6 +34,7 @@ pub async fn an_expired_lock_is_refused<S: Store>() {
     let a = ctx.queue.job(id.clone());
     let token = LockToken::new("t");
     assert!(a.extend_lock(&token, Duration::from_secs(2)).await.unwrap());
+    // Simulates work while the 2 s lock is held.
     tokio::time::sleep(Duration::from_millis(150)).await;
     assert!(
         a.extend_lock(&token, Duration::from_millis(100))
@@ -41,6 +42,7 @@ pub async fn an_expired_lock_is_refused<S: Store>() {
             .unwrap(),
         "still held"
     );
+    // Waits for the 100 ms lock to expire on the server.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         !a.extend_lock(&token, Duration::from_millis(100))

@@ -334,6 +334,7 @@ pub async fn remove_on_complete_by_age<S: Store>() {
         .await;
     ctx.wait_state(&old, JobState::Completed).await;
     // Older than a second when the next job completes: removed then.
+    // Waits for the completed job's 1 s age limit to expire on the server.
     tokio::time::sleep(Duration::from_millis(2100)).await;
     assert!(ctx.queue.get_job(&old).await.unwrap().is_some());
     let new = ctx.add("new", json!({}), opts).await;
@@ -385,6 +386,7 @@ pub async fn max_started_attempts_fails_a_restarted_job<S: Store>() {
         ctx.take_for("crashed", Duration::from_millis(100)).await,
         Some(id.clone())
     );
+    // Waits for the 100 ms lock to expire on the server.
     tokio::time::sleep(Duration::from_millis(150)).await;
     let opts = fast()
         .stalled_interval(Duration::from_millis(100))
@@ -407,6 +409,7 @@ pub async fn a_job_stalled_too_often_fails<S: Store>() {
     let ctx = Ctx::<S>::new("stalled-out").await;
     let id = ctx.add("s", json!({}), JobOptions::new()).await;
     ctx.take_for("crashed", Duration::from_millis(100)).await;
+    // Waits for the 100 ms lock to expire on the server.
     tokio::time::sleep(Duration::from_millis(150)).await;
     let opts = fast()
         .stalled_interval(Duration::from_millis(100))
@@ -457,6 +460,7 @@ pub async fn lock_renewal_keeps_a_long_job<S: Store>() {
         .stalled_interval(Duration::from_millis(100));
     let worker = ctx
         .worker(opts, |_job, _| async move {
+            // Simulates work longer than the 1.2 s lock.
             tokio::time::sleep(Duration::from_millis(3000)).await;
             Ok(json!("kept"))
         })

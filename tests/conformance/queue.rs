@@ -169,6 +169,7 @@ pub async fn remove_clean_and_obliterate<S: Store>() {
     let b = ctx.add("b", json!({}), JobOptions::new()).await;
     assert!(ctx.queue.remove(&a, false).await.unwrap());
     assert!(ctx.queue.get_job(&a).await.unwrap().is_none());
+    // Waits for `b` to age past the zero grace (clean takes jobs older than the server's now).
     tokio::time::sleep(Duration::from_millis(20)).await;
     let cleaned = ctx
         .queue
@@ -481,6 +482,7 @@ pub async fn duplicates_and_deduplication_ttl<S: Store>() {
     let second = ctx.add("d", json!(2), opts()).await;
     assert_eq!(first, second);
     // Past the ttl a new job is added although the first still waits.
+    // Waits for the 400 ms deduplication ttl to expire on the server.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let third = ctx.add("d", json!(3), opts()).await;
     assert_ne!(third, first);

@@ -142,6 +142,7 @@ pub async fn every_job_once_under_concurrency<S: Store>() {
                 let runs = runs.clone();
                 async move {
                     *runs.lock().unwrap().entry(job.id.clone()).or_default() += 1;
+                    // Simulates work.
                     tokio::time::sleep(Duration::from_millis(2)).await;
                     Ok(json!(job.id.as_str()))
                 }
@@ -198,6 +199,7 @@ pub async fn stalled_job_is_taken_again<S: Store>() {
     };
     let taken = ctx.queue.backend().move_to_active(&fetch).await.unwrap();
     assert_eq!(taken.job.unwrap().id, id);
+    // Waits for the 100 ms lock to expire on the server.
     tokio::time::sleep(Duration::from_millis(150)).await;
     let opts = fast()
         .stalled_interval(Duration::from_millis(100))

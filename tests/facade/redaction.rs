@@ -105,8 +105,7 @@ async fn no_password_in_debug_display_errors_or_logs() {
         ),
     ];
     for url in &redis_urls {
-        let mut options =
-            RedisOptions::new(url.as_str()).response_timeout(Duration::from_secs(2));
+        let mut options = RedisOptions::new(url.as_str()).response_timeout(Duration::from_secs(2));
         if url.contains("+cluster") {
             // A cluster needs the queue's keys in one slot; the connect is what is tested.
             options = options.prefix(bullmq::Prefix::new("{redact}").unwrap());

@@ -68,14 +68,13 @@ async fn sessions(name: &str) -> Vec<i32> {
 
 /// Waits up to 10 s for the sessions named `name` to satisfy `ok`; returns them.
 async fn sessions_until(name: &str, ok: impl Fn(&[i32]) -> bool) -> Vec<i32> {
-    let until = Instant::now() + Duration::from_secs(10);
-    loop {
-        let pids = sessions(name).await;
-        if ok(&pids) || Instant::now() > until {
-            return pids;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    bullmq_test_support::eventually(
+        &format!("the sessions named {name}"),
+        Duration::from_secs(10),
+        || async { ok(&sessions(name).await) },
+    )
+    .await;
+    sessions(name).await
 }
 
 /// Kills the sessions named `name`; returns how many there were.
@@ -108,6 +107,8 @@ async fn started_wait(
     b: &PostgresBackend,
 ) -> tokio::task::JoinHandle<(Option<bullmq_core::backend::Marker>, Duration)> {
     let wait = spawn_wait(b, Duration::from_secs(20));
+    // Gives the task time to begin its wait: nothing on the server shows a wait in progress
+    // (the LISTEN connection is idle before, during and after one).
     tokio::time::sleep(Duration::from_millis(300)).await;
     wait
 }
@@ -172,6 +173,7 @@ async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
 
     // Another queue's notification is not ours.
     let wait = spawn_wait(&b, Duration::from_millis(800));
+    // Gives the task time to begin its wait (nothing on the server shows it).
     tokio::time::sleep(Duration::from_millis(200)).await;
     let other = b.for_queue(&QueueName::new("other").unwrap(), None);
     notify_jobs(&other).await;
@@ -198,7 +200,7 @@ async fn a_wait_times_out_and_a_delayed_job_shortens_it() {
     let start = Instant::now();
     add_job(&b, "later", 1000).await;
     // `add_job` notifies even for a delayed job; let that notification arrive first (it would
-    // wake the wait with a marker, as upstream's does).
+    // wake the wait with a marker, as upstream's does); nothing shows it was delivered.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(b.wait_for_job(Duration::from_secs(20)).await.unwrap(), None);
     // Measured from before the add, so a slow add cannot make the wait look early.
@@ -263,6 +265,7 @@ async fn waits_survive_the_listen_connection_being_killed() {
     // Killed mid-wait: the wait goes on (polling, then listening again) and sees a new job.
     let wait = started_wait(&b).await;
     assert_eq!(terminate(&name).await, 1);
+    // A negative check, nothing to await: gives the wait time to (wrongly) end on the loss.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(!wait.is_finished(), "a lost connection is no job");
     add_job(&b, "1", 0).await;
@@ -283,10 +286,12 @@ async fn waits_survive_the_listen_connection_being_killed() {
             let until = Instant::now() + Duration::from_secs(2);
             while Instant::now() < until {
                 terminate(&name).await;
+                // Paces the kills (the fault this case simulates).
                 tokio::time::sleep(Duration::from_millis(30)).await;
             }
         })
     };
+    // Lets several kills land before the add (the fault this case simulates).
     tokio::time::sleep(Duration::from_millis(500)).await;
     add_job(&b, "2", 0).await;
     let seen = "the job is seen while the connection keeps dropping";

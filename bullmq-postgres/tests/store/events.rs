@@ -158,6 +158,8 @@ async fn an_event_committed_after_a_later_one_is_not_skipped() {
         let start = start.clone();
         tokio::spawn(async move { b.read_events(&start, Duration::from_secs(20)).await })
     };
+    // A negative check, nothing to await: gives the read time to (wrongly) return `late`
+    // alone while `first` is open.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let returned_early = reader.is_finished();
     first.commit().await.unwrap();
@@ -210,6 +212,8 @@ async fn the_newest_id_never_passes_an_event_in_flight() {
         let b = b.clone();
         tokio::spawn(async move { b.last_event_id().await })
     };
+    // A negative check, nothing to await: gives `$` time to (wrongly) resolve past the writer
+    // in flight.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!newest.is_finished(), "waits for the writer in flight");
     open.commit().await.unwrap();
@@ -244,6 +248,7 @@ async fn concurrent_writers_every_committed_event_once_in_order() {
                 let mut tx = pool.begin().await.unwrap();
                 let id = publish_in(&mut tx, "mail", &format!("w{w}-{i}")).await;
                 let pause = u64::try_from((w * 7 + i * 13) % 37).unwrap();
+                // Simulates work inside the transaction, so commits interleave.
                 tokio::time::sleep(Duration::from_millis(pause)).await;
                 if (w + i) % 7 == 3 {
                     tx.rollback().await.unwrap();

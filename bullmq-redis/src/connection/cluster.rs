@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
+use super::multi_host::MultiHostUrl;
+
 /// The URL schemes of a cluster: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+cluster", "redis"), ("rediss+cluster", "rediss")];
 
@@ -41,38 +43,28 @@ impl ClusterUrl {
     /// The cluster URL `url` is, `Ok(None)` when it is a standalone URL, or why it is not
     /// valid (the message never holds the password).
     pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
-        let Some((scheme, rest)) = url.split_once("://") else {
+        let Some(url) = MultiHostUrl::split(url, &SCHEMES, 6379)? else {
             return Ok(None);
         };
-        let Some(&(_, node_scheme)) = SCHEMES.iter().find(|(s, _)| *s == scheme) else {
-            return Ok(None);
-        };
-        let (rest, query) = match rest.find('?') {
-            Some(at) => (&rest[..at], &rest[at..]),
-            None => (rest, ""),
-        };
-        let (user_info, hosts) = match rest.rfind('@') {
-            Some(at) => (&rest[..=at], &rest[at + 1..]),
-            None => ("", rest),
-        };
-        let (hosts, db) = hosts.split_once('/').unwrap_or((hosts, ""));
-        if !matches!(db, "" | "0") {
+        if !matches!(url.path, "" | "0") {
             return Err(format!(
-                "a cluster has only database 0, the URL asks for database `{db}`"
+                "a cluster has only database 0, the URL asks for database `{}`",
+                url.path
             ));
         }
-        let mut seeds = Vec::new();
-        for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            seeds.push(parse_host_port(host, 6379)?);
-        }
-        if seeds.is_empty() {
+        if url.hosts.is_empty() {
             return Err("the cluster URL names no node (`redis+cluster://host:port,…`)".into());
         }
+        let query = if url.query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", url.query)
+        };
         Ok(Some(Self {
-            scheme: node_scheme,
-            user_info: user_info.to_owned(),
-            query: query.to_owned(),
-            seeds,
+            scheme: url.node_scheme,
+            user_info: url.user_info.to_owned(),
+            query,
+            seeds: url.hosts,
         }))
     }
 

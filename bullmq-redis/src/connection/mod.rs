@@ -20,6 +20,7 @@ mod direct;
 pub(crate) use direct::timed_out;
 mod frame;
 mod link;
+mod multi_host;
 mod pipelined;
 mod resp;
 mod route;

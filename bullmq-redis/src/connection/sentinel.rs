@@ -17,6 +17,7 @@ use redis::{RedisResult, Value};
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
+use super::multi_host::MultiHostUrl;
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+sentinel", "redis"), ("rediss+sentinel", "rediss")];
@@ -55,32 +56,17 @@ impl SentinelUrl {
     /// The sentinel URL `url` is, `Ok(None)` for another kind, or why it is not valid (the
     /// message never holds a password).
     pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
-        let Some((scheme, rest)) = url.split_once("://") else {
+        let Some(url) = MultiHostUrl::split(url, &SCHEMES, 26379)? else {
             return Ok(None);
         };
-        let Some(&(_, node_scheme)) = SCHEMES.iter().find(|(s, _)| *s == scheme) else {
-            return Ok(None);
-        };
-        let (rest, query) = match rest.find('?') {
-            Some(at) => (&rest[..at], &rest[at + 1..]),
-            None => (rest, ""),
-        };
-        let (user_info, rest) = match rest.rfind('@') {
-            Some(at) => (&rest[..=at], &rest[at + 1..]),
-            None => ("", rest),
-        };
-        let (hosts, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let mut path = path.split('/').filter(|p| !p.is_empty());
+        let (query, user_info, sentinels) = (url.query, url.user_info, url.hosts);
+        let mut path = url.path.split('/').filter(|p| !p.is_empty());
         let master = path
             .next()
             .ok_or("the sentinel URL names no master (`redis+sentinel://host:port/<master>`)")?;
         let db = path.next().unwrap_or("0");
         if db.parse::<u32>().is_err() {
             return Err(format!("`{db}` is not a database number"));
-        }
-        let mut sentinels = Vec::new();
-        for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            sentinels.push(super::cluster::parse_host_port(host, 26379)?);
         }
         if sentinels.is_empty() {
             return Err("the sentinel URL names no sentinel".into());
@@ -106,7 +92,7 @@ impl SentinelUrl {
             format!("?{}", kept.join("&"))
         };
         Ok(Some(Self {
-            scheme: node_scheme,
+            scheme: url.node_scheme,
             user_info: user_info.to_owned(),
             query,
             sentinel_user_info,

@@ -4,99 +4,15 @@
 //! same job id), workers keep processing; afterwards every job added is completed, and the
 //! jobs that ran more than once are counted and printed.
 
-use crate::support;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{
-    ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
-    QueueName, Worker, WorkerOptions,
-};
-use serde_json::json;
+use bullmq::{JobState, Prefix, Queue, QueueName};
 use support::redis_cluster::TestCluster;
 use support::wait::eventually;
 
-/// Jobs added in all.
-const JOBS: usize = 400;
-/// The fault strikes once this many have been added.
-const FAULT_AT: usize = 150;
-const LOCK: Duration = Duration::from_secs(2);
-
-async fn backend(cluster: &TestCluster, prefix: &Prefix) -> RedisBackend {
-    let options = RedisOptions::new(cluster.url())
-        .prefix(prefix.clone())
-        .response_timeout(Duration::from_secs(3));
-    RedisBackend::connect(&options, QueueName::new("faults").unwrap())
-        .await
-        .unwrap()
-}
-
-/// How often each job ran.
-type Runs = Arc<Mutex<HashMap<String, u32>>>;
-
-async fn start_worker(
-    cluster: &TestCluster,
-    prefix: &Prefix,
-    runs: &Runs,
-) -> Worker<RedisBackend, impl bullmq::Processor<RedisBackend>> {
-    let runs = Arc::clone(runs);
-    let opts = WorkerOptions::new()
-        .concurrency(10)
-        .lock_duration(LOCK)
-        .stalled_interval(Duration::from_millis(500))
-        .max_stalled_count(100);
-    Worker::new(
-        QueueName::new("faults").unwrap(),
-        backend(cluster, prefix).await,
-        opts,
-        move |job: ActiveJob<RedisBackend>, _: CancellationToken| {
-            let runs = Arc::clone(&runs);
-            async move {
-                *runs
-                    .lock()
-                    .unwrap()
-                    .entry(job.id.as_str().to_owned())
-                    .or_default() += 1;
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                ProcessResult::Ok(json!(null))
-            }
-        },
-    )
-    .await
-    .unwrap()
-}
-
-/// Adds `JOBS` jobs with ids `job-<n>`, retrying each until it is in; runs `fault` once
-/// `FAULT_AT` are in.
-async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<JobId>, u32) {
-    let mut fault = Some(fault);
-    let mut ids = Vec::new();
-    let mut failed_adds = 0;
-    for n in 0..JOBS {
-        if n == FAULT_AT
-            && let Some(fault) = fault.take()
-        {
-            fault();
-        }
-        let opts = JobOptions::new().job_id(format!("job-{n}"));
-        loop {
-            match queue.add("j", &json!({"n": n}), opts.clone()).await {
-                Ok(job) => {
-                    ids.push(job.id);
-                    break;
-                }
-                Err(e) => {
-                    failed_adds += 1;
-                    assert!(failed_adds < 2000, "adds keep failing: {e}");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            }
-        }
-    }
-    (ids, failed_adds)
-}
+use crate::counting::{JOBS, Runs, backend, counting_worker, produce};
+use crate::support;
 
 /// Runs jobs through a queue of a private cluster; `fault(cluster, queue's primary, queue's
 /// slot)` strikes after `FAULT_AT` adds.
@@ -106,12 +22,12 @@ async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16, u16) + Send
     let primary = cluster.owner_of(&format!("{prefix}:faults:wait"));
     let queue = Queue::new(
         QueueName::new("faults").unwrap(),
-        backend(&cluster, &prefix).await,
+        backend(&cluster.url(), &prefix, "faults").await,
     );
     let runs: Runs = Arc::default();
     let workers = [
-        start_worker(&cluster, &prefix, &runs).await,
-        start_worker(&cluster, &prefix, &runs).await,
+        counting_worker(&cluster.url(), &prefix, "faults", &runs).await,
+        counting_worker(&cluster.url(), &prefix, "faults", &runs).await,
     ];
     let slot = cluster.slot_of(&format!("{prefix}:faults:wait"));
     let (ids, failed_adds) = produce(&queue, || fault(&cluster, primary, slot)).await;

@@ -7,6 +7,7 @@
 
 use bullmq_test_support as support;
 
+mod counting;
 mod faults;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod routing;

@@ -5,24 +5,21 @@
 //! reader never saw are counted and printed (asynchronous replication may lose the last
 //! writes before a crash).
 
-use crate::support;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
-    ActiveJob, CancellationToken, EventItem, JobId, JobOptions, JobState, Prefix, Processor, Queue,
-    QueueEvent, QueueEvents, QueueEventsOptions, QueueName, Worker, WorkerOptions,
+    EventItem, JobState, Prefix, Queue, QueueEvent, QueueEvents, QueueEventsOptions, QueueName,
 };
-use serde_json::json;
 use support::wait::eventually;
 
+use crate::counting::{Runs, backend, counting_worker, produce};
+use crate::support;
+
 const MASTER: &str = "mymaster";
-const JOBS: usize = 400;
-const FAULT_AT: usize = 150;
 
 /// A primary, a replica and three sentinels, killed (and their folder removed) on drop.
 struct Sentinels {
@@ -198,58 +195,15 @@ fn cli(port: u16, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-async fn backend(sentinels: &Sentinels, prefix: &Prefix) -> RedisBackend {
-    let options = RedisOptions::new(sentinels.url())
-        .prefix(prefix.clone())
-        .response_timeout(Duration::from_secs(3));
-    RedisBackend::connect(&options, QueueName::new("failover").unwrap())
-        .await
-        .unwrap()
-}
-
-type Runs = Arc<Mutex<HashMap<String, u32>>>;
-
-async fn start_worker(
-    sentinels: &Sentinels,
-    prefix: &Prefix,
-    runs: &Runs,
-) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
-    let runs = Arc::clone(runs);
-    let opts = WorkerOptions::new()
-        .concurrency(10)
-        .lock_duration(Duration::from_secs(2))
-        .stalled_interval(Duration::from_millis(500))
-        .max_stalled_count(100);
-    Worker::new(
-        QueueName::new("failover").unwrap(),
-        backend(sentinels, prefix).await,
-        opts,
-        move |job: ActiveJob<RedisBackend>, _: CancellationToken| {
-            let runs = Arc::clone(&runs);
-            async move {
-                *runs
-                    .lock()
-                    .unwrap()
-                    .entry(job.id.as_str().to_owned())
-                    .or_default() += 1;
-                tokio::time::sleep(Duration::from_millis(5)).await;
-                Ok(json!(null))
-            }
-        },
-    )
-    .await
-    .unwrap()
-}
-
 async fn run(fault_name: &str, fault: impl FnOnce(&Sentinels)) {
     let sentinels = Sentinels::start();
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
     let queue = Queue::new(
         QueueName::new("failover").unwrap(),
-        backend(&sentinels, &prefix).await,
+        backend(&sentinels.url(), &prefix, "failover").await,
     );
     let events = QueueEvents::new(
-        backend(&sentinels, &prefix).await,
+        backend(&sentinels.url(), &prefix, "failover").await,
         QueueEventsOptions::new(),
     )
     .unwrap();
@@ -268,34 +222,11 @@ async fn run(fault_name: &str, fault: impl FnOnce(&Sentinels)) {
     });
     let runs: Runs = Arc::default();
     let workers = [
-        start_worker(&sentinels, &prefix, &runs).await,
-        start_worker(&sentinels, &prefix, &runs).await,
+        counting_worker(&sentinels.url(), &prefix, "failover", &runs).await,
+        counting_worker(&sentinels.url(), &prefix, "failover", &runs).await,
     ];
 
-    let mut fault = Some(fault);
-    let mut ids: Vec<JobId> = Vec::new();
-    let mut failed_adds = 0;
-    for n in 0..JOBS {
-        if n == FAULT_AT
-            && let Some(fault) = fault.take()
-        {
-            fault(&sentinels);
-        }
-        let opts = JobOptions::new().job_id(format!("job-{n}"));
-        loop {
-            match queue.add("j", &json!({"n": n}), opts.clone()).await {
-                Ok(job) => {
-                    ids.push(job.id);
-                    break;
-                }
-                Err(e) => {
-                    failed_adds += 1;
-                    assert!(failed_adds < 2000, "adds keep failing: {e}");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-            }
-        }
-    }
+    let (ids, failed_adds) = produce(&queue, || fault(&sentinels)).await;
     let old = sentinels.primary;
     eventually(
         "the sentinels name another primary",

@@ -1,0 +1,100 @@
+//! What the fault tests on a cluster and on Sentinel share: a backend on a queue of their
+//! own, workers that count how often each job ran, and a producer that keeps adding through
+//! the fault.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{
+    ActiveJob, CancellationToken, JobId, JobOptions, Prefix, ProcessResult, Processor, Queue,
+    QueueName, Worker, WorkerOptions,
+};
+use serde_json::json;
+
+/// Jobs added in all.
+pub const JOBS: usize = 400;
+/// The fault strikes once this many have been added.
+pub const FAULT_AT: usize = 150;
+
+/// How often each job ran.
+pub type Runs = Arc<Mutex<HashMap<String, u32>>>;
+
+/// A backend on `queue` under `prefix`, reached through `url`.
+pub async fn backend(url: &str, prefix: &Prefix, queue: &str) -> RedisBackend {
+    let options = RedisOptions::new(url)
+        .prefix(prefix.clone())
+        .response_timeout(Duration::from_secs(3));
+    RedisBackend::connect(&options, QueueName::new(queue).unwrap())
+        .await
+        .unwrap()
+}
+
+/// A worker on `queue` whose jobs take 5 ms each and count their runs in `runs`; its lock
+/// (2 s) and stalled checks (every 500 ms) are short, so a job stranded by the fault is
+/// taken again soon.
+pub async fn counting_worker(
+    url: &str,
+    prefix: &Prefix,
+    queue: &str,
+    runs: &Runs,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    let runs = Arc::clone(runs);
+    let opts = WorkerOptions::new()
+        .concurrency(10)
+        .lock_duration(Duration::from_secs(2))
+        .stalled_interval(Duration::from_millis(500))
+        .max_stalled_count(100);
+    Worker::new(
+        QueueName::new(queue).unwrap(),
+        backend(url, prefix, queue).await,
+        opts,
+        move |job: ActiveJob<RedisBackend>, _: CancellationToken| {
+            let runs = Arc::clone(&runs);
+            async move {
+                *runs
+                    .lock()
+                    .unwrap()
+                    .entry(job.id.as_str().to_owned())
+                    .or_default() += 1;
+                // Simulates work, so that jobs are in flight when the fault strikes.
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                ProcessResult::Ok(json!(null))
+            }
+        },
+    )
+    .await
+    .unwrap()
+}
+
+/// Adds `JOBS` jobs with ids `job-<n>`, retrying each until it is in; runs `fault` once
+/// `FAULT_AT` are in. Returns the ids and how many adds were refused along the way.
+pub async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<JobId>, u32) {
+    let mut fault = Some(fault);
+    let mut ids = Vec::new();
+    let mut failed_adds = 0;
+    for n in 0..JOBS {
+        if n == FAULT_AT
+            && let Some(fault) = fault.take()
+        {
+            fault();
+        }
+        let opts = JobOptions::new().job_id(format!("job-{n}"));
+        loop {
+            match queue.add("j", &json!({"n": n}), opts.clone()).await {
+                Ok(job) => {
+                    ids.push(job.id);
+                    break;
+                }
+                Err(e) => {
+                    failed_adds += 1;
+                    assert!(failed_adds < 2000, "adds keep failing: {e}");
+                    // The pause between two tries of an add the fault refused.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    }
+    (ids, failed_adds)
+}

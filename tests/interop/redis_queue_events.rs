@@ -567,17 +567,25 @@ async fn killed_connections_lose_no_event() {
             .await
             .expect("publish");
         if i % 60 == 30 {
-            // Kill the reader's connection mid-stream, wherever it is.
-            if let Some(id) = client_id(&mut admin, &name).await {
-                let killed: redis::RedisResult<()> = redis::cmd("CLIENT")
-                    .arg("KILL")
-                    .arg("ID")
-                    .arg(id)
-                    .query_async(&mut admin)
-                    .await;
-                if killed.is_ok() {
-                    kills += 1;
+            // Kill the reader's connection mid-stream, wherever it is, once it is back from
+            // the last kill (a kill while it reconnects would find nothing to kill).
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let id = loop {
+                if let Some(id) = client_id(&mut admin, &name).await {
+                    break id;
                 }
+                assert!(Instant::now() < deadline, "`{name}` did not reconnect");
+                // Poll interval of a loop that names, when it gives up, what is still pending.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            };
+            let killed: redis::RedisResult<()> = redis::cmd("CLIENT")
+                .arg("KILL")
+                .arg("ID")
+                .arg(id)
+                .query_async(&mut admin)
+                .await;
+            if killed.is_ok() {
+                kills += 1;
             }
         }
     }

@@ -33,6 +33,13 @@ pub mod __private {
     pub mod scripts {
         pub use crate::scripts::*;
     }
+
+    /// When the backend (behind Redis Sentinel) heard each `+switch-master` of its primary:
+    /// from then on it sends nothing more to the old one. Empty elsewhere.
+    #[must_use]
+    pub fn switches_heard(backend: &crate::RedisBackend) -> Vec<std::time::SystemTime> {
+        backend.connection().switches_heard()
+    }
 }
 
 // Every section of the contract is implemented: this stops compiling the day one is not.

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
@@ -40,6 +40,15 @@ pub async fn counting_worker(
     queue: &str,
     runs: &Runs,
 ) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    counting_worker_on(backend(url, prefix, queue).await, queue, runs).await
+}
+
+/// [`counting_worker`] on a backend of the caller's.
+pub async fn counting_worker_on(
+    backend: RedisBackend,
+    queue: &str,
+    runs: &Runs,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
     let runs = Arc::clone(runs);
     let opts = WorkerOptions::new()
         .concurrency(10)
@@ -48,7 +57,7 @@ pub async fn counting_worker(
         .max_stalled_count(100);
     Worker::new(
         QueueName::new(queue).unwrap(),
-        backend(url, prefix, queue).await,
+        backend,
         opts,
         move |job: ActiveJob<RedisBackend>, _: CancellationToken| {
             let runs = Arc::clone(&runs);
@@ -71,8 +80,20 @@ pub async fn counting_worker(
 /// Adds `JOBS` jobs with ids `job-<n>`, retrying each until it is in; runs `fault` once
 /// `FAULT_AT` are in. Returns the ids and how many adds were refused along the way.
 pub async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<JobId>, u32) {
+    let (ids, _, failed_adds) = produce_timed(queue, fault, Duration::ZERO).await;
+    (ids, failed_adds)
+}
+
+/// [`produce`], with the moment each add was acknowledged, and `pace` between two adds
+/// after the fault (so that adds go on through a failover that takes a while).
+pub async fn produce_timed(
+    queue: &Queue<RedisBackend>,
+    fault: impl FnOnce(),
+    pace: Duration,
+) -> (Vec<JobId>, Vec<SystemTime>, u32) {
     let mut fault = Some(fault);
     let mut ids = Vec::new();
+    let mut acked_at = Vec::new();
     let mut failed_adds = 0;
     for n in 0..JOBS {
         if n == FAULT_AT
@@ -80,11 +101,16 @@ pub async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<
         {
             fault();
         }
+        if n > FAULT_AT && !pace.is_zero() {
+            // The producer's rate, not a wait for something to happen.
+            tokio::time::sleep(pace).await;
+        }
         let opts = JobOptions::new().job_id(format!("job-{n}"));
         loop {
             match queue.add("j", &json!({"n": n}), opts.clone()).await {
                 Ok(job) => {
                     ids.push(job.id);
+                    acked_at.push(SystemTime::now());
                     break;
                 }
                 Err(e) => {
@@ -96,5 +122,5 @@ pub async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<
             }
         }
     }
-    (ids, failed_adds)
+    (ids, acked_at, failed_adds)
 }

@@ -47,10 +47,18 @@ impl RedisBackend {
         let interrupted = state.interrupt(which).notified();
         tokio::pin!(interrupted);
         interrupted.as_mut().enable();
+        // Behind sentinels, a switch lets go of a wait on the old primary: the next one goes
+        // to the new primary.
+        let switched = self.con.switched();
         let mut con = self.dedicated(&state, which).await?;
         let call = cmd.query_async::<Value>(&mut con);
         let outcome = tokio::select! {
             () = &mut interrupted => return Ok(None),
+            () = switched => {
+                drop(con);
+                self.drop_dedicated(&state, which).await;
+                return Ok(None);
+            }
             outcome = tokio::time::timeout(watchdog, call) => outcome.ok(),
         };
         drop(con);

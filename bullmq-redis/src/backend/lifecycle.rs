@@ -180,6 +180,8 @@ impl RedisBackend {
             return Err(Error::Closed("redis backend"));
         }
         let mut slot = self.slot(state, which).lock().await;
+        // After a switch, the wait must not go to the old primary on the connection kept.
+        self.con.refresh().await.map_err(wrap(which.what()))?;
         let generation = self.con.generation();
         match slot.as_ref() {
             Some((con, opened_to)) if *opened_to == generation => return Ok(con.clone()),

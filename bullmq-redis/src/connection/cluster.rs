@@ -230,8 +230,10 @@ pub(crate) enum Redirect {
     Moved(String, u16),
     /// `ASK <slot> <host>:<port>`: this key is being migrated there; ask it once.
     Ask(String, u16),
-    /// `TRYAGAIN`, `CLUSTERDOWN`, or `READONLY` from a demoted primary: ask again where the
-    /// primary is, and retry shortly.
+    /// `TRYAGAIN`, `CLUSTERDOWN`, `READONLY` from a demoted primary, or `NOREPLICAS` from a
+    /// primary whose replica left (`min-replicas-to-write`; it left because it was promoted,
+    /// or the new primary has no replica yet): ask again where the primary is, and retry
+    /// shortly.
     Retry,
 }
 
@@ -240,8 +242,9 @@ impl Redirect {
     /// without a host (`MOVED 12 :6380`) is to `current_host`.
     pub(crate) fn of(code: &str, detail: &str, current_host: &str) -> Option<Self> {
         match code {
-            // Nothing ran: the cluster is busy, or (`READONLY`) the node was demoted.
-            "TRYAGAIN" | "CLUSTERDOWN" | "READONLY" => Some(Self::Retry),
+            // Nothing ran: the cluster is busy, (`READONLY`) the node was demoted, or
+            // (`NOREPLICAS`) it refuses writes until a replica follows it.
+            "TRYAGAIN" | "CLUSTERDOWN" | "READONLY" | "NOREPLICAS" => Some(Self::Retry),
             "MOVED" | "ASK" => {
                 let address = detail.split_whitespace().nth(1)?;
                 let (host, port) = address.rsplit_once(':')?;

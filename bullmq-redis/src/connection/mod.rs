@@ -18,6 +18,7 @@ mod cluster;
 pub(crate) mod command;
 mod direct;
 pub(crate) use direct::timed_out;
+mod fence;
 mod frame;
 mod link;
 mod multi_host;
@@ -40,6 +41,7 @@ use tokio::sync::{OnceCell, watch};
 
 use bullmq_core::telemetry::ConnectionLog;
 use direct::{DirectConnection, Target};
+use fence::Fence;
 use pipelined::Pipelined;
 use route::ClusterRoute;
 use tracing::Instrument;
@@ -100,6 +102,8 @@ struct Pool {
     response_timeout: Duration,
     /// Up or down, as calls show it (logged on each change).
     link: ConnectionLog,
+    /// Behind sentinels: nothing is sent once the primary was switched.
+    fence: Option<Arc<Fence>>,
 }
 
 /// The pipelined connection's state.
@@ -199,6 +203,48 @@ impl SharedConnection {
         match &self.route {
             Route::Fixed(_) => 0,
             Route::Routed(route) => route.generation(),
+        }
+    }
+
+    /// Resolves once the sentinels announce a switch after this call (never on a standalone
+    /// server or a cluster): a wait in flight on the old primary then lets go.
+    pub(crate) fn switched(&self) -> impl Future<Output = ()> + Send + 'static {
+        let watching = match &self.route {
+            Route::Routed(route) => route.switches(),
+            Route::Fixed(_) => None,
+        };
+        async move {
+            match watching {
+                Some((switches, seen)) => switches.moved_past(seen).await,
+                None => std::future::pending().await,
+            }
+        }
+    }
+
+    /// When this connection's sentinel watcher heard each switch announced (empty elsewhere).
+    pub(crate) fn switches_heard(&self) -> Vec<std::time::SystemTime> {
+        match &self.route {
+            Route::Routed(route) => route
+                .switches()
+                .map(|(switches, _)| {
+                    switches
+                        .heard_at
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .clone()
+                })
+                .unwrap_or_default(),
+            Route::Fixed(_) => Vec::new(),
+        }
+    }
+
+    /// Asks where the primary is now if a switch or a failed call says it may have moved, so
+    /// that [`generation`](Self::generation) tells whether a dedicated connection still goes
+    /// to it.
+    pub(crate) async fn refresh(&self) -> RedisResult<()> {
+        match &self.route {
+            Route::Fixed(_) => Ok(()),
+            Route::Routed(route) => route.pool().await.map(drop),
         }
     }
 
@@ -308,7 +354,19 @@ impl Pool {
             pipelined: Mutex::new(PipelinedSlot::Empty),
             shared: OnceCell::new(),
             response_timeout,
+            fence: None,
         }
+    }
+
+    /// The pool, sending nothing once `fence` is passed.
+    fn fenced(mut self, fence: Fence) -> Self {
+        self.fence = Some(Arc::new(fence));
+        self
+    }
+
+    /// `Ok` unless the pool's primary was switched since it was confirmed.
+    fn check_fence(&self) -> RedisResult<()> {
+        self.fence.as_ref().map_or(Ok(()), |fence| fence.check())
     }
 
     /// Opens the first connection, so that a wrong address, password or certificate shows.
@@ -334,6 +392,8 @@ impl Pool {
     /// Sends `request` on a direct, the pipelined or the multiplexed connection; server
     /// errors stay values, except in the skipped part of a pipeline (see below).
     async fn request(&self, request: &Request<'_>) -> RedisResult<Vec<Value>> {
+        // Checked again right before each write, below; this covers the multiplexed path.
+        self.check_fence()?;
         match *request {
             Request::One { write, cmd } => match self.exchange(1, write).await? {
                 Some(replies) => Ok(replies),
@@ -422,6 +482,10 @@ impl Pool {
                 .await
                 .map(Some);
         };
+        if let Err(e) = pool.check_fence() {
+            pool.give_back(lease);
+            return Err(e);
+        }
         let Some(con) = lease.con.as_mut() else {
             return Ok(None);
         };
@@ -528,8 +592,9 @@ impl Pool {
                         )));
                     };
                     let (opened, opening) = watch::channel(None);
+                    let fence = self.fence.clone();
                     tokio::spawn(async move {
-                        let con = Pipelined::open(&target, CONNECT_TIMEOUT).await;
+                        let con = Pipelined::open(&target, CONNECT_TIMEOUT, fence).await;
                         opened.send_replace(Some(con.map(Arc::new)));
                     });
                     *slot = PipelinedSlot::Opening(opening.clone());

@@ -25,6 +25,7 @@ use tokio::task::AbortHandle;
 use super::direct::{
     self, DirectConnection, READ_CHUNK, REPLY_BEFORE_CLOSE, ReadHalf, Target, WriteHalf,
 };
+use super::fence::Fence;
 use super::frame;
 
 /// A shared connection; dropping it closes the connection once its writer has sent what was
@@ -37,6 +38,8 @@ pub(super) struct Pipelined {
 
 struct Inner {
     state: Mutex<State>,
+    /// Behind sentinels: stops the writer once the primary was switched.
+    fence: Option<Arc<Fence>>,
     /// Wakes the writer when requests queue up while it is idle, or when the connection breaks.
     wake_writer: Notify,
 }
@@ -47,6 +50,8 @@ struct State {
     out: Vec<u8>,
     /// One slot per request queued, in the order of their bytes.
     waiting: VecDeque<Waiter>,
+    /// How many of the last `waiting` have their bytes in `out` (not yet sent).
+    unsent: usize,
     /// The writer found nothing to send and waits for [`Inner::wake_writer`].
     writer_idle: bool,
     /// Why the connection stopped; no request is taken after.
@@ -61,11 +66,17 @@ struct Waiter {
 }
 
 impl Pipelined {
-    /// Opens a connection (authenticated, on its database) and starts its reader and writer.
-    pub(super) async fn open(target: &Target, timeout: Duration) -> RedisResult<Self> {
+    /// Opens a connection (authenticated, on its database) and starts its reader and writer;
+    /// the writer sends nothing once `fence` is passed.
+    pub(super) async fn open(
+        target: &Target,
+        timeout: Duration,
+        fence: Option<Arc<Fence>>,
+    ) -> RedisResult<Self> {
         let (read, write) = DirectConnection::open(target, timeout).await?.into_halves();
         let inner = Arc::new(Inner {
             state: Mutex::default(),
+            fence,
             wake_writer: Notify::new(),
         });
         let reader = tokio::spawn(read_replies(Arc::clone(&inner), read)).abort_handle();
@@ -103,6 +114,7 @@ impl Pipelined {
                 replies: Vec::with_capacity(count),
                 reply_to,
             });
+            state.unsent += 1;
             if state.writer_idle {
                 state.writer_idle = false;
                 self.inner.wake_writer.notify_one();
@@ -141,6 +153,7 @@ impl Inner {
             if state.broken.is_none() {
                 state.broken = Some(e.clone());
             }
+            state.unsent = 0;
             std::mem::take(&mut state.waiting)
         };
         for waiter in waiting {
@@ -148,6 +161,31 @@ impl Inner {
             let _ = waiter.reply_to.send(Err(e.clone()));
         }
         self.wake_writer.notify_one();
+    }
+
+    /// Stops taking requests because the primary was switched (`e` says so): the calls whose
+    /// requests were not sent (the `in_batch` last taken by the writer and those queued
+    /// since) get `e` and may be retried elsewhere; those sent still get their replies.
+    fn fence_off(&self, in_batch: usize, e: &RedisError) {
+        let unsent = {
+            let mut state = self.lock();
+            if state.broken.is_none() {
+                state.broken = Some(e.clone());
+            }
+            let count = (in_batch + state.unsent).min(state.waiting.len());
+            state.unsent = 0;
+            state.out.clear();
+            let from = state.waiting.len() - count;
+            state.waiting.split_off(from)
+        };
+        for waiter in unsent {
+            let _ = waiter.reply_to.send(Err(e.clone()));
+        }
+    }
+
+    /// Whether no call waits for a reply any more.
+    fn is_drained(&self) -> bool {
+        self.lock().waiting.is_empty()
     }
 
     /// Hands `replies` (in the order they came) to the calls waiting, the oldest first.
@@ -166,6 +204,10 @@ impl Inner {
                 let _ = done.reply_to.send(Ok(done.replies));
             }
         }
+        if state.broken.is_some() && state.waiting.is_empty() {
+            // A fenced writer waits for the last reply before it closes the connection.
+            self.wake_writer.notify_one();
+        }
         true
     }
 }
@@ -176,7 +218,7 @@ impl Inner {
 async fn write_requests(inner: Arc<Inner>, mut write: WriteHalf) {
     let mut batch = Vec::new();
     loop {
-        {
+        let in_batch = {
             let mut state = inner.lock();
             if state.broken.is_some() {
                 break;
@@ -187,13 +229,24 @@ async fn write_requests(inner: Arc<Inner>, mut write: WriteHalf) {
                 // The emptied batch becomes the next queue, with its allocation.
                 std::mem::swap(&mut state.out, &mut batch);
             }
-        }
+            std::mem::take(&mut state.unsent)
+        };
         if batch.is_empty() {
             inner.wake_writer.notified().await;
             // Calls woken by the same read of replies are ready to run now: let them queue
             // their next requests before this one goes out, so that they share its write.
             behind_ready_tasks().await;
             continue;
+        }
+        if let Some(Err(e)) = inner.fence.as_ref().map(|fence| fence.check()) {
+            inner.fence_off(in_batch, &e);
+            // Closing now could lose the replies of the requests already sent: Redis drops a
+            // client whose end it finds closed. Each of them gets its reply, or times out
+            // (which empties the queue).
+            while !inner.is_drained() {
+                inner.wake_writer.notified().await;
+            }
+            break;
         }
         if let Err(e) = write.write_all(&batch).await {
             // The server may have said why before it closed (a value above its

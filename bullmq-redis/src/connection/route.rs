@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use tokio::task::AbortHandle;
 
 use super::cluster::{ClusterUrl, Redirect, read_topology};
+use super::fence::Fence;
 use super::sentinel::{SentinelUrl, Switches, ask_sentinel, is_primary, watch_switches};
 use super::{Pool, Request, command, link};
 
@@ -125,6 +126,11 @@ impl NodeClients {
     /// The switches announced so far.
     fn epoch(&self) -> u64 {
         self.switches.epoch.load(Ordering::Acquire)
+    }
+
+    /// The sentinels' announcements, behind sentinels.
+    pub(super) fn switches(&self) -> Option<&Arc<Switches>> {
+        matches!(self.kind, Kind::Sentinel(_)).then_some(&self.switches)
     }
 
     /// Starts listening for the sentinels' switch announcements, once (nothing to listen to
@@ -329,6 +335,12 @@ impl ClusterRoute {
             || self.epoch_seen.load(Ordering::Acquire) != self.nodes.epoch()
     }
 
+    /// The sentinels' announcements and the count seen now, behind sentinels.
+    pub(super) fn switches(&self) -> Option<(Arc<Switches>, u64)> {
+        let switches = self.nodes.switches()?;
+        Some((Arc::clone(switches), self.nodes.epoch()))
+    }
+
     /// How many times calls went to another node; see [`ClusterRoute::generation`].
     pub(super) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
@@ -355,24 +367,30 @@ impl ClusterRoute {
             .nodes
             .owner_of(self.slot, self.response_timeout)
             .await?;
-        let pool = self.serve_from(None, host, port)?;
+        let pool = self.serve_from(None, host, port, epoch)?;
         self.epoch_seen.store(epoch, Ordering::Release);
         self.stale.store(false, Ordering::Release);
         Ok(pool)
     }
 
     /// Makes `host:port` the slot's primary, unless it is already, or unless `replacing` is
-    /// given and another call has replaced it since.
+    /// given and another call has replaced it since; `epoch` is the sentinels' switch count
+    /// under which it was found.
     fn serve_from(
         &self,
         replacing: Option<&Arc<Pool>>,
         host: String,
         port: u16,
+        epoch: u64,
     ) -> RedisResult<Arc<Pool>> {
         let mut current = self.lock_current();
         if let Some((address, pool)) = &*current {
             let superseded = replacing.is_some_and(|old| !Arc::ptr_eq(old, pool));
             if superseded || (address.0 == host && address.1 == port) {
+                if !superseded && let Some(fence) = &pool.fence {
+                    // Still the primary: its connections may be written to again.
+                    fence.renew(epoch);
+                }
                 return Ok(Arc::clone(pool));
             }
         }
@@ -382,7 +400,11 @@ impl ClusterRoute {
             node = %format!("{host}:{port}"),
             "redis: the queue's calls go to this primary now"
         );
-        let pool = Arc::new(Pool::new(client, self.max_direct, self.response_timeout));
+        let mut pool = Pool::new(client, self.max_direct, self.response_timeout);
+        if let Some(switches) = self.nodes.switches() {
+            pool = pool.fenced(Fence::new(Arc::clone(switches), epoch));
+        }
+        let pool = Arc::new(pool);
         *current = Some(((host, port), Arc::clone(&pool)));
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(pool)
@@ -394,7 +416,15 @@ impl ClusterRoute {
     pub(super) fn note_failure(&self, e: &redis::RedisError) -> bool {
         let moved = matches!(
             e.code(),
-            Some("MOVED" | "ASK" | "CLUSTERDOWN" | "TRYAGAIN" | "READONLY" | "UNBLOCKED")
+            Some(
+                "MOVED"
+                    | "ASK"
+                    | "CLUSTERDOWN"
+                    | "TRYAGAIN"
+                    | "READONLY"
+                    | "UNBLOCKED"
+                    | "NOREPLICAS"
+            )
         );
         let moved = moved || link::is_connection_failure(e);
         if moved {
@@ -429,7 +459,7 @@ impl ClusterRoute {
             match redirect {
                 Redirect::Moved(host, port) if redirects < MAX_REDIRECTS => {
                     redirects += 1;
-                    self.serve_from(Some(&pool), host, port)?;
+                    self.serve_from(Some(&pool), host, port, self.nodes.epoch())?;
                 }
                 Redirect::Ask(host, port) if redirects < MAX_REDIRECTS => {
                     let client = self.nodes.client(&host, port)?;

@@ -11,9 +11,10 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use redis::{RedisResult, Value};
+use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
@@ -196,6 +197,33 @@ pub(crate) struct Switches {
     pub(crate) epoch: AtomicU64,
     /// The new primary the last announcement named.
     pub(crate) announced: std::sync::Mutex<Option<(String, u16)>>,
+    /// When each announcement was heard (wall clock, for tests that compare it with what a
+    /// server logged).
+    pub(crate) heard_at: std::sync::Mutex<Vec<SystemTime>>,
+    /// Wakes what waits on the old primary (blocking waits, event reads) at each bump.
+    bumped: Notify,
+}
+
+impl Switches {
+    /// Moves the epoch on: every call from now on asks the sentinels again before it goes,
+    /// nothing more is written on connections opened before, and waits in flight let go.
+    pub(crate) fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        self.bumped.notify_waiters();
+    }
+
+    /// Returns once the epoch is no longer `seen`.
+    pub(crate) async fn moved_past(&self, seen: u64) {
+        loop {
+            let bumped = self.bumped.notified();
+            tokio::pin!(bumped);
+            bumped.as_mut().enable();
+            if self.epoch.load(Ordering::Acquire) != seen {
+                return;
+            }
+            bumped.await;
+        }
+    }
 }
 
 /// Listens for `+switch-master` of `master` on the sentinels, in turn until one answers, and
@@ -219,7 +247,7 @@ pub(crate) fn watch_switches(
                 // took the subscription (down, or refusing it) leaves the epoch alone: else
                 // every call would ask the sentinels again, twice a second, for nothing.
                 if subscribed {
-                    switches.epoch.fetch_add(1, Ordering::AcqRel);
+                    switches.bump();
                 }
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
@@ -268,7 +296,12 @@ async fn listen(
                         .unwrap_or_else(std::sync::PoisonError::into_inner) =
                         Some((host.to_owned(), port));
                 }
-                switches.epoch.fetch_add(1, Ordering::AcqRel);
+                switches
+                    .heard_at
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(SystemTime::now());
+                switches.bump();
             }
         }
     }

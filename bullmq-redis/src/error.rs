@@ -39,6 +39,15 @@ pub enum Refusal {
 }
 
 impl RedisError {
+    /// Whether the write was applied by the primary but fewer replicas than
+    /// [`RedisOptions::wait_for_replicas`](crate::RedisOptions::wait_for_replicas) asked
+    /// confirmed it in time (a failover now could lose it). Its kind is `Timeout`; retrying an
+    /// add under the same job id is safe (the job is not added twice).
+    #[must_use]
+    pub fn is_not_replicated(&self) -> bool {
+        self.source.code() == Some(crate::replication::NOT_REPLICATED)
+    }
+
     /// The refusal this is, if the server refused rather than the connection failing.
     #[must_use]
     pub fn refusal(&self) -> Option<Refusal> {
@@ -97,7 +106,10 @@ impl std::error::Error for RedisError {
 impl BackendError for RedisError {
     fn kind(&self) -> BackendErrorKind {
         let e = &self.source;
-        if self.refusal().is_some() {
+        if self.is_not_replicated() {
+            // Replicas did not confirm in time: the write itself went through.
+            BackendErrorKind::Timeout
+        } else if self.refusal().is_some() {
             // A refusal on a working connection: a new connection gets the same answer.
             BackendErrorKind::Server
         } else if e.is_timeout() {

@@ -10,6 +10,7 @@ mod backend;
 mod connection;
 mod error;
 mod keys;
+mod replication;
 mod reply;
 mod script;
 mod scripts;
@@ -20,6 +21,7 @@ pub use backend::{
     DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisBackend, RedisOptions,
 };
 pub use error::{RedisError, Refusal};
+pub use replication::ReplicaWait;
 pub use server::{
     DatabaseType, MINIMUM_REDIS_VERSION, RECOMMENDED_REDIS_VERSION, ServerInfo,
     UnsupportedRedisVersion,

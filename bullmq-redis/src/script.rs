@@ -85,6 +85,23 @@ impl ScriptCall {
         command::write(buf, head.into_iter().chain(parts));
     }
 
+    /// Runs the script followed by `WAIT` (see [`crate::replication`]): its reply and how
+    /// many replicas confirmed it.
+    pub(crate) async fn invoke_then_wait(
+        &self,
+        con: &SharedConnection,
+        script: &LuaScript,
+        wait: crate::replication::ReplicaWait,
+    ) -> redis::RedisResult<(Value, i64)> {
+        crate::replication::run_then_wait(
+            con,
+            script,
+            |verb, head| self.command(verb, head, script),
+            wait,
+        )
+        .await
+    }
+
     /// Runs the script, loading it on `NOSCRIPT`.
     pub(crate) async fn invoke(
         &self,

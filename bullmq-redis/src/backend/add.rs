@@ -14,6 +14,7 @@ use super::RedisBackend;
 use crate::connection::{SharedConnection, command};
 use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
+use crate::replication::{self, ReplicaWait};
 use crate::script::{self, ScriptCall};
 use crate::scripts::{self, LuaScript};
 use crate::wire::{self, AddJobArgs};
@@ -75,6 +76,29 @@ impl AddCall<'_> {
         let keys = self.keys.iter().map(|k| k.as_bytes());
         let argv = [self.args.as_slice(), self.data.as_bytes(), &self.opts];
         command::write(buf, head.into_iter().chain(keys).chain(argv));
+    }
+
+    /// Runs the script followed by `WAIT` (see [`crate::replication`]) when `wait` is set,
+    /// and fails with `NOTREPLICATED` when fewer replicas confirmed it than asked.
+    async fn invoke_replicated(
+        &self,
+        con: &SharedConnection,
+        wait: Option<ReplicaWait>,
+    ) -> redis::RedisResult<Value> {
+        let Some(wait) = wait else {
+            return self.invoke(con).await;
+        };
+        let (reply, acked) = replication::run_then_wait(
+            con,
+            self.script,
+            |verb, head| self.command(verb, head),
+            wait,
+        )
+        .await?;
+        if replication::short_of(wait, acked) {
+            return Err(replication::not_replicated(wait, acked));
+        }
+        Ok(reply)
     }
 
     /// Runs the script, sending its text when Redis does not have it cached (`NOSCRIPT`).
@@ -241,7 +265,7 @@ impl AddJobs for RedisBackend {
     async fn add_job(&self, job: &Job, parent: &ParentKeyOpts) -> Result<JobId> {
         let call = add_call(&self.keys, job, parent, false, false)?;
         let reply = call
-            .invoke(&self.connection())
+            .invoke_replicated(&self.connection(), self.replica_wait())
             .await
             .map_err(wrap("add a job"))?;
         Ok(added_id(&reply, job, parent)?)
@@ -258,11 +282,17 @@ impl AddJobs for RedisBackend {
         // soon as it is packed, and the yield lets the connection write it out, so Redis works
         // on it while the next one is packed. Replies come back in order.
         let mut batches = Vec::with_capacity(calls.len().div_ceil(BULK_WRITE));
+        // With `wait_for_replicas`, each batch ends with a `WAIT` on its connection.
+        let wait = self.replica_wait();
+        let mut shortfall = None;
         for batch in calls.chunks(BULK_WRITE) {
             let mut pipe = redis::pipe();
             pipe.ignore_errors();
             for call in batch {
                 pipe.add_command(call.evalsha());
+            }
+            if let Some(wait) = wait {
+                replication::append_wait(&mut pipe, wait);
             }
             let mut con = self.connection();
             let mut replies = Box::pin(async move { pipe.query_async::<_>(&mut con).await });
@@ -282,16 +312,30 @@ impl AddJobs for RedisBackend {
                 None => pending.await,
             }
             .map_err(wrap("add jobs"))?;
+            let mut replies = replies;
+            if let Some(wait) = wait {
+                let acked = replies.pop().transpose().map_err(wrap("add jobs"))?;
+                let acked = acked
+                    .and_then(|v| redis::from_redis_value::<i64>(v).ok())
+                    .ok_or_else(|| crate::connection::invalid_reply("WAIT gave no count"))
+                    .map_err(wrap("add jobs"))?;
+                if replication::short_of(wait, acked) {
+                    shortfall.get_or_insert(acked);
+                }
+            }
             for (reply, (call, entry)) in replies.into_iter().zip(calls.by_ref()) {
                 // NOSCRIPT means the script did not run: run this job again on its own.
                 let reply = if is_noscript(&reply) {
-                    call.invoke(&con).await
+                    call.invoke_replicated(&con, wait).await
                 } else {
                     reply
                 };
                 let reply = reply.map_err(wrap("add jobs"))?;
                 ids.push(added_id(&reply, &entry.job, &entry.parent)?);
             }
+        }
+        if let (Some(wait), Some(acked)) = (wait, shortfall) {
+            return Err(wrap("add jobs")(replication::not_replicated(wait, acked)));
         }
         Ok(ids)
     }

@@ -26,6 +26,7 @@ use bullmq_core::{Prefix, QueueName, Result};
 use crate::connection::{ClusterUrl, NodeClients, SentinelUrl, SharedConnection};
 use crate::error::{wrap, wrap_connect, wrap_named};
 use crate::keys::QueueKeys;
+use crate::replication::ReplicaWait;
 use crate::script::ScriptCall;
 use crate::scripts::LuaScript;
 use crate::server::ServerInfo;
@@ -75,6 +76,10 @@ pub struct RedisOptions {
     /// eviction-policy warning, and the server's abilities assumed as Node.js assumes them.
     /// For servers where `INFO` is disabled or renamed. `false` by default.
     pub skip_version_check: bool,
+    /// Has each add and each finishing call (`moveToFinished`: completed or failed) confirmed
+    /// by replicas with `WAIT` before it returns, so that a failover cannot lose it once it
+    /// returned. Off (`None`) by default; see [`wait_for_replicas`](Self::wait_for_replicas).
+    pub wait_for_replicas: Option<ReplicaWait>,
 }
 
 /// [`RedisOptions::response_timeout`] by default.
@@ -94,7 +99,28 @@ impl RedisOptions {
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             direct_connections: DEFAULT_DIRECT_CONNECTIONS,
             skip_version_check: false,
+            wait_for_replicas: None,
         }
+    }
+
+    /// Has adds and finishing calls wait until `replicas` replicas have them, for at most
+    /// `timeout` (Redis's `WAIT`, sent with the write on its connection).
+    ///
+    /// When fewer replicas confirm in time, the write has still been applied by the primary:
+    /// - an add (`add`, `add_bulk`) returns an error whose
+    ///   [`RedisError::is_not_replicated`](crate::RedisError::is_not_replicated) is true (kind
+    ///   `Timeout`), so that the caller can retry it: under the same job id the retry does not
+    ///   add the job twice;
+    /// - a finishing call logs a warning and returns as usual: the job is finished, and should
+    ///   a failover lose that, it runs again, as without the option; failing the call instead
+    ///   would have the job run again even when nothing is lost.
+    ///
+    /// Flows, and the other calls, are not waited for. The cost is a round trip from the
+    /// primary to its replicas on each of these calls (measured in the README).
+    #[must_use]
+    pub fn wait_for_replicas(mut self, replicas: u32, timeout: Duration) -> Self {
+        self.wait_for_replicas = Some(ReplicaWait { replicas, timeout });
+        self
     }
 
     /// Sets how long a command may wait for its reply.
@@ -128,6 +154,22 @@ impl RedisOptions {
                 "must be greater than zero",
             )
             .into());
+        }
+        if let Some(wait) = self.wait_for_replicas {
+            let problem = if wait.replicas == 0 {
+                Some("must ask for at least one replica")
+            } else if wait.timeout.is_zero() {
+                Some("needs a timeout greater than zero (WAIT 0 would wait for ever)")
+            } else if wait.timeout >= self.response_timeout {
+                Some("needs a timeout shorter than the response timeout")
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(
+                    ValidationError::single("redis options", "wait_for_replicas", problem).into(),
+                );
+            }
         }
         Ok(())
     }
@@ -212,6 +254,7 @@ impl std::fmt::Debug for RedisOptions {
             .field("response_timeout", &self.response_timeout)
             .field("direct_connections", &self.direct_connections)
             .field("skip_version_check", &self.skip_version_check)
+            .field("wait_for_replicas", &self.wait_for_replicas)
             .finish()
     }
 }
@@ -234,6 +277,8 @@ pub struct RedisBackend {
     server: Option<Arc<ServerInfo>>,
     /// [`RedisOptions::response_timeout`], which also bounds opening a dedicated connection.
     response_timeout: Duration,
+    /// [`RedisOptions::wait_for_replicas`].
+    replica_wait: Option<ReplicaWait>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -301,6 +346,7 @@ impl RedisBackend {
             queue,
             server,
             response_timeout: options.response_timeout,
+            replica_wait: options.wait_for_replicas,
         })
     }
 
@@ -354,6 +400,11 @@ impl RedisBackend {
             let command = format!("EVALSHA {}", script.name);
             wrap_named(what, Some(command), call.first_key())(e)
         })
+    }
+
+    /// [`RedisOptions::wait_for_replicas`].
+    pub(crate) fn replica_wait(&self) -> Option<ReplicaWait> {
+        self.replica_wait
     }
 
     /// How long a reply, or opening a dedicated connection, may take.

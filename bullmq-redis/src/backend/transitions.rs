@@ -14,7 +14,7 @@ use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::Value;
 
 use super::RedisBackend;
-use crate::error::unexpected;
+use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
 use crate::reply;
 use crate::script::ScriptCall;
@@ -118,9 +118,31 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
         .arg(&k.job_prefix)
         .arg(packed)
         .arg(fields);
-    let reply = backend
-        .run(call, &scripts::MOVE_TO_FINISHED, CONTEXT)
-        .await?;
+    let reply = match backend.replica_wait() {
+        None => {
+            backend
+                .run(call, &scripts::MOVE_TO_FINISHED, CONTEXT)
+                .await?
+        }
+        Some(wait) => {
+            let (reply, acked) = call
+                .invoke_then_wait(&backend.connection(), &scripts::MOVE_TO_FINISHED, wait)
+                .await
+                .map_err(wrap(CONTEXT))?;
+            if crate::replication::short_of(wait, acked) {
+                // The job is finished; should a failover lose that, it runs again, as it
+                // would without the wait. Failing the call would have it run again always.
+                tracing::warn!(
+                    job = c.job.id.as_str(),
+                    confirmed = acked,
+                    asked = wait.replicas,
+                    "redis: a finished job was not confirmed by the replicas in time; a \
+                     failover now could have it run again"
+                );
+            }
+            reply
+        }
+    };
     let next = match &reply {
         Value::Array(_) => Some(reply::next_job(CONTEXT, &reply)?),
         other => match reply::int(other) {

@@ -281,7 +281,7 @@ pub(crate) fn timed_out(what: &'static str) -> RedisError {
 }
 
 /// The error of a reply that is not what was asked for.
-pub(super) fn invalid_reply(detail: &str) -> RedisError {
+pub(crate) fn invalid_reply(detail: &str) -> RedisError {
     RedisError::from((
         redis::ErrorKind::Parse,
         "invalid reply from the server",

@@ -17,7 +17,7 @@
 mod cluster;
 pub(crate) mod command;
 mod direct;
-pub(crate) use direct::timed_out;
+pub(crate) use direct::{invalid_reply, timed_out};
 mod fence;
 mod frame;
 mod link;

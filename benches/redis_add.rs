@@ -29,7 +29,8 @@
 //! default, or `current_thread`), `BENCH_TASK` (`spawn`: run each mode in a spawned task, on a
 //! runtime worker, instead of in `block_on` on the main thread as `#[tokio::main]` does),
 //! `BENCH_DIRECT_CONNECTIONS` (`RedisOptions::direct_connections`; 0 sends every call through
-//! the pipelined connection).
+//! the pipelined connection), `BENCH_WAIT_REPLICAS` (`RedisOptions::wait_for_replicas`, 1 s
+//! timeout; unset: off).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -82,6 +83,7 @@ async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
     let options = RedisOptions::new(config.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
+    let options = ours::wait_for_replicas(options);
     let backend = RedisBackend::connect(&options, queue_name())
         .await
         .expect("connect the queue");

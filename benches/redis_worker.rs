@@ -37,7 +37,8 @@
 //! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`; `redis+cluster://…` with
 //! `BENCH_ADMIN_URL`, see `support::measure::admin_url`), `BENCH_DIRECT_CONNECTIONS`
 //! (the worker's `RedisOptions::direct_connections`; 0 sends every call through the
-//! pipelined connection).
+//! pipelined connection), `BENCH_WAIT_REPLICAS` (the worker's
+//! `RedisOptions::wait_for_replicas`, 1 s timeout; unset: off).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -86,6 +87,7 @@ async fn backend(config: &Config, prefix: &str) -> RedisBackend {
     let options = RedisOptions::new(config.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
+    let options = ours::wait_for_replicas(options);
     RedisBackend::connect(&options, queue_name())
         .await
         .expect("connect")

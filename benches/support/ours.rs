@@ -19,6 +19,21 @@ use crate::support::add::{CONCURRENCY, Mode};
 use crate::support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use crate::support::worker;
 
+/// How many replicas must confirm each add and finishing call, from `BENCH_WAIT_REPLICAS`
+/// (`RedisOptions::wait_for_replicas`, with a 1 s timeout); unset or 0: none (the default).
+#[cfg(feature = "redis")]
+pub fn wait_for_replicas(options: bullmq::redis::RedisOptions) -> bullmq::redis::RedisOptions {
+    let replicas: u32 = std::env::var("BENCH_WAIT_REPLICAS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if replicas == 0 {
+        options
+    } else {
+        options.wait_for_replicas(replicas, Duration::from_secs(1))
+    }
+}
+
 /// The benchmarks' queue name.
 pub fn queue_name() -> QueueName {
     QueueName::new(QUEUE).expect("queue name")

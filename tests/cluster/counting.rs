@@ -23,9 +23,18 @@ pub type Runs = Arc<Mutex<HashMap<String, u32>>>;
 
 /// A backend on `queue` under `prefix`, reached through `url`.
 pub async fn backend(url: &str, prefix: &Prefix, queue: &str) -> RedisBackend {
-    let options = RedisOptions::new(url)
+    backend_waiting(url, prefix, queue, false).await
+}
+
+/// [`backend`], whose adds and finishing calls wait for one replica when `wait` is set
+/// (`RedisOptions::wait_for_replicas`, 500 ms).
+pub async fn backend_waiting(url: &str, prefix: &Prefix, queue: &str, wait: bool) -> RedisBackend {
+    let mut options = RedisOptions::new(url)
         .prefix(prefix.clone())
         .response_timeout(Duration::from_secs(3));
+    if wait {
+        options = options.wait_for_replicas(1, Duration::from_millis(500));
+    }
     RedisBackend::connect(&options, QueueName::new(queue).unwrap())
         .await
         .unwrap()

@@ -3,11 +3,11 @@
 //! reads, the primary is switched (`SENTINEL FAILOVER`) or killed (SIGKILL): every job that
 //! exists completes, the reader keeps reading, and the adds lost, the jobs that ran twice and
 //! the completions the reader never saw are counted and printed. A planned failover loses no
-//! add when the data nodes refuse writes that no replica follows (`min-replicas-to-write 1`);
-//! without that, the writes the old primary took between the replica's promotion and the
-//! clients hearing of it are lost, and the test measures how many. After a client heard of
-//! the switch, the old primary runs none of its calls (checked on the old primary's
-//! `MONITOR`).
+//! add when the data nodes refuse writes that no replica follows (`min-replicas-to-write 1`)
+//! and the clients have their writes confirmed by the replica (`WAIT 1`); without either, the
+//! writes the old primary took between the replica's promotion and the clients hearing of it
+//! are lost, and the test measures how many. After a client heard of the switch, the old
+//! primary runs none of its calls (checked on the old primary's `MONITOR`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ use bullmq::{
 use bullmq_redis::__private::switches_heard;
 use support::wait::eventually;
 
-use crate::counting::{Runs, backend, counting_worker_on, produce_timed};
+use crate::counting::{Runs, backend_waiting, counting_worker_on, produce_timed};
 use crate::support;
 use crate::witness::{Monitor, millis_between, promoted_at};
 
@@ -250,11 +250,14 @@ async fn run(name: &str, fault: Fault, guarded: bool) -> Outcome {
     let sentinels = Sentinels::start(guarded);
     let url = sentinels.url();
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
+    // Guarded on the client's side too: `min-replicas-to-write` refuses what the old primary
+    // would take after the promotion, but a write it acknowledged just before (sent to the
+    // replica, not yet read by it) is still lost; `WAIT` returns only what the replica has.
     let backends = [
-        backend(&url, &prefix, "failover").await,
-        backend(&url, &prefix, "failover").await,
-        backend(&url, &prefix, "failover").await,
-        backend(&url, &prefix, "failover").await,
+        backend_waiting(&url, &prefix, "failover", guarded).await,
+        backend_waiting(&url, &prefix, "failover", guarded).await,
+        backend_waiting(&url, &prefix, "failover", guarded).await,
+        backend_waiting(&url, &prefix, "failover", guarded).await,
     ];
     let queue = Queue::new(QueueName::new("failover").unwrap(), backends[0].clone());
     let events = QueueEvents::new(backends[1].clone(), QueueEventsOptions::new()).unwrap();
@@ -432,7 +435,7 @@ async fn run(name: &str, fault: Fault, guarded: bool) -> Outcome {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sentinel_failover_loses_no_job_and_everyone_carries_on() {
     let outcome = run(
-        "SENTINEL FAILOVER, min-replicas-to-write 1",
+        "SENTINEL FAILOVER, min-replicas-to-write 1 and WAIT 1",
         Fault::Planned,
         true,
     )

@@ -7,7 +7,9 @@
 //! old primary refuses (`READONLY` once it was demoted, `UNBLOCKED` for a blocked command, a
 //! dropped connection) marks the route stale as well. Whichever comes first, the primary the
 //! sentinels name is checked with `ROLE` before any call goes to it: a node that is not (or
-//! no longer) a primary is never written to.
+//! no longer) a primary is never written to. From the announcement on, nothing more is sent on
+//! the old primary's connections ([`super::fence`]) and waits on it let go
+//! ([`Switches::moved_past`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -313,6 +313,11 @@ mod tests {
             Some(Redirect::Ask("h".into(), 6381))
         );
         assert_eq!(Redirect::of("TRYAGAIN", "", "h"), Some(Redirect::Retry));
+        // A refused write ran nothing: asked again where the primary is, and retried.
+        assert_eq!(
+            Redirect::of("NOREPLICAS", "Not enough good replicas to write.", "h"),
+            Some(Redirect::Retry)
+        );
         assert_eq!(Redirect::of("ERR", "x", "h"), None);
     }
 }

@@ -54,12 +54,16 @@ with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
     print(s.recv(65536).decode().strip())
 PY
 }
+following() { # whether the replica follows the primary (the reply read whole: no early close)
+  local info
+  info=$(redis_cmd "$replica" INFO replication 2>/dev/null) || return 1
+  [[ $info == *master_link_status:up* ]]
+}
 for _ in $(seq 300); do
-  if redis_cmd "$replica" INFO replication 2>/dev/null | grep -q master_link_status:up; then break; fi
+  if following; then break; fi
   sleep 0.1
 done
-redis_cmd "$replica" INFO replication | grep -q master_link_status:up ||
-  { echo "the replica did not follow the primary" >&2; exit 1; }
+following || { echo "the replica did not follow the primary" >&2; exit 1; }
 export REDIS_URL=redis://127.0.0.1:$primary
 
 results=$work/results-$(date +%Y%m%dT%H%M%S).jsonl

@@ -216,6 +216,23 @@ macro_rules! backend_suite {
     };
 }
 
+/// Where upstream's own PostgreSQL backend behaves differently (each case says how): the
+/// Redis behaviour, for `$store`.
+macro_rules! divergent_suite {
+    ($store:ty) => {
+        cases!($store;
+            divergent::a_paused_queue_still_counts_its_waiting_jobs,
+            divergent::an_expired_lock_is_refused,
+            divergent::move_to_wait_with_another_token_is_refused,
+            divergent::log_by_id_returns_the_number_of_lines,
+            divergent::removing_a_job_publishes_removed,
+            divergent::waiting_for_no_children_skips_the_lock_check,
+            divergent::removing_the_unprocessed_children_releases_the_parent,
+            divergent::data_is_kept_as_written,
+        );
+    };
+}
+
 mod redis {
     suite!(crate::store::RedisStore);
 
@@ -223,17 +240,19 @@ mod redis {
         backend_suite!(crate::store::RedisStore);
     }
 
-    // Where upstream's own PostgreSQL backend behaves differently (each case says how).
-    cases!(crate::store::RedisStore;
-        divergent::a_paused_queue_still_counts_its_waiting_jobs,
-        divergent::an_expired_lock_is_refused,
-        divergent::move_to_wait_with_another_token_is_refused,
-        divergent::log_by_id_returns_the_number_of_lines,
-        divergent::removing_a_job_publishes_removed,
-        divergent::waiting_for_no_children_skips_the_lock_check,
-        divergent::removing_the_unprocessed_children_releases_the_parent,
-        divergent::data_is_kept_as_written,
-    );
+    divergent_suite!(crate::store::RedisStore);
+}
+
+/// The Redis cases again on a six-node Redis Cluster (three primaries, three replicas)
+/// started once for this binary, each test under a prefix with a hash tag of its own.
+mod redis_cluster {
+    suite!(crate::store::RedisClusterStore);
+
+    mod backend {
+        backend_suite!(crate::store::RedisClusterStore);
+    }
+
+    divergent_suite!(crate::store::RedisClusterStore);
 }
 
 mod postgres {

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
@@ -18,8 +18,21 @@ pub const JOBS: usize = 400;
 /// The fault strikes once this many have been added.
 pub const FAULT_AT: usize = 150;
 
-/// How often each job ran.
-pub type Runs = Arc<Mutex<HashMap<String, u32>>>;
+/// When each job started, once per run.
+pub type Runs = Arc<Mutex<HashMap<String, Vec<Instant>>>>;
+
+/// The jobs that ran more than once, with how often, sorted by id.
+pub fn reruns(runs: &Runs) -> Vec<(String, usize)> {
+    let mut more: Vec<(String, usize)> = runs
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(id, at)| (id.clone(), at.len()))
+        .collect();
+    more.sort();
+    more
+}
 
 /// A backend on `queue` under `prefix`, reached through `url`.
 pub async fn backend(url: &str, prefix: &Prefix, queue: &str) -> RedisBackend {
@@ -53,11 +66,11 @@ pub async fn counting_worker(
         move |job: ActiveJob<RedisBackend>, _: CancellationToken| {
             let runs = Arc::clone(&runs);
             async move {
-                *runs
-                    .lock()
+                runs.lock()
                     .unwrap()
                     .entry(job.id.as_str().to_owned())
-                    .or_default() += 1;
+                    .or_default()
+                    .push(Instant::now());
                 // Simulates work, so that jobs are in flight when the fault strikes.
                 tokio::time::sleep(Duration::from_millis(5)).await;
                 ProcessResult::Ok(json!(null))

@@ -235,27 +235,10 @@ async fn a_job_scheduler_produces_on_a_cluster() {
     assert!(schedulers.remove("every-100ms").await.unwrap());
 }
 
-/// Tags whose slots lie on each of the three primaries.
-fn tags_on_every_primary(cluster: &TestCluster) -> Vec<(String, u16)> {
-    let mut found: Vec<(String, u16)> = Vec::new();
-    let unique = support::unique_prefix();
-    for i in 0.. {
-        let tag = format!("{unique}-{i}");
-        let owner = cluster.owner_of(&format!("{{{tag}}}"));
-        if found.iter().all(|(_, port)| *port != owner) {
-            found.push((tag, owner));
-        }
-        if found.len() == 3 {
-            break;
-        }
-    }
-    found
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queues_on_all_three_primaries_process_at_the_same_time() {
     let cluster = shared();
-    let tags = tags_on_every_primary(cluster);
+    let tags = cluster.tags_on_every_primary();
     let owners: BTreeSet<u16> = tags.iter().map(|(_, port)| *port).collect();
     assert_eq!(owners.len(), 3);
     // Each queue's only job waits until a job of every queue is active: the test completes

@@ -16,7 +16,7 @@ use bullmq::{
 };
 use support::wait::eventually;
 
-use crate::counting::{Runs, backend, counting_worker, produce};
+use crate::counting::{Runs, backend, counting_worker, produce, reruns};
 use crate::support;
 
 const MASTER: &str = "mymaster";
@@ -266,9 +266,7 @@ async fn run(fault_name: &str, fault: impl FnOnce(&Sentinels)) {
     }
     events.close().await;
     reading.abort();
-    let runs = runs.lock().unwrap();
-    let mut reruns: Vec<(&String, &u32)> = runs.iter().filter(|(_, n)| **n > 1).collect();
-    reruns.sort();
+    let reruns = reruns(&runs);
     let seen = completed_seen.lock().unwrap();
     let unseen = ids.iter().filter(|id| !seen.contains(id.as_str())).count();
     println!(

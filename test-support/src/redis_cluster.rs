@@ -195,29 +195,31 @@ impl TestCluster {
             .sum()
     }
 
-    /// Waits until the replica of the primary on `primary` has applied every write the
-    /// primary had taken when called (its `slave_repl_offset` reaches the primary's
-    /// `master_repl_offset`), so that a crash of the primary now loses none of them.
-    pub fn wait_replicated(&self, primary: u16) {
-        let offset = |port: u16, field: &str| -> u64 {
-            let info = Self::cli(port, &["INFO", "replication"]);
+    /// Waits until the replica on `replica` has applied every write its primary on `primary`
+    /// had taken when called (its `slave_repl_offset` reaches the primary's
+    /// `master_repl_offset`), so that a crash of the primary now loses none of them. Quick (a
+    /// few round trips on open connections), so a caller can crash the primary right after.
+    pub async fn wait_replicated(
+        primary: &mut redis::aio::MultiplexedConnection,
+        replica: &redis::aio::MultiplexedConnection,
+    ) {
+        async fn offset(con: &mut redis::aio::MultiplexedConnection, field: &str) -> u64 {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(con)
+                .await
+                .expect("INFO replication");
             info.lines()
                 .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().parse().ok())
                 .unwrap_or(0)
-        };
-        let replica = self.replica_of(primary);
-        let target = offset(primary, "master_repl_offset:");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while offset(replica, "slave_repl_offset:") < target {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the replica on {replica} did not catch up with {primary}"
-            );
-            // Polled against the replica's own report, within the deadline above.
-            #[allow(clippy::disallowed_methods)]
-            std::thread::sleep(Duration::from_millis(10));
         }
+        let target = offset(primary, "master_repl_offset:").await;
+        crate::eventually("the replica caught up", Duration::from_secs(10), || {
+            let mut replica = replica.clone();
+            async move { offset(&mut replica, "slave_repl_offset:").await >= target }
+        })
+        .await;
     }
 
     /// The ports of the nodes not killed.

@@ -53,8 +53,22 @@ pub async fn counting_worker(
     queue: &str,
     runs: &Runs,
 ) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    let opts = WorkerOptions::new();
+    counting_worker_taking(url, prefix, queue, runs, Duration::from_millis(5), opts).await
+}
+
+/// [`counting_worker`] whose jobs take `work` each, on `opts` (its lock, stalled checks and
+/// concurrency set on them).
+pub async fn counting_worker_taking(
+    url: &str,
+    prefix: &Prefix,
+    queue: &str,
+    runs: &Runs,
+    work: Duration,
+    opts: WorkerOptions,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
     let runs = Arc::clone(runs);
-    let opts = WorkerOptions::new()
+    let opts = opts
         .concurrency(10)
         .lock_duration(Duration::from_secs(2))
         .stalled_interval(Duration::from_millis(500))
@@ -72,7 +86,7 @@ pub async fn counting_worker(
                     .or_default()
                     .push(Instant::now());
                 // Simulates work, so that jobs are in flight when the fault strikes.
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                tokio::time::sleep(work).await;
                 ProcessResult::Ok(json!(null))
             }
         },

@@ -1,8 +1,8 @@
 //! R14 on Redis Cluster (issue 16): jobs added all along to three queues, one on each
 //! primary of a private six-node cluster, while at random a replica takes over from its
-//! primary (`CLUSTER FAILOVER`), a primary is SIGKILLed (its replica takes over, the killed
-//! node comes back as that one's replica), or every client connection is cut (`CLIENT KILL`
-//! on every node); then a quiet stretch. Every job whose add returned completes, the workers
+//! primary (`CLUSTER FAILOVER`), a primary is killed with SIGKILL (its replica takes over,
+//! the killed node comes back as that one's replica), or every client connection is cut
+//! (`CLIENT KILL` on every node); then a quiet stretch. Every job whose add returned completes, the workers
 //! still run, and a job runs again only during a fault or soon after it (re-runs counted and
 //! printed).
 //!

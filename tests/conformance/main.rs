@@ -1,13 +1,14 @@
 //! One behaviour suite for every backend: each test is a generic function over a [`Store`],
-//! instantiated below for Redis and for PostgreSQL, each run in a store of its own (a key
-//! prefix, a schema) so the suite runs in parallel on shared servers. The cases at this level
+//! instantiated below for Redis, for PostgreSQL and for a six-node Redis Cluster (started once
+//! by this binary, with `redis-server` and `redis-cli`), each run in a store of its own (a key
+//! prefix, tagged on the cluster; a schema) so the suite runs in parallel on shared servers. The cases at this level
 //! go through the public API (`Queue`, `Worker`, `FlowProducer`, …); those in `backend/` go
 //! through each section of the `Backend` trait itself, one file per section, as River's
 //! driver test suite does for its drivers. What only one store has lives beside it
 //! (`tests/redis/`, `tests/postgres/`), and what a store writes byte for byte in
 //! its own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`); where
 //! Node.js's own PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned
-//! in `divergent.rs`, run on Redis only.
+//! in `divergent.rs`, run on Redis and Redis Cluster only.
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 

@@ -1,6 +1,7 @@
 //! The stores the suite runs on: each test gets a store of its own (a unique key prefix on
-//! Redis, a unique schema on PostgreSQL), removed when the test ends, so the suite runs in
-//! parallel on shared servers.
+//! Redis, a unique tagged prefix on the cluster, a unique schema on PostgreSQL), removed when
+//! the test ends (the cluster's with the cluster), so the suite runs in parallel on shared
+//! servers.
 
 use std::future::Future;
 

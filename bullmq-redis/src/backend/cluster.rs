@@ -68,8 +68,8 @@ pub(crate) fn flow_slot(nodes: &[FlowNode]) -> Result<Option<u16>> {
 }
 
 /// Refuses a job whose parent is in another slot than its queue: the add script also writes
-/// the parent's keys, which a cluster allows only within the slot the script runs in (it
-/// would fail with an opaque "non local key" error, after checks but before any write).
+/// the parent's keys, which a cluster allows only within the slot the script runs in (the
+/// script would stop on an opaque "non local key" error instead).
 pub(crate) fn check_parent_slot(keys: &QueueKeys, job: &Job, parent: &ParentKeyOpts) -> Result<()> {
     let queue_slot = slot(keys.qualified_name.as_bytes());
     let parent_keys = [

@@ -11,7 +11,8 @@
 //!   [`pg_cluster::Cluster`], the [`proxy::Proxy`]; and throwaway certificates ([`tls`]);
 //! - other workspace executables a test runs ([`workspace_bin`]);
 //! - what many tests say about jobs ([`script_code`], [`standard_flow_processor`]), flows
-//!   ([`flows`]) and job schedulers ([`scheduled`]).
+//!   ([`flows`]) and job schedulers ([`scheduled`]);
+//! - the chaos soaks' duration, seed and random sequence ([`soak`]).
 //!
 //! Not published: only the workspace's tests, examples' tests and benchmarks use it.
 
@@ -22,6 +23,7 @@
 mod names;
 mod node;
 mod ports;
+pub mod soak;
 pub mod tls;
 mod urls;
 pub mod workspace_bin;

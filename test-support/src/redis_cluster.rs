@@ -163,17 +163,79 @@ impl TestCluster {
             .collect::<Vec<_>>()
     }
 
-    /// Runs `redis-cli` on the first node that is alive.
-    fn cli_any(&self, args: &[&str]) -> String {
-        let alive: Vec<u16> = self
-            .nodes
+    /// A hash tag (without braces) whose slot lies on each of the three primaries, with that
+    /// primary's port.
+    pub fn tags_on_every_primary(&self) -> Vec<(String, u16)> {
+        let mut found: Vec<(String, u16)> = Vec::new();
+        let unique = support::unique_prefix();
+        for i in 0.. {
+            let tag = format!("{unique}-{i}");
+            let owner = self.owner_of(&format!("{{{tag}}}"));
+            if found.iter().all(|(_, port)| *port != owner) {
+                found.push((tag, owner));
+            }
+            if found.len() == 3 {
+                break;
+            }
+        }
+        found
+    }
+
+    /// `CLIENT KILL TYPE normal` on every live node: cuts every client connection (never the
+    /// cluster bus or replication links); how many were cut.
+    pub fn kill_clients(&self) -> u64 {
+        self.alive()
+            .into_iter()
+            .map(|port| {
+                Self::cli(port, &["CLIENT", "KILL", "TYPE", "normal"])
+                    .trim()
+                    .parse::<u64>()
+                    .unwrap_or(0)
+            })
+            .sum()
+    }
+
+    /// Waits until the replica on `replica` has applied every write its primary on `primary`
+    /// had taken when called (its `slave_repl_offset` reaches the primary's
+    /// `master_repl_offset`), so that a crash of the primary now loses none of them. Quick (a
+    /// few round trips on open connections), so a caller can crash the primary right after.
+    pub async fn wait_replicated(
+        primary: &mut redis::aio::MultiplexedConnection,
+        replica: &redis::aio::MultiplexedConnection,
+    ) {
+        async fn offset(con: &mut redis::aio::MultiplexedConnection, field: &str) -> u64 {
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(con)
+                .await
+                .expect("INFO replication");
+            info.lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        }
+        let target = offset(primary, "master_repl_offset:").await;
+        crate::eventually("the replica caught up", Duration::from_secs(10), || {
+            let mut replica = replica.clone();
+            async move { offset(&mut replica, "slave_repl_offset:").await >= target }
+        })
+        .await;
+    }
+
+    /// The ports of the nodes not killed.
+    fn alive(&self) -> Vec<u16> {
+        self.nodes
             .lock()
             .unwrap()
             .iter()
             .filter(|n| n.child.is_some())
             .map(|n| n.port)
-            .collect();
-        for port in alive {
+            .collect()
+    }
+
+    /// Runs `redis-cli` on the first node that is alive.
+    fn cli_any(&self, args: &[&str]) -> String {
+        for port in self.alive() {
             let out = Self::cli(port, args);
             if !out.trim().is_empty() {
                 return out;
@@ -258,14 +320,7 @@ impl TestCluster {
     pub fn wait_healthy(&self) {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         loop {
-            let alive: Vec<u16> = self
-                .nodes
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|n| n.child.is_some())
-                .map(|n| n.port)
-                .collect();
+            let alive = self.alive();
             let ok = alive.iter().all(|port| {
                 let info = Self::cli(*port, &["CLUSTER", "INFO"]);
                 let nodes = Self::cli(*port, &["CLUSTER", "NODES"]);

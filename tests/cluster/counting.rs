@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
@@ -18,8 +18,21 @@ pub const JOBS: usize = 400;
 /// The fault strikes once this many have been added.
 pub const FAULT_AT: usize = 150;
 
-/// How often each job ran.
-pub type Runs = Arc<Mutex<HashMap<String, u32>>>;
+/// When each job started, once per run.
+pub type Runs = Arc<Mutex<HashMap<String, Vec<Instant>>>>;
+
+/// The jobs that ran more than once, with how often, sorted by id.
+pub fn reruns(runs: &Runs) -> Vec<(String, usize)> {
+    let mut more: Vec<(String, usize)> = runs
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(id, at)| (id.clone(), at.len()))
+        .collect();
+    more.sort();
+    more
+}
 
 /// A backend on `queue` under `prefix`, reached through `url`.
 pub async fn backend(url: &str, prefix: &Prefix, queue: &str) -> RedisBackend {
@@ -58,8 +71,33 @@ pub async fn counting_worker_on(
     queue: &str,
     runs: &Runs,
 ) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    let opts = WorkerOptions::new();
+    counting_worker_with(backend, queue, runs, Duration::from_millis(5), opts).await
+}
+
+/// [`counting_worker`] whose jobs take `work` each, on `opts` (its lock, stalled checks and
+/// concurrency set on them).
+pub async fn counting_worker_taking(
+    url: &str,
+    prefix: &Prefix,
+    queue: &str,
+    runs: &Runs,
+    work: Duration,
+    opts: WorkerOptions,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
+    counting_worker_with(backend(url, prefix, queue).await, queue, runs, work, opts).await
+}
+
+/// [`counting_worker_taking`] on a backend of the caller's.
+async fn counting_worker_with(
+    backend: RedisBackend,
+    queue: &str,
+    runs: &Runs,
+    work: Duration,
+    opts: WorkerOptions,
+) -> Worker<RedisBackend, impl Processor<RedisBackend>> {
     let runs = Arc::clone(runs);
-    let opts = WorkerOptions::new()
+    let opts = opts
         .concurrency(10)
         .lock_duration(Duration::from_secs(2))
         .stalled_interval(Duration::from_millis(500))
@@ -71,13 +109,13 @@ pub async fn counting_worker_on(
         move |job: ActiveJob<RedisBackend>, _: CancellationToken| {
             let runs = Arc::clone(&runs);
             async move {
-                *runs
-                    .lock()
+                runs.lock()
                     .unwrap()
                     .entry(job.id.as_str().to_owned())
-                    .or_default() += 1;
+                    .or_default()
+                    .push(Instant::now());
                 // Simulates work, so that jobs are in flight when the fault strikes.
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                tokio::time::sleep(work).await;
                 ProcessResult::Ok(json!(null))
             }
         },

@@ -11,7 +11,7 @@ use bullmq::{JobState, Prefix, Queue, QueueName};
 use support::redis_cluster::TestCluster;
 use support::wait::eventually;
 
-use crate::counting::{JOBS, Runs, backend, counting_worker, produce};
+use crate::counting::{JOBS, Runs, backend, counting_worker, produce, reruns};
 use crate::support;
 
 /// Runs jobs through a queue of a private cluster; `fault(cluster, queue's primary, queue's
@@ -55,9 +55,7 @@ async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16, u16) + Send
     for w in &workers {
         w.close().await;
     }
-    let runs = runs.lock().unwrap();
-    let mut reruns: Vec<(&String, &u32)> = runs.iter().filter(|(_, n)| **n > 1).collect();
-    reruns.sort();
+    let reruns = reruns(&runs);
     println!(
         "{fault_name}: {} jobs added ({failed_adds} adds retried), {} never completed, {} ran \
          more than once: {reruns:?}",

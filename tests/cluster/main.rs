@@ -13,4 +13,5 @@ mod replica_wait;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod routing;
 mod sentinel;
+mod soak;
 mod witness;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bullmq::job::JobType;
+use bullmq::options::ParentOptions;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{
@@ -214,6 +215,62 @@ async fn a_flow_within_one_tag_runs_and_across_slots_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flow_across_prefixes_of_one_tag_runs_and_another_tag_is_refused() {
+    // Two prefixes, one tag: one slot.
+    let tag = support::unique_prefix();
+    let (a, b) = (
+        Prefix::new(format!("{{{tag}}}a")).unwrap(),
+        Prefix::new(format!("{{{tag}}}b")).unwrap(),
+    );
+    let producer = FlowProducer::new(backend(&a, "reports").await);
+    let tree = FlowJob::new(q("reports"), "root", json!({}))
+        .child(FlowJob::new(q("renders"), "child", json!({})).prefix(b.clone()));
+    let added = producer.add(tree).await.unwrap();
+    let reports = Queue::new(q("reports"), backend(&a, "reports").await);
+    let renders = worker(&b, "renders", WorkerOptions::new()).await;
+    let root = worker(&a, "reports", WorkerOptions::new()).await;
+    eventually("the flow's root completes", LIMIT, || async {
+        state(&reports, &added.job.id).await == Some(JobState::Completed)
+    })
+    .await;
+    renders.close().await;
+    root.close().await;
+
+    // A child under a prefix of another tag, or a job whose parent is in another slot (added
+    // in a flow, alone or in bulk): refused before anything is written.
+    let other = tagged_prefix();
+    let across = FlowJob::new(q("reports"), "root", json!({}))
+        .child(FlowJob::new(q("renders"), "child", json!({})).prefix(other.clone()));
+    let refused = producer.add(across).await.unwrap_err();
+    assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
+    assert!(refused.to_string().contains("same hash tag"), "{refused}");
+    let parent_elsewhere = FlowJob::new(q("renders"), "child", json!({}))
+        .opts(JobOptions::new().parent(ParentOptions::new("1", format!("{other}:reports"))));
+    let refused = producer.add(parent_elsewhere).await.unwrap_err();
+    assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
+    assert_eq!(count(&reports, JobState::WaitingChildren).await, 0);
+    let renders = Queue::new(q("renders"), backend(&b, "renders").await);
+    let child_elsewhere =
+        JobOptions::new().parent(ParentOptions::new("1", format!("{other}:reports")));
+    let refused = renders
+        .add("child", &json!({}), child_elsewhere.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
+    assert!(refused.to_string().contains("same hash tag"), "{refused}");
+    let bulk = vec![BulkJob {
+        name: "child".to_owned(),
+        data: json!({}),
+        opts: child_elsewhere,
+    }];
+    let refused = renders.add_bulk(bulk).await.unwrap_err();
+    assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
+    assert_eq!(count(&renders, JobState::Waiting).await, 0);
+    let elsewhere = Queue::new(q("renders"), backend(&other, "renders").await);
+    assert_eq!(count(&elsewhere, JobState::Waiting).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_scheduler_produces_on_a_cluster() {
     let prefix = tagged_prefix();
     let schedulers = JobScheduler::new(backend(&prefix, "ticks").await);
@@ -235,27 +292,10 @@ async fn a_job_scheduler_produces_on_a_cluster() {
     assert!(schedulers.remove("every-100ms").await.unwrap());
 }
 
-/// Tags whose slots lie on each of the three primaries.
-fn tags_on_every_primary(cluster: &TestCluster) -> Vec<(String, u16)> {
-    let mut found: Vec<(String, u16)> = Vec::new();
-    let unique = support::unique_prefix();
-    for i in 0.. {
-        let tag = format!("{unique}-{i}");
-        let owner = cluster.owner_of(&format!("{{{tag}}}"));
-        if found.iter().all(|(_, port)| *port != owner) {
-            found.push((tag, owner));
-        }
-        if found.len() == 3 {
-            break;
-        }
-    }
-    found
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queues_on_all_three_primaries_process_at_the_same_time() {
     let cluster = shared();
-    let tags = tags_on_every_primary(cluster);
+    let tags = cluster.tags_on_every_primary();
     let owners: BTreeSet<u16> = tags.iter().map(|(_, port)| *port).collect();
     assert_eq!(owners.len(), 3);
     // Each queue's only job waits until a job of every queue is active: the test completes

@@ -22,7 +22,7 @@ use bullmq::{
 use bullmq_redis::__private::switches_heard;
 use support::wait::eventually;
 
-use crate::counting::{Runs, backend_waiting, counting_worker_on, produce_timed};
+use crate::counting::{Runs, backend_waiting, counting_worker_on, produce_timed, reruns};
 use crate::support;
 use crate::witness::{Monitor, millis_between, promoted_at};
 
@@ -367,9 +367,7 @@ async fn run(name: &str, fault: Fault, guarded: bool) -> Outcome {
         .collect();
     let first_heard = heard.iter().min().copied().unwrap();
     let last_heard = heard.iter().max().copied().unwrap();
-    let runs = runs.lock().unwrap();
-    let mut reruns: Vec<(&String, &u32)> = runs.iter().filter(|(_, n)| **n > 1).collect();
-    reruns.sort();
+    let reruns = reruns(&runs);
     let seen = completed_seen.lock().unwrap();
     let unseen = ids.iter().filter(|id| !seen.contains(id.as_str())).count();
     let lost_acks: Vec<(i64, i64)> = lost

@@ -1,13 +1,14 @@
 //! One behaviour suite for every backend: each test is a generic function over a [`Store`],
-//! instantiated below for Redis and for PostgreSQL, each run in a store of its own (a key
-//! prefix, a schema) so the suite runs in parallel on shared servers. The cases at this level
+//! instantiated below for Redis, for PostgreSQL and for a six-node Redis Cluster (started once
+//! by this binary, with `redis-server` and `redis-cli`), each run in a store of its own (a key
+//! prefix, tagged on the cluster; a schema) so the suite runs in parallel on shared servers. The cases at this level
 //! go through the public API (`Queue`, `Worker`, `FlowProducer`, …); those in `backend/` go
 //! through each section of the `Backend` trait itself, one file per section, as River's
 //! driver test suite does for its drivers. What only one store has lives beside it
 //! (`tests/redis/`, `tests/postgres/`), and what a store writes byte for byte in
 //! its own crate (`bullmq-redis/tests/store/`, `bullmq-postgres/tests/store/`); where
 //! Node.js's own PostgreSQL backend departs from its Redis one, the Redis behaviour is pinned
-//! in `divergent.rs`, run on Redis only.
+//! in `divergent.rs`, run on Redis and Redis Cluster only.
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, unreachable_pub)]
 
@@ -216,6 +217,23 @@ macro_rules! backend_suite {
     };
 }
 
+/// Where upstream's own PostgreSQL backend behaves differently (each case says how): the
+/// Redis behaviour, for `$store`.
+macro_rules! divergent_suite {
+    ($store:ty) => {
+        cases!($store;
+            divergent::a_paused_queue_still_counts_its_waiting_jobs,
+            divergent::an_expired_lock_is_refused,
+            divergent::move_to_wait_with_another_token_is_refused,
+            divergent::log_by_id_returns_the_number_of_lines,
+            divergent::removing_a_job_publishes_removed,
+            divergent::waiting_for_no_children_skips_the_lock_check,
+            divergent::removing_the_unprocessed_children_releases_the_parent,
+            divergent::data_is_kept_as_written,
+        );
+    };
+}
+
 mod redis {
     suite!(crate::store::RedisStore);
 
@@ -223,17 +241,19 @@ mod redis {
         backend_suite!(crate::store::RedisStore);
     }
 
-    // Where upstream's own PostgreSQL backend behaves differently (each case says how).
-    cases!(crate::store::RedisStore;
-        divergent::a_paused_queue_still_counts_its_waiting_jobs,
-        divergent::an_expired_lock_is_refused,
-        divergent::move_to_wait_with_another_token_is_refused,
-        divergent::log_by_id_returns_the_number_of_lines,
-        divergent::removing_a_job_publishes_removed,
-        divergent::waiting_for_no_children_skips_the_lock_check,
-        divergent::removing_the_unprocessed_children_releases_the_parent,
-        divergent::data_is_kept_as_written,
-    );
+    divergent_suite!(crate::store::RedisStore);
+}
+
+/// The Redis cases again on a six-node Redis Cluster (three primaries, three replicas)
+/// started once for this binary, each test under a prefix with a hash tag of its own.
+mod redis_cluster {
+    suite!(crate::store::RedisClusterStore);
+
+    mod backend {
+        backend_suite!(crate::store::RedisClusterStore);
+    }
+
+    divergent_suite!(crate::store::RedisClusterStore);
 }
 
 mod postgres {

@@ -1,6 +1,7 @@
 //! The stores the suite runs on: each test gets a store of its own (a unique key prefix on
-//! Redis, a unique schema on PostgreSQL), removed when the test ends, so the suite runs in
-//! parallel on shared servers.
+//! Redis, a unique tagged prefix on the cluster, a unique schema on PostgreSQL), removed when
+//! the test ends (the cluster's with the cluster), so the suite runs in parallel on shared
+//! servers.
 
 use std::future::Future;
 
@@ -55,6 +56,38 @@ impl Store for RedisStore {
         RedisBackend::connect(&options, queue.clone())
             .await
             .unwrap_or_else(|e| panic!("connect to Redis at {}: {e}", support::redis_url()))
+    }
+
+    async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> RedisBackend {
+        self.backend(queue).await.with_clock(clock.clone())
+    }
+}
+
+/// Redis Cluster: the six-node cluster this binary starts once (thrown away when the binary
+/// exits), under a prefix no other test uses whose hash tag keeps every key of the test's
+/// queues in one slot (`{<unique>}`), as cluster mode requires.
+pub struct RedisClusterStore {
+    prefix: Prefix,
+}
+
+impl Store for RedisClusterStore {
+    type B = RedisBackend;
+
+    async fn isolated() -> Self {
+        // Started by the first test to get here; the others wait for it (a blocking start
+        // on this test's own runtime).
+        support::redis_cluster::shared();
+        Self {
+            prefix: Prefix::new(format!("{{{}}}", support::unique_prefix())).unwrap(),
+        }
+    }
+
+    async fn backend(&self, queue: &QueueName) -> RedisBackend {
+        let url = support::redis_cluster::shared().url();
+        let options = RedisOptions::new(&url).prefix(self.prefix.clone());
+        RedisBackend::connect(&options, queue.clone())
+            .await
+            .unwrap_or_else(|e| panic!("connect to the Redis Cluster at {url}: {e}"))
     }
 
     async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> RedisBackend {

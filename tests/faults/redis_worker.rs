@@ -28,6 +28,7 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
+use crate::support::soak::{next_random, soak_settings};
 use crate::support::wait::{eventually, next_event};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
@@ -714,14 +715,6 @@ async fn r5_workers_resume_by_themselves_after_a_server_restart() {
 
 // R13 ------------------------------------------------------------------------------------------
 
-/// xorshift64*, so each run's delays are reproducible from its seed.
-fn next_random(state: &mut u64) -> u64 {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    state.wrapping_mul(0x2545_F491_4F6C_DD1D)
-}
-
 async fn race_on_short_locks(seed: u64) {
     const N: usize = 200;
     let ctx = Ctx::shared(&format!("r13-{seed}")).await;
@@ -801,24 +794,6 @@ enum Fault {
     RestartServer,
 }
 
-/// How long the soak injects faults (`BULLMQ_SOAK_SECS`, 10 by default: a smoke run for CI;
-/// raise it for a long run on demand) and its seed (`BULLMQ_SOAK_SEED`, else the clock's;
-/// printed, so that a failing sequence of faults can be replayed).
-fn soak_settings() -> (Duration, u64) {
-    let secs = std::env::var("BULLMQ_SOAK_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    let seed = std::env::var("BULLMQ_SOAK_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-            now.map_or(1, |d| d.as_secs() ^ u64::from(d.subsec_nanos())) | 1
-        });
-    (Duration::from_secs(secs), seed)
-}
-
 /// Adds jobs `s0`, `s1`, … in batches of 10 every 100 ms until `stop` is set. A batch that
 /// fails (its connection killed, the server restarting) is sent again until Redis takes it:
 /// the ids make the retry idempotent, so a batch that was applied before its reply was lost
@@ -867,7 +842,7 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     // A job stranded by a fault runs again once its lock has run out and two stalled checks
     // have passed (marked, then moved back), plus slack for a loaded machine.
     const RERUN_WINDOW: Duration = Duration::from_secs(8);
-    let (soak, seed) = soak_settings();
+    let (soak, seed) = soak_settings(10);
     eprintln!("r14: seed {seed} (BULLMQ_SOAK_SEED), faults for {soak:?}");
     let mut server = support::PrivateRedis::start_durable();
     let ctx = Ctx::private(&server, "r14").await;

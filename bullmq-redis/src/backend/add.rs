@@ -263,6 +263,9 @@ async fn start<F: Future + Unpin>(fut: &mut F) -> Option<F::Output> {
 
 impl AddJobs for RedisBackend {
     async fn add_job(&self, job: &Job, parent: &ParentKeyOpts) -> Result<JobId> {
+        if self.con.is_cluster() {
+            super::cluster::check_parent_slot(&self.keys, job, parent)?;
+        }
         let call = add_call(&self.keys, job, parent, false, false)?;
         let reply = call
             .invoke_replicated(&self.connection(), self.replica_wait())
@@ -275,7 +278,11 @@ impl AddJobs for RedisBackend {
         // Every job is encoded before any is sent (into a vector sized up front: collecting
         // `Result`s cannot know the length, and would grow it by copying).
         let mut calls = Vec::with_capacity(jobs.len());
+        let cluster = self.con.is_cluster();
         for j in jobs {
+            if cluster {
+                super::cluster::check_parent_slot(&self.keys, &j.job, &j.parent)?;
+            }
             calls.push(add_call(&self.keys, &j.job, &j.parent, false, false)?);
         }
         // Pipelined on the shared connection, one write per batch: each batch is queued as

@@ -1,9 +1,9 @@
 //! What Redis Cluster asks of a queue's keys: one hash tag for all of them, so that every
 //! script of the queue runs on one node, and flows only among queues whose keys share a slot.
 
-use bullmq_core::backend::FlowNode;
+use bullmq_core::backend::{FlowNode, ParentKeyOpts};
 use bullmq_core::options::ValidationError;
-use bullmq_core::{Prefix, QueueName, Result};
+use bullmq_core::{Job, Prefix, QueueName, Result};
 
 use crate::connection::{hash_tag, slot};
 use crate::keys::QueueKeys;
@@ -65,6 +65,36 @@ pub(crate) fn flow_slot(nodes: &[FlowNode]) -> Result<Option<u16>> {
         }
     }
     Ok(Some(slot_of_flow))
+}
+
+/// Refuses a job whose parent is in another slot than its queue: the add script also writes
+/// the parent's keys, which a cluster allows only within the slot the script runs in (the
+/// script would stop on an opaque "non local key" error instead).
+pub(crate) fn check_parent_slot(keys: &QueueKeys, job: &Job, parent: &ParentKeyOpts) -> Result<()> {
+    let queue_slot = slot(keys.qualified_name.as_bytes());
+    let parent_keys = [
+        parent.parent_key.as_deref().or(job.parent_key.as_deref()),
+        parent.parent_dependencies_key.as_deref(),
+    ];
+    match parent_keys
+        .into_iter()
+        .flatten()
+        .find(|key| slot(key.as_bytes()) != queue_slot)
+    {
+        None => Ok(()),
+        Some(key) => Err(ValidationError::single(
+            "job on a redis cluster",
+            "parent",
+            format!(
+                "the parent `{key}` is in another cluster slot than queue `{}`: a child is \
+                 added together with its parent's dependencies, which a cluster does only \
+                 within one slot; give the parent's queue and the child's the same hash tag \
+                 (for example the prefix `{{myprefix}}`)",
+                keys.qualified_name
+            ),
+        )
+        .into()),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,334 @@
+//! R14 on Redis Cluster (issue 16): jobs added all along to three queues, one on each
+//! primary of a private six-node cluster, while at random a replica takes over from its
+//! primary (`CLUSTER FAILOVER`), a primary is killed with SIGKILL (its replica takes over,
+//! the killed node comes back as that one's replica), or every client connection is cut
+//! (`CLIENT KILL` on every node); then a quiet stretch. Every job whose add returned completes, the workers
+//! still run, and a job runs again only during a fault or soon after it (re-runs counted and
+//! printed).
+//!
+//! 40 s of faults by default; `BULLMQ_SOAK_SECS` runs it longer, `BULLMQ_SOAK_SEED` replays a
+//! sequence of faults (the seed is printed).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bullmq::job::JobType;
+use bullmq::redis::RedisBackend;
+use bullmq::{BulkJob, JobId, JobOptions, JobState, Prefix, Queue, QueueName, WorkerOptions};
+use serde_json::json;
+use support::redis_cluster::TestCluster;
+use support::soak::{next_random, soak_settings};
+use support::wait::eventually;
+
+use crate::counting::{Runs, backend, counting_worker_taking, reruns};
+use crate::support;
+
+/// A fault the soak injects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fault {
+    /// `CLUSTER FAILOVER` on a primary's replica: a coordinated switch, no write lost.
+    Failover,
+    /// SIGKILL of a primary, once its replica holds every add acknowledged so far; the
+    /// replica takes over, and the killed node is started again and rejoins as a replica.
+    KillPrimary,
+    /// `CLIENT KILL TYPE normal` on every node: every connection of producer and workers.
+    KillClients,
+}
+
+const QUEUE: &str = "soak";
+/// Workers on each queue.
+const WORKERS_PER_QUEUE: usize = 2;
+/// How long each job takes: long enough that every fault finds jobs in flight (about 30 at
+/// the producer's pace, half of what the workers can run at once).
+const WORK: Duration = Duration::from_millis(100);
+/// Jobs each worker runs at once (`counting_worker`'s).
+const CONCURRENCY: usize = 10;
+/// A job stranded by a fault runs again once its lock (2 s) has run out and two stalled
+/// checks (every 500 ms) have passed, or once a call cut by the fault has timed out (3 s),
+/// plus slack for a loaded machine; counted from the end of the fault (the cluster healthy
+/// again).
+const RERUN_WINDOW: Duration = Duration::from_secs(10);
+
+/// Adds batches of 10 jobs (`s<n>`, ids unique over the queues) to each queue in turn every
+/// 100 ms until `stop` is set. A batch refused (a connection cut, a primary gone) is sent
+/// again until taken: its ids make the retry idempotent. `gate` is held for each try, so a
+/// fault that holds it knows every add acknowledged so far. Returns the ids added to each
+/// queue and how many tries were refused.
+async fn produce(
+    queues: Vec<Queue<RedisBackend>>,
+    gate: Arc<tokio::sync::Mutex<()>>,
+    stop: Arc<AtomicBool>,
+) -> (Vec<Vec<String>>, u32) {
+    let mut ids: Vec<Vec<String>> = vec![Vec::new(); queues.len()];
+    let mut next = 0;
+    let mut refused = 0;
+    while !stop.load(Ordering::SeqCst) {
+        for (queue, added) in queues.iter().zip(&mut ids) {
+            let batch: Vec<String> = (next..next + 10).map(|n| format!("s{n}")).collect();
+            next += 10;
+            let jobs = || {
+                batch
+                    .iter()
+                    .map(|id| BulkJob {
+                        name: "soak".to_owned(),
+                        data: json!({}),
+                        opts: JobOptions::new().job_id(id.clone()),
+                    })
+                    .collect::<Vec<_>>()
+            };
+            loop {
+                let taken = {
+                    let _held = gate.lock().await;
+                    queue.add_bulk(jobs()).await.is_ok()
+                };
+                if taken {
+                    break;
+                }
+                refused += 1;
+                // Retry interval while a primary is down or being replaced.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            added.extend(batch);
+        }
+        // Fixed wait: spaces the jobs over time, as a real run would meet the faults.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (ids, refused)
+}
+
+/// Runs `f` on the cluster off the runtime (`redis-cli` runs and blocking polls).
+async fn on_cluster<T: Send + 'static>(
+    cluster: &Arc<TestCluster>,
+    f: impl FnOnce(&TestCluster) -> T + Send + 'static,
+) -> T {
+    let cluster = Arc::clone(cluster);
+    tokio::task::spawn_blocking(move || f(&cluster))
+        .await
+        .unwrap()
+}
+
+/// Waits until the node on `port` reports itself a primary.
+fn wait_primary(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !TestCluster::cli(port, &["ROLE"]).starts_with("master") {
+        assert!(Instant::now() < deadline, "{port} did not take over");
+        // Polled against the node's own report, within the deadline above.
+        #[allow(clippy::disallowed_methods)]
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Strikes `fault` at the primary `pick` (modulo three) and returns once the cluster is
+/// healthy again (every slot served, every primary with an up-to-date replica).
+async fn strike(
+    cluster: &Arc<TestCluster>,
+    fault: Fault,
+    pick: usize,
+    gate: &tokio::sync::Mutex<()>,
+) {
+    match fault {
+        Fault::Failover => {
+            on_cluster(cluster, move |c| {
+                let replica = c.replica_of(c.primaries()[pick % 3]);
+                let reply = TestCluster::cli(replica, &["CLUSTER", "FAILOVER"]);
+                assert!(reply.contains("OK"), "CLUSTER FAILOVER: {reply}");
+                wait_primary(replica);
+            })
+            .await;
+        }
+        Fault::KillPrimary => {
+            let (primary, replica) = on_cluster(cluster, move |c| {
+                let primary = c.primaries()[pick % 3];
+                (primary, c.replica_of(primary))
+            })
+            .await;
+            let (mut to_primary, to_replica) = (
+                TestCluster::node(primary).await,
+                TestCluster::node(replica).await,
+            );
+            // Asynchronous replication loses what the replica has not received yet (a server
+            // limit, see the README); the soak checks that no acknowledged add is lost, so it
+            // kills once the adds acknowledged so far are on the replica. It holds the adds
+            // back for those few milliseconds only: the workers' writes go on, and jobs are in
+            // flight when the primary dies.
+            let held = gate.lock().await;
+            TestCluster::wait_replicated(&mut to_primary, &to_replica).await;
+            cluster.kill(primary);
+            drop(held);
+            on_cluster(cluster, move |c| {
+                wait_primary(replica);
+                c.restart(primary);
+            })
+            .await;
+        }
+        Fault::KillClients => {
+            on_cluster(cluster, TestCluster::kill_clients).await;
+        }
+    }
+    on_cluster(cluster, TestCluster::wait_healthy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
+    let (soak, seed) = soak_settings(40);
+    eprintln!("r14 cluster: seed {seed} (BULLMQ_SOAK_SEED), faults for {soak:?}");
+    let cluster = Arc::new(on_cluster_start().await);
+    let url = cluster.url();
+    let tags = on_cluster(&cluster, TestCluster::tags_on_every_primary).await;
+    let prefixes: Vec<Prefix> = tags
+        .iter()
+        .map(|(tag, _)| Prefix::new(format!("{{{tag}}}")).unwrap())
+        .collect();
+    let runs: Runs = Arc::default();
+    let mut workers = Vec::new();
+    // The producer's queues, and the test's own to check them at the end.
+    let (mut producing, mut queues) = (Vec::new(), Vec::new());
+    for prefix in &prefixes {
+        for _ in 0..WORKERS_PER_QUEUE {
+            // Back soon after a lost connection (Node's default waits 15 s), as in R14.
+            let opts = WorkerOptions::new().run_retry_delay(Duration::from_millis(200));
+            workers.push(counting_worker_taking(&url, prefix, QUEUE, &runs, WORK, opts).await);
+        }
+        for queues in [&mut producing, &mut queues] {
+            queues.push(Queue::new(
+                QueueName::new(QUEUE).unwrap(),
+                backend(&url, prefix, QUEUE).await,
+            ));
+        }
+    }
+    let gate = Arc::new(tokio::sync::Mutex::new(()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let producer = tokio::spawn(produce(producing, Arc::clone(&gate), Arc::clone(&stop)));
+
+    let mut rng = seed;
+    // (started, healthy again, what).
+    let mut faults: Vec<(Instant, Instant, Fault)> = Vec::new();
+    let started = Instant::now();
+    while started.elapsed() < soak {
+        // Fixed wait: spaces the faults over time, as a real run would meet them.
+        tokio::time::sleep(Duration::from_millis(500 + next_random(&mut rng) % 1500)).await;
+        let fault = match next_random(&mut rng) % 3 {
+            0 => Fault::Failover,
+            1 => Fault::KillPrimary,
+            _ => Fault::KillClients,
+        };
+        let pick = usize::try_from(next_random(&mut rng) % 3).unwrap();
+        let at = Instant::now();
+        strike(&cluster, fault, pick, &gate).await;
+        eprintln!(
+            "r14 cluster: {fault:?} at {:.1?}, healthy after {:.1?}",
+            at.duration_since(started),
+            at.elapsed()
+        );
+        faults.push((at, Instant::now(), fault));
+    }
+    // Quiet: jobs keep coming for longer than a stranded job takes to run again.
+    // Fixed wait: the quiet stretch whose re-runs the check below must find none of.
+    tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
+    stop.store(true, Ordering::SeqCst);
+    let (ids, refused) = producer.await.unwrap();
+    let added: usize = ids.iter().map(Vec::len).sum();
+
+    let kinds = [
+        JobState::Completed,
+        JobState::Failed,
+        JobState::Active,
+        JobState::Waiting,
+        JobState::Delayed,
+        JobState::Prioritized,
+    ]
+    .map(JobType::State);
+    for (queue, ids) in queues.iter().zip(&ids) {
+        let expected = u64::try_from(ids.len()).unwrap();
+        eventually(
+            "every added job completed",
+            Duration::from_secs(120),
+            || async { queue.get_job_counts(&kinds).await.ok().map(|c| c[0].1) == Some(expected) },
+        )
+        .await;
+        let counts: Vec<u64> = queue
+            .get_job_counts(&kinds)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(_, n)| n)
+            .collect();
+        assert_eq!(counts, [expected, 0, 0, 0, 0, 0], "counters");
+        for id in ids {
+            let state = queue
+                .job(JobId::from(id.as_str()))
+                .get_state()
+                .await
+                .unwrap();
+            assert_eq!(state, Some(JobState::Completed), "job {id}");
+        }
+    }
+    for w in &workers {
+        assert!(w.is_running(), "a worker stopped");
+    }
+    for w in &workers {
+        w.close().await;
+    }
+
+    // Each re-run is put down to the latest fault that started before it: (re-runs, the
+    // latest after the fault started, the latest after it was over).
+    let mut per_fault = vec![(0_usize, Duration::ZERO, Duration::ZERO); faults.len()];
+    for (id, times) in runs.lock().unwrap().iter_mut() {
+        times.sort();
+        for &at in &times[1..] {
+            let fault = faults.iter().rposition(|&(from, _, _)| from <= at);
+            let explained = fault.filter(|&i| at <= faults[i].1 + RERUN_WINDOW);
+            assert!(
+                explained.is_some(),
+                "job {id} ran again {:?} after the fault before it was over ({:?}), with no \
+                 fault to explain it",
+                fault.map(|i| at.saturating_duration_since(faults[i].1)),
+                fault.map(|i| faults[i].2),
+            );
+            if let Some(i) = explained {
+                let entry = &mut per_fault[i];
+                entry.0 += 1;
+                entry.1 = entry.1.max(at.duration_since(faults[i].0));
+                entry.2 = entry.2.max(at.saturating_duration_since(faults[i].1));
+            }
+        }
+    }
+    for ((from, to, fault), (n, since_start, since_end)) in faults.iter().zip(&per_fault) {
+        if *n > 0 {
+            eprintln!(
+                "r14 cluster: {fault:?} at {:.1?} (over after {:.1?}): {n} re-runs, the last \
+                 {since_start:.1?} after it struck, {since_end:.1?} after it was over",
+                from.duration_since(started),
+                to.duration_since(*from),
+            );
+        }
+    }
+    let again = reruns(&runs);
+    let reran: usize = again.iter().map(|(_, n)| n - 1).sum();
+    let count = |k: Fault| faults.iter().filter(|f| f.2 == k).count();
+    eprintln!(
+        "r14 cluster: {added} jobs on 3 primaries ({refused} adds retried), {} faults ({} \
+         failovers, {} primaries killed, {} client kills), {reran} re-runs of {} jobs",
+        faults.len(),
+        count(Fault::Failover),
+        count(Fault::KillPrimary),
+        count(Fault::KillClients),
+        again.len(),
+    );
+    // A fault strands at most the jobs in flight on every worker (a fetch-next included).
+    let workers = workers.len();
+    assert!(
+        reran <= faults.len().max(1) * workers * (CONCURRENCY + 1),
+        "{reran} re-runs for {} faults",
+        faults.len()
+    );
+    assert!(added >= 300, "the producer kept adding ({added})");
+}
+
+/// A private cluster, started off the runtime.
+async fn on_cluster_start() -> TestCluster {
+    tokio::task::spawn_blocking(TestCluster::start)
+        .await
+        .unwrap()
+}

@@ -3,7 +3,9 @@
 //! it) and makes one call through the subscriber per value; here each value goes at its known
 //! position in `op_span!` (a test checks the names there), all in one call.
 
-use tracing::field::{Value, ValueSet};
+use std::sync::OnceLock;
+
+use tracing::field::{Field, Value, ValueSet};
 use tracing::span::Record;
 use tracing::{Metadata, Span};
 
@@ -75,10 +77,53 @@ pub(super) fn record<const N: usize>(span: &Span, values: [(Key, &dyn Value); N]
     if span.is_disabled() {
         return;
     }
-    if let Some(meta) = span.metadata() {
+    // The library's own spans only: the length is check enough.
+    if let Some(meta) = span.metadata().filter(|m| m.fields().len() == OP_FIELDS) {
         with_value_set(meta, values, |set| {
             span.record_all(set);
         });
+    }
+}
+
+/// The fields of `keys` on the spans of one callsite (the first one recorded), found once: a
+/// value set of just these fields costs a third of one of all 30 (per `add`, its id).
+pub(super) struct Cached<const N: usize> {
+    keys: [Key; N],
+    fields: OnceLock<Option<[Field; N]>>,
+}
+
+impl<const N: usize> Cached<N> {
+    /// The fields of `keys`, to be found at the first record.
+    pub(super) const fn new(keys: [Key; N]) -> Self {
+        Self {
+            keys,
+            fields: OnceLock::new(),
+        }
+    }
+
+    /// Records `values` (one per key, in order) on `span` in one call; through [`record`] for
+    /// a span of another callsite.
+    pub(super) fn record(&self, span: &Span, values: [&dyn Value; N]) {
+        let Some(meta) = span.metadata().filter(|_| !span.is_disabled()) else {
+            return;
+        };
+        let cached = self.fields.get_or_init(|| {
+            let fields = meta.fields();
+            let found: Option<Vec<Field>> = self
+                .keys
+                .iter()
+                .map(|k| fields.iter().nth(k.index))
+                .collect();
+            found.and_then(|found| found.try_into().ok())
+        });
+        match cached {
+            Some(cached) if cached.iter().all(|f| f.callsite() == meta.callsite()) => {
+                let pairs: [(&Field, Option<&dyn Value>); N] =
+                    std::array::from_fn(|i| (&cached[i], Some(values[i])));
+                span.record_all(&meta.fields().value_set(&pairs));
+            }
+            _ => record::<N>(span, std::array::from_fn(|i| (self.keys[i], values[i]))),
+        }
     }
 }
 
@@ -87,29 +132,29 @@ pub(super) fn record<const N: usize>(span: &Span, values: [(Key, &dyn Value); N]
 pub(super) fn record_current<const N: usize>(values: [(Key, &dyn Value); N]) {
     tracing::dispatcher::get_default(|dispatch| {
         let current = dispatch.current_span();
-        if let (Some(id), Some(meta)) = (current.id(), current.metadata()) {
+        if let (Some(id), Some(meta)) = (current.id(), current.metadata())
+            && is_op_span(meta)
+        {
             with_value_set(meta, values, |set| dispatch.record(id, &Record::new(set)));
         }
     });
 }
 
 /// Whether `meta` is an operation span's (made by `op_span!`): the library's target and as
-/// many fields (a test checks each key's name at its position).
+/// many fields (a test checks each key's name at its position). The current span may be an
+/// application's, when a filter disabled ours.
 fn is_op_span(meta: &Metadata<'_>) -> bool {
     meta.fields().len() == OP_FIELDS && meta.target() == "bullmq"
 }
 
 /// Calls `f` with `values` as a value set of all of an operation span's fields (those not in
-/// `values` without a value); nothing for another span.
+/// `values` without a value).
 #[inline]
 fn with_value_set<const N: usize>(
     meta: &'static Metadata<'static>,
     values: [(Key, &dyn Value); N],
     f: impl FnOnce(&ValueSet<'_>),
 ) {
-    if !is_op_span(meta) {
-        return;
-    }
     let mut all: [Option<&dyn Value>; OP_FIELDS] = [None; OP_FIELDS];
     for (key, value) in values {
         if let Some(slot) = all.get_mut(key.index) {

@@ -84,7 +84,8 @@ pub fn record_job(span: &Span, id: &str, name: &str) {
 
 /// Records the id the store gave the job of an `add` span (its name was given at creation).
 pub(crate) fn record_job_id(span: &Span, id: &str) {
-    fields::record(span, [(fields::MESSAGE_ID, &id), (fields::JOB_ID, &id)]);
+    static ID: fields::Cached<2> = fields::Cached::new([fields::MESSAGE_ID, fields::JOB_ID]);
+    ID.record(span, [&id, &id]);
 }
 
 /// Records on the current span (an attempt's `process` span) the state an attempt left its

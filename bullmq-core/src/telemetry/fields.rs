@@ -77,7 +77,7 @@ pub(super) fn record<const N: usize>(span: &Span, values: [(Key, &dyn Value); N]
     if span.is_disabled() {
         return;
     }
-    // The library's own spans only: the length is check enough.
+    // Only the library's own spans come here: checking the length is enough.
     if let Some(meta) = span.metadata().filter(|m| m.fields().len() == OP_FIELDS) {
         with_value_set(meta, values, |set| {
             span.record_all(set);
@@ -109,6 +109,9 @@ impl<const N: usize> Cached<N> {
         };
         let cached = self.fields.get_or_init(|| {
             let fields = meta.fields();
+            if fields.len() != OP_FIELDS {
+                return None;
+            }
             let found: Option<Vec<Field>> = self
                 .keys
                 .iter()

@@ -12,6 +12,7 @@
 pub mod attr;
 mod connection_log;
 pub mod context;
+mod fields;
 mod health;
 pub mod metrics;
 pub mod spans;

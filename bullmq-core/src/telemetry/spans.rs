@@ -3,6 +3,8 @@
 
 use tracing::Span;
 
+use super::fields::{self, Key};
+
 /// A span of operation `$op` (a literal: tracing names are static) on queue `$queue`, named
 /// `$name` (a `Display` formatted only when a subscriber records the span), with every field
 /// the library may record on it declared up front (tracing records only declared fields). The
@@ -70,51 +72,57 @@ macro_rules! span_name {
 
 /// Records the job's identity on `span` (Node's `setSpanJobAttributes`).
 pub fn record_job(span: &Span, id: &str, name: &str) {
-    if !span.is_disabled() {
-        span.record("messaging.message.id", id);
-        span.record("bullmq.job.id", id);
-        span.record("bullmq.job.name", name);
-    }
+    fields::record(
+        span,
+        [
+            (fields::MESSAGE_ID, &id),
+            (fields::JOB_ID, &id),
+            (fields::JOB_NAME, &name),
+        ],
+    );
 }
 
 /// Records the id the store gave the job of an `add` span (its name was given at creation).
 pub(crate) fn record_job_id(span: &Span, id: &str) {
-    if !span.is_disabled() {
-        span.record("messaging.message.id", id);
-        span.record("bullmq.job.id", id);
-    }
+    static ID: fields::Cached<2> = fields::Cached::new([fields::MESSAGE_ID, fields::JOB_ID]);
+    ID.record(span, [&id, &id]);
 }
 
 /// Records on the current span (an attempt's `process` span) the state an attempt left its
 /// job in when it did not settle it (`rate_limited`, `waiting-children`).
 pub(crate) fn record_state(state: &'static str) {
-    let span = Span::current();
-    if !span.is_disabled() {
-        span.record("bullmq.job.state", state);
-    }
+    fields::record_current([(fields::STATE, &state)]);
 }
 
 /// Records on the current span (an attempt's `process` span) how the attempt ended: its
-/// state, duration (ms), end (Unix ms) and, once counted, the attempts made.
+/// state, duration (ms), end (Unix ms) and, once counted, the attempts made (a value of
+/// `None` records nothing).
 pub(crate) fn record_outcome(state: &'static str, duration_ms: u64, ended: u64, made: Option<u32>) {
-    let span = Span::current();
-    if !span.is_disabled() {
-        span.record("bullmq.job.state", state);
-        span.record("bullmq.job.duration_ms", duration_ms);
-        span.record("bullmq.job.attempt_finished_timestamp", ended);
-        if let Some(made) = made {
-            span.record("bullmq.job.attempts.made", made);
-        }
-    }
+    fields::record_current([
+        (fields::STATE, &state),
+        (fields::DURATION_MS, &duration_ms),
+        (fields::FINISHED_TIMESTAMP, &ended),
+        (fields::ATTEMPTS_MADE, &made),
+    ]);
+}
+
+/// Marks the current span (an attempt's `process` span) failed with `reason`.
+pub(crate) fn record_current_error(reason: &str) {
+    fields::record_current(error_values(&reason));
 }
 
 /// Marks `span` failed with `reason` (OpenTelemetry status `ERROR`).
 pub(crate) fn record_error(span: &Span, reason: &str) {
-    if !span.is_disabled() {
-        span.record("otel.status_code", "error");
-        span.record("otel.status_description", reason);
-        span.record("bullmq.job.failed.reason", reason);
-    }
+    fields::record(span, error_values(&reason));
+}
+
+/// The fields of a failure: OpenTelemetry's status and Node's `bullmq.job.failed.reason`.
+fn error_values<'a>(reason: &'a &'a str) -> [(Key, &'a dyn tracing::Value); 3] {
+    [
+        (fields::STATUS_CODE, &"error"),
+        (fields::STATUS_DESCRIPTION, reason),
+        (fields::FAILED_REASON, reason),
+    ]
 }
 
 /// `add <queue>.<job name>`, a producer span.
@@ -136,19 +144,17 @@ pub(crate) fn add_bulk(queue: &str, count: usize) -> Span {
         queue,
         span_name!("addBulk {queue}")
     );
-    if !span.is_disabled() {
-        span.record("bullmq.job.bulk.count", count);
-        span.record("messaging.batch.message_count", count);
-    }
+    fields::record(
+        &span,
+        [(fields::BULK_COUNT, &count), (fields::BATCH_COUNT, &count)],
+    );
     span
 }
 
 /// `add <queue>.<job name>` of a job scheduler's upsert, a producer span.
 pub fn scheduler_add(queue: &str, job_name: &str, scheduler_id: &str) -> Span {
     let span = add(queue, job_name);
-    if !span.is_disabled() {
-        span.record("bullmq.job.scheduler.id", scheduler_id);
-    }
+    fields::record(&span, [(fields::SCHEDULER_ID, &scheduler_id)]);
     span
 }
 
@@ -161,9 +167,7 @@ pub fn add_flow(queue: &str, flow_name: &str) -> Span {
         queue,
         span_name!("addFlow {queue}")
     );
-    if !span.is_disabled() {
-        span.record("bullmq.flow.name", flow_name);
-    }
+    fields::record(&span, [(fields::FLOW_NAME, &flow_name)]);
     span
 }
 
@@ -286,9 +290,7 @@ pub(crate) fn extend_locks(queue: &str, count: usize) -> Span {
         queue,
         span_name!("extendLocks {queue}")
     );
-    if !span.is_disabled() {
-        span.record("bullmq.worker.jobs.to.extend.locks", count);
-    }
+    fields::record(&span, [(fields::EXTEND_LOCKS, &count)]);
     span
 }
 
@@ -342,4 +344,33 @@ pub(crate) enum Control {
     Drain,
     /// `rateLimit`.
     RateLimit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Control, fields};
+
+    /// Every key finds its field at its position in each kind of operation span (all are made
+    /// by `op_span!`).
+    #[test]
+    fn keys_match_the_declared_fields() {
+        let _subscriber = tracing::subscriber::set_default(tracing_subscriber::registry());
+        let spans = [
+            super::add("q", "n"),
+            super::add_bulk("q", 2),
+            super::add_bulk_flows(),
+            super::stalled_check("q", None, "w"),
+            super::control("q", Control::Drain),
+        ];
+        for key in fields::ALL {
+            for span in &spans {
+                assert!(
+                    key.found_in(span),
+                    "{} in {:?}",
+                    key.name(),
+                    span.metadata()
+                );
+            }
+        }
+    }
 }

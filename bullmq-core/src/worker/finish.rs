@@ -408,7 +408,7 @@ async fn fail<B: Backend>(
         RetryDecision::Fail => Settle::Fail,
     };
     let settle = settle_span(shared, job, how);
-    spans::record_error(&Span::current(), message);
+    spans::record_current_error(message);
     if let RetryDecision::After(delay) = decision {
         settle.record("bullmq.job.delay_ms", super::shared::millis(delay));
     }

@@ -17,7 +17,7 @@ use redis::{RedisResult, Value};
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
-use super::multi_host::MultiHostUrl;
+use super::multi_host::{MultiHostUrl, encode_user_info};
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+sentinel", "redis"), ("rediss+sentinel", "rediss")];
@@ -54,19 +54,19 @@ impl std::fmt::Debug for SentinelUrl {
 
 impl SentinelUrl {
     /// The sentinel URL `url` is, `Ok(None)` for another kind, or why it is not valid (the
-    /// message never holds a password).
+    /// message never quotes the URL).
     pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
         let Some(url) = MultiHostUrl::split(url, &SCHEMES, 26379)? else {
             return Ok(None);
         };
-        let (query, user_info, sentinels) = (url.query, url.user_info, url.hosts);
+        let (query, sentinels) = (url.query, url.hosts);
         let mut path = url.path.split('/').filter(|p| !p.is_empty());
         let master = path
             .next()
             .ok_or("the sentinel URL names no master (`redis+sentinel://host:port/<master>`)")?;
         let db = path.next().unwrap_or("0");
         if db.parse::<u32>().is_err() {
-            return Err(format!("`{db}` is not a database number"));
+            return Err("the database after the master's name is not a number".into());
         }
         if sentinels.is_empty() {
             return Err("the sentinel URL names no sentinel".into());
@@ -83,8 +83,7 @@ impl SentinelUrl {
         }
         let sentinel_user_info = match (s_user, s_pass) {
             (_, None) => String::new(),
-            (None, Some(pass)) => format!(":{pass}@"),
-            (Some(user), Some(pass)) => format!("{user}:{pass}@"),
+            (user, Some(pass)) => encode_user_info(&format!("{}:{pass}", user.unwrap_or(""))),
         };
         let query = if kept.is_empty() {
             String::new()
@@ -93,7 +92,7 @@ impl SentinelUrl {
         };
         Ok(Some(Self {
             scheme: url.node_scheme,
-            user_info: user_info.to_owned(),
+            user_info: url.user_info,
             query,
             sentinel_user_info,
             master: master.to_owned(),

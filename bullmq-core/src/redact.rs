@@ -74,8 +74,8 @@ pub fn user_info_end(rest: &str) -> Option<usize> {
     let query = rest.find(['?', '#']).unwrap_or(rest.len());
     let ats = || rest.match_indices('@').map(|(i, _)| i);
     ats()
-        .filter(|&at| at < query && hosts_follow(at))
-        .last()
+        .rev()
+        .find(|&at| at < query && hosts_follow(at))
         .or_else(|| ats().find(|&at| at > query && hosts_follow(at)))
         .or_else(|| rest.rfind('@'))
 }

@@ -12,3 +12,4 @@ mod faults;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod routing;
 mod sentinel;
+mod sentinels;

@@ -13,3 +13,5 @@ mod faults;
 mod routing;
 mod sentinel;
 mod sentinels;
+#[cfg(feature = "tls")]
+mod tls;

@@ -1,9 +1,10 @@
 //! A sentinel-managed primary for the tests: a primary, its replica and three sentinels
 //! (`redis-server --sentinel`) on free loopback ports, killed (and their folder removed) on
-//! drop.
+//! drop. Plain, or TLS only ([`Sentinels::start_tls`]): every node and sentinel listens on a
+//! TLS port alone, replicates and monitors over TLS, with certificates a private CA signed.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -19,28 +20,63 @@ pub struct Sentinels {
     pub primary: u16,
     pub replica: u16,
     pub sentinels: Vec<u16>,
+    /// Whether everything listens on TLS only (certificates in `dir`).
+    tls: bool,
     children: Mutex<HashMap<u16, Child>>,
 }
 
 impl Sentinels {
+    /// Plain TCP.
     pub fn start() -> Self {
+        Self::start_with(false)
+    }
+
+    /// TLS only: `--port 0`, `--tls-port`, replication and monitoring over TLS. The first
+    /// primary refuses `REPLICAOF`: the sentinels can switch away from it but never demote it,
+    /// so it keeps taking writes (never `READONLY`) and a client that writes to the new primary
+    /// after a switch can only have heard of it from the sentinels' `+switch-master`.
+    pub fn start_tls() -> Self {
+        Self::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> Self {
         let dir = std::env::temp_dir().join(format!("{}-sentinel", support::unique_prefix()));
         std::fs::create_dir_all(&dir).unwrap();
+        if tls {
+            support::tls::make_test_certificates(&dir);
+        }
+        let certs = tls.then_some(dir.as_path());
         let (primary, replica) = (support::free_port(), support::free_port());
         let mut children = HashMap::new();
-        children.insert(primary, spawn(&dir, &data_node_args(primary, None)));
+        let mut primary_args = data_node_args(primary, None, certs);
+        if tls {
+            // The first primary cannot be made a replica: after a switch it stays a writable
+            // primary, so a client writes to the new one only if it heard the announcement.
+            for command in ["REPLICAOF", "SLAVEOF"] {
+                primary_args.extend(["--rename-command".into(), command.into(), String::new()]);
+            }
+        }
+        children.insert(primary, spawn(&dir, &primary_args));
         children.insert(
             replica,
-            spawn(&dir, &data_node_args(replica, Some(primary))),
+            spawn(&dir, &data_node_args(replica, Some(primary), certs)),
         );
         let mut sentinels = Vec::new();
         for _ in 0..3 {
             let port = support::free_port();
             let conf = dir.join(format!("sentinel-{port}.conf"));
+            let listen = if tls {
+                format!(
+                    "port 0\ntls-port {port}\ntls-replication yes\ntls-auth-clients no\n\
+                     tls-cert-file server.crt\ntls-key-file server.key\ntls-ca-cert-file ca.crt\n"
+                )
+            } else {
+                format!("port {port}\n")
+            };
             std::fs::write(
                 &conf,
                 format!(
-                    "port {port}\nbind 127.0.0.1\nsentinel monitor {MASTER} 127.0.0.1 {primary} 2\n\
+                    "{listen}bind 127.0.0.1\nsentinel monitor {MASTER} 127.0.0.1 {primary} 2\n\
                      sentinel down-after-milliseconds {MASTER} 1000\n\
                      sentinel failover-timeout {MASTER} 3000\n"
                 ),
@@ -55,29 +91,46 @@ impl Sentinels {
             primary,
             replica,
             sentinels,
+            tls,
             children: Mutex::new(children),
         };
         this.wait_ready();
         this
     }
 
+    /// `redis+sentinel://` (`rediss+sentinel://` over TLS) naming the three sentinels.
     pub fn url(&self) -> String {
         let hosts: Vec<String> = self
             .sentinels
             .iter()
             .map(|p| format!("127.0.0.1:{p}"))
             .collect();
-        format!("redis+sentinel://{}/{MASTER}", hosts.join(","))
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}+sentinel://{}/{MASTER}", hosts.join(","))
+    }
+
+    /// The private CA's certificate (PEM), for a TLS deployment.
+    pub fn ca_pem(&self) -> Vec<u8> {
+        std::fs::read(self.dir.join("ca.crt")).unwrap()
+    }
+
+    /// Runs `redis-cli args…` against the node or sentinel on `port` (over TLS when the
+    /// deployment is).
+    pub fn cli(&self, port: u16, args: &[&str]) -> String {
+        let ca = self.dir.join("ca.crt");
+        let tls = self.tls.then_some(ca.as_path());
+        cli_with(tls, port, args)
     }
 
     /// Waits until the replica is in sync and every sentinel knows it and the two others.
     fn wait_ready(&self) {
         let deadline = std::time::Instant::now() + Duration::from_secs(60);
         loop {
-            let synced =
-                cli(self.replica, &["INFO", "replication"]).contains("master_link_status:up");
+            let synced = self
+                .cli(self.replica, &["INFO", "replication"])
+                .contains("master_link_status:up");
             let known = self.sentinels.iter().all(|s| {
-                let master = cli(*s, &["SENTINEL", "MASTER", MASTER]);
+                let master = self.cli(*s, &["SENTINEL", "MASTER", MASTER]);
                 let field = |name: &str| {
                     let lines: Vec<&str> = master.lines().collect();
                     lines
@@ -103,7 +156,7 @@ impl Sentinels {
 
     /// The port of the primary the sentinels name now.
     pub fn named_primary(&self) -> u16 {
-        let reply = cli(
+        let reply = self.cli(
             self.sentinels[0],
             &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER],
         );
@@ -132,17 +185,38 @@ impl Drop for Sentinels {
     }
 }
 
-fn data_node_args(port: u16, primary: Option<u16>) -> Vec<String> {
-    let mut args = vec![
-        "--port".to_owned(),
-        port.to_string(),
+/// A data node's arguments; TLS only, with the certificates in `certs`, when given.
+fn data_node_args(port: u16, primary: Option<u16>, certs: Option<&Path>) -> Vec<String> {
+    let listen = match certs {
+        None => vec!["--port".to_owned(), port.to_string()],
+        Some(_) => [
+            "--port",
+            "0",
+            "--tls-port",
+            &port.to_string(),
+            "--tls-replication",
+            "yes",
+            "--tls-auth-clients",
+            "no",
+            "--tls-cert-file",
+            "server.crt",
+            "--tls-key-file",
+            "server.key",
+            "--tls-ca-cert-file",
+            "ca.crt",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    };
+    let mut args = listen;
+    args.extend([
         "--bind".to_owned(),
         "127.0.0.1".to_owned(),
         "--save".to_owned(),
         String::new(),
         "--appendonly".to_owned(),
         "no".to_owned(),
-    ];
+    ]);
     if let Some(primary) = primary {
         args.extend([
             "--replicaof".to_owned(),
@@ -177,8 +251,18 @@ fn spawn(dir: &std::path::Path, args: &[String]) -> Child {
     panic!("redis-server {args:?} did not start:\n{log}");
 }
 
+/// Runs `redis-cli args…` against the plain node or sentinel on `port`.
 pub fn cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
+    cli_with(None, port, args)
+}
+
+/// Runs `redis-cli args…` against `port`, over TLS trusting `ca` when given.
+fn cli_with(ca: Option<&Path>, port: u16, args: &[&str]) -> String {
+    let mut command = Command::new("redis-cli");
+    if let Some(ca) = ca {
+        command.arg("--tls").arg("--cacert").arg(ca);
+    }
+    let out = command
         .arg("-p")
         .arg(port.to_string())
         .args(args)

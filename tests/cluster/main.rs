@@ -12,6 +12,7 @@ mod faults;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod routing;
 mod sentinel;
+mod sentinel_interop;
 mod sentinels;
 #[cfg(feature = "tls")]
 mod tls;

@@ -87,7 +87,10 @@ async fn a_tls_cluster_is_followed_through_ask_and_moved() {
     };
     migrate(&[&job_key]);
     let asked = cli(from, &["HGETALL", &job_key]);
-    assert!(asked.starts_with("ASK "), "the source sends readers on: {asked}");
+    assert!(
+        asked.starts_with("ASK "),
+        "the source sends readers on: {asked}"
+    );
     let job = queue
         .get_job(&first.id)
         .await

@@ -14,5 +14,6 @@ mod routing;
 mod sentinel;
 mod sentinel_interop;
 mod sentinels;
+mod switch;
 #[cfg(feature = "tls")]
 mod tls;

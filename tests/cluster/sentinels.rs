@@ -28,18 +28,24 @@ pub struct Sentinels {
 impl Sentinels {
     /// Plain TCP.
     pub fn start() -> Self {
-        Self::start_with(false)
+        Self::start_with(false, false)
     }
 
-    /// TLS only: `--port 0`, `--tls-port`, replication and monitoring over TLS. The first
-    /// primary refuses `REPLICAOF`: the sentinels can switch away from it but never demote it,
-    /// so it keeps taking writes (never `READONLY`) and a client that writes to the new primary
-    /// after a switch can only have heard of it from the sentinels' `+switch-master`.
-    pub fn start_tls() -> Self {
-        Self::start_with(true)
+    /// Plain TCP, and the first primary refuses `REPLICAOF`: the sentinels can switch away
+    /// from it but never demote it, so it keeps taking writes (never `READONLY`), and a client
+    /// that writes to the new primary after a switch can only have heard of it from the
+    /// sentinels' `+switch-master`.
+    pub fn start_undemotable() -> Self {
+        Self::start_with(false, true)
     }
 
-    fn start_with(tls: bool) -> Self {
+    /// As [`Sentinels::start_undemotable`], TLS only: `--port 0`, `--tls-port`, replication
+    /// and monitoring over TLS.
+    pub fn start_tls_undemotable() -> Self {
+        Self::start_with(true, true)
+    }
+
+    fn start_with(tls: bool, undemotable: bool) -> Self {
         let dir = std::env::temp_dir().join(format!("{}-sentinel", support::unique_prefix()));
         std::fs::create_dir_all(&dir).unwrap();
         if tls {
@@ -49,9 +55,7 @@ impl Sentinels {
         let (primary, replica) = (support::free_port(), support::free_port());
         let mut children = HashMap::new();
         let mut primary_args = data_node_args(primary, None, certs);
-        if tls {
-            // The first primary cannot be made a replica: after a switch it stays a writable
-            // primary, so a client writes to the new one only if it heard the announcement.
+        if undemotable {
             for command in ["REPLICAOF", "SLAVEOF"] {
                 primary_args.extend(["--rename-command".into(), command.into(), String::new()]);
             }

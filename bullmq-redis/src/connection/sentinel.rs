@@ -9,7 +9,6 @@
 //! sentinels name is checked with `ROLE` before any call goes to it: a node that is not (or
 //! no longer) a primary is never written to.
 
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -19,6 +18,7 @@ use futures_core::Stream;
 use redis::{RedisResult, Value};
 use tokio::task::AbortHandle;
 
+use super::direct::{DirectConnection, Target};
 use super::multi_host::{MultiHostUrl, encode_user_info};
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
@@ -200,8 +200,9 @@ pub(crate) struct Switches {
 }
 
 /// Listens for `+switch-master` of `master` on the sentinels, in turn until one answers, and
-/// notes each in `switches`; stopped by aborting the task. Over plain TCP and TLS alike
-/// (redis-rs's pub/sub connection, with the client's certificates).
+/// notes each in `switches`; stopped by aborting the task. Over plain TCP on a direct
+/// connection; over TLS, where the direct path cannot go, on redis-rs's pub/sub connection
+/// (with the client's certificates).
 pub(crate) fn watch_switches(
     sentinels: Vec<redis::Client>,
     master: String,
@@ -212,7 +213,10 @@ pub(crate) fn watch_switches(
             for client in &sentinels {
                 // Returns when the sentinel goes away: then the next one is asked.
                 let mut subscribed = false;
-                let _ = listen(client, &master, &switches, &mut subscribed).await;
+                let _ = match Target::for_client(client.get_connection_info()) {
+                    Some(target) => listen(&target, &master, &switches, &mut subscribed).await,
+                    None => listen_tls(client, &master, &switches, &mut subscribed).await,
+                };
                 // A switch may have happened while nobody listened. A sentinel that never
                 // took the subscription (down, or refusing it) leaves the epoch alone: else
                 // every call would ask the sentinels again, twice a second, for nothing.
@@ -229,6 +233,34 @@ pub(crate) fn watch_switches(
 /// Follows `+switch-master` on one sentinel until it goes away; `subscribed` tells whether it
 /// ever took the subscription.
 async fn listen(
+    target: &Target,
+    master: &str,
+    switches: &Switches,
+    subscribed: &mut bool,
+) -> RedisResult<()> {
+    let mut con = DirectConnection::open(target, Duration::from_secs(2)).await?;
+    super::command::write(
+        con.request_buffer(),
+        [&b"SUBSCRIBE"[..], &b"+switch-master"[..]],
+    );
+    if let Some(reply) = con.exchange(1).await?.pop() {
+        reply.extract_error()?;
+    }
+    *subscribed = true;
+    loop {
+        con.request_buffer();
+        let mut replies = con.exchange(1).await?;
+        // `message`, the channel, then the announcement.
+        if let Some(Value::Array(parts)) = replies.pop()
+            && let Some(Value::BulkString(payload)) = parts.get(2)
+        {
+            note_switch(payload, master, switches);
+        }
+    }
+}
+
+/// [`listen`] on redis-rs's pub/sub connection, which speaks TLS.
+async fn listen_tls(
     client: &redis::Client,
     master: &str,
     switches: &Switches,
@@ -239,35 +271,40 @@ async fn listen(
         pubsub.subscribe("+switch-master").await?;
         RedisResult::Ok(pubsub)
     };
-    let pubsub = tokio::time::timeout(Duration::from_secs(2), subscribing)
+    let mut pubsub = tokio::time::timeout(Duration::from_secs(2), subscribing)
         .await
         .map_err(|_| super::direct::timed_out("subscribing to a sentinel"))??;
     *subscribed = true;
-    let mut messages = pubsub.into_on_message();
+    // Borrowed, not `into_on_message`: the stream alone would drop the subscribing half, which
+    // ends the connection's task and with it the stream at once.
+    let mut messages = std::pin::pin!(pubsub.on_message());
     // Ends when the connection does.
-    while let Some(message) = std::future::poll_fn(|cx| Pin::new(&mut messages).poll_next(cx)).await
-    {
-        // `<master> <old ip> <old port> <new ip> <new port>`.
-        let text = String::from_utf8_lossy(message.get_payload_bytes());
-        let words: Vec<&str> = text.split(' ').collect();
-        if let [name, _, _, host, port] = words[..]
-            && name == master
-        {
-            tracing::warn!(
-                master,
-                "redis sentinel: the primary was switched; calls go to the new one"
-            );
-            if let Ok(port) = port.parse() {
-                *switches
-                    .announced
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                    Some((host.to_owned(), port));
-            }
-            switches.epoch.fetch_add(1, Ordering::AcqRel);
-        }
+    while let Some(message) = std::future::poll_fn(|cx| messages.as_mut().poll_next(cx)).await {
+        note_switch(message.get_payload_bytes(), master, switches);
     }
     Ok(())
+}
+
+/// Notes the announcement `payload` (`<master> <old ip> <old port> <new ip> <new port>`) in
+/// `switches` when it is about `master`.
+fn note_switch(payload: &[u8], master: &str, switches: &Switches) {
+    let text = String::from_utf8_lossy(payload);
+    let words: Vec<&str> = text.split(' ').collect();
+    if let [name, _, _, host, port] = words[..]
+        && name == master
+    {
+        tracing::warn!(
+            master,
+            "redis sentinel: the primary was switched; calls go to the new one"
+        );
+        if let Ok(port) = port.parse() {
+            *switches
+                .announced
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((host.to_owned(), port));
+        }
+        switches.epoch.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 #[cfg(test)]

@@ -71,7 +71,6 @@ async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
     .await;
     let switched = std::time::Instant::now();
     let landed = Mutex::new(None);
-    let mut on_old = 0;
     eventually("an add lands on the new primary", LIMIT, || async {
         let job = queue
             .add("after", &json!({}), JobOptions::new())
@@ -82,18 +81,16 @@ async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
         here
     })
     .await;
+    let heard_after = switched.elapsed();
     let landed = landed.lock().unwrap().clone().unwrap();
-    for n in 1..landed.as_str().parse::<u64>().unwrap() {
-        if on(sentinels.primary, &JobId::from(n.to_string()))
-            && n > before.id.as_str().parse().unwrap()
-        {
-            on_old += 1;
-        }
-    }
+    let first_after: u64 = before.id.as_str().parse::<u64>().unwrap() + 1;
+    let last: u64 = landed.as_str().parse().unwrap();
+    let on_old = (first_after..last)
+        .filter(|n| on(sentinels.primary, &JobId::from(n.to_string())))
+        .count();
     println!(
         "switch heard: {on_old} adds went to the old primary after the sentinels named the new \
-         one, the first add on the new one {:?} after",
-        switched.elapsed()
+         one; the first add on the new one {heard_after:?} after"
     );
     completes(&queue, &landed).await;
     // Still a primary, never demoted: the switch was heard, not inferred from `READONLY`.

@@ -58,6 +58,7 @@ async fn returned(queue: &Queue<RedisBackend>, id: &JobId) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_and_rust_share_a_queue_behind_sentinels_both_ways() {
+    let _one = crate::one_at_a_time().await;
     let sentinels = Sentinels::start();
     let url = sentinels.url();
     let prefix = Prefix::new(support::unique_prefix()).unwrap();

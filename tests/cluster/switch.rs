@@ -101,12 +101,14 @@ async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sentinel_failover_is_heard() {
+    let _one = crate::one_at_a_time().await;
     a_switch_is_heard(&Sentinels::start_undemotable(), None).await;
 }
 
 #[cfg(feature = "tls")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_sentinel_failover_is_heard_over_tls() {
+    let _one = crate::one_at_a_time().await;
     let sentinels = Sentinels::start_tls_undemotable();
     let ca = sentinels.ca_pem();
     a_switch_is_heard(&sentinels, Some(ca)).await;

@@ -52,6 +52,7 @@ pub async fn completes(queue: &Queue<RedisBackend>, id: &JobId) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tls_cluster_is_followed_through_ask_and_moved() {
+    let _one = crate::one_at_a_time().await;
     let cluster = TestCluster::start_tls();
     let prefix = Prefix::new(format!("{{{}}}", support::unique_prefix())).unwrap();
     let queue = Queue::new(

@@ -37,21 +37,47 @@ pub fn redact_url(url: &str) -> String {
 
 /// `scheme://user:secret@host…` as `scheme://user:***@host…`.
 ///
-/// The user information ends at the last `@` before the query: a password with an unescaped
-/// `/` or `@` in it is still masked whole.
+/// The user information ends where [`user_info_end`] says: a password with an unescaped `/`,
+/// `@`, `?` or `#` in it is still masked whole.
 #[must_use]
 pub fn redact_user_info(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
-    let before_query = rest.find(['?', '#']).unwrap_or(rest.len());
-    let Some(at) = rest[..before_query].rfind('@') else {
+    let Some(at) = user_info_end(rest) else {
         return url.to_owned();
     };
     match rest[..at].split_once(':') {
         Some((user, _)) => format!("{scheme}://{user}:{MASK}{}", &rest[at..]),
         None => url.to_owned(),
     }
+}
+
+/// Where the user information of `rest` (a URL after its `scheme://`) ends: the index of the
+/// `@` that closes it, or `None` when there is none.
+///
+/// A password should be percent-encoded, but raw ones are common, and a raw `?`, `#`, `/` or
+/// `@` in it must not make the rest of it read as a host, a path or a query (then printed).
+/// The `@` taken is one followed by what can be a host list (up to the next `/`, `?` or `#`):
+/// the last such before the first `?`/`#` (a query value may hold a raw `@`), else the first
+/// such after it (the password held the `?`/`#`), else the last `@` of all.
+#[must_use]
+pub fn user_info_end(rest: &str) -> Option<usize> {
+    let hosts_follow = |at: usize| {
+        let after = &rest[at + 1..];
+        let hosts = &after[..after.find(['/', '?', '#']).unwrap_or(after.len())];
+        !hosts.is_empty()
+            && hosts
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || ".-_:[],%".contains(c))
+    };
+    let query = rest.find(['?', '#']).unwrap_or(rest.len());
+    let ats = || rest.match_indices('@').map(|(i, _)| i);
+    ats()
+        .rev()
+        .find(|&at| at < query && hosts_follow(at))
+        .or_else(|| ats().find(|&at| at > query && hosts_follow(at)))
+        .or_else(|| rest.rfind('@'))
 }
 
 /// `…?user=bob&pass=secret` as `…?user=bob&pass=***` (`pass`, `password`, `sslpassword`).
@@ -148,6 +174,16 @@ mod tests {
                 "postgres://bob@db/app?sslpassword=***&PASSWORD=***",
             ),
             ("redis://:pa/ss@w0rd@host", "redis://:***@host"),
+            ("redis://:s3?cret@host:1/0", "redis://:***@host:1/0"),
+            ("redis://u:s3#cret@host", "redis://u:***@host"),
+            (
+                "redis+cluster://u:s3/c?r#et@h1:1,h2:2?x=1",
+                "redis+cluster://u:***@h1:1,h2:2?x=1",
+            ),
+            (
+                "redis+sentinel://u:s3cret@h1/m?sentinel_password=s3cret@x",
+                "redis+sentinel://u:***@h1/m?sentinel_password=***",
+            ),
             (
                 "redis://:s3cret@host/#insecure",
                 "redis://:***@host/#insecure",

@@ -1,6 +1,8 @@
 //! A private Redis Cluster for tests: six `redis-server --cluster-enabled yes` on free loopback
 //! ports joined by `redis-cli --cluster create … --cluster-replicas 1` (three primaries, one
-//! replica each), thrown away when the test process exits.
+//! replica each), thrown away when the test process exits. Or, TLS only
+//! ([`TestCluster::start_tls`]): three primaries on `--tls-port` alone, the cluster bus and
+//! replication over TLS too, certificates from a private CA.
 //!
 //! Statics are never dropped, so the nodes are not children that die with a guard: a small
 //! shell reaper started with the cluster waits for the test process to end, then SIGKILLs
@@ -26,6 +28,8 @@ pub struct TestCluster {
     /// Every node's port, in creation order (the first three were created primaries).
     pub ports: Vec<u16>,
     dir: PathBuf,
+    /// Whether the nodes listen on TLS only (certificates in `dir`).
+    tls: bool,
     nodes: Mutex<Vec<Node>>,
 }
 
@@ -38,26 +42,47 @@ pub fn shared() -> &'static TestCluster {
 impl TestCluster {
     /// Starts six nodes and creates the cluster; waits until every node sees all slots served.
     pub fn start() -> Self {
+        Self::start_with(false, 6)
+    }
+
+    /// Starts three TLS-only primaries (no replica) and creates the cluster: `--port 0`,
+    /// `--tls-port`, `--tls-cluster yes`, `--tls-replication yes`.
+    pub fn start_tls() -> Self {
+        Self::start_with(true, 3)
+    }
+
+    fn start_with(tls: bool, count: usize) -> Self {
         let dir = std::env::temp_dir().join(format!("{}-cluster", support::unique_prefix()));
         std::fs::create_dir_all(&dir).unwrap();
+        if tls {
+            support::tls::make_test_certificates(&dir);
+        }
         let mut nodes = Vec::new();
-        for _ in 0..6 {
-            nodes.push(spawn_node(&dir, support::free_port()));
+        for _ in 0..count {
+            nodes.push(spawn_node(&dir, support::free_port(), tls));
         }
         let cluster = Self {
             ports: nodes.iter().map(|n| n.port).collect(),
             dir,
+            tls,
             nodes: Mutex::new(nodes),
         };
         cluster.write_pids();
         start_reaper(&cluster.dir);
         let mut create = Command::new("redis-cli");
+        if tls {
+            create
+                .arg("--tls")
+                .arg("--cacert")
+                .arg(cluster.dir.join("ca.crt"));
+        }
         create.arg("--cluster").arg("create");
         for port in &cluster.ports {
             create.arg(format!("127.0.0.1:{port}"));
         }
         let out = create
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .args(["--cluster-replicas", if count == 6 { "1" } else { "0" }])
+            .arg("--cluster-yes")
             .output()
             .unwrap_or_else(|e| panic!("cannot run redis-cli ({e}): install Redis 7"));
         assert!(
@@ -70,13 +95,25 @@ impl TestCluster {
         cluster
     }
 
-    /// `redis+cluster://127.0.0.1:<first>,127.0.0.1:<second>`: two seeds, as a user would
-    /// give.
+    /// `redis+cluster://127.0.0.1:<first>,127.0.0.1:<second>` (`rediss+cluster://` over
+    /// TLS): two seeds, as a user would give.
     pub fn url(&self) -> String {
+        let scheme = if self.tls { "rediss" } else { "redis" };
         format!(
-            "redis+cluster://127.0.0.1:{},127.0.0.1:{}",
+            "{scheme}+cluster://127.0.0.1:{},127.0.0.1:{}",
             self.ports[0], self.ports[1]
         )
+    }
+
+    /// The private CA's certificate (PEM) of a TLS cluster.
+    pub fn ca_pem(&self) -> Vec<u8> {
+        std::fs::read(self.dir.join("ca.crt")).unwrap()
+    }
+
+    /// Runs `redis-cli -p <port> args…` (over TLS on a TLS cluster) and returns its output.
+    pub fn node_cli(&self, port: u16, args: &[&str]) -> String {
+        let ca = self.dir.join("ca.crt");
+        cli_with(self.tls.then_some(ca.as_path()), port, args)
     }
 
     /// A plain connection to the node on `port`.
@@ -88,15 +125,9 @@ impl TestCluster {
             .unwrap()
     }
 
-    /// Runs `redis-cli -p <port> args…` and returns its output.
+    /// Runs `redis-cli -p <port> args…` against a plain node and returns its output.
     pub fn cli(port: u16, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .arg("-p")
-            .arg(port.to_string())
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        cli_with(None, port, args)
     }
 
     /// The port of the primary serving `key`'s slot, as the node on a live port says.
@@ -141,7 +172,10 @@ impl TestCluster {
 
     /// The port of a replica of the primary on `primary`.
     pub fn replica_of(&self, primary: u16) -> u16 {
-        let id = Self::cli(primary, &["CLUSTER", "MYID"]).trim().to_owned();
+        let id = self
+            .node_cli(primary, &["CLUSTER", "MYID"])
+            .trim()
+            .to_owned();
         let nodes = self.cli_any(&["CLUSTER", "NODES"]);
         nodes
             .lines()
@@ -187,7 +221,7 @@ impl TestCluster {
         self.alive()
             .into_iter()
             .map(|port| {
-                Self::cli(port, &["CLIENT", "KILL", "TYPE", "normal"])
+                self.node_cli(port, &["CLIENT", "KILL", "TYPE", "normal"])
                     .trim()
                     .parse::<u64>()
                     .unwrap_or(0)
@@ -236,7 +270,7 @@ impl TestCluster {
     /// Runs `redis-cli` on the first node that is alive.
     fn cli_any(&self, args: &[&str]) -> String {
         for port in self.alive() {
-            let out = Self::cli(port, args);
+            let out = self.node_cli(port, args);
             if !out.trim().is_empty() {
                 return out;
             }
@@ -310,7 +344,7 @@ impl TestCluster {
         {
             let mut nodes = self.nodes.lock().unwrap();
             if let Some(node) = nodes.iter_mut().find(|n| n.port == port) {
-                *node = spawn_node(&self.dir, port);
+                *node = spawn_node(&self.dir, port, self.tls);
             }
         }
         self.write_pids();
@@ -322,13 +356,13 @@ impl TestCluster {
         loop {
             let alive = self.alive();
             let ok = alive.iter().all(|port| {
-                let info = Self::cli(*port, &["CLUSTER", "INFO"]);
-                let nodes = Self::cli(*port, &["CLUSTER", "NODES"]);
+                let info = self.node_cli(*port, &["CLUSTER", "INFO"]);
+                let nodes = self.node_cli(*port, &["CLUSTER", "NODES"]);
                 let replicas = nodes
                     .lines()
                     .filter(|l| l.contains("slave") && !l.contains("fail"))
                     .count();
-                let replication = Self::cli(*port, &["INFO", "replication"]);
+                let replication = self.node_cli(*port, &["INFO", "replication"]);
                 // Every primary has its replica, and a replica is in sync with its primary.
                 info.contains("cluster_state:ok")
                     && info.contains("cluster_slots_ok:16384")
@@ -364,18 +398,45 @@ impl TestCluster {
     }
 }
 
-/// Starts one cluster-enabled node on `port`, in its own folder under `dir`; waits until it
-/// accepts connections.
-fn spawn_node(dir: &Path, port: u16) -> Node {
+/// Runs `redis-cli -p <port> args…`, over TLS trusting `ca` when given.
+fn cli_with(ca: Option<&Path>, port: u16, args: &[&str]) -> String {
+    let mut command = Command::new("redis-cli");
+    if let Some(ca) = ca {
+        command.arg("--tls").arg("--cacert").arg(ca);
+    }
+    let out = command
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Starts one cluster-enabled node on `port`, in its own folder under `dir` (TLS only, with the
+/// certificates in `dir`, when `tls`); waits until it accepts connections.
+fn spawn_node(dir: &Path, port: u16, tls: bool) -> Node {
     let node_dir = dir.join(port.to_string());
     std::fs::create_dir_all(&node_dir).unwrap();
-    let mut child = Command::new("redis-server")
+    let mut command = Command::new("redis-server");
+    if tls {
+        let file = |name: &str| dir.join(name).display().to_string();
+        command
+            .args(["--port", "0", "--tls-port", &port.to_string()])
+            .args(["--tls-cluster", "yes", "--tls-replication", "yes"])
+            .args(["--tls-auth-clients", "no"])
+            .args(["--tls-cert-file", &file("server.crt")])
+            .args(["--tls-key-file", &file("server.key")])
+            .args(["--tls-ca-cert-file", &file("ca.crt")]);
+    } else {
+        command.args(["--port", &port.to_string()]);
+    }
+    let mut child = command
         .args(["--save", "", "--appendonly", "no"])
         .args(["--cluster-enabled", "yes"])
         .args(["--cluster-config-file", "nodes.conf"])
         // A dead primary is failed over after this long.
         .args(["--cluster-node-timeout", "1500"])
-        .args(["--port", &port.to_string()])
         .args(["--bind", "127.0.0.1"])
         .arg("--dir")
         .arg(&node_dir)

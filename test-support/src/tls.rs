@@ -17,13 +17,14 @@ pub fn openssl(dir: &std::path::Path, args: &[&str]) {
 }
 
 /// `ca.crt`/`ca.key` and a CA-signed `server.crt`/`server.key` for `localhost` and
-/// `127.0.0.1`, made with the `openssl` command.
+/// `127.0.0.1`, made with the `openssl` command. The server certificate is good for clients too:
+/// Redis Cluster nodes present it to each other on the TLS cluster bus.
 pub fn make_test_certificates(dir: &std::path::Path) {
     let run = |args: &[&str]| openssl(dir, args);
     std::fs::write(
         dir.join("server.ext"),
         "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n\
-         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+         keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth,clientAuth\n",
     )
     .expect("write server.ext");
     run(&[

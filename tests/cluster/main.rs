@@ -13,5 +13,18 @@ mod replica_wait;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod routing;
 mod sentinel;
+mod sentinel_interop;
+mod sentinels;
 mod soak;
+mod switch;
+#[cfg(feature = "tls")]
+mod tls;
 mod witness;
+
+/// The tests that check a behaviour rather than count what a fault costs (interop, TLS, a
+/// switch heard) run their private servers one at a time: on a 2-core machine, several more
+/// deployments at once starve the fault tests beside them.
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}

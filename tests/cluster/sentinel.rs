@@ -9,9 +9,7 @@
 //! are lost, and the test measures how many. After a client heard of the switch, the old
 //! primary runs none of its calls (checked on the old primary's `MONITOR`).
 
-use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -23,202 +21,9 @@ use bullmq_redis::__private::switches_heard;
 use support::wait::eventually;
 
 use crate::counting::{Runs, backend_waiting, counting_worker_on, produce_timed, reruns};
+use crate::sentinels::{MASTER, Sentinels, cli};
 use crate::support;
 use crate::witness::{Monitor, millis_between, promoted_at};
-
-const MASTER: &str = "mymaster";
-
-/// A primary, a replica and three sentinels, killed (and their folder removed) on drop.
-struct Sentinels {
-    dir: PathBuf,
-    primary: u16,
-    replica: u16,
-    sentinels: Vec<u16>,
-    children: Mutex<HashMap<u16, Child>>,
-}
-
-impl Sentinels {
-    /// Starts them; with `guarded`, the data nodes refuse writes while no replica follows
-    /// them (`min-replicas-to-write 1`).
-    fn start(guarded: bool) -> Self {
-        let dir = std::env::temp_dir().join(format!("{}-sentinel", support::unique_prefix()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (primary, replica) = (support::free_port(), support::free_port());
-        let mut children = HashMap::new();
-        children.insert(
-            primary,
-            spawn(&dir, &data_node_args(primary, None, guarded)),
-        );
-        children.insert(
-            replica,
-            spawn(&dir, &data_node_args(replica, Some(primary), guarded)),
-        );
-        let mut sentinels = Vec::new();
-        for _ in 0..3 {
-            let port = support::free_port();
-            let conf = dir.join(format!("sentinel-{port}.conf"));
-            std::fs::write(
-                &conf,
-                format!(
-                    "port {port}\nbind 127.0.0.1\nsentinel monitor {MASTER} 127.0.0.1 {primary} 2\n\
-                     sentinel down-after-milliseconds {MASTER} 1000\n\
-                     sentinel failover-timeout {MASTER} 3000\n"
-                ),
-            )
-            .unwrap();
-            let args = vec![conf.display().to_string(), "--sentinel".to_owned()];
-            children.insert(port, spawn(&dir, &args));
-            sentinels.push(port);
-        }
-        let this = Self {
-            dir,
-            primary,
-            replica,
-            sentinels,
-            children: Mutex::new(children),
-        };
-        this.wait_ready();
-        this
-    }
-
-    fn url(&self) -> String {
-        let hosts: Vec<String> = self
-            .sentinels
-            .iter()
-            .map(|p| format!("127.0.0.1:{p}"))
-            .collect();
-        format!("redis+sentinel://{}/{MASTER}", hosts.join(","))
-    }
-
-    /// Waits until the replica is in sync and every sentinel knows it and the two others.
-    fn wait_ready(&self) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let synced =
-                cli(self.replica, &["INFO", "replication"]).contains("master_link_status:up");
-            let known = self.sentinels.iter().all(|s| {
-                let master = cli(*s, &["SENTINEL", "MASTER", MASTER]);
-                let field = |name: &str| {
-                    let lines: Vec<&str> = master.lines().collect();
-                    lines
-                        .iter()
-                        .position(|l| *l == name)
-                        .and_then(|i| lines.get(i + 1).map(|v| v.trim().to_owned()))
-                };
-                field("num-slaves").as_deref() == Some("1")
-                    && field("num-other-sentinels").as_deref() == Some("2")
-            });
-            if synced && known {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the sentinels did not get ready"
-            );
-            // Polled against the servers' own report, within the deadline above.
-            #[allow(clippy::disallowed_methods)]
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    /// The port of the primary the sentinels name now.
-    fn named_primary(&self) -> u16 {
-        let reply = cli(
-            self.sentinels[0],
-            &["SENTINEL", "GET-MASTER-ADDR-BY-NAME", MASTER],
-        );
-        reply
-            .lines()
-            .nth(1)
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or(0)
-    }
-
-    fn kill(&self, port: u16) {
-        if let Some(mut child) = self.children.lock().unwrap().remove(&port) {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Sentinels {
-    fn drop(&mut self) {
-        let ports: Vec<u16> = self.children.lock().unwrap().keys().copied().collect();
-        for port in ports {
-            self.kill(port);
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn data_node_args(port: u16, primary: Option<u16>, guarded: bool) -> Vec<String> {
-    let mut args = vec![
-        "--port".to_owned(),
-        port.to_string(),
-        "--bind".to_owned(),
-        "127.0.0.1".to_owned(),
-        "--save".to_owned(),
-        String::new(),
-        "--appendonly".to_owned(),
-        "no".to_owned(),
-    ];
-    if guarded {
-        // A replica whose last acknowledgement is older than 5 s no longer counts (a margin
-        // for this loaded machine); a promoted replica drops its link at once.
-        args.extend(
-            [
-                "--min-replicas-to-write",
-                "1",
-                "--min-replicas-max-lag",
-                "5",
-            ]
-            .map(String::from),
-        );
-    }
-    if let Some(primary) = primary {
-        args.extend([
-            "--replicaof".to_owned(),
-            "127.0.0.1".to_owned(),
-            primary.to_string(),
-        ]);
-    }
-    args
-}
-
-/// Starts `redis-server args…` in `dir`; waits until it says it is ready.
-fn spawn(dir: &std::path::Path, args: &[String]) -> Child {
-    let mut child = Command::new("redis-server")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
-    let stdout = child.stdout.take().unwrap();
-    let mut log = String::new();
-    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-        let Ok(line) = line else { break };
-        if line.contains("Ready to accept connections") || line.contains("Sentinel ID is") {
-            return child;
-        }
-        log.push_str(&line);
-        log.push('\n');
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("redis-server {args:?} did not start:\n{log}");
-}
-
-fn cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .arg("-p")
-        .arg(port.to_string())
-        .args(args)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// What a failover run saw.
 struct Outcome {
@@ -247,7 +52,7 @@ const IN_FLIGHT_GRACE: Duration = Duration::from_millis(250);
 const PACE: Duration = Duration::from_millis(10);
 
 async fn run(name: &str, fault: Fault, guarded: bool) -> Outcome {
-    let sentinels = Sentinels::start(guarded);
+    let sentinels = Sentinels::start_guarded(guarded);
     let url = sentinels.url();
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
     // Guarded on the client's side too: `min-replicas-to-write` refuses what the old primary

@@ -41,16 +41,13 @@ impl std::fmt::Debug for ClusterUrl {
 
 impl ClusterUrl {
     /// The cluster URL `url` is, `Ok(None)` when it is a standalone URL, or why it is not
-    /// valid (the message never holds the password).
+    /// valid (the message never quotes the URL).
     pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
         let Some(url) = MultiHostUrl::split(url, &SCHEMES, 6379)? else {
             return Ok(None);
         };
         if !matches!(url.path, "" | "0") {
-            return Err(format!(
-                "a cluster has only database 0, the URL asks for database `{}`",
-                url.path
-            ));
+            return Err("a cluster has only database 0, the URL's path asks for another".into());
         }
         if url.hosts.is_empty() {
             return Err("the cluster URL names no node (`redis+cluster://host:port,…`)".into());
@@ -62,7 +59,7 @@ impl ClusterUrl {
         };
         Ok(Some(Self {
             scheme: url.node_scheme,
-            user_info: url.user_info.to_owned(),
+            user_info: url.user_info,
             query,
             seeds: url.hosts,
         }))
@@ -78,12 +75,14 @@ impl ClusterUrl {
     }
 }
 
-/// `host:port` (`default_port` when left out), `[v6]:port` too.
+/// `host:port` (`default_port` when left out), `[v6]:port` too. The error says what is wrong
+/// without quoting `text` (which may be part of a password, see
+/// [`multi_host`](super::multi_host)).
 pub(super) fn parse_host_port(text: &str, default_port: u16) -> Result<(String, u16), String> {
     let (host, port) = if let Some(v6) = text.strip_prefix('[') {
         let (host, rest) = v6
             .split_once(']')
-            .ok_or_else(|| format!("`{text}` is not host:port"))?;
+            .ok_or("is not `host:port` (a `[` without its `]`)")?;
         (host, rest.strip_prefix(':'))
     } else {
         match text.rsplit_once(':') {
@@ -94,11 +93,11 @@ pub(super) fn parse_host_port(text: &str, default_port: u16) -> Result<(String, 
     let port = match port {
         Some(port) => port
             .parse()
-            .map_err(|_| format!("`{port}` is not a port number (in `{text}`)"))?,
+            .map_err(|_| "has a port that is not a number")?,
         None => default_port,
     };
     if host.is_empty() {
-        return Err(format!("`{text}` has no host"));
+        return Err("has no host".to_owned());
     }
     Ok((host.to_owned(), port))
 }

@@ -1,13 +1,20 @@
 //! What the URLs naming several nodes share (`redis+cluster://`, `redis+sentinel://`): a
 //! scheme of their own, the user information, a comma-separated `host:port` list, a path and
 //! a query. Each kind reads its path and query its own way.
+//!
+//! The user information may hold a raw `?`, `#`, `/` or `@` (a password not percent-encoded):
+//! where it ends is [`user_info_end`]'s call. Whatever that call, a malformed URL's error
+//! never quotes the URL: it names the part at fault by its place instead (`node 2`), so that
+//! no part of a password, however the URL is read, can end up in a message or a log.
+
+use bullmq_core::redact::user_info_end;
 
 /// A multi-node URL taken apart; borrowed from the URL.
 pub(super) struct MultiHostUrl<'a> {
     /// The scheme of each node's own URL: `redis` or `rediss`.
     pub(super) node_scheme: &'static str,
-    /// `user:password@`, or empty; never printed.
-    pub(super) user_info: &'a str,
+    /// `user:password@` (percent-encoded where a node URL needs it), or empty; never printed.
+    pub(super) user_info: String,
     /// The nodes named, in order.
     pub(super) hosts: Vec<(String, u16)>,
     /// What follows the hosts' `/`, or empty.
@@ -18,7 +25,7 @@ pub(super) struct MultiHostUrl<'a> {
 
 impl<'a> MultiHostUrl<'a> {
     /// `url` taken apart when its scheme is one of `schemes` (`(scheme, node scheme)` pairs),
-    /// `Ok(None)` for any other URL, or why a host is not valid (never with the password).
+    /// `Ok(None)` for any other URL, or why a host is not valid (never quoting the URL).
     /// A host without a port gets `default_port`.
     pub(super) fn split(
         url: &'a str,
@@ -31,16 +38,21 @@ impl<'a> MultiHostUrl<'a> {
         let Some(&(_, node_scheme)) = schemes.iter().find(|(s, _)| *s == scheme) else {
             return Ok(None);
         };
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (user_info, rest) = match rest.rfind('@') {
-            Some(at) => (&rest[..=at], &rest[at + 1..]),
-            None => ("", rest),
+        let (user_info, rest) = match user_info_end(rest) {
+            Some(at) => (encode_user_info(&rest[..at]), &rest[at + 1..]),
+            None => (String::new(), rest),
         };
+        let rest = rest.split_once('#').map_or(rest, |(before, _)| before);
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
         let (hosts, path) = rest.split_once('/').unwrap_or((rest, ""));
         let hosts = hosts
             .split(',')
             .filter(|h| !h.is_empty())
-            .map(|h| super::cluster::parse_host_port(h, default_port))
+            .enumerate()
+            .map(|(i, h)| {
+                super::cluster::parse_host_port(h, default_port)
+                    .map_err(|why| format!("node {} of the URL {why}", i + 1))
+            })
             .collect::<Result<_, _>>()?;
         Ok(Some(Self {
             node_scheme,
@@ -49,5 +61,95 @@ impl<'a> MultiHostUrl<'a> {
             path,
             query,
         }))
+    }
+}
+
+/// `user:password` followed by `@`, with the characters that would end the user information
+/// of a node's standalone URL early (`?`, `#`, `/`, `@`) percent-encoded; redis-rs decodes
+/// them back.
+pub(super) fn encode_user_info(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len() + 1);
+    for c in raw.chars() {
+        match c {
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            '/' => out.push_str("%2F"),
+            '@' => out.push_str("%40"),
+            c => out.push(c),
+        }
+    }
+    out.push('@');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ClusterUrl, SentinelUrl};
+
+    /// Passwords holding what ends a URL's user information elsewhere: valid URLs keep them
+    /// whole (the node URLs carry them, redis-rs reads them back), and malformed ones fail
+    /// without a word of them in the message.
+    #[test]
+    fn nasty_passwords_are_kept_whole_and_never_echoed() {
+        let passwords = [
+            "S3?CR3T",
+            "S3#CR3T",
+            "S3/CR3T",
+            "S3@CR3T",
+            "S3?/#@CR3T",
+            "S3:CR3T@h:x",
+            "S3,h2:99?CR3T",
+        ];
+        for password in passwords {
+            let cluster = format!("redis+cluster://app:{password}@h1:7000,h2:7001");
+            let url = ClusterUrl::parse(&cluster)
+                .unwrap_or_else(|e| panic!("{password}: {e}"))
+                .expect("a cluster URL");
+            assert_eq!(
+                url.seeds,
+                vec![("h1".to_owned(), 7000), ("h2".to_owned(), 7001)],
+                "{password}"
+            );
+            let node = redis::Client::open(url.node_url("h1", 7000)).expect("a node URL");
+            let settings = node.get_connection_info().redis_settings();
+            assert_eq!(settings.password(), Some(password), "{password}");
+            assert_eq!(settings.username(), Some("app"), "{password}");
+
+            let sentinel = format!("redis+sentinel://app:{password}@s1:26379/mymaster/2");
+            let url = SentinelUrl::parse(&sentinel)
+                .unwrap_or_else(|e| panic!("{password}: {e}"))
+                .expect("a sentinel URL");
+            assert_eq!(url.sentinels, vec![("s1".to_owned(), 26379)], "{password}");
+            let node = redis::Client::open(url.node_url("h", 1)).expect("a node URL");
+            assert_eq!(
+                node.get_connection_info().redis_settings().password(),
+                Some(password)
+            );
+
+            let malformed = [
+                format!("redis+cluster://app:{password}@h1:x"),
+                format!("redis+cluster://app:{password}@"),
+                format!("redis+cluster://app:{password}@h1:7000/3"),
+                format!("redis+cluster://app:{password}@h1:7000/3?x=a@b"),
+                format!("redis+cluster://app:{password}"),
+                format!("redis+sentinel://app:{password}@s1:26379"),
+                format!("redis+sentinel://app:{password}@s1:26379/m/x"),
+                format!("redis+sentinel://app:{password}@s1:zz/m"),
+                format!("redis+sentinel://app:{password}@s1/m/x?sentinel_password=a@b"),
+                format!("redis+sentinel://app:{password}"),
+            ];
+            for url in malformed {
+                let errors = [
+                    ClusterUrl::parse(&url).err(),
+                    SentinelUrl::parse(&url).err(),
+                ];
+                for error in errors.into_iter().flatten() {
+                    assert!(
+                        !error.contains("S3") && !error.contains("CR3T"),
+                        "{url}: {error}"
+                    );
+                }
+            }
+        }
     }
 }

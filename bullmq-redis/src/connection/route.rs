@@ -464,11 +464,7 @@ impl ClusterRoute {
                 Redirect::Ask(host, port) if redirects < MAX_REDIRECTS => {
                     let client = self.nodes.client(&host, port)?;
                     let target = Pool::new(client, 1, self.response_timeout);
-                    // Not on the direct path (TLS): the `ASK` stays the answer.
-                    let Some(replies) = asking(&target, request).await? else {
-                        return result;
-                    };
-                    let answer = Ok(replies);
+                    let answer = asking(&target, request).await;
                     // Mid-migration the importing node answers `TRYAGAIN` while some of the
                     // script's keys are still on the source (BullMQ's scripts name keys that
                     // may not exist yet): ask the source again after a pause, within the
@@ -493,9 +489,10 @@ impl ClusterRoute {
     }
 }
 
-/// Sends `ASKING` and then `request` on one connection of `pool`; `None` where the direct path
-/// cannot go.
-async fn asking(pool: &Pool, request: &Request<'_>) -> RedisResult<Option<Vec<Value>>> {
+/// Sends `ASKING` and then `request` on one connection of `pool`, a pool of its own: in one
+/// write on the direct path; where that cannot go (TLS), one after the other on redis-rs's
+/// connection, which nothing else uses, so that nothing comes between the two.
+async fn asking(pool: &Pool, request: &Request<'_>) -> RedisResult<Vec<Value>> {
     let asking = |buf: &mut Vec<u8>| command::write(buf, [&b"ASKING"[..]]);
     let (count, skip) = match *request {
         Request::One { .. } => (1, 0),
@@ -511,12 +508,15 @@ async fn asking(pool: &Pool, request: &Request<'_>) -> RedisResult<Option<Vec<Va
         }
     };
     let Some(mut replies) = pool.exchange(1 + skip + count, &write).await? else {
-        return Ok(None);
+        pool.shared_command(&redis::cmd("ASKING"))
+            .await?
+            .extract_error()?;
+        return pool.request(request).await;
     };
     for skipped in replies.drain(..=skip) {
         skipped.extract_error()?;
     }
-    Ok(Some(replies))
+    Ok(replies)
 }
 
 /// The redirect a call's outcome is: an error with a redirect's code, or replies that are all

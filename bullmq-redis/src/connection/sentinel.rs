@@ -15,12 +15,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
+use futures_core::Stream;
+
 use redis::{RedisResult, Value};
 use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
-use super::multi_host::MultiHostUrl;
+use super::multi_host::{MultiHostUrl, encode_user_info};
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+sentinel", "redis"), ("rediss+sentinel", "rediss")];
@@ -57,19 +59,19 @@ impl std::fmt::Debug for SentinelUrl {
 
 impl SentinelUrl {
     /// The sentinel URL `url` is, `Ok(None)` for another kind, or why it is not valid (the
-    /// message never holds a password).
+    /// message never quotes the URL).
     pub(crate) fn parse(url: &str) -> Result<Option<Self>, String> {
         let Some(url) = MultiHostUrl::split(url, &SCHEMES, 26379)? else {
             return Ok(None);
         };
-        let (query, user_info, sentinels) = (url.query, url.user_info, url.hosts);
+        let (query, sentinels) = (url.query, url.hosts);
         let mut path = url.path.split('/').filter(|p| !p.is_empty());
         let master = path
             .next()
             .ok_or("the sentinel URL names no master (`redis+sentinel://host:port/<master>`)")?;
         let db = path.next().unwrap_or("0");
         if db.parse::<u32>().is_err() {
-            return Err(format!("`{db}` is not a database number"));
+            return Err("the database after the master's name is not a number".into());
         }
         if sentinels.is_empty() {
             return Err("the sentinel URL names no sentinel".into());
@@ -86,8 +88,7 @@ impl SentinelUrl {
         }
         let sentinel_user_info = match (s_user, s_pass) {
             (_, None) => String::new(),
-            (None, Some(pass)) => format!(":{pass}@"),
-            (Some(user), Some(pass)) => format!("{user}:{pass}@"),
+            (user, Some(pass)) => encode_user_info(&format!("{}:{pass}", user.unwrap_or(""))),
         };
         let query = if kept.is_empty() {
             String::new()
@@ -96,7 +97,7 @@ impl SentinelUrl {
         };
         Ok(Some(Self {
             scheme: url.node_scheme,
-            user_info: user_info.to_owned(),
+            user_info: url.user_info,
             query,
             sentinel_user_info,
             master: master.to_owned(),
@@ -229,8 +230,9 @@ impl Switches {
 }
 
 /// Listens for `+switch-master` of `master` on the sentinels, in turn until one answers, and
-/// notes each in `switches`; stopped by aborting the task. Plain TCP only: over TLS a failover is
-/// noticed by the calls the old primary refuses.
+/// notes each in `switches`; stopped by aborting the task. Over plain TCP on a direct
+/// connection; over TLS, where the direct path cannot go, on redis-rs's pub/sub connection
+/// (with the client's certificates).
 pub(crate) fn watch_switches(
     sentinels: Vec<redis::Client>,
     master: String,
@@ -239,12 +241,12 @@ pub(crate) fn watch_switches(
     tokio::spawn(async move {
         loop {
             for client in &sentinels {
-                let Some(target) = Target::for_client(client.get_connection_info()) else {
-                    return;
-                };
                 // Returns when the sentinel goes away: then the next one is asked.
                 let mut subscribed = false;
-                let _ = listen(&target, &master, &switches, &mut subscribed).await;
+                let _ = match Target::for_client(client.get_connection_info()) {
+                    Some(target) => listen(&target, &master, &switches, &mut subscribed).await,
+                    None => listen_tls(client, &master, &switches, &mut subscribed).await,
+                };
                 // A switch may have happened while nobody listened. A sentinel that never
                 // took the subscription (down, or refusing it) leaves the epoch alone: else
                 // every call would ask the sentinels again, twice a second, for nothing.
@@ -278,34 +280,65 @@ async fn listen(
     loop {
         con.request_buffer();
         let mut replies = con.exchange(1).await?;
-        // `message`, the channel, then `<master> <old ip> <old port> <new ip> <new port>`.
+        // `message`, the channel, then the announcement.
         if let Some(Value::Array(parts)) = replies.pop()
             && let Some(Value::BulkString(payload)) = parts.get(2)
         {
-            let text = String::from_utf8_lossy(payload);
-            let words: Vec<&str> = text.split(' ').collect();
-            if let [name, _, _, host, port] = words[..]
-                && name == master
-            {
-                tracing::warn!(
-                    master,
-                    "redis sentinel: the primary was switched; calls go to the new one"
-                );
-                if let Ok(port) = port.parse() {
-                    *switches
-                        .announced
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                        Some((host.to_owned(), port));
-                }
-                switches
-                    .heard_at
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(SystemTime::now());
-                switches.bump();
-            }
+            note_switch(payload, master, switches);
         }
+    }
+}
+
+/// [`listen`] on redis-rs's pub/sub connection, which speaks TLS.
+async fn listen_tls(
+    client: &redis::Client,
+    master: &str,
+    switches: &Switches,
+    subscribed: &mut bool,
+) -> RedisResult<()> {
+    let subscribing = async {
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe("+switch-master").await?;
+        RedisResult::Ok(pubsub)
+    };
+    let mut pubsub = tokio::time::timeout(Duration::from_secs(2), subscribing)
+        .await
+        .map_err(|_| super::direct::timed_out("subscribing to a sentinel"))??;
+    *subscribed = true;
+    // Borrowed, not `into_on_message`: the stream alone would drop the subscribing half, which
+    // ends the connection's task and with it the stream at once.
+    let mut messages = std::pin::pin!(pubsub.on_message());
+    // Ends when the connection does.
+    while let Some(message) = std::future::poll_fn(|cx| messages.as_mut().poll_next(cx)).await {
+        note_switch(message.get_payload_bytes(), master, switches);
+    }
+    Ok(())
+}
+
+/// Notes the announcement `payload` (`<master> <old ip> <old port> <new ip> <new port>`) in
+/// `switches` when it is about `master`.
+fn note_switch(payload: &[u8], master: &str, switches: &Switches) {
+    let text = String::from_utf8_lossy(payload);
+    let words: Vec<&str> = text.split(' ').collect();
+    if let [name, _, _, host, port] = words[..]
+        && name == master
+    {
+        tracing::warn!(
+            master,
+            "redis sentinel: the primary was switched; calls go to the new one"
+        );
+        if let Ok(port) = port.parse() {
+            *switches
+                .announced
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((host.to_owned(), port));
+        }
+        switches
+            .heard_at
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(SystemTime::now());
+        switches.bump();
     }
 }
 

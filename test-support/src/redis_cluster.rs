@@ -31,27 +31,37 @@ pub struct TestCluster {
     /// Whether the nodes listen on TLS only (certificates in `dir`).
     tls: bool,
     nodes: Mutex<Vec<Node>>,
+    /// `cluster-node-timeout` in milliseconds: a primary silent this long is failed over.
+    node_timeout_ms: u64,
 }
 
-/// The cluster the tests of one binary share, started on first use.
+/// The cluster the tests of one binary share, started on first use. Nothing kills its nodes,
+/// so it takes Redis's default node timeout (15 s): a node starved of CPU on a loaded machine
+/// is not failed over, which would lose the writes its replica had not yet received.
 pub fn shared() -> &'static TestCluster {
     static CLUSTER: OnceLock<TestCluster> = OnceLock::new();
-    CLUSTER.get_or_init(TestCluster::start)
+    CLUSTER.get_or_init(|| TestCluster::start_with_node_timeout(15_000))
 }
 
 impl TestCluster {
     /// Starts six nodes and creates the cluster; waits until every node sees all slots served.
+    /// A dead primary is failed over after 1.5 s, as fault tests want.
     pub fn start() -> Self {
-        Self::start_with(false, 6)
+        Self::start_with(false, 6, 1_500)
+    }
+
+    /// [`start`](Self::start) with `cluster-node-timeout` `node_timeout_ms`.
+    pub fn start_with_node_timeout(node_timeout_ms: u64) -> Self {
+        Self::start_with(false, 6, node_timeout_ms)
     }
 
     /// Starts three TLS-only primaries (no replica) and creates the cluster: `--port 0`,
     /// `--tls-port`, `--tls-cluster yes`, `--tls-replication yes`.
     pub fn start_tls() -> Self {
-        Self::start_with(true, 3)
+        Self::start_with(true, 3, 15_000)
     }
 
-    fn start_with(tls: bool, count: usize) -> Self {
+    fn start_with(tls: bool, count: usize, node_timeout_ms: u64) -> Self {
         let dir = std::env::temp_dir().join(format!("{}-cluster", support::unique_prefix()));
         std::fs::create_dir_all(&dir).unwrap();
         if tls {
@@ -59,13 +69,14 @@ impl TestCluster {
         }
         let mut nodes = Vec::new();
         for _ in 0..count {
-            nodes.push(spawn_node(&dir, support::free_port(), tls));
+            nodes.push(spawn_node(&dir, support::free_port(), tls, node_timeout_ms));
         }
         let cluster = Self {
             ports: nodes.iter().map(|n| n.port).collect(),
             dir,
             tls,
             nodes: Mutex::new(nodes),
+            node_timeout_ms,
         };
         cluster.write_pids();
         start_reaper(&cluster.dir);
@@ -344,7 +355,7 @@ impl TestCluster {
         {
             let mut nodes = self.nodes.lock().unwrap();
             if let Some(node) = nodes.iter_mut().find(|n| n.port == port) {
-                *node = spawn_node(&self.dir, port, self.tls);
+                *node = spawn_node(&self.dir, port, self.tls, self.node_timeout_ms);
             }
         }
         self.write_pids();
@@ -414,8 +425,9 @@ fn cli_with(ca: Option<&Path>, port: u16, args: &[&str]) -> String {
 }
 
 /// Starts one cluster-enabled node on `port`, in its own folder under `dir` (TLS only, with the
-/// certificates in `dir`, when `tls`); waits until it accepts connections.
-fn spawn_node(dir: &Path, port: u16, tls: bool) -> Node {
+/// certificates in `dir`, when `tls`), failed over when silent for `node_timeout_ms`; waits
+/// until it accepts connections.
+fn spawn_node(dir: &Path, port: u16, tls: bool, node_timeout_ms: u64) -> Node {
     let node_dir = dir.join(port.to_string());
     std::fs::create_dir_all(&node_dir).unwrap();
     let mut command = Command::new("redis-server");
@@ -435,8 +447,7 @@ fn spawn_node(dir: &Path, port: u16, tls: bool) -> Node {
         .args(["--save", "", "--appendonly", "no"])
         .args(["--cluster-enabled", "yes"])
         .args(["--cluster-config-file", "nodes.conf"])
-        // A dead primary is failed over after this long.
-        .args(["--cluster-node-timeout", "1500"])
+        .args(["--cluster-node-timeout", &node_timeout_ms.to_string()])
         .args(["--bind", "127.0.0.1"])
         .arg("--dir")
         .arg(&node_dir)

@@ -69,7 +69,10 @@ impl Sentinels {
         children.insert(primary, spawn(&dir, &primary_args));
         children.insert(
             replica,
-            spawn(&dir, &data_node_args(replica, Some(primary), certs, guarded)),
+            spawn(
+                &dir,
+                &data_node_args(replica, Some(primary), certs, guarded),
+            ),
         );
         let mut sentinels = Vec::new();
         for _ in 0..3 {

@@ -267,6 +267,31 @@ impl TestCluster {
         .await;
     }
 
+    /// Waits (blocking) until the replica of `primary` has every write `primary` took so far,
+    /// compared by replication offsets: a SIGKILL after it loses nothing to asynchronous
+    /// replication, so a fault test sees only what the client does.
+    pub fn wait_replica_caught_up(&self, primary: u16) {
+        let offset = |port: u16, field: &str| -> u64 {
+            self.node_cli(port, &["INFO", "replication"])
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let replica = self.replica_of(primary);
+        let target = offset(primary, "master_repl_offset:");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while offset(replica, "slave_repl_offset:") < target {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the replica of {primary} did not catch up"
+            );
+            // Polled against the replica's own report, within the deadline above.
+            #[allow(clippy::disallowed_methods)]
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The ports of the nodes not killed.
     fn alive(&self) -> Vec<u16> {
         self.nodes

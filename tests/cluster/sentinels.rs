@@ -90,7 +90,7 @@ impl Sentinels {
                 &conf,
                 format!(
                     "{listen}bind 127.0.0.1\nsentinel monitor {MASTER} 127.0.0.1 {primary} 2\n\
-                     sentinel down-after-milliseconds {MASTER} 1000\n\
+                     sentinel down-after-milliseconds {MASTER} 2000\n\
                      sentinel failover-timeout {MASTER} 3000\n"
                 ),
             )
@@ -164,6 +164,29 @@ impl Sentinels {
             // Polled against the servers' own report, within the deadline above.
             #[allow(clippy::disallowed_methods)]
             std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Waits (blocking) until the replica has every write the primary took so far, compared by
+    /// replication offsets: a SIGKILL after it loses nothing to asynchronous replication.
+    pub fn wait_replica_caught_up(&self) {
+        let offset = |port: u16, field: &str| -> u64 {
+            self.cli(port, &["INFO", "replication"])
+                .lines()
+                .find_map(|l| l.strip_prefix(field))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let target = offset(self.primary, "master_repl_offset:");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while offset(self.replica, "slave_repl_offset:") < target {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the replica did not catch up"
+            );
+            // Polled against the replica's own report, within the deadline above.
+            #[allow(clippy::disallowed_methods)]
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

@@ -73,11 +73,42 @@ pub fn user_info_end(rest: &str) -> Option<usize> {
     };
     let query = rest.find(['?', '#']).unwrap_or(rest.len());
     let ats = || rest.match_indices('@').map(|(i, _)| i);
+    if let Some(at) = ats().rev().find(|&at| at < query && hosts_follow(at)) {
+        return Some(at);
+    }
+    // No `@` before the query: when the URL starts with a host list and the first `@` is in a
+    // query value (`h1/m?sentinel_password=p@ss`), there is no user information.
+    let first = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let in_value = ats()
+        .next()
+        .is_some_and(|at| at > query && rest[query..at].contains('='));
+    if in_value && is_host_list(first) {
+        return None;
+    }
     ats()
-        .rev()
-        .find(|&at| at < query && hosts_follow(at))
-        .or_else(|| ats().find(|&at| at > query && hosts_follow(at)))
+        .find(|&at| at > query && hosts_follow(at))
         .or_else(|| rest.rfind('@'))
+}
+
+/// Whether `text` is a comma-separated list of `host[:port]` with numeric ports (`[v6]`
+/// hosts allowed): what a URL without user information starts with. `user:pa` (a password's
+/// start) is not one.
+fn is_host_list(text: &str) -> bool {
+    !text.is_empty()
+        && text.split(',').all(|entry| {
+            let (host, port) = match entry.strip_prefix('[') {
+                Some(v6) => match v6.split_once(']') {
+                    Some((addr, tail)) => (addr, tail.strip_prefix(':').unwrap_or(tail)),
+                    None => return false,
+                },
+                None => entry.split_once(':').unwrap_or((entry, "")),
+            };
+            !host.is_empty()
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ".-_:".contains(c))
+                && port.chars().all(|c| c.is_ascii_digit())
+        })
 }
 
 /// `…?user=bob&pass=secret` as `…?user=bob&pass=***` (`pass`, `password`, `sslpassword`).
@@ -183,6 +214,11 @@ mod tests {
             (
                 "redis+sentinel://u:s3cret@h1/m?sentinel_password=s3cret@x",
                 "redis+sentinel://u:***@h1/m?sentinel_password=***",
+            ),
+            ("redis://u:12?s3cret@host", "redis://u:***@host"),
+            (
+                "redis+sentinel://h1:26379,h2/m?sentinel_password=s3cret@x",
+                "redis+sentinel://h1:26379,h2/m?sentinel_password=***",
             ),
             (
                 "redis://:s3cret@host/#insecure",

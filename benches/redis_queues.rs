@@ -67,19 +67,43 @@ struct Servers {
     nodes: Vec<String>,
     /// For a cluster: each primary's slot ranges, primaries in the order of their first slot.
     primaries: Vec<(String, Vec<(i64, i64)>)>,
+    /// For a cluster: each replica, and its primary.
+    replicas: Vec<(String, String)>,
 }
 
 impl Servers {
     async fn discover(url: String) -> Self {
         let Some(rest) = url.strip_prefix("redis+cluster://") else {
+            // A standalone server's replicas (`slaveN:ip=…,port=…` of `INFO replication`).
+            let mut con = admin(&url).await;
+            let info: String = redis::cmd("INFO")
+                .arg("replication")
+                .query_async(&mut con)
+                .await
+                .expect("INFO replication");
+            let replicas: Vec<(String, String)> = info
+                .lines()
+                .filter(|l| l.starts_with("slave") && l.contains("ip="))
+                .filter_map(|l| {
+                    let field = |name: &str| {
+                        l.split([':', ','])
+                            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+                    };
+                    Some((format!("redis://{}:{}", field("ip")?, field("port")?), url.clone()))
+                })
+                .collect();
+            let mut nodes = vec![url.clone()];
+            nodes.extend(replicas.iter().map(|(r, _)| r.clone()));
             return Self {
-                nodes: vec![url.clone()],
+                nodes,
                 url,
                 cluster: false,
                 primaries: Vec::new(),
+                replicas,
             };
         };
         let seed = rest.split(',').next().expect("a node").trim_end_matches('/');
+        let seed_host = seed.rsplit_once(':').map_or(seed, |(host, _)| host);
         let mut con = admin(&format!("redis://{seed}")).await;
         let slots: Value = redis::cmd("CLUSTER")
             .arg("SLOTS")
@@ -88,6 +112,7 @@ impl Servers {
             .expect("CLUSTER SLOTS");
         let mut primaries: Vec<(String, Vec<(i64, i64)>)> = Vec::new();
         let mut nodes = Vec::new();
+        let mut replicas = Vec::new();
         let Value::Array(ranges) = slots else {
             panic!("CLUSTER SLOTS: {slots:?}")
         };
@@ -108,6 +133,8 @@ impl Servers {
                         Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
                         other => panic!("host {other:?}"),
                     };
+                    // A node alone in its cluster does not know its own address.
+                    let host = if host.is_empty() { seed_host.to_owned() } else { host };
                     format!("redis://{host}:{}", int(&node[1]))
                 })
                 .collect();
@@ -117,6 +144,12 @@ impl Servers {
                 }
             }
             let primary = addresses[0].clone();
+            for replica in &addresses[1..] {
+                let pair = (replica.clone(), primary.clone());
+                if !replicas.contains(&pair) {
+                    replicas.push(pair);
+                }
+            }
             match primaries.iter_mut().find(|(p, _)| *p == primary) {
                 Some((_, r)) => r.push((start, end)),
                 None => primaries.push((primary, vec![(start, end)])),
@@ -128,6 +161,7 @@ impl Servers {
             cluster: true,
             nodes,
             primaries,
+            replicas,
         }
     }
 
@@ -167,6 +201,22 @@ impl Servers {
         chosen
     }
 
+    /// Waits until every replica has applied what its primary wrote so far (5 s at most), so
+    /// that the filling's replication is not counted in the measured stretch.
+    async fn settle(&self) {
+        for (replica, primary) in &self.replicas {
+            let mut r = admin(replica).await;
+            let mut p = admin(primary).await;
+            let target = repl_field(&mut p, "master_repl_offset").await;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while repl_field(&mut r, "slave_repl_offset").await < target
+                && std::time::Instant::now() < deadline
+            {
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    }
+
     /// Every node's CPU so far, in seconds.
     async fn cpu(&self, cons: &mut [MultiplexedConnection]) -> Vec<f64> {
         let mut all = Vec::with_capacity(cons.len());
@@ -175,6 +225,19 @@ impl Servers {
         }
         all
     }
+}
+
+/// A number of `INFO replication`.
+async fn repl_field(con: &mut MultiplexedConnection, field: &str) -> i64 {
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(con)
+        .await
+        .expect("INFO replication");
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(-1)
 }
 
 /// One queue of a run: its name, and a connection to its node.
@@ -250,6 +313,7 @@ async fn run(servers: &Servers, cpus: &mut [MultiplexedConnection], mode: &str, 
         for q in &queues {
             ready.push(Queue::new(q.name.clone(), backend(servers, &prefix, &q.name).await));
         }
+        servers.settle().await;
         before = servers.cpu(cpus).await;
         cpu_before = process_cpu();
         start = std::time::Instant::now();
@@ -277,6 +341,7 @@ async fn run(servers: &Servers, cpus: &mut [MultiplexedConnection], mode: &str, 
             .expect("the worker");
             workers.push(worker);
         }
+        servers.settle().await;
         before = servers.cpu(cpus).await;
         cpu_before = process_cpu();
         start = std::time::Instant::now();
@@ -308,7 +373,10 @@ async fn run(servers: &Servers, cpus: &mut [MultiplexedConnection], mode: &str, 
         }
         .expect("count");
         done += count;
-        delete_prefix(&mut q.node, &prefix).await;
+    }
+    // Queue by queue: two queues on one node are in two slots, which one `UNLINK` refuses.
+    for q in &mut queues {
+        delete_prefix(&mut q.node, &format!("{prefix}:{}", q.name)).await;
     }
     let total = per_queue * n as u64;
     assert_eq!(done, total, "every job {list}");

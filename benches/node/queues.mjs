@@ -24,22 +24,34 @@ const hostPort = s => {
 
 /** Every node, and for a cluster each primary's slot ranges (by first slot). */
 async function discover(url) {
-  if (!url.startsWith('redis+cluster://')) return { url, cluster: false, nodes: [url], primaries: [] };
+  if (!url.startsWith('redis+cluster://')) {
+    // A standalone server's replicas (`slaveN:ip=…,port=…` of INFO replication).
+    const con = new IORedis(url);
+    const info = await con.info('replication');
+    con.disconnect();
+    const replicas = [...info.matchAll(/^slave\d+:ip=([^,]+),port=(\d+)/gm)].map(m => [`redis://${m[1]}:${m[2]}`, url]);
+    return { url, cluster: false, nodes: [url, ...replicas.map(([r]) => r)], primaries: [], replicas };
+  }
   const seeds = url.slice('redis+cluster://'.length).replace(/\/$/, '').split(',').map(hostPort);
   const seed = new IORedis(seeds[0]);
   const slots = await seed.cluster('SLOTS');
   seed.disconnect();
   const nodes = [];
   const primaries = [];
+  const replicas = [];
   for (const [start, end, ...members] of slots) {
-    const addresses = members.map(([host, port]) => `redis://${host}:${port}`);
+    // A node alone in its cluster does not know its own address.
+    const addresses = members.map(([host, port]) => `redis://${host || seeds[0].host}:${port}`);
     for (const a of addresses) if (!nodes.includes(a)) nodes.push(a);
+    for (const r of addresses.slice(1)) {
+      if (!replicas.some(([x]) => x === r)) replicas.push([r, addresses[0]]);
+    }
     let p = primaries.find(x => x.url === addresses[0]);
     if (!p) primaries.push((p = { url: addresses[0], ranges: [] }));
     p.ranges.push([start, end]);
   }
   primaries.sort((a, b) => Math.min(...a.ranges.map(r => r[0])) - Math.min(...b.ranges.map(r => r[0])));
-  return { url, cluster: true, seeds, nodes, primaries };
+  return { url, cluster: true, seeds, nodes, primaries, replicas };
 }
 
 /** `n` tags, queue k's on primary k mod P, with its node's URL (as benches/redis_queues.rs). */
@@ -69,6 +81,24 @@ const connect = servers =>
   servers.cluster
     ? new IORedis.Cluster(servers.seeds, { redisOptions: { maxRetriesPerRequest: null } })
     : new IORedis(servers.url, { maxRetriesPerRequest: null });
+
+const replField = async (con, field) =>
+  Number(new RegExp(`^${field}:(-?\\d+)`, 'm').exec(await con.info('replication'))?.[1] ?? -1);
+
+/** Waits until every replica has applied its primary's writes so far (5 s at most). */
+async function settle(servers) {
+  for (const [replica, primary] of servers.replicas ?? []) {
+    const r = new IORedis(replica);
+    const p = new IORedis(primary);
+    const target = await replField(p, 'master_repl_offset');
+    const deadline = Date.now() + 5000;
+    while ((await replField(r, 'slave_repl_offset')) < target && Date.now() < deadline) {
+      await new Promise(res => setTimeout(res, POLL_MS));
+    }
+    r.disconnect();
+    p.disconnect();
+  }
+}
 
 async function addBulk(queue, jobs) {
   for (let start = 0; start < jobs; start += CHUNK) {
@@ -107,6 +137,7 @@ async function run(servers, cpus, mode, n, jobs) {
       await queue.waitUntilReady();
       ready.push(queue);
     }
+    await settle(servers);
     before = await cpuAll();
     cpuBefore = process.cpuUsage();
     start = process.hrtime.bigint();
@@ -131,6 +162,7 @@ async function run(servers, cpus, mode, n, jobs) {
       await worker.waitUntilReady();
       workers.push(worker);
     }
+    await settle(servers);
     before = await cpuAll();
     cpuBefore = process.cpuUsage();
     start = process.hrtime.bigint();
@@ -161,7 +193,10 @@ async function run(servers, cpus, mode, n, jobs) {
   for (const q of queues) {
     const key = `${prefix}:${q.name}:${mode === 'add' ? 'wait' : 'completed'}`;
     done += mode === 'add' ? await q.node.llen(key) : await q.node.zcard(key);
-    await deleteKeys(q.node, prefix);
+  }
+  // Queue by queue: two queues on one node are in two slots, which one UNLINK refuses.
+  for (const q of queues) {
+    await deleteKeys(q.node, `${prefix}:${q.name}`);
     q.node.disconnect();
   }
   for (const c of connections) c.disconnect();
@@ -189,3 +224,5 @@ for (const mode of args.modes.length ? args.modes : ['add', 'worker']) {
   console.log(JSON.stringify({ impl: IMPL, mode, queues: n, jobs: Math.floor(jobs / n) * n, ...rest, server_cpu_us_per_job: serverCpu }));
 }
 cpus.forEach(c => c.disconnect());
+// ioredis `Cluster` connections that bullmq duplicated can keep the event loop alive.
+process.exit(0);

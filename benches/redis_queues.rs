@@ -25,8 +25,10 @@
 //!  "nodes":6}
 //! ```
 //!
-//! Server CPU is `used_cpu_sys + used_cpu_user` of `INFO cpu` on every node (a cluster's
-//! replicas too), before and after; the busiest node's alone bounds the throughput where each
+//! Server CPU is `used_cpu_sys + used_cpu_user` of `INFO cpu` on every node (replicas too: a
+//! cluster's from `CLUSTER SLOTS`, a standalone server's from `INFO replication`), before and
+//! after, once every replica has caught up with its primary (so that the filling's
+//! replication is not counted); the busiest node's alone bounds the throughput where each
 //! node has a core of its own (`1e6 / busiest` jobs/s). Client CPU is this process's.
 //!
 //! Run: `cargo bench --bench redis_queues [-- --mode add|worker]`; `-- --test` is the smoke
@@ -42,8 +44,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{ActiveJob, BulkJob, CancellationToken, JobOptions, ProcessResult};
 use bullmq::{Prefix, Queue, QueueName, Worker, WorkerOptions};
-use redis::aio::MultiplexedConnection;
 use redis::Value;
+use redis::aio::MultiplexedConnection;
 
 use support::cli::{Args, env_u64, redis_url};
 use support::jobs::{CHUNK, Data, JOB_NAME};
@@ -89,7 +91,10 @@ impl Servers {
                         l.split([':', ','])
                             .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
                     };
-                    Some((format!("redis://{}:{}", field("ip")?, field("port")?), url.clone()))
+                    Some((
+                        format!("redis://{}:{}", field("ip")?, field("port")?),
+                        url.clone(),
+                    ))
                 })
                 .collect();
             let mut nodes = vec![url.clone()];
@@ -102,7 +107,11 @@ impl Servers {
                 replicas,
             };
         };
-        let seed = rest.split(',').next().expect("a node").trim_end_matches('/');
+        let seed = rest
+            .split(',')
+            .next()
+            .expect("a node")
+            .trim_end_matches('/');
         let seed_host = seed.rsplit_once(':').map_or(seed, |(host, _)| host);
         let mut con = admin(&format!("redis://{seed}")).await;
         let slots: Value = redis::cmd("CLUSTER")
@@ -134,7 +143,11 @@ impl Servers {
                         other => panic!("host {other:?}"),
                     };
                     // A node alone in its cluster does not know its own address.
-                    let host = if host.is_empty() { seed_host.to_owned() } else { host };
+                    let host = if host.is_empty() {
+                        seed_host.to_owned()
+                    } else {
+                        host
+                    };
                     format!("redis://{host}:{}", int(&node[1]))
                 })
                 .collect();
@@ -176,7 +189,9 @@ impl Servers {
     /// `n` hash tags, queue `k`'s on primary `k mod P`; and the URL of each one's node.
     async fn tags(&self, n: usize) -> Vec<(String, String)> {
         if !self.cluster {
-            return (0..n).map(|k| (format!("q{k}"), self.url.clone())).collect();
+            return (0..n)
+                .map(|k| (format!("q{k}"), self.url.clone()))
+                .collect();
         }
         let mut con = admin(&self.primaries[0].0).await;
         let mut chosen: Vec<(String, String)> = Vec::new();
@@ -290,7 +305,13 @@ async fn unfinished(prefix: &str, queues: &mut [Q]) -> u64 {
 }
 
 /// One run of `mode` on `n` queues with `jobs` jobs in all; the JSON fields it measured.
-async fn run(servers: &Servers, cpus: &mut [MultiplexedConnection], mode: &str, n: usize, jobs: u64) -> String {
+async fn run(
+    servers: &Servers,
+    cpus: &mut [MultiplexedConnection],
+    mode: &str,
+    n: usize,
+    jobs: u64,
+) -> String {
     let prefix = format!(
         "bq{}x{}",
         std::process::id(),
@@ -311,7 +332,10 @@ async fn run(servers: &Servers, cpus: &mut [MultiplexedConnection], mode: &str, 
     if mode == "add" {
         let mut ready = Vec::new();
         for q in &queues {
-            ready.push(Queue::new(q.name.clone(), backend(servers, &prefix, &q.name).await));
+            ready.push(Queue::new(
+                q.name.clone(),
+                backend(servers, &prefix, &q.name).await,
+            ));
         }
         servers.settle().await;
         before = servers.cpu(cpus).await;
@@ -325,7 +349,11 @@ async fn run(servers: &Servers, cpus: &mut [MultiplexedConnection], mode: &str, 
         }
     } else {
         for q in &queues {
-            add_bulk(Queue::new(q.name.clone(), backend(servers, &prefix, &q.name).await), per_queue).await;
+            add_bulk(
+                Queue::new(q.name.clone(), backend(servers, &prefix, &q.name).await),
+                per_queue,
+            )
+            .await;
         }
         for q in &queues {
             let options = WorkerOptions::new().concurrency(CONCURRENCY).autorun(false);
@@ -397,7 +425,9 @@ fn main() {
         let jobs = env_u64("BENCH_JOBS", 20_000);
         (jobs, env_u64("BENCH_WARMUP", 2_000.min(jobs)))
     };
-    let n = usize::try_from(env_u64("BENCH_QUEUES", 1)).expect("queues").max(1);
+    let n = usize::try_from(env_u64("BENCH_QUEUES", 1))
+        .expect("queues")
+        .max(1);
     let modes = args.modes_or(&MODES);
     support::cli::runtime(false).block_on(async {
         let servers = Servers::discover(redis_url()).await;
@@ -406,12 +436,18 @@ fn main() {
             cpus.push(admin(node).await);
         }
         for mode in &modes {
-            assert!(MODES.contains(&mode.as_str()), "unknown mode {mode}: add, worker");
+            assert!(
+                MODES.contains(&mode.as_str()),
+                "unknown mode {mode}: add, worker"
+            );
             if warmup > 0 {
                 run(&servers, &mut cpus, mode, n, warmup.max(n as u64)).await;
             }
             let fields = run(&servers, &mut cpus, mode, n, jobs).await;
-            println!(r#"{{"impl":"{IMPL}","mode":"{mode}","queues":{n},"jobs":{},{fields}}}"#, jobs / n as u64 * n as u64);
+            println!(
+                r#"{{"impl":"{IMPL}","mode":"{mode}","queues":{n},"jobs":{},{fields}}}"#,
+                jobs / n as u64 * n as u64
+            );
         }
     });
 }

@@ -267,6 +267,9 @@ pub(super) struct ClusterRoute {
     response_timeout: Duration,
     /// The primary's address and connections; `None` until first asked.
     current: Mutex<Option<Served>>,
+    /// The node the last `ASK` named, and the connections to it: a migration sends every call
+    /// of the slot there until it ends, so they are kept rather than opened per call.
+    asked: Mutex<Option<Served>>,
     /// A call failed in a way that says the slot may have moved: ask before the next call.
     stale: AtomicBool,
     /// The sentinels' switch count when the primary was last asked for.
@@ -291,6 +294,7 @@ impl ClusterRoute {
             max_direct,
             response_timeout,
             current: Mutex::new(None),
+            asked: Mutex::new(None),
             stale: AtomicBool::new(true),
             epoch_seen: AtomicU64::new(0),
             generation: AtomicU64::new(0),
@@ -410,6 +414,23 @@ impl ClusterRoute {
         Ok(pool)
     }
 
+    /// The connections to `host:port`, which an `ASK` named: those of the last `ASK` when it
+    /// named the same node, else new ones (one direct connection: calls asked together share
+    /// the pipelined one).
+    fn asked_pool(&self, host: String, port: u16) -> RedisResult<Arc<Pool>> {
+        let mut asked = self.asked.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((address, pool)) = &*asked
+            && address.0 == host
+            && address.1 == port
+        {
+            return Ok(Arc::clone(pool));
+        }
+        let client = self.nodes.client(&host, port)?;
+        let pool = Arc::new(Pool::new(client, 1, self.response_timeout));
+        *asked = Some(((host, port), Arc::clone(&pool)));
+        Ok(pool)
+    }
+
     /// Notes a failed call: a lost connection, a redirect, a refusal to write or a blocked
     /// command let go (a demoted primary) means the slot may be served elsewhere now; `true`
     /// then.
@@ -462,8 +483,7 @@ impl ClusterRoute {
                     self.serve_from(Some(&pool), host, port, self.nodes.epoch())?;
                 }
                 Redirect::Ask(host, port) if redirects < MAX_REDIRECTS => {
-                    let client = self.nodes.client(&host, port)?;
-                    let target = Pool::new(client, 1, self.response_timeout);
+                    let target = self.asked_pool(host, port)?;
                     let answer = asking(&target, request).await;
                     // Mid-migration the importing node answers `TRYAGAIN` while some of the
                     // script's keys are still on the source (BullMQ's scripts name keys that

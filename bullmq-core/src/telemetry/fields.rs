@@ -77,8 +77,8 @@ pub(super) fn record<const N: usize>(span: &Span, values: [(Key, &dyn Value); N]
     if span.is_disabled() {
         return;
     }
-    // Only the library's own spans come here: checking the length is enough.
-    if let Some(meta) = span.metadata().filter(|m| m.fields().len() == OP_FIELDS) {
+    // `record_job` is public: a span of the caller's with as many fields is not ours.
+    if let Some(meta) = span.metadata().filter(|m| is_op_span(m)) {
         with_value_set(meta, values, |set| {
             span.record_all(set);
         });
@@ -109,7 +109,7 @@ impl<const N: usize> Cached<N> {
         };
         let cached = self.fields.get_or_init(|| {
             let fields = meta.fields();
-            if fields.len() != OP_FIELDS {
+            if !is_op_span(meta) {
                 return None;
             }
             let found: Option<Vec<Field>> = self

@@ -287,6 +287,55 @@ async fn a_waited_add_follows_a_moved_slot() {
     assert_eq!(n, 1, "the new owner of the slot has the job");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waited_calls_do_not_hold_up_the_others() {
+    // No replica: each `WAIT` blocks its connection for its whole timeout.
+    let primary = PrivateRedis::start();
+    let prefix = Prefix::new(support::unique_prefix()).unwrap();
+    let options = RedisOptions::new(primary.url())
+        .prefix(prefix.clone())
+        .response_timeout(Duration::from_secs(15))
+        .wait_for_replicas(1, Duration::from_secs(10));
+    let queue = Queue::new(
+        QueueName::new("waited").unwrap(),
+        RedisBackend::connect(&options, QueueName::new("waited").unwrap())
+            .await
+            .unwrap(),
+    );
+    // Two waited adds at once: more than the one direct connection of the default.
+    let adds = async {
+        let data = json!({});
+        let add = |id: &'static str| queue.add("j", &data, JobOptions::new().job_id(id));
+        tokio::join!(add("w-1"), add("w-2"))
+    };
+    let other = async {
+        eventually("both adds wait", Duration::from_secs(30), || async {
+            let clients: String = redis::cmd("CLIENT")
+                .arg("LIST")
+                .query_async(&mut primary.admin().await)
+                .await
+                .unwrap();
+            clients.matches("cmd=wait").count() == 2
+        })
+        .await;
+        // On a fresh server the adds' `EVALSHA` meets `NOSCRIPT` first: the scripts may not
+        // have run yet, so only the answer matters, not the count.
+        queue.count().await.unwrap()
+    };
+    // Another call goes through while both still wait (it would queue behind a `WAIT` on a
+    // shared connection, and come back only after it).
+    tokio::pin!(adds);
+    tokio::select! {
+        biased;
+        (first, second) = &mut adds => panic!("the adds returned first: {first:?} {second:?}"),
+        _ = other => {}
+    }
+    let (first, second) = adds.await;
+    for (added, id) in [(first, "w-1"), (second, "w-2")] {
+        assert_eq!(not_replicated_ids(&added.expect_err("no replica")), [id]);
+    }
+}
+
 #[tokio::test]
 async fn a_replica_wait_that_cannot_work_is_refused() {
     let url = "redis://127.0.0.1:1";

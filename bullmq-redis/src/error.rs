@@ -19,6 +19,10 @@ pub struct RedisError {
     /// The server bullmq could not connect to (its URL without password), for a connect
     /// failure.
     pub target: Option<String>,
+    /// For a `NOTREPLICATED` error of an add (see [`Self::is_not_replicated`]): the ids the
+    /// primary added the jobs under, in the order given (including ids Redis assigned). Adding
+    /// again with these as custom ids does not add the jobs twice. Empty otherwise.
+    pub job_ids: Vec<String>,
 }
 
 /// A refusal by the server that retrying on a new connection cannot fix; see
@@ -42,7 +46,7 @@ impl RedisError {
     /// Whether the write was applied by the primary but fewer replicas than
     /// [`RedisOptions::wait_for_replicas`](crate::RedisOptions::wait_for_replicas) asked
     /// confirmed it in time (a failover now could lose it). Its kind is `Timeout`; retrying an
-    /// add under the same job id is safe (the job is not added twice).
+    /// add with the ids in [`Self::job_ids`] is safe (the job is not added twice).
     #[must_use]
     pub fn is_not_replicated(&self) -> bool {
         self.source.code() == Some(crate::replication::NOT_REPLICATED)
@@ -170,6 +174,7 @@ pub(crate) fn wrap_connect(target: String) -> impl FnOnce(redis::RedisError) -> 
             command: None,
             key: None,
             target: Some(target),
+            job_ids: Vec::new(),
         })
     }
 }
@@ -205,8 +210,25 @@ pub(crate) fn wrap_named(
             command,
             key,
             target: None,
+            job_ids: Vec::new(),
         })
     }
+}
+
+/// [`wrap`] for an error about the jobs added under `job_ids`.
+pub(crate) fn wrap_with_ids(
+    context: &'static str,
+    source: redis::RedisError,
+    job_ids: Vec<String>,
+) -> bullmq_core::Error {
+    bullmq_core::Error::backend(RedisError {
+        context,
+        source,
+        command: None,
+        key: None,
+        target: None,
+        job_ids,
+    })
 }
 
 /// A reply of a shape the scripts never produce.

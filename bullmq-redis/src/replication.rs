@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use redis::aio::ConnectionLike;
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
 use crate::connection::SharedConnection;
@@ -36,8 +35,10 @@ impl ReplicaWait {
 }
 
 /// Runs one call of `script` (built by `command` as `verb head numkeys KEYS… ARGV…`) followed
-/// by `WAIT`, as one request: `EVALSHA` first, `EVAL` on `NOSCRIPT`. Returns the script's reply
-/// and how many replicas confirmed it.
+/// by `WAIT`, as one request on a direct connection of its own (`WAIT` blocks the connection
+/// it is on): `EVALSHA` first, `EVAL` on `NOSCRIPT`. Returns the script's reply and how many
+/// replicas confirmed it; the script's reply decides, so that a write that was applied is
+/// never reported as failed because `WAIT` was refused (see [`acked`]).
 pub(crate) async fn run_then_wait(
     con: &SharedConnection,
     script: &LuaScript,
@@ -46,22 +47,15 @@ pub(crate) async fn run_then_wait(
 ) -> redis::RedisResult<(Value, i64)> {
     let call = |verb: &'static str, head: &'static str| {
         let mut pipe = redis::pipe();
-        pipe.add_command(command(verb, head))
-            .cmd("WAIT")
-            .arg(wait.replicas)
-            .arg(wait.millis());
-        let mut con = con.clone();
+        pipe.add_command(command(verb, head));
+        append_wait(&mut pipe, wait);
         async move {
-            let mut replies = con.req_packed_commands(&pipe, 0, 2).await?;
-            let acked = replies.pop().map(Value::extract_error).transpose()?;
+            let mut replies = con.waited(&pipe, 2).await?.into_iter();
             let reply = replies
-                .pop()
+                .next()
                 .ok_or_else(|| crate::connection::invalid_reply("no reply"))?
                 .extract_error()?;
-            let Some(Value::Int(acked)) = acked else {
-                return Err(crate::connection::invalid_reply("WAIT gave no count"));
-            };
-            Ok((reply, acked))
+            Ok::<_, redis::RedisError>((reply, acked(replies.next())))
         }
     };
     match call("EVALSHA", script.sha1).await {
@@ -69,6 +63,21 @@ pub(crate) async fn run_then_wait(
             call("EVAL", script.text).await
         }
         other => other,
+    }
+}
+
+/// How many replicas `WAIT`'s reply says confirmed the write: a refused `WAIT` (the node is
+/// a replica, or the ACL denies `WAIT`) or a missing reply counts as none.
+pub(crate) fn acked(reply: Option<Value>) -> i64 {
+    match reply {
+        Some(Value::Int(acked)) => acked,
+        other => {
+            tracing::warn!(
+                reply = ?other,
+                "redis: WAIT did not answer with a count; counting no replica as confirming"
+            );
+            0
+        }
     }
 }
 
@@ -82,18 +91,27 @@ pub(crate) fn short_of(wait: ReplicaWait, acked: i64) -> bool {
     acked < i64::from(wait.replicas)
 }
 
-/// The error of a write the primary applied but fewer replicas than asked confirmed in time:
-/// a failover now could lose it. Its code is `NOTREPLICATED`; see
-/// [`RedisError::is_not_replicated`](crate::RedisError::is_not_replicated).
-pub(crate) fn not_replicated(wait: ReplicaWait, acked: i64) -> redis::RedisError {
-    redis::make_extension_error(
+/// The error of adds the primary applied but fewer replicas than asked confirmed in time: a
+/// failover now could lose them. Its code is `NOTREPLICATED` (see
+/// [`RedisError::is_not_replicated`](crate::RedisError::is_not_replicated)), and it carries
+/// the ids the jobs were added under, so that a retry reuses them rather than adding a job
+/// twice (see [`RedisError::job_ids`](crate::RedisError::job_ids)).
+pub(crate) fn not_replicated(
+    context: &'static str,
+    wait: ReplicaWait,
+    acked: i64,
+    job_ids: Vec<String>,
+) -> bullmq_core::Error {
+    let source = redis::make_extension_error(
         NOT_REPLICATED.to_owned(),
         Some(format!(
             "the primary applied the write, but {acked} of the {} replicas asked confirmed it \
-             within {:?}: a failover now could lose it (retrying under the same job id is safe)",
+             within {:?}: a failover now could lose it (retrying with the same job ids, see \
+             `RedisError::job_ids`, is safe)",
             wait.replicas, wait.timeout
         )),
-    )
+    );
+    crate::error::wrap_with_ids(context, source, job_ids)
 }
 
 /// The code of [`not_replicated`].

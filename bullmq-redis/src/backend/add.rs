@@ -78,15 +78,15 @@ impl AddCall<'_> {
         command::write(buf, head.into_iter().chain(keys).chain(argv));
     }
 
-    /// Runs the script followed by `WAIT` (see [`crate::replication`]) when `wait` is set,
-    /// and fails with `NOTREPLICATED` when fewer replicas confirmed it than asked.
-    async fn invoke_replicated(
+    /// Runs the script, followed by `WAIT` (see [`crate::replication`]) when `wait` is set:
+    /// its reply and, with `wait`, how many replicas confirmed it.
+    async fn invoke_waited(
         &self,
         con: &SharedConnection,
         wait: Option<ReplicaWait>,
-    ) -> redis::RedisResult<Value> {
+    ) -> redis::RedisResult<(Value, Option<i64>)> {
         let Some(wait) = wait else {
-            return self.invoke(con).await;
+            return Ok((self.invoke(con).await?, None));
         };
         let (reply, acked) = replication::run_then_wait(
             con,
@@ -95,10 +95,7 @@ impl AddCall<'_> {
             wait,
         )
         .await?;
-        if replication::short_of(wait, acked) {
-            return Err(replication::not_replicated(wait, acked));
-        }
-        Ok(reply)
+        Ok((reply, Some(acked)))
     }
 
     /// Runs the script, sending its text when Redis does not have it cached (`NOSCRIPT`).
@@ -232,6 +229,21 @@ impl From<AddFailure> for bullmq_core::Error {
     }
 }
 
+/// How many replicas confirmed a write, when fewer than `wait` asks.
+fn shortfall(wait: Option<ReplicaWait>, acked: Option<i64>) -> Option<i64> {
+    match (wait, acked) {
+        (Some(wait), Some(acked)) if replication::short_of(wait, acked) => Some(acked),
+        _ => None,
+    }
+}
+
+/// Keeps in `fewest` the fewest replicas that confirmed any write of a bulk.
+fn note_fewest(fewest: &mut Option<i64>, acked: Option<i64>) {
+    if let Some(acked) = acked {
+        *fewest = Some(fewest.map_or(acked, |f| f.min(acked)));
+    }
+}
+
 fn is_noscript(v: &redis::RedisResult<Value>) -> bool {
     matches!(v, Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript))
 }
@@ -267,11 +279,17 @@ impl AddJobs for RedisBackend {
             super::cluster::check_parent_slot(&self.keys, job, parent)?;
         }
         let call = add_call(&self.keys, job, parent, false, false)?;
-        let reply = call
-            .invoke_replicated(&self.connection(), self.replica_wait())
+        let wait = self.replica_wait();
+        let (reply, acked) = call
+            .invoke_waited(&self.connection(), wait)
             .await
             .map_err(wrap("add a job"))?;
-        Ok(added_id(&reply, job, parent)?)
+        let id = added_id(&reply, job, parent)?;
+        if let (Some(wait), Some(acked)) = (wait, shortfall(wait, acked)) {
+            let ids = vec![id.as_str().to_owned()];
+            return Err(replication::not_replicated("add a job", wait, acked, ids));
+        }
+        Ok(id)
     }
 
     async fn add_jobs(&self, jobs: &[NewJob]) -> Result<Vec<JobId>> {
@@ -289,21 +307,34 @@ impl AddJobs for RedisBackend {
         // soon as it is packed, and the yield lets the connection write it out, so Redis works
         // on it while the next one is packed. Replies come back in order.
         let mut batches = Vec::with_capacity(calls.len().div_ceil(BULK_WRITE));
-        // With `wait_for_replicas`, each batch ends with a `WAIT` on its connection.
+        // With `wait_for_replicas`, each batch ends with a `WAIT` and goes on a direct
+        // connection of its own (`WAIT` blocks its connection), one batch after the other so
+        // that a bulk does not open a connection per batch.
         let wait = self.replica_wait();
-        let mut shortfall = None;
+        let mut fewest = None;
         for batch in calls.chunks(BULK_WRITE) {
             let mut pipe = redis::pipe();
             pipe.ignore_errors();
             for call in batch {
                 pipe.add_command(call.evalsha());
             }
-            if let Some(wait) = wait {
-                replication::append_wait(&mut pipe, wait);
-            }
             let mut con = self.connection();
-            let mut replies = Box::pin(async move { pipe.query_async::<_>(&mut con).await });
-            let done: Option<BatchReplies> = start(&mut replies).await;
+            let mut replies: Pin<Box<dyn Future<Output = BatchReplies> + Send>> = match wait {
+                None => Box::pin(async move { pipe.query_async::<_>(&mut con).await }),
+                Some(wait) => {
+                    replication::append_wait(&mut pipe, wait);
+                    let count = batch.len() + 1;
+                    Box::pin(async move {
+                        let replies = con.waited(&pipe, count).await?;
+                        Ok(replies.into_iter().map(Value::extract_error).collect())
+                    })
+                }
+            };
+            let done: Option<BatchReplies> = if wait.is_some() {
+                Some((&mut replies).await)
+            } else {
+                start(&mut replies).await
+            };
             if let Some(Err(e)) = done {
                 return Err(wrap("add jobs")(e));
             }
@@ -320,29 +351,29 @@ impl AddJobs for RedisBackend {
             }
             .map_err(wrap("add jobs"))?;
             let mut replies = replies;
-            if let Some(wait) = wait {
-                let acked = replies.pop().transpose().map_err(wrap("add jobs"))?;
-                let acked = acked
-                    .and_then(|v| redis::from_redis_value::<i64>(v).ok())
-                    .ok_or_else(|| crate::connection::invalid_reply("WAIT gave no count"))
-                    .map_err(wrap("add jobs"))?;
-                if replication::short_of(wait, acked) {
-                    shortfall.get_or_insert(acked);
-                }
+            if wait.is_some() {
+                // The script replies decide; a refused `WAIT` counts as no replica.
+                let acked = replication::acked(replies.pop().and_then(Result::ok));
+                note_fewest(&mut fewest, shortfall(wait, Some(acked)));
             }
             for (reply, (call, entry)) in replies.into_iter().zip(calls.by_ref()) {
                 // NOSCRIPT means the script did not run: run this job again on its own.
                 let reply = if is_noscript(&reply) {
-                    call.invoke_replicated(&con, wait).await
-                } else {
+                    let (reply, acked) = call
+                        .invoke_waited(&con, wait)
+                        .await
+                        .map_err(wrap("add jobs"))?;
+                    note_fewest(&mut fewest, shortfall(wait, acked));
                     reply
+                } else {
+                    reply.map_err(wrap("add jobs"))?
                 };
-                let reply = reply.map_err(wrap("add jobs"))?;
                 ids.push(added_id(&reply, &entry.job, &entry.parent)?);
             }
         }
-        if let (Some(wait), Some(acked)) = (wait, shortfall) {
-            return Err(wrap("add jobs")(replication::not_replicated(wait, acked)));
+        if let (Some(wait), Some(acked)) = (wait, fewest) {
+            let added = ids.iter().map(|id| id.as_str().to_owned()).collect();
+            return Err(replication::not_replicated("add jobs", wait, acked, added));
         }
         Ok(ids)
     }

@@ -104,13 +104,19 @@ impl RedisOptions {
     }
 
     /// Has adds and finishing calls wait until `replicas` replicas have them, for at most
-    /// `timeout` (Redis's `WAIT`, sent with the write on its connection).
+    /// `timeout` (Redis's `WAIT`, sent with the write on a direct connection of its own:
+    /// `WAIT` blocks its connection, so it never shares the pipelined one; past
+    /// [`direct_connections`](Self::direct_connections) a waited call opens one for itself, and
+    /// `add_bulk` sends its batches one after the other). Redirects are followed as for any
+    /// call.
     ///
-    /// When fewer replicas confirm in time, the write has still been applied by the primary:
+    /// When fewer replicas confirm in time, or `WAIT` is refused (an ACL without it counts as
+    /// no replica), the write has still been applied by the primary:
     /// - an add (`add`, `add_bulk`) returns an error whose
     ///   [`RedisError::is_not_replicated`](crate::RedisError::is_not_replicated) is true (kind
-    ///   `Timeout`), so that the caller can retry it: under the same job id the retry does not
-    ///   add the job twice;
+    ///   `Timeout`) and whose [`job_ids`](crate::RedisError::job_ids) are the ids the jobs were
+    ///   added under (those Redis assigned too), so that the caller can retry with them: the
+    ///   retry does not add a job twice;
     /// - a finishing call logs a warning and returns as usual: the job is finished, and should
     ///   a failover lose that, it runs again, as without the option; failing the call instead
     ///   would have the job run again even when nothing is lost.

@@ -14,7 +14,7 @@ use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::Value;
 
 use super::RedisBackend;
-use crate::error::{unexpected, wrap};
+use crate::error::{unexpected, wrap_named};
 use crate::keys::QueueKeys;
 use crate::reply;
 use crate::script::ScriptCall;
@@ -128,7 +128,10 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
             let (reply, acked) = call
                 .invoke_then_wait(&backend.connection(), &scripts::MOVE_TO_FINISHED, wait)
                 .await
-                .map_err(wrap(CONTEXT))?;
+                .map_err(|e| {
+                    let command = format!("EVALSHA {}", scripts::MOVE_TO_FINISHED.name);
+                    wrap_named(CONTEXT, Some(command), call.first_key())(e)
+                })?;
             if crate::replication::short_of(wait, acked) {
                 // The job is finished; should a failover lose that, it runs again, as it
                 // would without the wait. Failing the call would have it run again always.

@@ -78,7 +78,17 @@ pub(super) enum Request<'a> {
         pipeline: &'a Pipeline,
         offset: usize,
         count: usize,
+        /// The pipeline ends with `WAIT` (see [`crate::replication`]): it goes on a direct
+        /// connection of its own, and only the replies before the `WAIT` tell a redirect.
+        waited: bool,
     },
+}
+
+impl Request<'_> {
+    /// Whether the request ends with `WAIT`.
+    pub(super) fn waited(&self) -> bool {
+        matches!(self, Request::Pipeline { waited: true, .. })
+    }
 }
 
 /// The connections to one server.
@@ -325,6 +335,25 @@ impl SharedConnection {
             pipeline,
             offset,
             count,
+            waited: false,
+        })
+        .await
+    }
+
+    /// Sends `pipeline`, whose last command is `WAIT`, and returns its `count` replies
+    /// (server errors stay values). `WAIT` blocks the connection it is sent on until the
+    /// replicas confirm or its timeout passes, so the request never shares the pipelined
+    /// connection with other calls: it takes a direct connection (see [`Pool::lease_any`]).
+    pub(crate) async fn waited(
+        &self,
+        pipeline: &Pipeline,
+        count: usize,
+    ) -> RedisResult<Vec<Value>> {
+        self.request(&Request::Pipeline {
+            pipeline,
+            offset: 0,
+            count,
+            waited: true,
         })
         .await
     }
@@ -395,7 +424,7 @@ impl Pool {
         // Checked again right before each write, below; this covers the multiplexed path.
         self.check_fence()?;
         match *request {
-            Request::One { write, cmd } => match self.exchange(1, write).await? {
+            Request::One { write, cmd } => match self.exchange(1, write, false).await? {
                 Some(replies) => Ok(replies),
                 None => Ok(vec![self.shared_command(&cmd()).await?]),
             },
@@ -403,11 +432,12 @@ impl Pool {
                 pipeline,
                 offset,
                 count,
+                waited,
             } => {
                 let write = |buf: &mut Vec<u8>| {
                     buf.extend_from_slice(&pipeline.get_packed_pipeline());
                 };
-                let Some(mut replies) = self.exchange(offset + count, &write).await? else {
+                let Some(mut replies) = self.exchange(offset + count, &write, waited).await? else {
                     return self
                         .observed(async {
                             self.shared()
@@ -435,11 +465,13 @@ impl Pool {
         &self,
         count: usize,
         write: &(dyn Fn(&mut Vec<u8>) + Sync),
+        waited: bool,
     ) -> RedisResult<Option<Vec<Value>>> {
         if self.target.is_none() {
             return Ok(None);
         }
-        self.observed(self.exchange_unobserved(count, write)).await
+        self.observed(self.exchange_unobserved(count, write, waited))
+            .await
     }
 
     /// Runs `call` on the connection, noting whether it works; while it is lost, the call is
@@ -467,6 +499,7 @@ impl Pool {
         &self,
         count: usize,
         write: &(dyn Fn(&mut Vec<u8>) + Sync),
+        waited: bool,
     ) -> RedisResult<Option<Vec<Value>>> {
         let pool = self;
         if pool.target.is_none() {
@@ -474,7 +507,13 @@ impl Pool {
         }
         let alone = pool.in_flight.fetch_add(1, Ordering::AcqRel) == 0;
         let _in_flight = InFlight(&pool.in_flight);
-        let lease = if alone { pool.lease().await? } else { None };
+        let lease = if waited {
+            Some(pool.lease_any().await?)
+        } else if alone {
+            pool.lease().await?
+        } else {
+            None
+        };
         let Some(mut lease) = lease else {
             let pipelined = pool.pipelined().await?;
             return pipelined
@@ -493,7 +532,12 @@ impl Pool {
         let replies = tokio::time::timeout(pool.response_timeout, con.exchange(count))
             .await
             .map_err(|_| direct::timed_out("waiting for Redis to answer"))??;
-        pool.give_back(lease);
+        if pool.direct_count.load(Ordering::Acquire) > pool.max_direct {
+            // Opened past the cap for a `WAIT`: closed now (dropping the lease counts it out).
+            drop(lease);
+        } else {
+            pool.give_back(lease);
+        }
         Ok(Some(replies))
     }
 }
@@ -559,6 +603,36 @@ impl Pool {
             Ok(con) => {
                 lease.con = Some(con);
                 Ok(Some(lease))
+            }
+            Err(e) => {
+                self.direct_count.fetch_sub(1, Ordering::AcqRel);
+                Err(e)
+            }
+        }
+    }
+
+    /// A direct connection even when the pool has no room: an idle one, a new one within the
+    /// cap, or else one more, closed after its call. For a request ending with `WAIT`, which
+    /// must not block the pipelined connection the other calls share.
+    async fn lease_any(&self) -> RedisResult<Lease<'_>> {
+        if let Some(lease) = self.lease().await? {
+            return Ok(lease);
+        }
+        let Some(target) = &self.target else {
+            return Err(redis::RedisError::from((
+                redis::ErrorKind::Client,
+                "no direct connection over TLS or RESP3",
+            )));
+        };
+        self.direct_count.fetch_add(1, Ordering::AcqRel);
+        let mut lease = Lease {
+            pool: self,
+            con: None,
+        };
+        match DirectConnection::open(target, CONNECT_TIMEOUT).await {
+            Ok(con) => {
+                lease.con = Some(con);
+                Ok(lease)
             }
             Err(e) => {
                 self.direct_count.fetch_sub(1, Ordering::AcqRel);

@@ -471,7 +471,7 @@ impl ClusterRoute {
                 Err(e) => return Err(e),
             };
             let result = pool.request(request).await;
-            let Some(redirect) = redirect_of(&result, &pool.host) else {
+            let Some(redirect) = redirect_of(&result, &pool.host, request.waited()) else {
                 if let Err(e) = &result {
                     self.note_failure(e);
                 }
@@ -489,7 +489,7 @@ impl ClusterRoute {
                     // script's keys are still on the source (BullMQ's scripts name keys that
                     // may not exist yet): ask the source again after a pause, within the
                     // response timeout, until the slot has moved (`MOVED`).
-                    match redirect_of(&answer, &target.host) {
+                    match redirect_of(&answer, &target.host, request.waited()) {
                         Some(Redirect::Retry) if Instant::now() + pause < deadline => {
                             tokio::time::sleep(pause).await;
                             pause *= 2;
@@ -527,7 +527,10 @@ async fn asking(pool: &Pool, request: &Request<'_>) -> RedisResult<Vec<Value>> {
             }
         }
     };
-    let Some(mut replies) = pool.exchange(1 + skip + count, &write).await? else {
+    let Some(mut replies) = pool
+        .exchange(1 + skip + count, &write, request.waited())
+        .await?
+    else {
         pool.shared_command(&redis::cmd("ASKING"))
             .await?
             .extract_error()?;
@@ -540,13 +543,18 @@ async fn asking(pool: &Pool, request: &Request<'_>) -> RedisResult<Vec<Value>> {
 }
 
 /// The redirect a call's outcome is: an error with a redirect's code, or replies that are all
-/// such errors (nothing of the request ran).
-fn redirect_of(result: &RedisResult<Vec<Value>>, host: &str) -> Option<Redirect> {
+/// such errors (nothing of the request ran). Of a `waited` request, the trailing `WAIT`'s
+/// reply is left out: it answers with a count, or an error of its own, whatever the rest did.
+fn redirect_of(result: &RedisResult<Vec<Value>>, host: &str, waited: bool) -> Option<Redirect> {
     match result {
         Err(e) => Redirect::of(e.code()?, e.detail().unwrap_or_default(), host),
         Ok(replies) => {
+            let judged = match replies.split_last() {
+                Some((_, before)) if waited => before,
+                _ => replies.as_slice(),
+            };
             let mut found = None;
-            for reply in replies {
+            for reply in judged {
                 let Value::ServerError(e) = reply else {
                     return None;
                 };

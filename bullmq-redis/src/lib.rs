@@ -36,8 +36,9 @@ pub mod __private {
         pub use crate::scripts::*;
     }
 
-    /// When the backend (behind Redis Sentinel) heard each `+switch-master` of its primary:
-    /// from then on it sends nothing more to the old one. Empty elsewhere.
+    /// When the backend (behind Redis Sentinel) heard each `+switch-master` of its primary, or
+    /// resubscribed to them (a switch may have gone unheard): from then on it sends nothing
+    /// more to the old one. The last 16, oldest first; empty elsewhere.
     #[must_use]
     pub fn switches_heard(backend: &crate::RedisBackend) -> Vec<std::time::SystemTime> {
         backend.connection().switches_heard()

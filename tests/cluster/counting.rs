@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::redis::{RedisBackend, RedisError, RedisOptions};
 use bullmq::{
-    ActiveJob, CancellationToken, JobId, JobOptions, Prefix, ProcessResult, Processor, Queue,
-    QueueName, Worker, WorkerOptions,
+    ActiveJob, BackendErrorKind, CancellationToken, JobId, JobOptions, Prefix, ProcessResult,
+    Processor, Queue, QueueName, Worker, WorkerOptions,
 };
 use serde_json::json;
 
@@ -127,21 +127,75 @@ async fn counting_worker_with(
 /// Adds `JOBS` jobs with ids `job-<n>`, retrying each until it is in; runs `fault` once
 /// `FAULT_AT` are in. Returns the ids and how many adds were refused along the way.
 pub async fn produce(queue: &Queue<RedisBackend>, fault: impl FnOnce()) -> (Vec<JobId>, u32) {
-    let (ids, _, failed_adds) = produce_timed(queue, fault, Duration::ZERO).await;
-    (ids, failed_adds)
+    let produced = produce_timed(queue, fault, Duration::ZERO).await;
+    (produced.ids, produced.failed_adds)
 }
 
-/// [`produce`], with the moment each add was acknowledged, and `pace` between two adds
-/// after the fault (so that adds go on through a failover that takes a while).
+/// What [`produce_timed`] added, and the errors it met on the way.
+pub struct Produced {
+    /// The jobs added, in order.
+    pub ids: Vec<JobId>,
+    /// When each add was acknowledged.
+    pub acked_at: Vec<SystemTime>,
+    /// How many tries failed.
+    pub failed_adds: u32,
+    /// Those failures, by kind.
+    pub errors: AddErrors,
+}
+
+/// The errors adds met, sorted by what the README says a caller may see.
+#[derive(Debug, Default)]
+pub struct AddErrors {
+    /// Applied, but fewer replicas than `wait_for_replicas` asked confirmed it in time.
+    pub not_replicated: u32,
+    /// Timeouts.
+    pub timed_out: u32,
+    /// A refused write (`READONLY`, `NOREPLICAS`) after bullmq retried it for most of the
+    /// response timeout: the new primary refusing writes too until the old one follows it.
+    pub refused_after_retrying: u32,
+    /// Anything else, with how long the add took: a refusal returned without retrying, a
+    /// lost connection, another error.
+    pub other: Vec<(String, Duration)>,
+}
+
+/// How long bullmq retries a refused write before it returns the refusal: most of the
+/// response timeout (3 s, [`backend_waiting`]); the pauses between tries add up to 2.5 s.
+const RETRIED_FOR: Duration = Duration::from_secs(2);
+
+impl AddErrors {
+    fn note(&mut self, e: &bullmq::Error, took: Duration) {
+        let redis = match e {
+            bullmq::Error::Backend(inner) => {
+                (&**inner as &(dyn std::error::Error + 'static)).downcast_ref::<RedisError>()
+            }
+            _ => None,
+        };
+        let code = redis.and_then(|r| r.source.code());
+        if redis.is_some_and(RedisError::is_not_replicated) {
+            self.not_replicated += 1;
+        } else if e.backend_kind() == Some(BackendErrorKind::Timeout) {
+            self.timed_out += 1;
+        } else if matches!(code, Some("READONLY" | "NOREPLICAS")) && took >= RETRIED_FOR {
+            self.refused_after_retrying += 1;
+        } else {
+            self.other.push((e.to_string(), took));
+        }
+    }
+}
+
+/// [`produce`], with the moment each add was acknowledged and the errors met by kind, and
+/// `pace` between two adds after the fault (so that adds go on through a failover that
+/// takes a while).
 pub async fn produce_timed(
     queue: &Queue<RedisBackend>,
     fault: impl FnOnce(),
     pace: Duration,
-) -> (Vec<JobId>, Vec<SystemTime>, u32) {
+) -> Produced {
     let mut fault = Some(fault);
     let mut ids = Vec::new();
     let mut acked_at = Vec::new();
     let mut failed_adds = 0;
+    let mut errors = AddErrors::default();
     for n in 0..JOBS {
         if n == FAULT_AT
             && let Some(fault) = fault.take()
@@ -154,6 +208,7 @@ pub async fn produce_timed(
         }
         let opts = JobOptions::new().job_id(format!("job-{n}"));
         loop {
+            let started = Instant::now();
             match queue.add("j", &json!({"n": n}), opts.clone()).await {
                 Ok(job) => {
                     ids.push(job.id);
@@ -162,6 +217,7 @@ pub async fn produce_timed(
                 }
                 Err(e) => {
                     failed_adds += 1;
+                    errors.note(&e, started.elapsed());
                     assert!(failed_adds < 2000, "adds keep failing: {e}");
                     // The pause between two tries of an add the fault refused.
                     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -169,5 +225,10 @@ pub async fn produce_timed(
             }
         }
     }
-    (ids, acked_at, failed_adds)
+    Produced {
+        ids,
+        acked_at,
+        failed_adds,
+        errors,
+    }
 }

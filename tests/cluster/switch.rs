@@ -4,13 +4,14 @@
 //! `rediss+sentinel://`, over TLS.
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
     QueueName, Worker, WorkerOptions,
 };
+use bullmq_redis::__private::switches_heard;
 use serde_json::json;
 use support::wait::eventually;
 
@@ -40,10 +41,8 @@ async fn completes(queue: &Queue<RedisBackend>, id: &JobId) {
 
 async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
-    let queue = Queue::new(
-        QueueName::new("switch").unwrap(),
-        backend(sentinels, ca_pem.clone(), &prefix).await,
-    );
+    let producer = backend(sentinels, ca_pem.clone(), &prefix).await;
+    let queue = Queue::new(QueueName::new("switch").unwrap(), producer.clone());
     let worker = Worker::new(
         QueueName::new("switch").unwrap(),
         backend(sentinels, ca_pem, &prefix).await,
@@ -63,6 +62,7 @@ async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
     let on = |port: u16, id: &JobId| sentinels.cli(port, &["EXISTS", &key(id)]).trim() == "1";
     assert!(on(sentinels.primary, &before.id));
 
+    let failover_at = SystemTime::now();
     let reply = sentinels.cli(sentinels.sentinels[0], &["SENTINEL", "FAILOVER", MASTER]);
     assert!(reply.contains("OK"), "SENTINEL FAILOVER: {reply}");
     eventually("the sentinels name the replica", LIMIT, || async {
@@ -70,28 +70,56 @@ async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
     })
     .await;
     let switched = std::time::Instant::now();
-    let landed = Mutex::new(None);
+    let heard = || switches_heard(&producer).iter().any(|t| *t >= failover_at);
+    // Each add, and whether the producer had heard of the switch before it was sent. Custom
+    // ids: the new primary's id counter is behind the old one's, so it hands out again the
+    // ids of the adds the old one took.
+    let added: Mutex<Vec<(JobId, bool)>> = Mutex::default();
+    let next_id = || format!("after-{}", added.lock().unwrap().len());
     eventually("an add lands on the new primary", LIMIT, || async {
-        let job = queue
-            .add("after", &json!({}), JobOptions::new())
-            .await
-            .unwrap();
+        let heard_before = heard();
+        // A failed add (the switch under way) is tried again.
+        let opts = JobOptions::new().job_id(next_id());
+        let Ok(job) = queue.add("after", &json!({}), opts).await else {
+            return false;
+        };
         let here = on(sentinels.replica, &job.id);
-        *landed.lock().unwrap() = Some(job.id);
+        added.lock().unwrap().push((job.id, heard_before));
         here
     })
     .await;
     let heard_after = switched.elapsed();
-    let landed = landed.lock().unwrap().clone().unwrap();
-    let first_after: u64 = before.id.as_str().parse::<u64>().unwrap() + 1;
-    let last: u64 = landed.as_str().parse().unwrap();
-    let on_old = (first_after..last)
-        .filter(|n| on(sentinels.primary, &JobId::from(n.to_string())))
-        .count();
+    assert!(heard(), "the producer never heard of the switch");
+    // And the adds after it go there too.
+    for _ in 0..10 {
+        let opts = JobOptions::new().job_id(next_id());
+        let job = queue.add("later", &json!({}), opts).await.unwrap();
+        added.lock().unwrap().push((job.id, true));
+    }
+    let added = added.into_inner().unwrap();
+    let landed = added.last().unwrap().0.clone();
+    let on_old = |heard_first: bool| {
+        added
+            .iter()
+            .filter(|(id, h)| *h == heard_first && on(sentinels.primary, id))
+            .count()
+    };
+    let (old_before, old_after) = (on_old(false), on_old(true));
     println!(
-        "switch heard: {on_old} adds went to the old primary after the sentinels named the new \
-         one; the first add on the new one {heard_after:?} after"
+        "switch heard: {old_before} adds went to the old primary after the sentinels named the \
+         new one, before the producer heard of it, {old_after} after; the first add on the new \
+         one {heard_after:?} after"
     );
+    assert_eq!(
+        old_after, 0,
+        "adds sent after the switch was heard went to the old primary"
+    );
+    for (id, _) in added.iter().filter(|(_, h)| *h) {
+        assert!(
+            on(sentinels.replica, id),
+            "{id:?} is not on the new primary"
+        );
+    }
     completes(&queue, &landed).await;
     // Still a primary, never demoted: the switch was heard, not inferred from `READONLY`.
     let role = sentinels.cli(sentinels.primary, &["ROLE"]);

@@ -231,18 +231,13 @@ impl SharedConnection {
         }
     }
 
-    /// When this connection's sentinel watcher heard each switch announced (empty elsewhere).
+    /// When this connection's sentinel watcher last moved the epoch on: a switch heard, or a
+    /// resubscription after which one may have gone unheard (the last 16; empty elsewhere).
     pub(crate) fn switches_heard(&self) -> Vec<std::time::SystemTime> {
         match &self.route {
             Route::Routed(route) => route
                 .switches()
-                .map(|(switches, _)| {
-                    switches
-                        .heard_at
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .clone()
-                })
+                .map(|(switches, _)| switches.heard_at())
                 .unwrap_or_default(),
             Route::Fixed(_) => Vec::new(),
         }

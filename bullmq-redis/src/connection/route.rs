@@ -166,7 +166,8 @@ impl NodeClients {
 
     /// The primary the first sentinel that answers names, once it says it is one (`ROLE`):
     /// right after a switch the promoted replica may not have taken the role yet, and the
-    /// old primary keeps it until the sentinels reconfigure it.
+    /// old primary keeps it until the sentinels reconfigure it. Once a switch was heard, only
+    /// the primary it named is taken (`READONLY` until it says it is one, retried).
     async fn sentinel_primary(
         &self,
         url: &SentinelUrl,
@@ -199,6 +200,12 @@ impl NodeClients {
                     continue;
                 }
             };
+            // A sentinel that has not caught up with the switch heard names the old primary,
+            // which still says it is one for some seconds: never write to it again.
+            if self.switches.names_another(&host, port) {
+                last_error = Some(not_primary_yet(&host, port));
+                continue;
+            }
             // One node that cannot be reached is no reason to stop asking the others.
             let answer = match self.client(&host, port) {
                 Ok(client) => is_primary(&client, timeout).await,

@@ -11,8 +11,9 @@
 //! the old primary's connections ([`super::fence`]) and waits on it let go
 //! ([`Switches::moved_past`]).
 
-use std::sync::Arc;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use futures_core::Stream;
@@ -198,21 +199,50 @@ pub(crate) async fn is_primary(client: &redis::Client, timeout: Duration) -> Red
 pub(crate) struct Switches {
     /// Bumped at each announcement (and whenever nobody listened for a while).
     pub(crate) epoch: AtomicU64,
-    /// The new primary the last announcement named.
-    pub(crate) announced: std::sync::Mutex<Option<(String, u16)>>,
-    /// When each announcement was heard (wall clock, for tests that compare it with what a
-    /// server logged).
-    pub(crate) heard_at: std::sync::Mutex<Vec<SystemTime>>,
+    /// The new primary the last announcement named; `None` once a switch may have gone
+    /// unheard (nobody listened for a while).
+    pub(crate) announced: Mutex<Option<(String, u16)>>,
+    /// When the last [`HEARD_KEPT`] bumps happened (wall clock, for tests that compare it
+    /// with what a server logged).
+    heard_at: Mutex<VecDeque<SystemTime>>,
     /// Wakes what waits on the old primary (blocking waits, event reads) at each bump.
     bumped: Notify,
 }
+
+/// How many bump times [`Switches`] keeps.
+const HEARD_KEPT: usize = 16;
 
 impl Switches {
     /// Moves the epoch on: every call from now on asks the sentinels again before it goes,
     /// nothing more is written on connections opened before, and waits in flight let go.
     pub(crate) fn bump(&self) {
+        {
+            let mut heard = self.heard_at.lock().unwrap_or_else(PoisonError::into_inner);
+            if heard.len() == HEARD_KEPT {
+                heard.pop_front();
+            }
+            heard.push_back(SystemTime::now());
+        }
         self.epoch.fetch_add(1, Ordering::AcqRel);
         self.bumped.notify_waiters();
+    }
+
+    /// When the last bumps happened (at most [`HEARD_KEPT`]), oldest first.
+    pub(crate) fn heard_at(&self) -> Vec<SystemTime> {
+        let heard = self.heard_at.lock().unwrap_or_else(PoisonError::into_inner);
+        heard.iter().copied().collect()
+    }
+
+    /// Whether the last switch heard named a primary other than `host:port`: a sentinel
+    /// that names that one has not caught up yet.
+    pub(crate) fn names_another(&self, host: &str, port: u16) -> bool {
+        let announced = self
+            .announced
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        announced
+            .as_ref()
+            .is_some_and(|(h, p)| h.as_str() != host || *p != port)
     }
 
     /// Returns once the epoch is no longer `seen`.
@@ -251,6 +281,11 @@ pub(crate) fn watch_switches(
                 // took the subscription (down, or refusing it) leaves the epoch alone: else
                 // every call would ask the sentinels again, twice a second, for nothing.
                 if subscribed {
+                    // Nor is the last announcement known to be the last switch any more.
+                    *switches
+                        .announced
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner) = None;
                     switches.bump();
                 }
             }
@@ -331,13 +366,8 @@ fn note_switch(payload: &[u8], master: &str, switches: &Switches) {
             *switches
                 .announced
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((host.to_owned(), port));
+                .unwrap_or_else(PoisonError::into_inner) = Some((host.to_owned(), port));
         }
-        switches
-            .heard_at
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(SystemTime::now());
         switches.bump();
     }
 }

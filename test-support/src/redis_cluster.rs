@@ -267,29 +267,14 @@ impl TestCluster {
         .await;
     }
 
-    /// Waits (blocking) until the replica of `primary` has every write `primary` took so far,
-    /// compared by replication offsets: a SIGKILL after it loses nothing to asynchronous
-    /// replication, so a fault test sees only what the client does.
+    /// Waits (blocking) until the replica of `primary` has every write `primary` took so far
+    /// ([`wait_caught_up`]).
     pub fn wait_replica_caught_up(&self, primary: u16) {
-        let offset = |port: u16, field: &str| -> u64 {
-            self.node_cli(port, &["INFO", "replication"])
-                .lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0)
-        };
-        let replica = self.replica_of(primary);
-        let target = offset(primary, "master_repl_offset:");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while offset(replica, "slave_repl_offset:") < target {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the replica of {primary} did not catch up"
-            );
-            // Polled against the replica's own report, within the deadline above.
-            #[allow(clippy::disallowed_methods)]
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_caught_up(
+            |port, args| self.node_cli(port, args),
+            primary,
+            self.replica_of(primary),
+        );
     }
 
     /// The ports of the nodes not killed.
@@ -434,8 +419,32 @@ impl TestCluster {
     }
 }
 
+/// Waits (blocking) until `replica` has every write `primary` took so far, compared by
+/// replication offsets read with `cli`: a SIGKILL of the primary after it loses nothing to
+/// asynchronous replication, so a fault test sees only what the client does.
+pub fn wait_caught_up(cli: impl Fn(u16, &[&str]) -> String, primary: u16, replica: u16) {
+    let offset = |port: u16, field: &str| -> u64 {
+        cli(port, &["INFO", "replication"])
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let target = offset(primary, "master_repl_offset:");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while offset(replica, "slave_repl_offset:") < target {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the replica on {replica} did not catch up with {primary}"
+        );
+        // Polled against the replica's own report, within the deadline above.
+        #[allow(clippy::disallowed_methods)]
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Runs `redis-cli -p <port> args…`, over TLS trusting `ca` when given.
-fn cli_with(ca: Option<&Path>, port: u16, args: &[&str]) -> String {
+pub fn cli_with(ca: Option<&Path>, port: u16, args: &[&str]) -> String {
     let mut command = Command::new("redis-cli");
     if let Some(ca) = ca {
         command.arg("--tls").arg("--cacert").arg(ca);

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::support;
+use crate::support::redis_cluster::{cli_with, wait_caught_up};
 
 /// The master's name, as the sentinels know it.
 pub const MASTER: &str = "mymaster";
@@ -167,27 +168,14 @@ impl Sentinels {
         }
     }
 
-    /// Waits (blocking) until the replica has every write the primary took so far, compared by
-    /// replication offsets: a SIGKILL after it loses nothing to asynchronous replication.
+    /// Waits (blocking) until the replica has every write the primary took so far: a SIGKILL
+    /// after it loses nothing to asynchronous replication.
     pub fn wait_replica_caught_up(&self) {
-        let offset = |port: u16, field: &str| -> u64 {
-            self.cli(port, &["INFO", "replication"])
-                .lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0)
-        };
-        let target = offset(self.primary, "master_repl_offset:");
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while offset(self.replica, "slave_repl_offset:") < target {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the replica did not catch up"
-            );
-            // Polled against the replica's own report, within the deadline above.
-            #[allow(clippy::disallowed_methods)]
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_caught_up(
+            |port, args| self.cli(port, args),
+            self.primary,
+            self.replica,
+        );
     }
 
     /// The port of the primary the sentinels name now.
@@ -309,19 +297,4 @@ fn spawn(dir: &std::path::Path, args: &[String]) -> Child {
 /// Runs `redis-cli args…` against the plain node or sentinel on `port`.
 pub fn cli(port: u16, args: &[&str]) -> String {
     cli_with(None, port, args)
-}
-
-/// Runs `redis-cli args…` against `port`, over TLS trusting `ca` when given.
-fn cli_with(ca: Option<&Path>, port: u16, args: &[&str]) -> String {
-    let mut command = Command::new("redis-cli");
-    if let Some(ca) = ca {
-        command.arg("--tls").arg("--cacert").arg(ca);
-    }
-    let out = command
-        .arg("-p")
-        .arg(port.to_string())
-        .args(args)
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }

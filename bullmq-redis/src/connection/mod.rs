@@ -590,20 +590,7 @@ impl Pool {
         if !reserved {
             return Ok(None);
         }
-        let mut lease = Lease {
-            pool: self,
-            con: None,
-        };
-        match DirectConnection::open(target, CONNECT_TIMEOUT).await {
-            Ok(con) => {
-                lease.con = Some(con);
-                Ok(Some(lease))
-            }
-            Err(e) => {
-                self.direct_count.fetch_sub(1, Ordering::AcqRel);
-                Err(e)
-            }
-        }
+        self.open_counted(target).await.map(Some)
     }
 
     /// A direct connection even when the pool has no room: an idle one, a new one within the
@@ -620,15 +607,17 @@ impl Pool {
             )));
         };
         self.direct_count.fetch_add(1, Ordering::AcqRel);
-        let mut lease = Lease {
-            pool: self,
-            con: None,
-        };
+        self.open_counted(target).await
+    }
+
+    /// A new direct connection to `target`, already counted in `direct_count` by the caller;
+    /// the count is given back when it cannot be opened.
+    async fn open_counted(&self, target: &Target) -> RedisResult<Lease<'_>> {
         match DirectConnection::open(target, CONNECT_TIMEOUT).await {
-            Ok(con) => {
-                lease.con = Some(con);
-                Ok(lease)
-            }
+            Ok(con) => Ok(Lease {
+                pool: self,
+                con: Some(con),
+            }),
             Err(e) => {
                 self.direct_count.fetch_sub(1, Ordering::AcqRel);
                 Err(e)

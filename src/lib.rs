@@ -5,16 +5,22 @@
 pub use bullmq_core::options::{
     Backoff, Deduplication, KeepJobs, ParentOptions, Telemetry, UnixMillis,
 };
+/// Workers run as a unit: scaled, supervised, closed together.
+pub use bullmq_core::pool;
+pub use bullmq_core::pool::{PoolEvent, Supervision, WorkerPool};
 pub use bullmq_core::queue_events::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,
 };
 pub use bullmq_core::scheduling::RepeatOptions;
+/// Graceful shutdown on `SIGTERM` / `SIGINT`.
+pub use bullmq_core::shutdown;
+pub use bullmq_core::shutdown::Shutdown;
 /// Spans, trace context in jobs (feature `otel`), metrics and health.
 pub use bullmq_core::telemetry;
 pub use bullmq_core::worker::{
-    ActiveJob, CancellationToken, JobError, ProcessResult, Processor, ReturnValue, Worker,
-    WorkerEvent, WorkerOptions,
+    ActiveJob, BoxProcessor, CancelReason, CancellationToken, JobError, ProcessResult, Processor,
+    ReturnValue, Worker, WorkerEvent, WorkerOptions,
 };
 pub use bullmq_core::{
     BackendError, BackendErrorKind, BulkJob, DEFAULT_PREFIX, Error, FailOutcome, Job, JobFailure,

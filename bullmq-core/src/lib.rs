@@ -9,10 +9,12 @@ pub mod job;
 pub mod json;
 mod names;
 pub mod options;
+pub mod pool;
 mod queue;
 pub mod queue_events;
 pub mod redact;
 pub mod scheduling;
+pub mod shutdown;
 pub mod telemetry;
 pub mod worker;
 
@@ -20,11 +22,14 @@ pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, Scri
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
+pub use pool::{WorkerPool, WorkerPoolBuilder};
 pub use queue::{
     BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
     QueueMetaInfo, QueueMetaWriter,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
+pub use shutdown::Shutdown;
+pub use worker::Worker;
 
 /// What the other bullmq crates reach and users should not: not part of the API, not covered
 /// by semver.

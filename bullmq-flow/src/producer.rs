@@ -30,9 +30,12 @@ type NodeFuture<'a> = Pin<Box<dyn Future<Output = Result<Option<JobNode>>> + Sen
 
 impl<B: Backend> FlowProducer<B> {
     /// A producer writing through `backend`; nodes without a prefix of their own go under
-    /// the backend's prefix.
+    /// the backend's prefix. The producer writes on a [handle](bullmq_core::backend::Lifecycle::handle) of its
+    /// own, so its [`close`](Self::close) leaves `backend` (and its clones) open.
     pub fn new(backend: B) -> Self {
-        Self { backend }
+        Self {
+            backend: backend.handle(),
+        }
     }
 
     /// The backend.

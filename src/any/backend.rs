@@ -105,6 +105,10 @@ impl Lifecycle for AnyBackend {
         dispatch!(self, b => b.is_closing())
     }
 
+    fn handle(&self) -> Self {
+        dispatch!(self, b => b.handle().into())
+    }
+
     fn for_queue(&self, queue: &QueueName, prefix: Option<&Prefix>) -> Self {
         dispatch!(self, b => b.for_queue(queue, prefix).into())
     }

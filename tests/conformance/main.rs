@@ -18,6 +18,7 @@ mod backend;
 mod ctx;
 mod divergent;
 mod events;
+mod fleet;
 mod flow;
 mod job_api;
 mod outcomes;
@@ -132,6 +133,13 @@ macro_rules! suite {
             scheduler::a_cron_scheduler_runs_on_its_pattern,
             scheduler::upsert_replaces_and_remove_removes,
             scheduler::a_limited_scheduler_stops_after_its_limit,
+            fleet::workers_sharing_one_backend_are_listed_and_close_alone,
+            fleet::a_dropped_worker_takes_no_more_jobs_and_deregisters,
+            fleet::a_pool_scaled_under_load_runs_every_job_once,
+            fleet::a_pool_restarts_a_stopped_worker_then_fails_past_its_budget,
+            fleet::cancel_job_and_cancel_all_reach_the_processor_with_a_reason,
+            fleet::renewed_locks_are_reported,
+            fleet::boxed_processors_of_different_types_share_a_collection,
         );
     };
 }
@@ -162,6 +170,7 @@ macro_rules! backend_suite {
             events::close_ends_a_read_in_flight_and_the_next,
             lifecycle::keys_name_the_queue_and_parse_back,
             lifecycle::close_marks_every_clone_closing,
+            lifecycle::a_handle_closes_alone,
             schedulers::a_scheduler_is_stored_read_listed_and_counted,
             schedulers::upsert_again_replaces_the_pending_iteration,
             schedulers::removing_a_scheduler_removes_its_pending_iteration,

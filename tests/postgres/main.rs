@@ -10,3 +10,4 @@ mod events_load;
 #[cfg(feature = "flow")]
 mod flow_transaction;
 mod security;
+mod worker;

@@ -60,6 +60,18 @@ pub trait Lifecycle: Send + Sync + Sized {
     /// True once [`close`](Self::close) has begun.
     fn is_closing(&self) -> bool;
 
+    /// A new handle on the same store: it shares this backend's pooled connections (the
+    /// multiplexed Redis connection, the PostgreSQL pool) and clock, and has its own dedicated
+    /// connections (the blocking wait, the event reader, `LISTEN`), closing flag and client
+    /// role. `Worker`, `QueueEvents` and `FlowProducer` take one for themselves when built, so
+    /// that values built on one backend (or on clones of it) are each listed by `getWorkers`
+    /// under their own name, and closing one never closes what another still uses; the
+    /// pooled connections close when the last handle is dropped.
+    ///
+    /// A plain `clone` shares everything, dedicated connections and closing flag included.
+    #[must_use]
+    fn handle(&self) -> Self;
+
     /// A sibling bound to another queue (and prefix) that shares this backend's connections;
     /// flows use it to write to several queues in one transaction.
     fn for_queue(&self, queue: &QueueName, prefix: Option<&Prefix>) -> Self;

@@ -111,6 +111,29 @@ impl<B> Queue<B> {
 }
 
 impl<B: Lifecycle> Queue<B> {
+    /// This queue on a [handle](Lifecycle::handle) of its own, as a worker keeps it: closing
+    /// it leaves the backend this queue was built on open.
+    pub(crate) fn on_own_handle(self) -> Self {
+        Self {
+            backend: self.backend.handle(),
+            ..self
+        }
+    }
+
+    /// Another `Queue` value for the same queue, with the same defaults, on a clone of the
+    /// backend (a pool builds each worker's queue this way).
+    pub(crate) fn duplicate(&self) -> Self
+    where
+        B: Clone,
+    {
+        Self {
+            name: self.name.clone(),
+            backend: self.backend.clone(),
+            defaults: self.defaults.clone(),
+            meta: QueueMetaWriter::new(self.meta.max_len_events()),
+        }
+    }
+
     /// Now, Unix ms, from the backend's clock (the queue's only source of time).
     pub(crate) fn now_ms(&self) -> u64 {
         self.backend.clock().now_ms()

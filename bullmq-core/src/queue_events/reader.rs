@@ -166,10 +166,12 @@ where
     /// A reader of `backend`'s queue. With `autorun` it starts at once, which needs a Tokio
     /// runtime.
     ///
-    /// The backend may be shared (a clone of a queue's or worker's): the reader uses only its
-    /// events connection. [`close`](Self::close) stops the reader and leaves the backend open.
+    /// The backend may be shared (a clone of a queue's or worker's): the reader reads on a
+    /// [handle](Lifecycle::handle) of its own, with its own events connection, which
+    /// [`close`](Self::close) closes; the backend it was given stays open.
     pub fn new(backend: B, opts: QueueEventsOptions) -> Result<Self> {
         opts.validate()?;
+        let backend = backend.handle();
         let (sender, _) = broadcast::channel(opts.capacity);
         let shared = Arc::new(Shared {
             sender: Mutex::new(Some(sender)),
@@ -291,14 +293,21 @@ impl<B> QueueEvents<B> {
 
     /// Stops the read loop at once, even in the middle of a blocking read, and waits for it
     /// to end; subscriptions then end and waiters get [`Closed`](super::WaitError::Closed).
-    /// The backend stays open (it may be shared); a read abandoned mid-way ends on the server
+    /// The reader's own handle is closed (its events connection leaves `CLIENT LIST`); the
+    /// backend it was built from stays open. A read abandoned mid-way ends on the server
     /// within `blocking_timeout`. Calling it again does nothing.
-    pub async fn close(&self) {
+    pub async fn close(&self)
+    where
+        B: Lifecycle,
+    {
         self.shared.shut();
         let task = lock(&self.task).take();
         if let Some(task) = task {
             // The loop ends at its next await; a panic in it has already been reported by tokio.
             let _ = task.await;
+        }
+        if let Err(err) = self.backend.close(false).await {
+            tracing::debug!(target: "bullmq", error = %err, "closing the reader's connection");
         }
     }
 

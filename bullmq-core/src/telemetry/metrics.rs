@@ -37,6 +37,12 @@ pub const QUEUE_JOBS: &str = "bullmq.queue.jobs";
 pub const RATE_LIMITED: &str = "bullmq.queue.rate_limited";
 /// How long the queue was rate limited, ms (this crate's).
 pub const RATE_LIMIT_DELAY: &str = "bullmq.queue.rate_limit.delay";
+/// Places in a `WorkerPool` (this crate's gauge).
+pub const POOL_WORKERS: &str = "bullmq.pool.workers";
+/// Workers a `WorkerPool` restarted after they stopped on their own (this crate's).
+pub const POOL_RESTARTS: &str = "bullmq.pool.restarts";
+/// `WorkerPool`s that spent their restart budget (this crate's).
+pub const POOL_FAILURES: &str = "bullmq.pool.failures";
 
 /// Label: queue name.
 pub const LABEL_QUEUE: &str = "bullmq.queue.name";
@@ -129,6 +135,22 @@ pub(crate) fn active_jobs(queue: &str, worker: Option<&str>, delta: f64) {
 pub(crate) fn rate_limited(queue: &str, delay: Duration) {
     counter!(RATE_LIMITED, LABEL_QUEUE => queue.to_owned()).increment(1);
     histogram!(RATE_LIMIT_DELAY, LABEL_QUEUE => queue.to_owned()).record(ms(delay));
+}
+
+/// A pool on `queue` now has `size` places.
+#[allow(clippy::cast_precision_loss)] // a worker count
+pub(crate) fn pool_size(queue: &str, size: usize) {
+    gauge!(POOL_WORKERS, LABEL_QUEUE => queue.to_owned()).set(size as f64);
+}
+
+/// A pool on `queue` restarted a worker.
+pub(crate) fn pool_restart(queue: &str) {
+    counter!(POOL_RESTARTS, LABEL_QUEUE => queue.to_owned()).increment(1);
+}
+
+/// A pool on `queue` spent its restart budget.
+pub(crate) fn pool_failed(queue: &str) {
+    counter!(POOL_FAILURES, LABEL_QUEUE => queue.to_owned()).increment(1);
 }
 
 /// The sampled count of `state` jobs in `queue`.

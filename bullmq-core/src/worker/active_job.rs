@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::cancel::{CancelCell, CancelReason};
 use super::events::WorkerEvent;
 use super::shared::Shared;
 use crate::backend::{Backend, LockToken};
@@ -20,6 +21,7 @@ pub struct ActiveJob<B> {
     job: Arc<Job>,
     token: LockToken,
     shared: Arc<Shared<B>>,
+    cancel: CancelCell,
 }
 
 impl<B> Deref for ActiveJob<B> {
@@ -40,8 +42,26 @@ impl<B> std::fmt::Debug for ActiveJob<B> {
 }
 
 impl<B> ActiveJob<B> {
-    pub(crate) fn new(job: Arc<Job>, token: LockToken, shared: Arc<Shared<B>>) -> Self {
-        Self { job, token, shared }
+    pub(crate) fn new(
+        job: Arc<Job>,
+        token: LockToken,
+        shared: Arc<Shared<B>>,
+        cancel: CancelCell,
+    ) -> Self {
+        Self {
+            job,
+            token,
+            shared,
+            cancel,
+        }
+    }
+
+    /// Why the processor's cancellation token was cancelled: the lock was lost, the worker is
+    /// closing, or [`Worker::cancel_job`](super::Worker::cancel_job) asked (with its reason);
+    /// `None` while it is not cancelled.
+    #[must_use]
+    pub fn cancel_reason(&self) -> Option<CancelReason> {
+        self.cancel.get().cloned()
     }
 
     /// The job as taken.

@@ -45,10 +45,18 @@ pub enum WorkerEvent {
         /// The job's id.
         job_id: JobId,
     },
-    /// The lock of a job being processed could not be renewed; its token was cancelled.
+    /// The lock of a job being processed could not be renewed; its token was cancelled with
+    /// [`CancelReason::LockLost`](super::CancelReason::LockLost). It is the only report of
+    /// that loss: the job's late finish, refused by the store, is not reported again.
     LockLost {
         /// The job's id.
         job_id: JobId,
+    },
+    /// The locks of these jobs were renewed (upstream: `locksRenewed`, whose `count` is
+    /// `job_ids.len()`).
+    LocksRenewed {
+        /// The jobs whose locks were extended.
+        job_ids: Vec<JobId>,
     },
     /// The queue has no more jobs ready.
     Drained,

@@ -7,6 +7,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use super::active_job::ActiveJob;
+use super::cancel::CancelCell;
 use super::events::WorkerEvent;
 use super::fetch::is_connection_error;
 use super::processor::{JobError, ProcessResult, Processor, ReturnValue};
@@ -106,10 +107,19 @@ async fn attempt<B: Backend, P: Processor<B>>(
         return finish(shared, &job, token, outcome, true).await;
     }
     let cancel = shared.force.child_token();
-    shared
-        .locks
-        .track(job.id.clone(), token.clone(), cancel.clone());
-    let active = ActiveJob::new(Arc::clone(&job), token.clone(), Arc::clone(shared));
+    let reason = CancelCell::default();
+    shared.locks.track(
+        job.id.clone(),
+        token.clone(),
+        cancel.clone(),
+        reason.clone(),
+    );
+    let active = ActiveJob::new(
+        Arc::clone(&job),
+        token.clone(),
+        Arc::clone(shared),
+        reason.clone(),
+    );
     // An async block, so that a processor panicking before it returns its future is caught too.
     let outcome = match run_caught(async { processor.process(active, cancel).await }).await {
         Ok(outcome) => outcome,
@@ -122,6 +132,12 @@ async fn attempt<B: Backend, P: Processor<B>>(
         }
     };
     shared.locks.untrack(&job.id, token);
+    if reason.lock_lost() {
+        // The store holds the job for another worker now: its outcome is not this attempt's
+        // to record, and the refusal of a finishing move would only say so again.
+        tracing::debug!(target: "bullmq", job_id = %job.id, "lock lost: the attempt's outcome is dropped");
+        return None;
+    }
     finish(shared, &job, token, outcome, true).await
 }
 

@@ -8,17 +8,19 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::cancel::{CancelCell, CancelReason};
 use super::events::WorkerEvent;
 use super::shared::Shared;
+use crate::JobId;
 use crate::backend::{Backend, LockToken};
 use crate::telemetry::spans;
-use crate::{Error, JobId, ScriptError, ScriptErrorCode};
 use tracing::Instrument;
 
 /// A job in progress whose lock the worker keeps alive.
 struct Tracked {
     token: LockToken,
     cancel: CancellationToken,
+    reason: CancelCell,
     renewed_at: Instant,
 }
 
@@ -29,11 +31,19 @@ pub(crate) struct LockTracker {
 }
 
 impl LockTracker {
-    /// Starts keeping `id`'s lock alive; `cancel` is cancelled if the lock is lost.
-    pub(crate) fn track(&self, id: JobId, token: LockToken, cancel: CancellationToken) {
+    /// Starts keeping `id`'s lock alive; `cancel` is cancelled (and `reason` set) if the lock
+    /// is lost or the job is cancelled.
+    pub(crate) fn track(
+        &self,
+        id: JobId,
+        token: LockToken,
+        cancel: CancellationToken,
+        reason: CancelCell,
+    ) {
         let tracked = Tracked {
             token,
             cancel,
+            reason,
             renewed_at: Instant::now(),
         };
         self.lock().insert(id, tracked);
@@ -49,11 +59,21 @@ impl LockTracker {
         }
     }
 
-    /// Cancels every job's token (a forced close).
-    pub(crate) fn cancel_all(&self) {
+    /// Cancels every job's token for `reason` (a forced close, `cancel_all_jobs`).
+    pub(crate) fn cancel_all(&self, reason: &CancelReason) {
         for tracked in self.lock().values() {
+            tracked.reason.set(reason.clone());
             tracked.cancel.cancel();
         }
+    }
+
+    /// Cancels `id`'s token for `reason`; false when the job is not in progress here.
+    pub(crate) fn cancel(&self, id: &JobId, reason: CancelReason) -> bool {
+        self.lock().get(id).is_some_and(|t| {
+            t.reason.set(reason);
+            t.cancel.cancel();
+            true
+        })
     }
 
     /// The locks last renewed more than `older_than` ago, marked as renewed now (upstream
@@ -72,10 +92,7 @@ impl LockTracker {
 
     /// Cancels the token of a job whose lock was lost; true when it was tracked.
     fn lost(&self, id: &JobId) -> bool {
-        self.lock().get(id).is_some_and(|t| {
-            t.cancel.cancel();
-            true
-        })
+        self.cancel(id, CancelReason::LockLost)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<JobId, Tracked>> {
@@ -108,13 +125,24 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
             .await
         {
             Ok(lost) => {
-                for id in lost {
-                    if shared.locks.lost(&id) {
+                // One `LockLost` event per lost lock, and no error besides: the job is
+                // someone else's now, and its late finish is dropped quietly (finish.rs).
+                for id in &lost {
+                    if shared.locks.lost(id) {
                         spans::record_error(&span, "lock lost");
                         let _in = span.enter();
                         tracing::warn!(target: "bullmq", job_id = %id, "lock renewal failed: lock lost");
                         shared.emit(WorkerEvent::LockLost { job_id: id.clone() });
-                        shared.emit_error(lock_lost(&id));
+                    }
+                }
+                if shared.observed() {
+                    let job_ids: Vec<JobId> = due
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .filter(|id| !lost.contains(id))
+                        .collect();
+                    if !job_ids.is_empty() {
+                        shared.emit(WorkerEvent::LocksRenewed { job_ids });
                     }
                 }
             }
@@ -124,19 +152,6 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
             }
         }
     }
-}
-
-/// The error reported for a lock that could not be renewed (upstream: "could not renew lock
-/// for job <id>").
-fn lock_lost(id: &JobId) -> Error {
-    ScriptError {
-        code: ScriptErrorCode::LockNotFound,
-        command: "extendLocks",
-        job_id: Some(id.to_string()),
-        parent_key: None,
-        state: Some("active".to_owned()),
-    }
-    .into()
 }
 
 #[cfg(test)]
@@ -151,9 +166,19 @@ mod tests {
     async fn a_finished_run_does_not_untrack_a_later_run_of_the_same_job() {
         let tracker = LockTracker::default();
         let (old, new) = (LockToken::new("old"), LockToken::new("new"));
-        tracker.track(id("job-7"), old.clone(), CancellationToken::new());
+        tracker.track(
+            id("job-7"),
+            old.clone(),
+            CancellationToken::new(),
+            CancelCell::default(),
+        );
         // The lock was lost, the job came back and this worker took it again.
-        tracker.track(id("job-7"), new.clone(), CancellationToken::new());
+        tracker.track(
+            id("job-7"),
+            new.clone(),
+            CancellationToken::new(),
+            CancelCell::default(),
+        );
         tracker.untrack(&id("job-7"), &old);
         let due = tracker.due(Duration::ZERO);
         assert_eq!(due, vec![(id("job-7"), new.clone())]);

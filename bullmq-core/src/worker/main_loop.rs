@@ -2,23 +2,77 @@
 //! its job and takes the next one in the same round trip as it finishes (upstream:
 //! `Worker#mainLoop`).
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use super::events::WorkerEvent;
 use super::fetch::is_connection_error;
 use super::finish;
 use super::processor::Processor;
 use super::shared::Shared;
 use crate::backend::{Backend, FetchedJob, LockToken};
+use crate::{Error, Result};
 
 /// The pause after a failed fetch that is not the connection's, so a persistent refusal
 /// does not spin.
 const SHORT_RETRY: Duration = Duration::from_millis(100);
 
-/// Runs until the worker closes. Errors are reported as events and the loop carries on.
-pub(crate) async fn run<B: Backend, P: Processor<B>>(shared: Arc<Shared<B>>, processor: Arc<P>) {
+/// Runs the loop in its task, and records how it ended: `loop_ended` is cancelled however
+/// it ends, and an end the worker did not ask for (its backend closed under it, a panic) is
+/// kept as the worker's failure, reported as an error and seen by
+/// [`Worker::stopped`](super::Worker::stopped) (a pool restarts such a worker).
+pub(crate) async fn run_and_report<B: Backend, P: Processor<B>>(
+    shared: Arc<Shared<B>>,
+    processor: Arc<P>,
+) {
+    let ended = Ended(Arc::clone(&shared));
+    if let Err(err) = run(&shared, &processor).await {
+        ended.fail(err);
+    }
+}
+
+/// Marks the main loop ended when dropped: after it returns, panics or is aborted.
+struct Ended<B>(Arc<Shared<B>>);
+
+impl<B> Ended<B> {
+    fn fail(&self, err: Error) {
+        let err = Arc::new(err);
+        tracing::error!(target: "bullmq", queue = %self.0.queue.name(), error = %err, "worker stopped on its own");
+        *self
+            .0
+            .failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&err));
+        self.0.emit(WorkerEvent::Error(err));
+    }
+}
+
+impl<B> Drop for Ended<B> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.fail(Error::Closed("worker's main loop (it panicked)"));
+        }
+        self.0.loop_ended.cancel();
+    }
+}
+
+/// Runs until the worker closes, or fails when the worker's backend is closed by someone
+/// else (nothing can be taken any more). Other errors are reported as events and the loop
+/// carries on.
+async fn run<B: Backend, P: Processor<B>>(
+    shared: &Arc<Shared<B>>,
+    processor: &Arc<P>,
+) -> Result<()> {
+    // Upstream starts the stalled check before its loop: no job is taken before it has run.
+    tokio::select! {
+        () = shared.first_check.cancelled() => {}
+        () = shared.shutdown.cancelled() => {}
+    }
     while !shared.is_closing() {
+        if shared.queue.backend().is_closing() {
+            return Err(Error::Closed("worker's backend (closed by another user)"));
+        }
         let busy =
             shared.active.load(Ordering::SeqCst) >= shared.concurrency.load(Ordering::SeqCst);
         if shared.is_paused() || busy {
@@ -36,10 +90,10 @@ pub(crate) async fn run<B: Backend, P: Processor<B>>(shared: Arc<Shared<B>>, pro
         let fetched = {
             // Marked while in flight, so `pause` waits for it and for the job it may bring
             // instead of returning while it can still take one.
-            let _fetching = Fetching::start(&shared);
+            let _fetching = Fetching::start(shared);
             match shared.get_next(&token, true).await {
                 Ok(Some(job)) => {
-                    spawn_job(&shared, &processor, job, token);
+                    spawn_job(shared, processor, job, token);
                     Ok(())
                 }
                 Ok(None) => Ok(()),
@@ -65,6 +119,7 @@ pub(crate) async fn run<B: Backend, P: Processor<B>>(shared: Arc<Shared<B>>, pro
             }
         }
     }
+    Ok(())
 }
 
 /// Starts a task for `job`; it goes on with each next job its finishing move takes.

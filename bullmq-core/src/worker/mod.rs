@@ -37,6 +37,9 @@
 //! ```
 
 mod active_job;
+mod boxed;
+mod cancel;
+mod close;
 mod events;
 mod failure_report;
 mod fetch;
@@ -52,13 +55,15 @@ mod stalled;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 pub use active_job::ActiveJob;
+pub use boxed::BoxProcessor;
+pub use cancel::CancelReason;
 pub use events::WorkerEvent;
 pub use options::WorkerOptions;
 pub use processor::{JobError, ProcessResult, Processor, ReturnValue};
@@ -75,13 +80,19 @@ use crate::telemetry::{HealthTracker, RunState, WorkerHealth};
 use crate::{Error, Job, JobRef, Queue, QueueName, Result};
 
 /// Processes the jobs of one queue with `P`. See the [module docs](self).
+///
+/// Dropping a worker that was not closed closes it: it takes no job from then on, the jobs
+/// in progress finish within [`WorkerOptions::close_timeout`] (those still running then are
+/// left to the stalled check), and it leaves `getWorkers`.
 pub struct Worker<B: Backend, P: Processor<B>> {
     shared: Arc<Shared<B>>,
     processor: Arc<P>,
-    /// The main loop, while running.
-    main: Mutex<Option<JoinHandle<()>>>,
-    /// The timers (lock renewal, stalled check), while running.
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl<B: Backend, P: Processor<B>> Drop for Worker<B, P> {
+    fn drop(&mut self) {
+        close::on_drop(&self.shared);
+    }
 }
 
 impl<B: Backend, P: Processor<B>> std::fmt::Debug for Worker<B, P> {
@@ -96,7 +107,7 @@ impl<B: Backend, P: Processor<B>> std::fmt::Debug for Worker<B, P> {
 /// Builds a [`Worker`] with custom backoff strategies.
 pub struct WorkerBuilder<B, P> {
     queue: Queue<B>,
-    processor: P,
+    processor: Arc<P>,
     options: WorkerOptions,
     backoffs: HashMap<String, BackoffFn>,
     repeat_strategy: Option<RepeatStrategy>,
@@ -142,26 +153,30 @@ impl<B: Backend, P: Processor<B>> WorkerBuilder<B, P> {
     /// Validates the options, names the worker's connection (so `getWorkers()` in any runtime
     /// lists it) and, with `autorun`, starts processing.
     ///
+    /// The worker works on a [handle](crate::backend::Lifecycle::handle) of its own on the
+    /// queue's backend: several workers (and queues, event readers) may be built on one
+    /// backend or its clones, each is listed by `getWorkers` under its own connection, and
+    /// closing one closes only its own dedicated connection.
+    ///
     /// # Errors
     ///
     /// [`Error::Invalid`] for bad options; a backend error when the connection fails.
     pub async fn build(self) -> Result<Worker<B, P>> {
         self.options.validate()?;
+        let queue = self.queue.on_own_handle();
         let role = ClientRole::Worker {
             name: self.options.name.clone(),
         };
-        self.queue.backend().set_client_role(role).await?;
+        queue.backend().set_client_role(role).await?;
         let autorun = self.options.autorun;
         let worker = Worker {
             shared: Arc::new(Shared::new(
-                self.queue,
+                queue,
                 self.options,
                 self.backoffs,
                 self.repeat_strategy,
             )),
-            processor: Arc::new(self.processor),
-            main: Mutex::new(None),
-            tasks: Mutex::new(Vec::new()),
+            processor: self.processor,
         };
         if autorun {
             worker.run()?;
@@ -179,7 +194,9 @@ where
 {
     /// A worker for the queue `name` on `backend`, running the closure `processor`.
     ///
-    /// The worker owns `backend` and closes it when it closes: give it its own connection.
+    /// `backend` may be shared with other workers, queues and event readers (a clone): the
+    /// worker takes a [handle](crate::backend::Lifecycle::handle) of its own, and closing it
+    /// closes nothing another user still needs.
     ///
     /// # Errors
     ///
@@ -200,6 +217,11 @@ where
 impl<B: Backend, P: Processor<B>> Worker<B, P> {
     /// A builder for a worker of `queue` running `processor` (a closure or a [`Processor`]).
     pub fn builder(queue: Queue<B>, processor: P) -> WorkerBuilder<B, P> {
+        Self::builder_shared(queue, Arc::new(processor))
+    }
+
+    /// A builder whose processor is shared with other workers (a pool's).
+    pub(crate) fn builder_shared(queue: Queue<B>, processor: Arc<P>) -> WorkerBuilder<B, P> {
         WorkerBuilder {
             queue,
             processor,
@@ -233,16 +255,22 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
             concurrency = self.concurrency(),
             "worker started"
         );
-        let main = tokio::spawn(main_loop::run(
+        // The stalled check first: the main loop waits for its first run, as upstream's `run`
+        // awaits `startStalledCheckTimer` before its loop.
+        if shared.opts.skip_stalled_check {
+            shared.first_check.cancel();
+        } else {
+            self.start_stalled_check();
+        }
+        if !shared.opts.skip_lock_renewal {
+            let renewal = tokio::spawn(locks::renew_locks(Arc::clone(shared)));
+            self.timers().push(renewal);
+        }
+        let main = tokio::spawn(main_loop::run_and_report(
             Arc::clone(shared),
             Arc::clone(&self.processor),
         ));
-        *self.main.lock().unwrap_or_else(PoisonError::into_inner) = Some(main);
-        if !shared.opts.skip_lock_renewal {
-            let renewal = tokio::spawn(locks::renew_locks(Arc::clone(shared)));
-            self.tasks().push(renewal);
-        }
-        self.start_stalled_check();
+        *shared.main.lock().unwrap_or_else(PoisonError::into_inner) = Some(main);
         Ok(())
     }
 
@@ -253,7 +281,7 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
             return;
         }
         let handle = tokio::spawn(stalled::check_stalled(Arc::clone(&self.shared)));
-        self.tasks().push(handle);
+        self.timers().push(handle);
     }
 
     /// The worker's events; see [`WorkerEvent`].
@@ -292,7 +320,9 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     /// The worker's state and its connections' health, for readiness and liveness probes.
     #[must_use]
     pub fn health(&self) -> WorkerHealth {
-        let state = if self.shared.running.load(Ordering::SeqCst) {
+        let state = if self.shared.failure().is_some() && !self.shared.is_closing() {
+            RunState::Failed
+        } else if self.shared.running.load(Ordering::SeqCst) {
             if self.shared.is_closing() {
                 RunState::Closing
             } else if self.is_paused() {
@@ -445,84 +475,43 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     }
 
     async fn close_inner(&self, timeout: Option<Duration>, force: bool) -> bool {
-        let shared = &self.shared;
-        if shared.closing.swap(true, Ordering::SeqCst) {
+        if !close::begin(&self.shared) {
             return true;
         }
-        shared.emit(WorkerEvent::Closing);
-        shared.shutdown.cancel();
-        shared.wake.notify_one();
-        if let Err(err) = shared.queue.backend().disconnect_blocking(true).await {
-            shared.emit_error(err);
-        }
-        // The loop stops taking jobs once closing; a job it took meanwhile still gets its task.
-        let main = self
-            .main
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(main) = main {
-            if force {
-                main.abort();
-            }
-            let _ = main.await;
-        }
-        let mut jobs: Vec<_> = shared
-            .tasks
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .drain(..)
-            .collect();
-        let finished = if force {
-            false
-        } else {
-            let all = async {
-                for job in &mut jobs {
-                    let _ = job.await;
-                }
-            };
-            match timeout {
-                Some(t) => tokio::time::timeout(t, all).await.is_ok(),
-                None => {
-                    all.await;
-                    true
-                }
-            }
-        };
-        if !finished {
-            shared.force.cancel();
-            shared.locks.cancel_all();
-            for job in &jobs {
-                job.abort();
-            }
-        }
-        shared.stop_renewal.cancel();
-        let tasks: Vec<_> = self.tasks().drain(..).collect();
-        for task in tasks {
-            task.abort();
-            let _ = task.await;
-        }
-        if let Err(err) = shared.queue.backend().close(force || !finished).await {
-            shared.emit_error(err);
-        }
-        shared.running.store(false, Ordering::SeqCst);
-        let uptime = shared
-            .started
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .map(|t| t.elapsed());
-        tracing::info!(
-            target: "bullmq",
-            queue = %shared.queue.name(),
-            worker = shared.opts.name.as_deref(),
-            uptime_ms = uptime.map(shared::millis),
-            "worker stopped"
-        );
-        shared.emit(WorkerEvent::Closed);
-        finished
+        close::finish(&self.shared, timeout, force).await
     }
 
-    fn tasks(&self) -> std::sync::MutexGuard<'_, Vec<JoinHandle<()>>> {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    fn timers(&self) -> std::sync::MutexGuard<'_, Vec<JoinHandle<()>>> {
+        self.shared
+            .timers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Cancels the token of job `id` if this worker is processing it, with
+    /// [`CancelReason::Requested`] carrying `reason` (Node 6.7's `worker.cancelJob`); the
+    /// processor decides what to do, and the job ends as its return says. False when the job
+    /// is not in progress here.
+    pub fn cancel_job(&self, id: &crate::JobId, reason: Option<&str>) -> bool {
+        self.shared
+            .locks
+            .cancel(id, CancelReason::Requested(reason.map(str::to_owned)))
+    }
+
+    /// Cancels every job in progress here, as [`cancel_job`](Self::cancel_job) does (Node
+    /// 6.7's `worker.cancelAllJobs`).
+    pub fn cancel_all_jobs(&self, reason: Option<&str>) {
+        self.shared
+            .locks
+            .cancel_all(&CancelReason::Requested(reason.map(str::to_owned)));
+    }
+
+    /// Resolves when the main loop has ended: `Ok` once closed, `Err` with the cause when it
+    /// ended on its own (its backend was closed by another user, or it panicked), which is
+    /// what a supervisor (a [`WorkerPool`](crate::WorkerPool)) restarts a worker on. Never
+    /// resolves before [`run`](Self::run).
+    pub async fn stopped(&self) -> std::result::Result<(), Arc<Error>> {
+        self.shared.loop_ended.cancelled().await;
+        self.shared.failure().map_or(Ok(()), Err)
     }
 }

@@ -73,6 +73,12 @@ pub struct WorkerOptions {
     /// Pause after a connection error before trying again (`runRetryDelay`, 15 s).
     #[garde(skip)]
     pub run_retry_delay: Duration,
+    /// How long a worker that is dropped without being closed, or closed by a
+    /// [`Shutdown`](crate::Shutdown) or a [`WorkerPool`](crate::WorkerPool), lets its jobs in
+    /// progress finish before it cancels them and leaves them to the stalled check (30 s; ours,
+    /// Node has no drop). Match Kubernetes' `terminationGracePeriodSeconds` to it.
+    #[garde(custom(positive))]
+    pub close_timeout: Duration,
 }
 
 // garde hands custom validators a reference to the field's type.
@@ -123,6 +129,7 @@ impl Default for WorkerOptions {
             maximum_rate_limit_delay: Duration::from_secs(30),
             metrics_max_data_points: None,
             run_retry_delay: Duration::from_secs(15),
+            close_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -192,6 +199,8 @@ impl WorkerOptions {
         metrics_max_data_points: u32);
     setter!(/// Sets `runRetryDelay`.
         run_retry_delay: Duration);
+    setter!(/// Sets how long a dropped or shut down worker lets its jobs finish.
+        close_timeout: Duration);
 
     /// Sets `lockRenewTime`.
     #[must_use]

@@ -66,6 +66,17 @@ pub(crate) struct Shared<B> {
     pub(crate) health: HealthTracker,
     /// When `run` started (for the uptime logged at close).
     pub(crate) started: Mutex<Option<std::time::Instant>>,
+    /// The main loop, while running.
+    pub(crate) main: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The timers (lock renewal, stalled check), while running.
+    pub(crate) timers: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Cancelled once the first stalled check has run (or was skipped): the main loop takes
+    /// no job before it, as upstream's `run` starts the check before its loop.
+    pub(crate) first_check: CancellationToken,
+    /// Cancelled when the main loop has ended, however it ended.
+    pub(crate) loop_ended: CancellationToken,
+    /// Why the main loop ended when it was not closed: a panic, or its backend closed under it.
+    pub(crate) failure: Mutex<Option<Arc<Error>>>,
 }
 
 impl<B> Shared<B> {
@@ -105,7 +116,20 @@ impl<B> Shared<B> {
             fetch_failures: FailureReport::default(),
             health: HealthTracker::default(),
             started: Mutex::new(None),
+            main: Mutex::new(None),
+            timers: Mutex::new(Vec::new()),
+            first_check: CancellationToken::new(),
+            loop_ended: CancellationToken::new(),
+            failure: Mutex::new(None),
         }
+    }
+
+    /// Why the main loop ended, when it ended on its own (not closed).
+    pub(crate) fn failure(&self) -> Option<Arc<Error>> {
+        self.failure
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The worker's id (Node's `worker.id`, the prefix of its lock tokens).

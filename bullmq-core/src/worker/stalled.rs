@@ -44,6 +44,8 @@ pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
                 }
             }
         }
+        // The first check has run (or was skipped while paused): the main loop may start.
+        shared.first_check.cancel();
         shared.sleep(check.stalled_interval).await;
     }
 }

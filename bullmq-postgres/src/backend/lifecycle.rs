@@ -105,6 +105,23 @@ impl ConnState {
         state
     }
 
+    /// A fresh state with this one's waiting settings (polling, event hold) and nothing
+    /// else: no `LISTEN` connection, not closing (for [`Lifecycle::handle`]).
+    pub(crate) fn settings_only(&self) -> Self {
+        let state = Self::default();
+        state.set_polling(
+            self.forced_polling(),
+            match self.poll_interval_ms.load(Ordering::SeqCst) {
+                0 => None,
+                ms => Some(Duration::from_millis(ms)),
+            },
+        );
+        if self.event_hold_max_ms.load(Ordering::SeqCst) != 0 {
+            state.set_event_hold_max(self.event_hold_max());
+        }
+        state
+    }
+
     /// True once `close` has begun.
     pub(crate) fn is_closing(&self) -> bool {
         self.closing.load(Ordering::SeqCst)
@@ -241,6 +258,13 @@ impl Lifecycle for PostgresBackend {
 
     fn is_closing(&self) -> bool {
         self.state.is_closing()
+    }
+
+    fn handle(&self) -> Self {
+        Self {
+            state: std::sync::Arc::new(self.state.settings_only()),
+            ..self.clone()
+        }
     }
 
     /// A backend for `queue` in the same schema; the prefix is a Redis key space and has no

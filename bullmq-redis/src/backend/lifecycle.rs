@@ -350,6 +350,13 @@ impl Lifecycle for RedisBackend {
         self.conn_state().closing.load(Ordering::SeqCst)
     }
 
+    fn handle(&self) -> Self {
+        Self {
+            state: Arc::new(ConnState::for_server(self.server.as_deref())),
+            ..self.clone()
+        }
+    }
+
     fn for_queue(&self, queue: &QueueName, prefix: Option<&Prefix>) -> Self {
         self.sibling(queue.clone(), prefix.cloned())
     }

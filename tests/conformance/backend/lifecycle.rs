@@ -48,3 +48,19 @@ pub async fn close_marks_every_clone_closing<S: Store>() {
     // The case's own backend, another connection set, is untouched.
     assert!(!s.b.is_closing());
 }
+
+pub async fn a_handle_closes_alone<S: Store>() {
+    let s = Sec::<S>::new().await;
+    let b = s.sibling("q").await.backend().clone();
+    let handle = b.handle();
+    b.wait_until_ready().await.unwrap();
+    handle.close(false).await.unwrap();
+    assert!(handle.is_closing());
+    assert!(!b.is_closing(), "a handle has a closing flag of its own");
+    // The pooled connections are shared: the first backend still works, and a handle of a
+    // closed handle is open again.
+    b.wait_until_ready().await.unwrap();
+    let again = handle.handle();
+    assert!(!again.is_closing());
+    again.wait_until_ready().await.unwrap();
+}

@@ -1,0 +1,166 @@
+//! How a [`WorkerPool`](super::WorkerPool) restarts a worker that stopped on its own, as an
+//! OTP supervisor does: with a back-off, and at most `max_restarts` within `within`, past which
+//! the pool gives up on that worker and reports itself failed.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::options::{Problem, ValidationError};
+
+/// The restart policy of a pool's workers.
+///
+/// ```
+/// use std::time::Duration;
+/// use bullmq_core::pool::Supervision;
+///
+/// // At most 5 restarts in a minute, waiting 0.5 s, 1 s, 2 s … up to 10 s between them.
+/// let policy = Supervision::new(5, Duration::from_secs(60))
+///     .backoff(Duration::from_millis(500), Duration::from_secs(10));
+/// assert_eq!(policy, Supervision::default());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Supervision {
+    /// Restarts allowed within [`within`](Self::within) (OTP's intensity).
+    pub max_restarts: u32,
+    /// The window the restarts are counted in (OTP's period).
+    pub within: Duration,
+    /// The first pause before a restart, doubled at each consecutive failure.
+    pub min_backoff: Duration,
+    /// The longest pause before a restart.
+    pub max_backoff: Duration,
+}
+
+impl Default for Supervision {
+    fn default() -> Self {
+        Self {
+            max_restarts: 5,
+            within: Duration::from_secs(60),
+            min_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Supervision {
+    /// At most `max_restarts` within `within`, with the default back-off (0.5 s doubling to 10 s).
+    #[must_use]
+    pub fn new(max_restarts: u32, within: Duration) -> Self {
+        Self {
+            max_restarts,
+            within,
+            ..Self::default()
+        }
+    }
+
+    /// The pause before the first restart, doubled after each failure up to `max`.
+    #[must_use]
+    pub fn backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.min_backoff = min;
+        self.max_backoff = max;
+        self
+    }
+
+    /// Checks the policy.
+    ///
+    /// # Errors
+    ///
+    /// A [`ValidationError`] naming each bad field.
+    pub fn validate(&self) -> Result<(), ValidationError> {
+        let mut problems = Vec::new();
+        if self.within.is_zero() {
+            problems.push(Problem {
+                path: "within".to_owned(),
+                message: "must be greater than 0: the window restarts are counted in".to_owned(),
+            });
+        }
+        if self.min_backoff > self.max_backoff {
+            problems.push(Problem {
+                path: "min_backoff".to_owned(),
+                message: format!(
+                    "must not exceed max_backoff ({:?} > {:?})",
+                    self.min_backoff, self.max_backoff
+                ),
+            });
+        }
+        ValidationError::check("pool supervision", Ok(()), problems)
+    }
+
+    /// The pause before the restart that follows `failures` consecutive failures (1 or more).
+    pub(crate) fn delay(&self, failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(20);
+        self.min_backoff
+            .saturating_mul(1 << doublings)
+            .min(self.max_backoff)
+    }
+}
+
+/// The restarts of one pool, to hold against its [`Supervision`].
+#[derive(Debug, Default)]
+pub(crate) struct RestartLog {
+    at: VecDeque<Instant>,
+}
+
+impl RestartLog {
+    /// Records a restart at `now`; false when it is one too many within the window.
+    pub(crate) fn allow(&mut self, policy: &Supervision, now: Instant) -> bool {
+        while self
+            .at
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= policy.within)
+        {
+            self.at.pop_front();
+        }
+        if self.at.len() >= usize::try_from(policy.max_restarts).unwrap_or(usize::MAX) {
+            return false;
+        }
+        self.at.push_back(now);
+        true
+    }
+
+    /// Restarts within the window ending at `now`.
+    pub(crate) fn recent(&self, policy: &Supervision, now: Instant) -> usize {
+        self.at
+            .iter()
+            .filter(|t| now.duration_since(**t) < policy.within)
+            .count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_its_bound() {
+        let p = Supervision::default();
+        let delays: Vec<_> = (1..=7).map(|n| p.delay(n).as_millis()).collect();
+        assert_eq!(delays, [500, 1000, 2000, 4000, 8000, 10_000, 10_000]);
+        assert_eq!(p.delay(u32::MAX), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn restarts_past_the_limit_within_the_window_are_refused() {
+        let policy = Supervision::new(2, Duration::from_secs(10));
+        let mut log = RestartLog::default();
+        let t0 = Instant::now();
+        assert!(log.allow(&policy, t0));
+        assert!(log.allow(&policy, t0 + Duration::from_secs(1)));
+        assert!(!log.allow(&policy, t0 + Duration::from_secs(2)));
+        assert_eq!(log.recent(&policy, t0 + Duration::from_secs(2)), 2);
+        // The first restart leaves the window: one more is allowed.
+        assert!(log.allow(&policy, t0 + Duration::from_secs(10)));
+    }
+
+    #[test]
+    fn bad_policies_are_refused_naming_the_field() {
+        let err = Supervision::new(1, Duration::ZERO).validate().unwrap_err();
+        assert!(err.to_string().contains("within"), "{err}");
+        let err = Supervision::default()
+            .backoff(Duration::from_secs(5), Duration::from_secs(1))
+            .validate()
+            .unwrap_err();
+        assert!(err.to_string().contains("min_backoff"), "{err}");
+    }
+}

@@ -22,7 +22,7 @@ pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
 pub use queue::{
     BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
-    QueueMetaInfo, QueueMetaWriter,
+    QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
 

@@ -202,6 +202,8 @@ impl<B: Queries + Clone + 'static> Queue<B> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::ScalingReport;
     use crate::backend::{ScalingObservation, ScalingSignals};
 

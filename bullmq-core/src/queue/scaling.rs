@@ -114,6 +114,13 @@ impl<B: Queries> Queue<B> {
     /// Unlike counting the `wait` list alone, the backlog includes prioritized jobs and
     /// delayed jobs already due. See [`ScalingSignals`] for how the age is computed.
     ///
+    /// Store work, with `k` = [`SCALING_LOOKAHEAD`](crate::backend::SCALING_LOOKAHEAD): on
+    /// Redis one `MULTI` (`LLEN`, `ZCARD`, `ZCOUNT`, `HEXISTS`, and ranges of at most `k` ids
+    /// from `wait` and from `prioritized`) and one pipelined round of at most `2k` `HGET`s,
+    /// O(log n + k); on PostgreSQL one query whose counts walk the partial index of each
+    /// counted state (linear in the waiting, due delayed and active jobs, never touching
+    /// finished ones) and whose age reads at most `2k + 1` index entries.
+    ///
     /// ```
     /// use bullmq_core::backend::Backend;
     /// use bullmq_core::Queue;

@@ -25,7 +25,7 @@ pub use options::JobOptions;
 pub use pool::{WorkerPool, WorkerPoolBuilder};
 pub use queue::{
     BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
-    QueueMetaInfo, QueueMetaWriter,
+    QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
 pub use shutdown::Shutdown;

@@ -8,7 +8,7 @@ use bullmq_core::backend::{
     FailArgs, FetchParams, FieldUpdates, FinishStatus, Finished, FlowNode, JobLogs, JobMutations,
     JobSchedulerRecord, Lifecycle, LockToken, Locks, Marker, Metrics, NewJob, NextIterationArgs,
     NextJob, NodeKey, ObliterateArgs, ObliterateRefusal, Page, ParentKeyOpts, Queries, QueueMeta,
-    Range, ReprocessOptions, Schedulers, StalledCheck, StreamEvent, Transitions,
+    Range, ReprocessOptions, ScalingSignals, Schedulers, StalledCheck, StreamEvent, Transitions,
 };
 use bullmq_core::clock::Clock;
 use bullmq_core::job::{FinishedState, JobType};
@@ -240,6 +240,7 @@ delegate!(Queries {
         end: u64,
         fetch_jobs: bool
     ) -> Result<Page>;
+    fn scaling_signals(&self) -> Result<ScalingSignals>;
 });
 
 delegate!(QueueMeta {

@@ -201,6 +201,7 @@ macro_rules! backend_suite {
             queries::get_ranges_orders_pages_and_drops_repeats,
             queries::dependency_counts_lists_and_values,
             queries::paginate_pages_processed_and_unprocessed_children,
+            queries::scaling_signals_count_the_backlog_and_age_its_oldest_job,
             admin::pause_holds_claims_and_resume_releases_them,
             admin::drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs,
             admin::clean_removes_old_finished_jobs_up_to_the_limit,

@@ -12,3 +12,5 @@ mod metrics;
 #[cfg(feature = "postgres")]
 mod postgres_logs;
 mod redis_spans;
+#[cfg(feature = "redis")]
+mod scaling_metrics;

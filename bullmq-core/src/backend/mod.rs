@@ -50,6 +50,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod scaling;
 mod scheduler_hash;
 mod schedulers;
 mod transitions;
@@ -66,6 +67,7 @@ pub use mutations::JobMutations;
 pub use queries::{
     ClientInfo, Dependencies, DependenciesQuery, FinishStatus, JobLogs, Metrics, Page, Queries,
 };
+pub use scaling::{SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals};
 pub use schedulers::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};
 pub use transitions::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, Finished, NextJob,

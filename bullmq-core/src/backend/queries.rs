@@ -3,6 +3,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::scaling::ScalingSignals;
 use super::types::{DependencyKind, Range};
 use crate::job::FinishedState;
 use crate::job::JobType;
@@ -97,7 +98,7 @@ pub struct Page {
 /// `getDeduplicationJobId`, `getJobLogs`, `getRateLimitTtl`, `getCounts`,
 /// `getCountsPerPriority`, `getRanges`, `getDependencyCounts`, `getDependencies`,
 /// `getProcessedChildrenValues`, `getIgnoredChildrenFailures`, `getMetrics`, `getClientList`,
-/// `paginate`).
+/// `paginate`), and this crate's `scaling_signals`.
 pub trait Queries: Send + Sync {
     /// The job's state; `None` when there is no such job.
     fn get_state(&self, job_id: &JobId) -> impl Future<Output = Result<Option<JobState>>> + Send;
@@ -205,4 +206,10 @@ pub trait Queries: Send + Sync {
         end: u64,
         fetch_jobs: bool,
     ) -> impl Future<Output = Result<Page>> + Send;
+
+    /// The queue's autoscaling signals, read at the backend's clock in a bounded number of
+    /// store operations: counts, the earliest due delayed job, and the timestamps of at most
+    /// [`SCALING_LOOKAHEAD`](super::SCALING_LOOKAHEAD) jobs at the front of each ready
+    /// structure (see [`ScalingSignals`] for how the age is computed).
+    fn scaling_signals(&self) -> impl Future<Output = Result<ScalingSignals>> + Send;
 }

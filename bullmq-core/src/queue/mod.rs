@@ -1,18 +1,21 @@
 //! `Queue`: the producer and admin side, over any backend.
 //!
 //! One file per group of methods: adding here, `getters` (jobs, counts, meta), `admin`
-//! (pause, clean, limits, removal), `observability` (metrics, Prometheus, workers) and
-//! `job_ref` (one job's operations, Node's `Job` methods, through [`JobRef`]).
+//! (pause, clean, limits, removal), `observability` (metrics, Prometheus, workers), `scaling`
+//! (autoscaling signals) and `job_ref` (one job's operations, Node's `Job` methods, through
+//! [`JobRef`]).
 
 mod admin;
 mod getters;
 mod job_ref;
 mod meta;
 mod observability;
+mod scaling;
 
 pub use getters::QueueMetaInfo;
 pub use job_ref::{FailOutcome, JobFailure, JobRef};
 pub use meta::QueueMetaWriter;
+pub use scaling::{ScalingReport, ScalingReporter};
 
 use serde::Serialize;
 

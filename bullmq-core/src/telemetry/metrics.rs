@@ -4,7 +4,7 @@
 //!
 //! Names are Node.js BullMQ's `MetricNames` where it has one (`bullmq.jobs.completed`,
 //! `bullmq.job.duration`, …), with the same labels (`bullmq.queue.name`, `bullmq.job.name`,
-//! `bullmq.job.state`, and `bullmq.queue.jobs.state` for sampled counts); the rest are this crate's. Durations are in milliseconds, as Node's.
+//! `bullmq.job.state`, and `bullmq.queue.jobs.state` for sampled counts); the rest are this crate's. Durations are in milliseconds, as Node's, but for the oldest waiting age, in seconds as autoscalers read it.
 
 use std::time::Duration;
 
@@ -33,6 +33,15 @@ pub const WORKER_ACTIVE_JOBS: &str = "bullmq.worker.active_jobs";
 /// Jobs per state of a queue, sampled by `Queue::record_job_counts_metric` (Node's
 /// `bullmq.queue.jobs`).
 pub const QUEUE_JOBS: &str = "bullmq.queue.jobs";
+/// Jobs a worker could start now (waiting + prioritized + delayed and due), set each time
+/// `Queue::scaling_signals` reads them (this crate's gauge).
+pub const QUEUE_BACKLOG: &str = "bullmq.queue.backlog";
+/// How long the oldest ready job has waited, in seconds (0 when none waits), set with
+/// [`QUEUE_BACKLOG`] (this crate's gauge).
+pub const QUEUE_OLDEST_WAITING_AGE: &str = "bullmq.queue.oldest_waiting_age";
+/// Jobs being processed in the whole queue, every worker and runtime, set with
+/// [`QUEUE_BACKLOG`] (this crate's gauge).
+pub const QUEUE_ACTIVE: &str = "bullmq.queue.active";
 /// Rate-limit hits, with the delay recorded in [`RATE_LIMIT_DELAY`] (this crate's).
 pub const RATE_LIMITED: &str = "bullmq.queue.rate_limited";
 /// How long the queue was rate limited, ms (this crate's).
@@ -158,4 +167,13 @@ pub(crate) fn pool_failed(queue: &str) {
 pub(crate) fn queue_jobs(queue: &str, state: &str, count: u64) {
     gauge!(QUEUE_JOBS, LABEL_QUEUE => queue.to_owned(), LABEL_QUEUE_JOBS_STATE => state.to_owned())
         .set(count as f64);
+}
+
+/// The scaling signals just read for `queue`.
+#[allow(clippy::cast_precision_loss)] // job counts
+pub(crate) fn scaling_signals(queue: &str, s: &crate::backend::ScalingSignals) {
+    let age = s.oldest_waiting_age.unwrap_or_default().as_secs_f64();
+    gauge!(QUEUE_BACKLOG, LABEL_QUEUE => queue.to_owned()).set(s.backlog as f64);
+    gauge!(QUEUE_OLDEST_WAITING_AGE, LABEL_QUEUE => queue.to_owned()).set(age);
+    gauge!(QUEUE_ACTIVE, LABEL_QUEUE => queue.to_owned()).set(s.active as f64);
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use bullmq_core::backend::{
     ClientInfo, Dependencies, DependenciesQuery, DependencyKind, FinishStatus, JobLogs, Metrics,
-    Page, Queries, Range,
+    Page, Queries, Range, SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals,
 };
 use bullmq_core::codec;
 use bullmq_core::job::{FinishedState, JobType};
@@ -29,6 +29,34 @@ use super::{
 use crate::client_name;
 use crate::lanes::OnLane as _;
 use crate::sql::{SqlCommand, commands};
+
+/// The scaling signals (this crate's SQL, on upstream's schema; no upstream command reads
+/// them). `$1` queue, `$2` now (Unix ms), `$3` how many jobs at the front of each ready
+/// ordering to read the `added_at_ms` of. Each count is over one state's partial index
+/// (`job_ready_idx`, `job_delayed_idx`, `job_active_idx`), so finished jobs are never read;
+/// the two fronts are `LIMIT`ed walks of `job_ready_idx` in claim order (`priority, seq`),
+/// and the earliest due time is the first entry of `job_delayed_idx`.
+const SCALING_SIGNALS: &str = "SELECT
+  (SELECT count(*) FROM job
+    WHERE queue = $1 AND state = 'waiting' AND priority = 0) AS waiting,
+  (SELECT count(*) FROM job
+    WHERE queue = $1 AND state = 'waiting' AND priority > 0) AS prioritized,
+  (SELECT count(*) FROM job
+    WHERE queue = $1 AND state = 'delayed' AND process_at_ms <= $2) AS delayed_due,
+  (SELECT count(*) FROM job WHERE queue = $1 AND state = 'active') AS active,
+  EXISTS (SELECT 1 FROM meta
+           WHERE queue = $1 AND field = 'paused' AND value = '1') AS paused,
+  (SELECT min(front.added_at_ms) FROM (
+     (SELECT added_at_ms FROM job
+       WHERE queue = $1 AND state = 'waiting' AND priority = 0
+       ORDER BY seq LIMIT $3)
+     UNION ALL
+     (SELECT added_at_ms FROM job
+       WHERE queue = $1 AND state = 'waiting' AND priority > 0
+       ORDER BY priority, seq LIMIT $3)
+   ) front) AS oldest_ready_ms,
+  (SELECT min(process_at_ms) FROM job
+    WHERE queue = $1 AND state = 'delayed') AS earliest_due_ms";
 
 /// A `bigint` count column as `u64` (a negative value reads as 0).
 fn count_column(row: &PgRow, name: &str, what: &'static str) -> Result<u64> {
@@ -696,6 +724,35 @@ impl Queries for PostgresBackend {
             }
         }
         Ok(page)
+    }
+
+    /// One query of ours ([`SCALING_SIGNALS`]) at the backend's clock.
+    async fn scaling_signals(&self) -> Result<ScalingSignals> {
+        const WHAT: &str = "scaling_signals";
+        let now_ms = self.now_ms();
+        let rows = sqlx::query(SCALING_SIGNALS)
+            .bind(self.queue_name())
+            .bind(now_ms)
+            .bind(i64::try_from(SCALING_LOOKAHEAD).unwrap_or(i64::MAX))
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(WHAT))?;
+        let row = one_row(rows, WHAT)?;
+        let ms = |name: &str| -> Result<Option<u64>> {
+            let v: Option<i64> = row.try_get(name).map_err(sql_error(WHAT))?;
+            // A negative time (no runtime writes one) reads as the epoch.
+            Ok(v.map(|v| u64::try_from(v).unwrap_or(0)))
+        };
+        Ok(ScalingSignals::from_observation(ScalingObservation {
+            waiting: count_column(&row, "waiting", WHAT)?,
+            prioritized: count_column(&row, "prioritized", WHAT)?,
+            delayed_due: count_column(&row, "delayed_due", WHAT)?,
+            active: count_column(&row, "active", WHAT)?,
+            paused: row.try_get("paused").map_err(sql_error(WHAT))?,
+            oldest_ready_timestamp: ms("oldest_ready_ms")?,
+            earliest_due: ms("earliest_due_ms")?,
+            now_ms: u64::try_from(now_ms).unwrap_or(0),
+        }))
     }
 }
 

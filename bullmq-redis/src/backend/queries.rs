@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use bullmq_core::backend::{
     ClientInfo, ClientRole, Dependencies, DependenciesQuery, DependencyKind, FinishStatus, JobLogs,
-    Lifecycle, Metrics, Page, Queries, Range,
+    Lifecycle, Metrics, Page, Queries, Range, SCALING_LOOKAHEAD, ScalingObservation,
+    ScalingSignals,
 };
 use bullmq_core::codec;
 use bullmq_core::job::{FinishedState, JobType};
@@ -23,6 +24,15 @@ use crate::scripts;
 
 /// How many `SSCAN`/`HSCAN` rounds one `paginate` call may take (Node.js' `maxIterations`).
 const PAGINATE_MAX_ITERATIONS: u64 = 5;
+
+/// The low bits of a delayed job's score that order jobs due in the same millisecond
+/// (`score = due_ms * 0x1000 + counter`, upstream's `getDelayedScore`).
+const DELAYED_SCORE_SHIFT: u32 = 12;
+
+/// A legacy (BullMQ 5) marker at the tail of the wait list, which no job's id looks like.
+fn is_legacy_marker(entry: &str) -> bool {
+    entry.starts_with("0:")
+}
 
 /// The types kept in lists, which `getRanges` reads newest first even when asked oldest first;
 /// Node.js turns those slices around.
@@ -551,6 +561,104 @@ impl Queries for RedisBackend {
         let key = self.job_part(job_id, dependency_suffix(kind));
         let end = (end != u64::MAX).then_some(end);
         self.paginate_key(&key, start, end, fetch_jobs).await
+    }
+
+    /// `MULTI`: `LLEN wait`, `ZCARD prioritized`, `ZCOUNT delayed` up to the last score of
+    /// now's millisecond, `LLEN active`, `HEXISTS meta paused`, the next
+    /// [`SCALING_LOOKAHEAD`] ids of `wait` (its tail) and of `prioritized` (lowest scores),
+    /// and the earliest delayed entry with its score; then one pipelined `HGET timestamp` per
+    /// id read. All keys share the queue's hash tag: one node on a Cluster.
+    async fn scaling_signals(&self) -> Result<ScalingSignals> {
+        const WHAT: &str = "read the scaling signals";
+        let k = self.keys();
+        let now_ms = self.now_ms();
+        let last_due_score = now_ms
+            .saturating_add(1)
+            .saturating_mul(1 << DELAYED_SCORE_SHIFT)
+            .saturating_sub(1);
+        let ahead = i64::try_from(SCALING_LOOKAHEAD).unwrap_or(i64::MAX);
+        let commands = [
+            redis::cmd("LLEN").arg(&k.wait).clone(),
+            redis::cmd("ZCARD").arg(&k.prioritized).clone(),
+            redis::cmd("ZCOUNT")
+                .arg(&k.delayed)
+                .arg("-inf")
+                .arg(last_due_score)
+                .clone(),
+            redis::cmd("LLEN").arg(&k.active).clone(),
+            redis::cmd("HEXISTS").arg(&k.meta).arg("paused").clone(),
+            redis::cmd("LRANGE")
+                .arg(&k.wait)
+                .arg(-ahead)
+                .arg(-1)
+                .clone(),
+            redis::cmd("ZRANGE")
+                .arg(&k.prioritized)
+                .arg(0)
+                .arg(ahead - 1)
+                .clone(),
+            redis::cmd("ZRANGE")
+                .arg(&k.delayed)
+                .arg(0)
+                .arg(0)
+                .arg("WITHSCORES")
+                .clone(),
+        ];
+        let replies = self.pipeline(&commands, true, WHAT).await?;
+        let [
+            waiting,
+            prioritized,
+            delayed_due,
+            active,
+            paused,
+            wait_front,
+            prioritized_front,
+            earliest,
+        ] = replies.as_slice()
+        else {
+            return Err(unexpected(WHAT, &Value::Array(replies.clone())));
+        };
+        let wait_front = reply::text_items(wait_front);
+        let mut waiting = reply::count(waiting);
+        if wait_front
+            .first()
+            .is_some_and(|tail| is_legacy_marker(tail))
+        {
+            // `LRANGE -n -1` ends with the tail: a marker left there is no job.
+            waiting = waiting.saturating_sub(1);
+        }
+        let ids: Vec<String> = wait_front
+            .into_iter()
+            .filter(|id| !is_legacy_marker(id))
+            .chain(reply::text_items(prioritized_front))
+            .collect();
+        let oldest_ready_timestamp = if ids.is_empty() {
+            None
+        } else {
+            let reads: Vec<Cmd> = ids
+                .iter()
+                .map(|id| redis::cmd("HGET").arg(k.job(id)).arg("timestamp").clone())
+                .collect();
+            let stamps = self.pipeline(&reads, false, WHAT).await?;
+            // A job finished or removed between the two reads has no timestamp any more.
+            stamps
+                .iter()
+                .filter_map(|v| u64::try_from(reply::int(v)?).ok())
+                .min()
+        };
+        let earliest_due = reply::scored_members(WHAT, earliest)?
+            .first()
+            .map(|(_, score)| score >> DELAYED_SCORE_SHIFT);
+        Ok(ScalingSignals::from_observation(ScalingObservation {
+            waiting,
+            prioritized: reply::count(prioritized),
+            delayed_due: reply::count(delayed_due),
+            active: reply::count(active),
+            paused: reply::count(paused) == 1,
+            oldest_ready_timestamp,
+            earliest_due,
+            now_ms,
+        }))
     }
 }
 

@@ -527,3 +527,153 @@ pub async fn paginate_pages_processed_and_unprocessed_children<S: Store>() {
         "{refused:?}"
     );
 }
+
+/// The age `now` gives a job that became ready at `since` (Unix ms).
+fn age(now: u64, since: u64) -> Option<Duration> {
+    Some(Duration::from_millis(now - since))
+}
+
+pub async fn scaling_signals_count_the_backlog_and_age_its_oldest_job<S: Store>() {
+    let s = Sec::<S>::new().await;
+    // Nothing at all: no age, every count 0.
+    let empty = s.queue.scaling_signals().await.unwrap();
+    assert_eq!(
+        (
+            empty.backlog,
+            empty.active,
+            empty.oldest_waiting_age,
+            empty.paused
+        ),
+        (0, 0, None, false)
+    );
+
+    // At T0: one job taken, one delayed job due at T0 + 2 s, one due in an hour.
+    s.add_id("a", JobOptions::new()).await;
+    assert_eq!(s.take("t").await.id.as_str(), "a");
+    s.add_id("d-due", JobOptions::new().delay(Duration::from_secs(2)))
+        .await;
+    s.add_id(
+        "d-later",
+        JobOptions::new().delay(Duration::from_secs(3600)),
+    )
+    .await;
+    // At T0 + 5 s: two waiting and two prioritized jobs.
+    s.clock.set(T0 + 5_000);
+    for job in ["w1", "w2"] {
+        s.add_id(job, JobOptions::new()).await;
+    }
+    s.add_id("p1", JobOptions::new().priority(2)).await;
+    s.add_id("p2", JobOptions::new().priority(1)).await;
+    let now = T0 + 9_000;
+    s.clock.set(now);
+
+    let signals = s.queue.scaling_signals().await.unwrap();
+    let counts = s
+        .queue
+        .get_job_counts(&[
+            t(JobState::Waiting),
+            t(JobState::Prioritized),
+            t(JobState::Active),
+            t(JobState::Delayed),
+        ])
+        .await
+        .unwrap();
+    let count = |state| counts.iter().find(|(t, _)| *t == state).unwrap().1;
+    assert_eq!(signals.waiting, count(t(JobState::Waiting)));
+    assert_eq!(signals.prioritized, count(t(JobState::Prioritized)));
+    assert_eq!(signals.active, count(t(JobState::Active)));
+    assert_eq!(
+        count(t(JobState::Delayed)),
+        2,
+        "both delayed jobs are still delayed"
+    );
+    let due = s.queue.get_delayed_count(Some(now + 1)).await.unwrap();
+    assert_eq!(signals.delayed_due, due);
+    assert_eq!(
+        (
+            signals.waiting,
+            signals.prioritized,
+            signals.delayed_due,
+            signals.active
+        ),
+        (2, 2, 1, 1)
+    );
+    assert_eq!(signals.backlog, 5);
+    assert!(!signals.paused);
+    // The due delayed job has waited longest: since its due time, not its timestamp.
+    let d_due = s.job(&id("d-due")).await;
+    let due_at = d_due.timestamp + u64::try_from(d_due.delay.as_millis()).unwrap();
+    assert_eq!(due_at, T0 + 2_000);
+    assert_eq!(signals.oldest_waiting_age, age(now, due_at));
+
+    // Without it, the oldest waiting job by its timestamp.
+    s.b.remove(&id("d-due"), false).await.unwrap();
+    let signals = s.queue.scaling_signals().await.unwrap();
+    let w1 = s.job(&id("w1")).await;
+    assert_eq!(w1.timestamp, T0 + 5_000);
+    assert_eq!(
+        (signals.delayed_due, signals.backlog),
+        (0, 4),
+        "{signals:?}"
+    );
+    assert_eq!(signals.oldest_waiting_age, age(now, w1.timestamp));
+
+    // Only prioritized jobs left ready: the oldest of them.
+    for job in ["w1", "w2"] {
+        s.b.remove(&id(job), false).await.unwrap();
+    }
+    s.clock.set(now + 1_000);
+    let signals = s.queue.scaling_signals().await.unwrap();
+    let p1 = s.job(&id("p1")).await;
+    assert_eq!((signals.waiting, signals.prioritized), (0, 2));
+    assert_eq!(signals.oldest_waiting_age, age(now + 1_000, p1.timestamp));
+
+    // Paused: reported, and the waiting jobs still counted (on both stores).
+    s.add_id("w3", JobOptions::new()).await;
+    s.queue.pause().await.unwrap();
+    let signals = s.queue.scaling_signals().await.unwrap();
+    assert!(signals.paused);
+    assert_eq!((signals.waiting, signals.backlog), (1, 3));
+
+    // The JSON an autoscaler reads, field by field, and no other field.
+    let report = s.queue.scaling_report().await.unwrap();
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    let fields = json.as_object().unwrap();
+    let mut names: Vec<&str> = fields.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "active",
+            "backlog",
+            "delayed_due",
+            "oldest_waiting_age_seconds",
+            "paused",
+            "prioritized",
+            "queue",
+            "waiting"
+        ]
+    );
+    assert_eq!(json["queue"], "q");
+    assert_eq!(json["backlog"], 3);
+    assert_eq!(json["waiting"], 1);
+    assert_eq!(json["prioritized"], 2);
+    assert_eq!(json["delayed_due"], 0);
+    assert_eq!(json["active"], 1);
+    let age_seconds = (now + 1_000 - p1.timestamp) as f64 / 1000.0;
+    assert_eq!(json["oldest_waiting_age_seconds"], age_seconds);
+    assert_eq!(json["paused"], true);
+
+    // Resumed and emptied: the age is gone, and the JSON reads 0.
+    s.queue.resume().await.unwrap();
+    for job in ["w3", "p1", "p2"] {
+        s.b.remove(&id(job), false).await.unwrap();
+    }
+    let report = s.queue.scaling_report().await.unwrap();
+    assert_eq!((report.backlog, report.paused), (0, false));
+    assert_eq!(report.oldest_waiting_age_seconds, 0.0);
+    assert_eq!(
+        s.queue.scaling_signals().await.unwrap().oldest_waiting_age,
+        None
+    );
+}

@@ -374,3 +374,35 @@ pub async fn boxed_processors_of_different_types_share_a_collection<S: Store>() 
         worker.close().await;
     }
 }
+
+pub async fn a_pool_autoscales_up_under_a_backlog_and_down_when_idle<S: Store>() {
+    use bullmq::pool::Autoscale;
+    let ctx = Ctx::<S>::new("autoscale").await;
+    let (runs, f) = counting::<S::B>(Duration::from_millis(20));
+    let queue = Queue::new(ctx.name.clone(), ctx.backend().await);
+    let pool = WorkerPool::builder(queue, f)
+        .options(fast().concurrency(2))
+        .build()
+        .await
+        .unwrap();
+    let policy = Autoscale::new(1, 4)
+        .jobs_per_worker(10)
+        .interval(Duration::from_millis(100))
+        .cooldown(Duration::from_millis(500));
+    let autoscaler = pool.autoscale(policy).unwrap();
+    let ids = add_many(&ctx, 300).await;
+    eventually("scaled up to the maximum", WAIT, || async {
+        pool.size() == 4
+    })
+    .await;
+    each_exactly_once(&ctx, &ids, &runs).await;
+    eventually("scaled back down when idle", WAIT, || async {
+        pool.size() == 1
+    })
+    .await;
+    workers_listed(&ctx, 1).await;
+    drop(autoscaler);
+    let bad = pool.autoscale(Autoscale::new(0, 2)).unwrap_err();
+    assert!(bad.to_string().contains("min: must be at least 1"), "{bad}");
+    pool.close().await;
+}

@@ -140,6 +140,7 @@ macro_rules! suite {
             fleet::cancel_job_and_cancel_all_reach_the_processor_with_a_reason,
             fleet::renewed_locks_are_reported,
             fleet::boxed_processors_of_different_types_share_a_collection,
+            fleet::a_pool_autoscales_up_under_a_backlog_and_down_when_idle,
         );
     };
 }

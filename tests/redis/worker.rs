@@ -13,7 +13,7 @@ use std::time::Duration;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     ActiveJob, CancellationToken, Error, JobError, JobId, JobOptions, JobState, Prefix,
-    ProcessResult, Queue, QueueName, ScriptErrorCode, Worker, WorkerEvent, WorkerOptions,
+    ProcessResult, Queue, QueueName, Worker, WorkerEvent, WorkerOptions,
 };
 use serde_json::{Value, json};
 

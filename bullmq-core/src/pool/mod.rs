@@ -24,6 +24,7 @@
 //! # Ok(()) }
 //! ```
 
+mod autoscale;
 mod member;
 mod supervision;
 
@@ -34,6 +35,7 @@ use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
+pub use autoscale::{Autoscale, Autoscaler};
 pub use supervision::Supervision;
 
 use self::member::Member;
@@ -262,6 +264,44 @@ impl<B: Backend, P: Processor<B>> PoolInner<B, P> {
         });
     }
 
+    pub(crate) async fn scale(this: &Arc<Self>, n: usize) -> Result<()> {
+        check_size(n)?;
+        let mut members = this.members.lock().await;
+        if this.closing.load(Ordering::SeqCst) {
+            return Err(Error::Closed("worker pool"));
+        }
+        let from = members.len();
+        if n > from {
+            let mut started = Vec::with_capacity(n - from);
+            for index in from..n {
+                let (first, ready) = watch::channel(false);
+                members.push(Member::start(this, index, first));
+                started.push(ready);
+            }
+            this.set_size(n);
+            for mut ready in started {
+                let _ = ready.wait_for(|started| *started).await;
+            }
+        } else if n < from {
+            let surplus: Vec<_> = members.drain(n..).collect();
+            this.set_size(n);
+            stop_all(surplus).await;
+        }
+        if n != from {
+            tracing::info!(target: "bullmq", queue = %this.queue.name(), from, to = n, "worker pool scaled");
+            this.emit(PoolEvent::Scaled { from, to: n });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn current_size(&self) -> usize {
+        *self.size.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn set_size(&self, size: usize) {
         *self.size.lock().unwrap_or_else(PoisonError::into_inner) = size;
         crate::telemetry::metrics::pool_size(self.queue.name().as_str(), size);
@@ -348,33 +388,26 @@ impl<B: Backend, P: Processor<B>> WorkerPool<B, P> {
     ///
     /// [`Error::Invalid`] past [`MAX_POOL_SIZE`]; [`Error::Closed`] once the pool closes.
     pub async fn scale_to(&self, n: usize) -> Result<()> {
-        check_size(n)?;
-        let mut members = self.inner.members.lock().await;
-        if self.inner.closing.load(Ordering::SeqCst) {
-            return Err(Error::Closed("worker pool"));
-        }
-        let from = members.len();
-        if n > from {
-            let mut started = Vec::with_capacity(n - from);
-            for index in from..n {
-                let (first, ready) = watch::channel(false);
-                members.push(Member::start(&self.inner, index, first));
-                started.push(ready);
-            }
-            self.inner.set_size(n);
-            for mut ready in started {
-                let _ = ready.wait_for(|started| *started).await;
-            }
-        } else if n < from {
-            let surplus: Vec<_> = members.drain(n..).collect();
-            self.inner.set_size(n);
-            stop_all(surplus).await;
-        }
-        if n != from {
-            tracing::info!(target: "bullmq", queue = %self.inner.queue.name(), from, to = n, "worker pool scaled");
-            self.inner.emit(PoolEvent::Scaled { from, to: n });
-        }
-        Ok(())
+        PoolInner::scale(&self.inner, n).await
+    }
+
+    /// Sizes the pool by itself from the queue's scaling signals, as `policy` says (see
+    /// [`Autoscale`]), until the returned [`Autoscaler`] is dropped or the pool closes.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] for a bad policy; [`Error::Unsupported`] outside a Tokio runtime.
+    pub fn autoscale(&self, policy: Autoscale) -> Result<Autoscaler> {
+        policy.validate()?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::Unsupported {
+            operation: "WorkerPool::autoscale outside a Tokio runtime",
+            backend: "any",
+        })?;
+        Ok(Autoscaler::start(
+            Arc::downgrade(&self.inner),
+            policy,
+            &runtime,
+        ))
     }
 
     /// Adds `k` workers.

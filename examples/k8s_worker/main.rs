@@ -82,7 +82,19 @@ async fn readyz(State(app): State<Arc<App>>) -> StatusCode {
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> String {
+    // Reading the signals sets the queue's backlog, age and active gauges first.
+    if let Err(err) = app.pool.queue().scaling_signals().await {
+        eprintln!("scaling signals: {err}");
+    }
     app.prometheus.render()
+}
+
+/// What KEDA's `metrics-api` scaler reads (`valueLocation: backlog`).
+async fn scaling(State(app): State<Arc<App>>) -> Result<String, StatusCode> {
+    match app.pool.queue().scaling_report().await {
+        Ok(report) => Ok(report.to_json()),
+        Err(_) => Err(StatusCode::SERVICE_UNAVAILABLE),
+    }
 }
 
 async fn run() -> Result<bool, Box<dyn std::error::Error>> {
@@ -116,6 +128,7 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/scaling", get(scaling))
         .with_state(Arc::clone(&app));
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     println!(

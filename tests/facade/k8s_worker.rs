@@ -106,6 +106,13 @@ async fn sigterm_with_jobs_in_flight(url: &str, isolate: (&str, &str)) {
     let (status, metrics) = get(port, "/metrics").expect("metrics");
     assert_eq!(status, 200);
     assert!(metrics.contains("bullmq_pool_workers"), "{metrics}");
+    assert!(metrics.contains("bullmq_queue_active"), "{metrics}");
+    let (status, scaling) = get(port, "/scaling").expect("the scaling signal");
+    assert_eq!(status, 200);
+    let scaling: serde_json::Value = serde_json::from_str(&scaling).unwrap();
+    assert_eq!(scaling["queue"], "k8s", "{scaling}");
+    assert_eq!(scaling["active"], JOBS, "{scaling}");
+    assert_eq!(scaling["backlog"], 0, "{scaling}");
     assert!(
         count(JobState::Completed).await < JOBS as u64,
         "the jobs are still running"

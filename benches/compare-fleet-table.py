@@ -48,6 +48,35 @@ def modes_of(runs, phase):
     return sorted(modes, key=key)
 
 
+def both(mine, theirs, metric):
+    """`ours / Node` medians of `metric`, one decimal."""
+    node = f"{median(theirs, metric):.1f}" if theirs else "–"
+    return f"{median(mine, metric):.1f} / {node}"
+
+
+def marginal(runs, idle):
+    """Per sharing, what each worker past the first ones costs: the growth of the median RSS
+    added between the two largest N, over the workers added (one-time costs cancel out)."""
+    lines = []
+    for sharing in dict.fromkeys(m.split("-")[2] for m in idle):
+        modes = [m for m in idle if m.endswith("-" + sharing)]
+        if len(modes) < 2:
+            continue
+        low, high = modes[-2], modes[-1]
+        cells = []
+        for impl in (OURS, NODE):
+            a, b = runs.get((impl, low)), runs.get((impl, high))
+            if not a or not b:
+                continue
+            na, nb = a[0]["workers"], b[0]["workers"]
+            added = lambda rows: median(rows, "rss_after_kb") - median(rows, "rss_before_kb")
+            cells.append(f"{impl} {(added(b) - added(a)) / (nb - na):,.1f} KB")
+        if cells:
+            lines.append(f"Marginal RSS per idle worker, {sharing}, N = {na} → {nb}: "
+                         + ", ".join(cells) + ".")
+    return lines
+
+
 def row(cells):
     return "| " + " | ".join(cells) + " |"
 
@@ -68,9 +97,10 @@ def main(path):
     if busy:
         print("Throughput, instant jobs (goal: at the Redis ceiling, ≥95%, from N = 1)\n")
         print(row(["workers", "backend", "bullmq-rs jobs/s", "Node jobs/s",
-                   "ours ÷ Node per round", "Redis ceiling (ours)", "ours % of ceiling",
+                   "ours ÷ Node per round", "client CPU µs/job ours / Node",
+                   "Redis CPU µs/job ours / Node", "Redis ceiling (ours)", "ours % of ceiling",
                    "goal"]))
-        print("|---:|---|---:|---:|---|---:|---:|---|")
+        print("|---:|---|---:|---:|---|---:|---:|---:|---:|---|")
         for mode in busy:
             mine, theirs = runs.get((OURS, mode), []), runs.get((NODE, mode), [])
             if not mine:
@@ -83,6 +113,8 @@ def main(path):
                 spread(mine, "jobs_per_sec", kilo),
                 spread(theirs, "jobs_per_sec", kilo) if theirs else "–",
                 per_round(mine, theirs, "jobs_per_sec"),
+                both(mine, theirs, "client_cpu_us_per_job"),
+                both(mine, theirs, "redis_cpu_us_per_job"),
                 kilo(ceiling), f"{share:.0%}", verdict(share >= CEILING_SHARE),
             ]))
         print()
@@ -128,6 +160,9 @@ def main(path):
                 f"{median(theirs, 'connections_per_worker'):.2f}" if theirs else "–",
                 verdict(kb <= KB_PER_WORKER),
             ]))
+        print()
+        for line in marginal(runs, idle):
+            print(line)
 
 
 if __name__ == "__main__":

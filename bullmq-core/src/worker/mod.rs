@@ -287,7 +287,7 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     /// The worker's events; see [`WorkerEvent`].
     #[must_use]
     pub fn events(&self) -> broadcast::Receiver<WorkerEvent> {
-        self.shared.events.subscribe()
+        self.shared.subscribe()
     }
 
     /// The worker's queue.

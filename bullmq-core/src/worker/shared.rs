@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::{Notify, broadcast};
@@ -29,7 +29,9 @@ pub(crate) struct Shared<B> {
     pub(crate) backoffs: HashMap<String, BackoffFn>,
     /// Overrides how cron-pattern schedulers' next runs are computed (none: Node's default).
     pub(crate) repeat_strategy: Option<RepeatStrategy>,
-    pub(crate) events: broadcast::Sender<WorkerEvent>,
+    /// The local events, made on the first subscription: an idle worker nobody listens to
+    /// does not hold the channel's buffer (tokio allocates all of its slots up front).
+    events: OnceLock<broadcast::Sender<WorkerEvent>>,
     /// The worker's id, prefix of every lock token it hands out (upstream: a UUID).
     id: String,
     next_token: AtomicU64,
@@ -86,7 +88,6 @@ impl<B> Shared<B> {
         backoffs: HashMap<String, BackoffFn>,
         repeat_strategy: Option<RepeatStrategy>,
     ) -> Self {
-        let (events, _) = broadcast::channel(EVENT_BUFFER);
         let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
         Self {
             settings: Arc::new(opts.settings()),
@@ -96,7 +97,7 @@ impl<B> Shared<B> {
             opts,
             backoffs,
             repeat_strategy,
-            events,
+            events: OnceLock::new(),
             id,
             next_token: AtomicU64::new(0),
             active: AtomicUsize::new(0),
@@ -153,14 +154,23 @@ impl<B> Shared<B> {
         LockToken::new(format!("{}:{n}", self.id))
     }
 
+    /// A receiver of the worker's events from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<WorkerEvent> {
+        self.events
+            .get_or_init(|| broadcast::channel(EVENT_BUFFER).0)
+            .subscribe()
+    }
+
     /// Sends an event; nobody listening is fine.
     pub(crate) fn emit(&self, event: WorkerEvent) {
-        let _ = self.events.send(event);
+        if let Some(events) = self.events.get() {
+            let _ = events.send(event);
+        }
     }
 
     /// True when someone listens, so events that cost a copy are built only then.
     pub(crate) fn observed(&self) -> bool {
-        self.events.receiver_count() > 0
+        self.events.get().is_some_and(|e| e.receiver_count() > 0)
     }
 
     pub(crate) fn emit_error(&self, err: Error) {

@@ -7,7 +7,7 @@ pub use bullmq_core::options::{
 };
 /// Workers run as a unit: scaled, supervised, closed together.
 pub use bullmq_core::pool;
-pub use bullmq_core::pool::{PoolEvent, Supervision, WorkerPool};
+pub use bullmq_core::pool::{Autoscale, PoolEvent, Supervision, WorkerPool};
 pub use bullmq_core::queue_events::{
     EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,

@@ -7,6 +7,8 @@
 
 use bullmq_test_support as support;
 
+#[cfg(feature = "redis")]
+mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod redis_network;

@@ -2,6 +2,7 @@
 //! one when it stops on its own (see [`Supervision`](super::Supervision)).
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -9,6 +10,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::{PoolEvent, PoolInner};
+use crate::Error;
 use crate::backend::Backend;
 use crate::worker::{Processor, Worker};
 
@@ -64,6 +66,32 @@ impl<B: Backend, P: Processor<B>> Member<B, P> {
     }
 }
 
+/// Resolves once `worker`'s connections have been unhealthy for `limit` without a break;
+/// never with no limit.
+async fn unhealthy_for<B: Backend, P: Processor<B>>(
+    worker: &Worker<B, P>,
+    limit: Option<Duration>,
+) -> Arc<Error> {
+    let Some(limit) = limit else {
+        return std::future::pending().await;
+    };
+    let every = (limit / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let mut since = None;
+    loop {
+        tokio::time::sleep(every).await;
+        if worker.connections_healthy() {
+            since = None;
+            continue;
+        }
+        let first = *since.get_or_insert_with(Instant::now);
+        if first.elapsed() >= limit {
+            return Arc::new(Error::Closed(
+                "worker (its connections kept failing past the supervision's unhealthy_after)",
+            ));
+        }
+    }
+}
+
 /// Builds the place's worker, waits for it to stop, and restarts it while the policy allows.
 async fn supervise<B: Backend, P: Processor<B>>(
     pool: Arc<PoolInner<B, P>>,
@@ -88,6 +116,7 @@ async fn supervise<B: Backend, P: Processor<B>>(
                 let ended = tokio::select! {
                     ended = worker.stopped() => ended,
                     () = stop.cancelled() => Ok(()),
+                    cause = unhealthy_for(&worker, pool.supervision.unhealthy_after) => Err(cause),
                 };
                 slot.lock().unwrap_or_else(PoisonError::into_inner).take();
                 // Closing is graceful in both cases: jobs in flight finish (or are left to the

@@ -15,7 +15,8 @@ use crate::options::{Problem, ValidationError};
 /// use std::time::Duration;
 /// use bullmq_core::pool::Supervision;
 ///
-/// // At most 5 restarts in a minute, waiting 0.5 s, 1 s, 2 s … up to 10 s between them.
+/// // At most 5 restarts in a minute, waiting 0.5 s, 1 s, 2 s … up to 10 s between them; a
+/// // worker whose connections keep failing for a minute is restarted too.
 /// let policy = Supervision::new(5, Duration::from_secs(60))
 ///     .backoff(Duration::from_millis(500), Duration::from_secs(10));
 /// assert_eq!(policy, Supervision::default());
@@ -30,6 +31,10 @@ pub struct Supervision {
     pub min_backoff: Duration,
     /// The longest pause before a restart.
     pub max_backoff: Duration,
+    /// A worker whose connections stay unhealthy this long (its waits or fetches failing,
+    /// e.g. a server that refuses it) is restarted as if it had stopped, with fresh
+    /// connections; `None` leaves it retrying on its own, as Node's worker does (60 s).
+    pub unhealthy_after: Option<Duration>,
 }
 
 impl Default for Supervision {
@@ -39,6 +44,7 @@ impl Default for Supervision {
             within: Duration::from_secs(60),
             min_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(10),
+            unhealthy_after: Some(Duration::from_secs(60)),
         }
     }
 }
@@ -62,6 +68,13 @@ impl Supervision {
         self
     }
 
+    /// Sets [`unhealthy_after`](Self::unhealthy_after).
+    #[must_use]
+    pub fn unhealthy_after(mut self, after: Option<Duration>) -> Self {
+        self.unhealthy_after = after;
+        self
+    }
+
     /// Checks the policy.
     ///
     /// # Errors
@@ -82,6 +95,13 @@ impl Supervision {
                     "must not exceed max_backoff ({:?} > {:?})",
                     self.min_backoff, self.max_backoff
                 ),
+            });
+        }
+        if self.unhealthy_after.is_some_and(|d| d.is_zero()) {
+            problems.push(Problem {
+                path: "unhealthy_after".to_owned(),
+                message: "must be greater than 0, or None to never restart an unhealthy worker"
+                    .to_owned(),
             });
         }
         ValidationError::check("pool supervision", Ok(()), problems)

@@ -45,6 +45,7 @@ macro_rules! suite {
         cases!($store;
             queue::adds_and_reads_back_a_job,
             queue::add_bulk_keeps_order_and_counts,
+            queue::add_bulk_names_what_was_added_when_a_job_is_refused,
             queue::custom_ids_are_not_added_twice,
             queue::delayed_jobs_wait_then_promote,
             queue::pause_resume_and_drain,

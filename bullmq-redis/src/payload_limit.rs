@@ -13,18 +13,32 @@ use crate::error::wrap;
 /// permitted to the user, renamed or disabled).
 pub(crate) const DEFAULT_PROTO_MAX_BULK_LEN: u64 = 512 * 1024 * 1024;
 
+/// The smallest `proto-max-bulk-len` a server accepts (1 MB): a job whose every argument
+/// is within it fits any server, so the limit is only asked for when a job is larger, and
+/// the usual add costs no round trip and no command an ACL must allow.
+pub(crate) const MIN_PROTO_MAX_BULK_LEN: u64 = 1024 * 1024;
+
 /// The server setting the limit comes from, as errors name it.
 pub(crate) const SETTING: &str = "proto-max-bulk-len";
 
-/// The server's limit, read with `CONFIG GET` on first use and kept for the backend, its
-/// clones and its siblings.
+/// The server's limit, read with `CONFIG GET` the first time a job has an argument over 1 MB,
+/// and kept for the backend, its clones and its siblings.
 #[derive(Debug, Default)]
 pub(crate) struct PayloadLimit(OnceCell<u64>);
 
 impl PayloadLimit {
-    /// The limit in bytes. A refused `CONFIG GET` gives the default (once: it is kept); a
-    /// lost connection is an error, and the next call asks again.
-    pub(crate) async fn get(&self, con: &SharedConnection) -> bullmq_core::Result<u64> {
+    /// The limit in bytes to check an argument of `largest` bytes against: the server's
+    /// when `largest` is over the smallest limit a server can have (asked once and kept; a
+    /// refused `CONFIG GET` gives the default, a lost connection is an error and the next
+    /// call asks again), else that smallest limit, which `largest` cannot exceed.
+    pub(crate) async fn for_largest(
+        &self,
+        con: &SharedConnection,
+        largest: usize,
+    ) -> bullmq_core::Result<u64> {
+        if u64::try_from(largest).unwrap_or(u64::MAX) <= MIN_PROTO_MAX_BULK_LEN {
+            return Ok(MIN_PROTO_MAX_BULK_LEN);
+        }
         self.0.get_or_try_init(|| read(con)).await.copied()
     }
 }

@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use bullmq::backend::{Lifecycle, Range};
 use bullmq::job::JobType;
-use bullmq::{
-    BulkJob, Deduplication, Error, JobOptions, JobState, ParentOptions, ScriptErrorCode,
-};
+use bullmq::{BulkJob, Deduplication, Error, JobOptions, JobState, ParentOptions, ScriptErrorCode};
 use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT};
@@ -112,7 +110,8 @@ fn bulk_job(i: usize, opts: JobOptions) -> BulkJob<serde_json::Value> {
 pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
     let ctx = Ctx::<S>::new("bulk-refused").await;
     let queue_key = ctx.queue.backend().qualified_name().to_owned();
-    ctx.add("p", json!({}), JobOptions::new().job_id("parent")).await;
+    ctx.add("p", json!({}), JobOptions::new().job_id("parent"))
+        .await;
     // Job 1 has a parent that exists, job 3 one that does not: the store refuses job 3 alone.
     let missing = || {
         JobOptions::new()
@@ -129,7 +128,11 @@ pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
         panic!("job 3 is refused")
     };
     let added: Vec<usize> = failed.added.iter().map(|a| a.index).collect();
-    assert_eq!(added, [0, 1, 2, 4, 5], "the jobs after the refused one are added too");
+    assert_eq!(
+        added,
+        [0, 1, 2, 4, 5],
+        "the jobs after the refused one are added too"
+    );
     for a in &failed.added {
         assert_eq!(ctx.job(&a.id).await.name, format!("j{}", a.index));
     }
@@ -146,11 +149,19 @@ pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
         message.starts_with("added 5 of 6 jobs; job 3 was refused (Missing key for parent job"),
         "{message}"
     );
-    assert!(message.contains("retry only the jobs at indices 3"), "{message}");
+    assert!(
+        message.contains("retry only the jobs at indices 3"),
+        "{message}"
+    );
 
     // Once the parent exists, retrying what `to_retry` names adds each job exactly once.
-    ctx.add("p", json!({}), JobOptions::new().job_id("later")).await;
-    let retry: Vec<_> = failed.to_retry().into_iter().map(|i| bulk_job(i, opts(i))).collect();
+    ctx.add("p", json!({}), JobOptions::new().job_id("later"))
+        .await;
+    let retry: Vec<_> = failed
+        .to_retry()
+        .into_iter()
+        .map(|i| bulk_job(i, opts(i)))
+        .collect();
     let retried = ctx.queue.add_bulk(retry).await.unwrap();
     assert_eq!(retried.len(), 1);
     let mut names: Vec<String> = ctx
@@ -174,7 +185,10 @@ pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
     };
     assert!(failed.added.is_empty());
     assert_eq!(failed.refused[0].index, Some(1));
-    assert!(matches!(failed.refused[0].error, Error::Invalid(_)), "{failed}");
+    assert!(
+        matches!(failed.refused[0].error, Error::Invalid(_)),
+        "{failed}"
+    );
     assert_eq!(failed.to_retry(), [0, 1]);
     let counts = ctx.queue.get_job_counts(&[]).await.unwrap();
     assert_eq!(counts.iter().map(|c| c.1).sum::<u64>(), 8, "{counts:?}");

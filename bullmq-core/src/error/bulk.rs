@@ -92,11 +92,12 @@ impl BulkAddError {
     #[must_use]
     pub fn to_retry(&self) -> Vec<usize> {
         let mut settled = vec![false; self.total];
-        for index in self.added.iter().map(|a| a.index).chain(
-            self.unknown
-                .iter()
-                .flat_map(|u| u.indices.iter().copied()),
-        ) {
+        for index in self
+            .added
+            .iter()
+            .map(|a| a.index)
+            .chain(self.unknown.iter().flat_map(|u| u.indices.iter().copied()))
+        {
             if let Some(s) = settled.get_mut(index) {
                 *s = true;
             }
@@ -146,7 +147,9 @@ impl fmt::Display for BulkAddError {
         let named: Vec<usize> = self.refused.iter().filter_map(|r| r.index).collect();
         if let Some(first) = self.first_refusal() {
             match first.index {
-                Some(i) if named.len() == 1 => write!(f, "; job {i} was refused ({})", first.error)?,
+                Some(i) if named.len() == 1 => {
+                    write!(f, "; job {i} was refused ({})", first.error)?
+                }
                 Some(_) => write!(
                     f,
                     "; jobs {} were refused (the first: {})",

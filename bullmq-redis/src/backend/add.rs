@@ -65,6 +65,11 @@ impl AddCall<'_> {
         cmd
     }
 
+    /// The size of its largest argument, in bytes (keys are short, and not counted).
+    fn largest(&self) -> usize {
+        self.data.len().max(self.opts.len()).max(self.args.len())
+    }
+
     /// The refusal of this call when one of its arguments is over `limit` bytes (the
     /// server's `proto-max-bulk-len`), for the job at `index` of its bulk, if any.
     fn too_large(&self, limit: u64, index: Option<usize>, job: &Job) -> Option<PayloadTooLarge> {
@@ -303,7 +308,8 @@ impl AddJobs for RedisBackend {
             super::cluster::check_parent_slot(&self.keys, job, parent)?;
         }
         let call = add_call(&self.keys, job, parent, false, false)?;
-        if let Some(too_large) = call.too_large(self.payload_limit().await?, None, job) {
+        let limit = self.payload_limit(call.largest()).await?;
+        if let Some(too_large) = call.too_large(limit, None, job) {
             return Err(too_large.into());
         }
         let wait = self.replica_wait();
@@ -323,16 +329,28 @@ impl AddJobs for RedisBackend {
         // Every job is encoded and checked before any is sent (into a vector sized up front:
         // collecting `Result`s cannot know the length, and would grow it by copying), so that
         // a job unfit to send leaves the whole bulk unwritten.
-        let limit = self.payload_limit().await?;
         let mut calls = Vec::with_capacity(jobs.len());
         let mut unfit = Vec::new();
         for (index, j) in jobs.iter().enumerate() {
-            match self.checked_call(j, index, limit) {
+            match self.encoded_call(j) {
                 Ok(call) => calls.push(call),
                 Err(error) => unfit.push(RefusedJob {
                     index: Some(index),
                     error,
                 }),
+            }
+        }
+        if unfit.is_empty() {
+            // Every job encoded: the calls are in input order.
+            let largest = calls.iter().map(AddCall::largest).max().unwrap_or(0);
+            let limit = self.payload_limit(largest).await?;
+            for (index, (call, j)) in calls.iter().zip(jobs).enumerate() {
+                if let Some(too_large) = call.too_large(limit, Some(index), &j.job) {
+                    unfit.push(RefusedJob {
+                        index: Some(index),
+                        error: too_large.into(),
+                    });
+                }
             }
         }
         if !unfit.is_empty() {
@@ -450,16 +468,25 @@ impl AddJobs for RedisBackend {
         script::preload(&mut con, &ADD_SCRIPTS)
             .await
             .map_err(wrap("load the add scripts"))?;
-        let limit = self.payload_limit().await?;
         let mut pipe = redis::pipe();
         pipe.atomic();
         let mut parents = BTreeMap::new();
+        let mut limit = None;
         for (index, node) in nodes.iter().enumerate() {
             let keys = QueueKeys::new(&node.prefix, &node.queue);
             let call = add_call(&keys, &node.entry.job, &node.entry.parent, true, true)?;
-            // Checked before anything is sent: the flow is refused whole.
-            if let Some(too_large) = call.too_large(limit, Some(index), &node.entry.job) {
-                return Err(too_large.into());
+            // Checked before anything is sent: the flow is refused whole. (The limit is asked
+            // for once, and only for a node over 1 MB.)
+            if u64::try_from(call.largest()).unwrap_or(u64::MAX)
+                > payload_limit::MIN_PROTO_MAX_BULK_LEN
+            {
+                let limit = match limit {
+                    Some(limit) => limit,
+                    None => *limit.insert(self.payload_limit(call.largest()).await?),
+                };
+                if let Some(too_large) = call.too_large(limit, Some(index), &node.entry.job) {
+                    return Err(too_large.into());
+                }
             }
             pipe.add_command(call.evalsha());
             if let (Some(parent), Some(parent_key)) =
@@ -500,17 +527,13 @@ impl AddJobs for RedisBackend {
 }
 
 impl RedisBackend {
-    /// The add call of the job at `index` of a bulk, refused when it cannot be sent: its
-    /// parent in another slot of a cluster, not encodable, or over the server's `limit`.
-    fn checked_call<'a>(&'a self, j: &'a NewJob, index: usize, limit: u64) -> Result<AddCall<'a>> {
+    /// The add call of a job of a bulk, refused when it cannot be sent: its parent in
+    /// another slot of a cluster, or not encodable.
+    fn encoded_call<'a>(&'a self, j: &'a NewJob) -> Result<AddCall<'a>> {
         if self.con.is_cluster() {
             super::cluster::check_parent_slot(&self.keys, &j.job, &j.parent)?;
         }
-        let call = add_call(&self.keys, &j.job, &j.parent, false, false)?;
-        match call.too_large(limit, Some(index), &j.job) {
-            Some(too_large) => Err(too_large.into()),
-            None => Ok(call),
-        }
+        add_call(&self.keys, &j.job, &j.parent, false, false)
     }
 }
 

@@ -286,7 +286,7 @@ pub struct RedisBackend {
     response_timeout: Duration,
     /// [`RedisOptions::wait_for_replicas`].
     replica_wait: Option<ReplicaWait>,
-    /// The server's `proto-max-bulk-len`, read on the first add.
+    /// The server's `proto-max-bulk-len`, read on the first add of a job over 1 MB.
     payload_limit: Arc<PayloadLimit>,
 }
 
@@ -417,10 +417,10 @@ impl RedisBackend {
         self.replica_wait
     }
 
-    /// The largest argument the server takes, in bytes (read once, see
-    /// [`PayloadLimit`]).
-    pub(crate) async fn payload_limit(&self) -> Result<u64> {
-        self.payload_limit.get(&self.con).await
+    /// The largest argument the server takes, in bytes, for calls whose largest argument
+    /// is `largest` bytes (see [`PayloadLimit::for_largest`]).
+    pub(crate) async fn payload_limit(&self, largest: usize) -> Result<u64> {
+        self.payload_limit.for_largest(&self.con, largest).await
     }
 
     /// How long a reply, or opening a dedicated connection, may take.

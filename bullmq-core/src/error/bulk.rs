@@ -148,7 +148,7 @@ impl fmt::Display for BulkAddError {
         if let Some(first) = self.first_refusal() {
             match first.index {
                 Some(i) if named.len() == 1 => {
-                    write!(f, "; job {i} was refused ({})", first.error)?
+                    write!(f, "; job {i} was refused ({})", first.error)?;
                 }
                 Some(_) => write!(
                     f,

@@ -585,9 +585,13 @@ impl Outcomes {
     }
 
     /// The ids in input order when every job was added, else what became of each.
-    fn finish(self) -> Result<Vec<JobId>> {
+    fn finish(mut self) -> Result<Vec<JobId>> {
         if self.added.len() == self.total {
             return Ok(self.added.into_iter().map(|a| a.id).collect());
+        }
+        // A batch that failed to go out is noted before the batches sent ahead of it are read.
+        if let Some(unknown) = &mut self.unknown {
+            unknown.indices.sort_unstable();
         }
         Err(BulkAddError {
             total: self.total,

@@ -155,6 +155,7 @@ macro_rules! backend_suite {
         sections!($store;
             add::a_duplicate_id_answers_the_existing_job,
             add::add_jobs_answers_ids_in_input_order,
+            add::add_jobs_reports_each_job_when_one_is_refused,
             add::a_backend_for_another_queue_adds_there,
             blocking::a_wait_times_out_empty_and_zero_is_not_forever,
             blocking::adding_a_job_wakes_a_waiting_worker,

@@ -180,3 +180,62 @@ impl fmt::Display for BulkAddError {
         f.write_str(".")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ScriptError, ScriptErrorCode};
+
+    fn refusal(index: usize) -> RefusedJob {
+        let e = ScriptError::new(ScriptErrorCode::ParentNotFound, "addJob", "");
+        RefusedJob {
+            index: Some(index),
+            error: e.into(),
+        }
+    }
+
+    #[test]
+    fn names_every_refusal_and_the_unknown_jobs() {
+        let err = BulkAddError {
+            total: 6,
+            added: vec![AddedJob {
+                index: 0,
+                id: JobId::from("1"),
+            }],
+            refused: vec![refusal(1), refusal(3)],
+            unknown: Some(UnknownJobs {
+                indices: vec![4, 5],
+                error: Error::Closed("connection"),
+            }),
+        };
+        assert_eq!(err.to_retry(), [1, 2, 3]);
+        assert_eq!(
+            err.to_string(),
+            "added 1 of 6 jobs; jobs 1, 3 were refused (the first: Missing key for parent job ?. \
+             addJob); whether jobs 4, 5 were added is unknown (the connection is closed): look \
+             them up, or retry them only if they have custom ids; fix or drop the refused jobs \
+             and retry only the jobs at indices 1, 2, 3 (`BulkAddError::to_retry`), the others \
+             are in `added`."
+        );
+    }
+
+    #[test]
+    fn long_index_lists_are_cut() {
+        let err = BulkAddError::nothing_added(
+            20,
+            vec![RefusedJob {
+                index: None,
+                error: Error::Closed("queue"),
+            }],
+        );
+        assert_eq!(err.to_retry().len(), 20);
+        assert!(
+            err.to_string().starts_with(
+                "added 0 of 20 jobs; the store refused the bulk (the queue is closed); fix or \
+                 drop the refused jobs and retry only the jobs at indices 0, 1, 2, 3, 4, 5, 6, \
+                 7, … (20 in all)"
+            ),
+            "{err}"
+        );
+    }
+}

@@ -374,6 +374,37 @@ async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
 }
 
 #[tokio::test]
+async fn a_batch_whose_statement_fails_writes_nothing_and_says_so() {
+    let schema = TestSchema::new("add_batch_fails");
+    let backend = schema.backend("q").await;
+    // Data that is not JSON (another runtime's mistake): the cast to jsonb fails the whole
+    // statement, which names no job.
+    let mut bad = job("bad", json!({}), JobOptions::new());
+    bad.data = "{not json".to_owned();
+    let batch = [
+        new_job(job("a", json!({}), JobOptions::new())),
+        new_job(bad),
+    ];
+    let Err(Error::Bulk(failed)) = backend.add_jobs(&batch).await else {
+        panic!("the statement fails")
+    };
+    assert!(
+        failed.added.is_empty() && failed.unknown.is_none(),
+        "{failed}"
+    );
+    assert_eq!(failed.refused.len(), 1, "{failed}");
+    assert_eq!(failed.refused[0].index, None);
+    assert_eq!(failed.to_retry(), [0, 1]);
+    assert!(
+        failed
+            .to_string()
+            .starts_with("added 0 of 2 jobs; the store refused the bulk ("),
+        "{failed}"
+    );
+    assert!(job_rows(&schema, "q").await.is_empty(), "nothing was added");
+}
+
+#[tokio::test]
 async fn a_batch_with_a_child_links_it_to_its_parent() {
     let schema = TestSchema::new("add_batch_child");
     let backend = schema.backend("q").await;

@@ -51,8 +51,8 @@ pub mod error {
     pub use bullmq_core::backend::ObliterateRefusal;
     pub use bullmq_core::codec::CodecError;
     pub use bullmq_core::error::{
-        BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode,
-        UnknownScriptCode,
+        AddedJob, BackendError, BackendErrorKind, BulkAddError, Error, PayloadTooLarge, RefusedJob,
+        Result, ScriptError, ScriptErrorCode, UnknownJobs, UnknownScriptCode,
     };
     pub use bullmq_core::job::JobDecodeError;
     pub use bullmq_core::options::ValidationError;

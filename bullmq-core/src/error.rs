@@ -6,6 +6,12 @@ use crate::codec::CodecError;
 use crate::job::JobDecodeError;
 use crate::options::ValidationError;
 
+mod bulk;
+mod too_large;
+
+pub use bulk::{AddedJob, BulkAddError, RefusedJob, UnknownJobs};
+pub use too_large::PayloadTooLarge;
+
 /// Result alias used across bullmq.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -45,6 +51,20 @@ pub enum Error {
     /// The queue, worker or backend was closed.
     #[error("the {0} is closed")]
     Closed(&'static str),
+    /// A bulk add did not add every job: what was added, refused or left unknown, by input
+    /// index. Its [`backend_kind`](Error::backend_kind) is `None` even when a lost
+    /// connection caused it, so that a retry of the whole bulk is never taken for safe.
+    #[error(transparent)]
+    Bulk(Box<BulkAddError>),
+    /// A job is larger than the server accepts; it was refused before anything was sent.
+    #[error(transparent)]
+    TooLarge(#[from] PayloadTooLarge),
+}
+
+impl From<BulkAddError> for Error {
+    fn from(err: BulkAddError) -> Self {
+        Self::Bulk(Box::new(err))
+    }
 }
 
 /// Portable classification of a datastore failure, whatever the store.

@@ -18,7 +18,9 @@ pub mod shutdown;
 pub mod telemetry;
 pub mod worker;
 
-pub use error::{BackendError, BackendErrorKind, Error, Result, ScriptError, ScriptErrorCode};
+pub use error::{
+    BackendError, BackendErrorKind, BulkAddError, Error, Result, ScriptError, ScriptErrorCode,
+};
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;

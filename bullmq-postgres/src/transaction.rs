@@ -22,7 +22,7 @@
 //! # Ok(()) }
 //! ```
 
-use bullmq_core::backend::{FlowNode, NewJob, ParentKeyOpts};
+use bullmq_core::backend::{FlowNode, ParentKeyOpts};
 use std::future::Future;
 
 use bullmq_core::{BulkJob, Job, JobId, JobOptions, Queue, Result, ScriptError};
@@ -51,6 +51,10 @@ pub trait AddInTransaction {
     ) -> impl Future<Output = Result<Job>> + Send;
 
     /// [`Queue::add_bulk`] on `conn`, all or nothing with the caller's transaction.
+    ///
+    /// A job the store refuses (a missing parent) is skipped as in `add_bulk`, and the error
+    /// ([`Error::Bulk`](bullmq_core::Error::Bulk)) names the jobs added inside the
+    /// transaction: roll it back to add none of them, or commit to keep them.
     fn add_bulk_in<T: Serialize + Send + Sync>(
         &self,
         conn: &mut PgConnection,
@@ -87,12 +91,7 @@ impl AddInTransaction for Queue<PostgresBackend> {
         conn: &mut PgConnection,
         jobs: Vec<BulkJob<T>>,
     ) -> Result<Vec<Job>> {
-        let mut entries = Vec::with_capacity(jobs.len());
-        for j in jobs {
-            let job = self.prepare_job(&j.name, &j.data, j.opts)?;
-            let parent = ParentKeyOpts::of(&job);
-            entries.push(NewJob { job, parent });
-        }
+        let entries = self.prepare_bulk(jobs)?;
         self.write_meta().await?;
         let backend = self.backend();
         let saved = enter_schema(conn, backend).await?;

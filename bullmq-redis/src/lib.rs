@@ -10,6 +10,7 @@ mod backend;
 mod connection;
 mod error;
 mod keys;
+mod payload_limit;
 mod replication;
 mod reply;
 mod script;

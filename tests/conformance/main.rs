@@ -46,6 +46,7 @@ macro_rules! suite {
         cases!($store;
             queue::adds_and_reads_back_a_job,
             queue::add_bulk_keeps_order_and_counts,
+            queue::add_bulk_names_what_was_added_when_a_job_is_refused,
             queue::custom_ids_are_not_added_twice,
             queue::delayed_jobs_wait_then_promote,
             queue::pause_resume_and_drain,
@@ -163,6 +164,7 @@ macro_rules! backend_suite {
         sections!($store;
             add::a_duplicate_id_answers_the_existing_job,
             add::add_jobs_answers_ids_in_input_order,
+            add::add_jobs_reports_each_job_when_one_is_refused,
             add::a_backend_for_another_queue_adds_there,
             blocking::a_wait_times_out_empty_and_zero_is_not_forever,
             blocking::adding_a_job_wakes_a_waiting_worker,

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use bullmq::backend::Range;
+use bullmq::backend::{Lifecycle, Range};
 use bullmq::job::JobType;
-use bullmq::{BulkJob, Deduplication, JobOptions, JobState};
+use bullmq::{BulkJob, Deduplication, Error, JobOptions, JobState, ParentOptions, ScriptErrorCode};
 use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT};
@@ -96,6 +96,102 @@ pub async fn add_bulk_keeps_order_and_counts<S: Store>() {
         .unwrap();
     let names: Vec<_> = oldest.iter().map(|j| j.name.as_str()).collect();
     assert_eq!(names, ["j0", "j1"]);
+}
+
+/// Job `i` of the bulk of [`add_bulk_names_what_was_added_when_a_job_is_refused`].
+fn bulk_job(i: usize, opts: JobOptions) -> BulkJob<serde_json::Value> {
+    BulkJob {
+        name: format!("j{i}"),
+        data: json!({ "i": i }),
+        opts,
+    }
+}
+
+pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
+    let ctx = Ctx::<S>::new("bulk-refused").await;
+    let queue_key = ctx.queue.backend().qualified_name().to_owned();
+    ctx.add("p", json!({}), JobOptions::new().job_id("parent"))
+        .await;
+    // Job 1 has a parent that exists, job 3 one that does not: the store refuses job 3 alone.
+    let missing = || {
+        JobOptions::new()
+            .parent(ParentOptions::new("later", queue_key.clone()))
+            .fail_parent_on_failure(true)
+    };
+    let opts = |i: usize| match i {
+        1 => JobOptions::new().parent(ParentOptions::new("parent", queue_key.clone())),
+        3 => missing(),
+        _ => JobOptions::new(),
+    };
+    let bulk: Vec<_> = (0..6).map(|i| bulk_job(i, opts(i))).collect();
+    let Err(Error::Bulk(failed)) = ctx.queue.add_bulk(bulk).await else {
+        panic!("job 3 is refused")
+    };
+    let added: Vec<usize> = failed.added.iter().map(|a| a.index).collect();
+    assert_eq!(
+        added,
+        [0, 1, 2, 4, 5],
+        "the jobs after the refused one are added too"
+    );
+    for a in &failed.added {
+        assert_eq!(ctx.job(&a.id).await.name, format!("j{}", a.index));
+    }
+    assert_eq!(failed.refused.len(), 1, "{failed}");
+    assert_eq!(failed.refused[0].index, Some(3));
+    let Error::Script(refusal) = &failed.refused[0].error else {
+        panic!("{failed}")
+    };
+    assert_eq!(refusal.code, ScriptErrorCode::ParentNotFound);
+    assert!(failed.unknown.is_none());
+    assert_eq!(failed.to_retry(), [3]);
+    let message = failed.to_string();
+    assert!(
+        message.starts_with("added 5 of 6 jobs; job 3 was refused (Missing key for parent job"),
+        "{message}"
+    );
+    assert!(
+        message.contains("retry only the jobs at indices 3"),
+        "{message}"
+    );
+
+    // Once the parent exists, retrying what `to_retry` names adds each job exactly once.
+    ctx.add("p", json!({}), JobOptions::new().job_id("later"))
+        .await;
+    let retry: Vec<_> = failed
+        .to_retry()
+        .into_iter()
+        .map(|i| bulk_job(i, opts(i)))
+        .collect();
+    let retried = ctx.queue.add_bulk(retry).await.unwrap();
+    assert_eq!(retried.len(), 1);
+    let mut names: Vec<String> = ctx
+        .queue
+        .get_waiting(Range::ALL)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|j| j.name)
+        .collect();
+    names.sort();
+    assert_eq!(names, ["j0", "j1", "j2", "j3", "j4", "j5", "p", "p"]);
+
+    // A job that fails its checks is named by its index, and nothing of the bulk is written.
+    let bulk = vec![
+        bulk_job(6, JobOptions::new()),
+        bulk_job(7, JobOptions::new().priority(u32::MAX)),
+    ];
+    let Err(Error::Bulk(failed)) = ctx.queue.add_bulk(bulk).await else {
+        panic!("job 1 is invalid")
+    };
+    assert!(failed.added.is_empty());
+    assert_eq!(failed.refused[0].index, Some(1));
+    assert!(
+        matches!(failed.refused[0].error, Error::Invalid(_)),
+        "{failed}"
+    );
+    assert_eq!(failed.to_retry(), [0, 1]);
+    let counts = ctx.queue.get_job_counts(&[]).await.unwrap();
+    assert_eq!(counts.iter().map(|c| c.1).sum::<u64>(), 8, "{counts:?}");
 }
 
 pub async fn custom_ids_are_not_added_twice<S: Store>() {

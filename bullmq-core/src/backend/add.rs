@@ -61,6 +61,21 @@ pub trait AddJobs: Send + Sync {
     ) -> impl Future<Output = Result<JobId>> + Send;
 
     /// Adds many independent jobs in one round trip; ids come back in input order.
+    ///
+    /// Not atomic, as upstream's `addJobs` is not: each job is added on its own, and a job
+    /// the store refuses (a missing parent, a parent that cannot be replaced) does not stop
+    /// the others. Implementations must then answer
+    /// [`Error::Bulk`](crate::Error::Bulk): the jobs added (index and id), the jobs refused
+    /// (index and the error adding that job alone gives), and the jobs whose outcome is not
+    /// known because the answer was lost, so that a retry of the rest adds nothing twice.
+    /// A job found unfit before anything is sent (not encodable, too large for the server:
+    /// [`PayloadTooLarge`](crate::error::PayloadTooLarge)) is reported the same way with
+    /// nothing written. Any other error means nothing of the bulk was written (except a
+    /// replication shortfall, whose error names the ids written).
+    ///
+    /// On Redis the jobs are pipelined script calls (no `MULTI`, as upstream); on PostgreSQL
+    /// one statement, in which a refused job is skipped and the others are added, and which
+    /// writes nothing when it fails as a whole (then the refusal has no index).
     fn add_jobs(&self, jobs: &[NewJob]) -> impl Future<Output = Result<Vec<JobId>>> + Send;
 
     /// Adds a flow atomically, parents before children; one outcome per node, in input order.

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::backend::{AddJobs, Lifecycle, NewJob, ParentKeyOpts, QueueMeta};
 use crate::codec::CodecError;
+use crate::error::{BulkAddError, RefusedJob};
 use crate::telemetry::{context, metrics, spans};
 use crate::{Job, JobOptions, QueueName, Result};
 use tracing::{Instrument, Span};
@@ -171,6 +172,50 @@ impl<B: Lifecycle> Queue<B> {
     }
 }
 
+impl<B: Lifecycle> Queue<B> {
+    /// Prepares every job of a bulk as [`prepare_job`](Self::prepare_job) does. When any
+    /// fails, the error is a [`BulkAddError`] naming every failing job by its input index
+    /// (nothing is written either way).
+    ///
+    /// ```
+    /// use bullmq_core::backend::Lifecycle;
+    /// use bullmq_core::{BulkJob, Error, JobOptions, Queue};
+    ///
+    /// fn check<B: Lifecycle>(queue: &Queue<B>) {
+    ///     let jobs = vec![
+    ///         BulkJob { name: "ok".into(), data: 1, opts: JobOptions::new() },
+    ///         BulkJob { name: "bad".into(), data: 2, opts: JobOptions::new().priority(u32::MAX) },
+    ///     ];
+    ///     let Err(Error::Bulk(refused)) = queue.prepare_bulk(jobs) else { panic!() };
+    ///     assert_eq!(refused.refused[0].index, Some(1));
+    /// }
+    /// ```
+    pub fn prepare_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<NewJob>> {
+        let total = jobs.len();
+        // Sized up front: collecting `Result`s cannot know the length, and growing a vector of
+        // jobs by copying costs more than preparing them.
+        let mut entries = Vec::with_capacity(total);
+        let mut refused = Vec::new();
+        for (index, j) in jobs.into_iter().enumerate() {
+            match self.prepare_job(&j.name, &j.data, j.opts) {
+                Ok(job) => {
+                    let parent = ParentKeyOpts::of(&job);
+                    entries.push(NewJob { job, parent });
+                }
+                Err(error) => refused.push(RefusedJob {
+                    index: Some(index),
+                    error,
+                }),
+            }
+        }
+        if refused.is_empty() {
+            Ok(entries)
+        } else {
+            Err(BulkAddError::nothing_added(total, refused).into())
+        }
+    }
+}
+
 impl<B: QueueMeta> Queue<B> {
     /// Writes the queue's `meta` (`opts.maxLenEvents`, `version`) as a Node.js `Queue` does when
     /// it starts; done once, before the first job is added.
@@ -206,6 +251,53 @@ impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
     }
 
     /// Adds many jobs in one round trip; every job is checked before any is written.
+    ///
+    /// Not atomic, as in Node.js: each job is added on its own (on Redis one script call
+    /// each, pipelined; on PostgreSQL one statement whose refused jobs are skipped), so a job
+    /// the store refuses (a missing parent, a parent that cannot be replaced) does not stop
+    /// the jobs after it. Then, and whenever the bulk was not added whole, the error is
+    /// [`Error::Bulk`](crate::Error::Bulk) with a [`BulkAddError`](crate::BulkAddError):
+    /// the ids of the jobs added and the input index and cause of each job refused; retry
+    /// the jobs of its [`to_retry`](crate::BulkAddError::to_retry) and no job is added twice.
+    /// A job that fails its checks here, or is too large for the server
+    /// ([`PayloadTooLarge`](crate::error::PayloadTooLarge)), is reported the same way with
+    /// nothing of the bulk written. Any other error means nothing was written.
+    ///
+    /// There is no all-or-nothing mode on Redis. Checking the parents before sending costs
+    /// little (one `EXISTS` round trip, 0.12 ms against 27 ms for 1,000 children of one
+    /// parent, measured on a local server) but guarantees nothing: a parent can go between
+    /// the check and the add, a duplicate custom id whose parent cannot be replaced is only
+    /// found by the script, and `MULTI` runs every script without rolling back the others
+    /// when one refuses; removing the added jobs afterwards would be seen by workers and
+    /// event readers. Instead, retry what [`to_retry`](crate::BulkAddError::to_retry)
+    /// names once the cause is fixed; on PostgreSQL, `add_bulk_in` inside a transaction
+    /// that the caller rolls back on error adds all or nothing.
+    ///
+    /// ```
+    /// use bullmq_core::backend::Backend;
+    /// use bullmq_core::{BulkJob, Error, Queue};
+    ///
+    /// async fn add_all<B: Backend>(queue: &Queue<B>, jobs: Vec<BulkJob<u32>>) -> bullmq_core::Result<()> {
+    ///     match queue.add_bulk(jobs.clone()).await {
+    ///         Ok(_) => Ok(()),
+    ///         Err(Error::Bulk(failed)) => {
+    ///             for added in &failed.added {
+    ///                 println!("job {} added as {}", added.index, added.id);
+    ///             }
+    ///             // Drop the refused ones, retry the rest: nothing is added twice.
+    ///             let refused: Vec<usize> = failed.refused.iter().filter_map(|r| r.index).collect();
+    ///             let rest = failed
+    ///                 .to_retry()
+    ///                 .into_iter()
+    ///                 .filter(|i| !refused.contains(i))
+    ///                 .map(|i| jobs[i].clone())
+    ///                 .collect();
+    ///             queue.add_bulk(rest).await.map(drop)
+    ///         }
+    ///         Err(other) => Err(other),
+    ///     }
+    /// }
+    /// ```
     pub async fn add_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<Job>> {
         let span = spans::add_bulk(self.name.as_str(), jobs.len());
         self.add_bulk_traced(jobs, &span)
@@ -218,17 +310,24 @@ impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
         jobs: Vec<BulkJob<T>>,
         span: &Span,
     ) -> Result<Vec<Job>> {
-        // Sized up front: collecting `Result`s cannot know the length, and growing a vector of
-        // jobs by copying costs more than preparing them.
-        let mut entries = Vec::with_capacity(jobs.len());
-        for mut j in jobs {
+        let mut jobs = jobs;
+        for j in &mut jobs {
             j.opts.telemetry = context::for_child(span, j.opts.telemetry.take());
-            let job = self.prepare_job(&j.name, &j.data, j.opts)?;
-            let parent = ParentKeyOpts::of(&job);
-            entries.push(NewJob { job, parent });
         }
+        let entries = self.prepare_bulk(jobs)?;
         self.write_meta().await?;
-        let ids = self.backend.add_jobs(&entries).await?;
+        let ids = match self.backend.add_jobs(&entries).await {
+            Ok(ids) => ids,
+            Err(crate::Error::Bulk(failed)) => {
+                for added in &failed.added {
+                    if let Some(entry) = entries.get(added.index) {
+                        metrics::record_added(self.name.as_str(), &entry.job.name, 1);
+                    }
+                }
+                return Err(crate::Error::Bulk(failed));
+            }
+            Err(other) => return Err(other),
+        };
         for entry in &entries {
             metrics::record_added(self.name.as_str(), &entry.job.name, 1);
         }

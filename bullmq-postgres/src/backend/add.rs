@@ -9,6 +9,7 @@
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, KeyStyle};
+use bullmq_core::error::{AddedJob, BulkAddError, RefusedJob, UnknownJobs};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use serde::Serialize;
 use sqlx::postgres::PgRow;
@@ -260,6 +261,12 @@ fn outcomes<'a>(
 /// Runs upstream's batch add for `jobs` in `queue` on `executor` (the pool, or a caller's
 /// open transaction): one statement, so the whole batch becomes visible at once; ids in input
 /// order.
+///
+/// A job refused inside the statement (a missing parent, a parent that cannot be replaced)
+/// is skipped and the others are added, as Node.js's `add_flow` does: the error is then
+/// [`Error::Bulk`](bullmq_core::Error::Bulk) naming both. A statement that fails writes
+/// nothing: the error is a bulk error without an index (or, when the connection was lost
+/// before the answer, with every job unknown: the statement may have committed).
 pub(crate) async fn add_jobs_on<'e, E>(
     executor: E,
     queue: &str,
@@ -285,15 +292,75 @@ where
     } else {
         sqlx::query(commands::ADD_FLOW.text).bind(payload)
     };
-    let rows = query
-        .fetch_all(executor)
-        .await
-        .map_err(refusal(ADD_JOB, None))?;
+    let total = jobs.len();
+    let rows = match query.fetch_all(executor).await {
+        Ok(rows) => rows,
+        Err(err) => {
+            let lost = matches!(
+                err,
+                sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed
+            );
+            let error = refusal(ADD_JOB, None)(err);
+            return Err(if lost {
+                BulkAddError {
+                    total,
+                    added: Vec::new(),
+                    refused: Vec::new(),
+                    unknown: Some(UnknownJobs {
+                        indices: (0..total).collect(),
+                        error,
+                    }),
+                }
+            } else {
+                BulkAddError::nothing_added(total, vec![RefusedJob { index: None, error }])
+            }
+            .into());
+        }
+    };
+    // The statement has committed (or will, with the caller's transaction): an answer that
+    // cannot be read leaves every job's outcome unknown.
+    let read = match outcomes(&rows, command, "jobs", jobs.iter()) {
+        Ok(read) => read,
+        Err(error) => {
+            return Err(BulkAddError {
+                total,
+                added: Vec::new(),
+                refused: Vec::new(),
+                unknown: Some(UnknownJobs {
+                    indices: (0..total).collect(),
+                    error,
+                }),
+            }
+            .into());
+        }
+    };
     // `add_flow` answers a refused job's id as its negative code; Node.js would take it for
-    // the id, the Redis backend raises the refusal: so do we.
-    outcomes(&rows, command, "jobs", jobs.iter())?
-        .map(|outcome| outcome?.map_err(Into::into))
-        .collect()
+    // the id, the Redis backend raises the refusal: so do we, naming what was added.
+    let mut added = Vec::with_capacity(total);
+    let mut refused = Vec::new();
+    for (index, outcome) in read.enumerate() {
+        match outcome {
+            Ok(Ok(id)) => added.push(AddedJob { index, id }),
+            Ok(Err(refusal)) => refused.push(RefusedJob {
+                index: Some(index),
+                error: refusal.into(),
+            }),
+            Err(error) => refused.push(RefusedJob {
+                index: Some(index),
+                error,
+            }),
+        }
+    }
+    if refused.is_empty() {
+        return Ok(added.into_iter().map(|a| a.id).collect());
+    }
+    Err(BulkAddError {
+        total,
+        added,
+        refused,
+        unknown: None,
+    }
+    .into())
 }
 
 /// Runs upstream's `add_flow` for `nodes` on `executor` (the pool, or a caller's open
@@ -338,17 +405,30 @@ where
     outcomes(&rows, "addFlow", "nodes", nodes.iter().map(|n| &n.entry))?.collect()
 }
 
-/// Whether the connection an add ran on is fit for reuse: it added, or was refused.
+/// Whether the connection an add ran on is fit for reuse: it added, or was refused (a bulk
+/// whose answer came, whatever it said).
 fn answered<T>(outcome: &Result<T>) -> bool {
-    matches!(outcome, Ok(_) | Err(bullmq_core::Error::Script(_)))
+    match outcome {
+        Ok(_) | Err(bullmq_core::Error::Script(_)) => true,
+        Err(bullmq_core::Error::Bulk(bulk)) => bulk.unknown.as_ref().is_none_or(|u| {
+            u.error.backend_kind() != Some(bullmq_core::BackendErrorKind::Connection)
+        }),
+        Err(_) => false,
+    }
 }
 
 /// Gives `lane` back after an add, noting a connection lost: a failure of the statement
 /// that is no refusal by the server.
 fn settle<T>(lane: Lane<'_>, lanes: &Lanes, added: &Result<T>) {
     let answered = answered(added);
-    if let (false, Err(e @ bullmq_core::Error::Backend(_))) = (answered, added) {
-        lanes.lost(e);
+    match (answered, added) {
+        (false, Err(e @ bullmq_core::Error::Backend(_))) => lanes.lost(e),
+        (false, Err(bullmq_core::Error::Bulk(bulk))) => {
+            if let Some(unknown) = &bulk.unknown {
+                lanes.lost(&unknown.error);
+            }
+        }
+        _ => {}
     }
     lane.give_back(answered);
 }

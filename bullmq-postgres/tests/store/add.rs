@@ -14,7 +14,7 @@ use crate::support::jobs::script_error;
 use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
-use bullmq_core::{Job, JobId, JobOptions, Prefix, QueueName, ScriptErrorCode};
+use bullmq_core::{Error, Job, JobId, JobOptions, Prefix, QueueName, ScriptErrorCode};
 use bullmq_postgres::sqlx;
 use serde_json::{Value, json};
 
@@ -356,15 +356,52 @@ async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
     assert_eq!(err.parent_key.as_deref(), Some("q:nobody"));
     assert!(job_rows(&schema, "q").await.is_empty(), "nothing was added");
 
-    // Through a batch (which takes the flow engine, the job having a parent) too.
-    let err = script_error(
-        backend
-            .add_jobs(std::slice::from_ref(&orphan))
-            .await
-            .unwrap_err(),
+    // Through a batch (which takes the flow engine, the job having a parent) too: the bulk
+    // error names it by its index.
+    let Err(Error::Bulk(failed)) = backend.add_jobs(std::slice::from_ref(&orphan)).await else {
+        panic!("the orphan is refused")
+    };
+    assert!(
+        failed.added.is_empty() && failed.unknown.is_none(),
+        "{failed}"
     );
+    let refused = failed.refused.into_iter().next().expect("one refusal");
+    assert_eq!(refused.index, Some(0));
+    let err = script_error(refused.error);
     assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
     assert_eq!(err.parent_key.as_deref(), Some("q:nobody"));
+    assert!(job_rows(&schema, "q").await.is_empty(), "nothing was added");
+}
+
+#[tokio::test]
+async fn a_batch_whose_statement_fails_writes_nothing_and_says_so() {
+    let schema = TestSchema::new("add_batch_fails");
+    let backend = schema.backend("q").await;
+    // Data that is not JSON (another runtime's mistake): the cast to jsonb fails the whole
+    // statement, which names no job.
+    let mut bad = job("bad", json!({}), JobOptions::new());
+    bad.data = "{not json".to_owned();
+    let batch = [
+        new_job(job("a", json!({}), JobOptions::new())),
+        new_job(bad),
+    ];
+    let Err(Error::Bulk(failed)) = backend.add_jobs(&batch).await else {
+        panic!("the statement fails")
+    };
+    assert!(
+        failed.added.is_empty() && failed.unknown.is_none(),
+        "{failed}"
+    );
+    assert_eq!(failed.refused.len(), 1, "{failed}");
+    assert_eq!(failed.refused[0].index, None);
+    assert_eq!(failed.to_retry(), [0, 1]);
+    assert!(
+        failed
+            .to_string()
+            .starts_with("added 0 of 2 jobs; the store refused the bulk ("),
+        "{failed}"
+    );
+    assert!(job_rows(&schema, "q").await.is_empty(), "nothing was added");
 }
 
 #[tokio::test]

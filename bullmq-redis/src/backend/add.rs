@@ -7,6 +7,7 @@ use std::task::Poll;
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, ParentAt};
+use bullmq_core::error::{AddedJob, BulkAddError, PayloadTooLarge, RefusedJob, UnknownJobs};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
@@ -14,6 +15,7 @@ use super::RedisBackend;
 use crate::connection::{SharedConnection, command};
 use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
+use crate::payload_limit;
 use crate::replication::{self, ReplicaWait};
 use crate::script::{self, ScriptCall};
 use crate::scripts::{self, LuaScript};
@@ -61,6 +63,33 @@ impl AddCall<'_> {
             cmd.arg(arg);
         }
         cmd
+    }
+
+    /// The size of its largest argument, in bytes (keys are short, and not counted).
+    fn largest(&self) -> usize {
+        self.data.len().max(self.opts.len()).max(self.args.len())
+    }
+
+    /// The refusal of this call when one of its arguments is over `limit` bytes (the
+    /// server's `proto-max-bulk-len`), for the job at `index` of its bulk, if any.
+    fn too_large(&self, limit: u64, index: Option<usize>, job: &Job) -> Option<PayloadTooLarge> {
+        let parts = [
+            ("data", self.data.len()),
+            ("options", self.opts.len()),
+            ("arguments", self.args.len()),
+        ];
+        let (part, size) = parts
+            .into_iter()
+            .map(|(part, len)| (part, u64::try_from(len).unwrap_or(u64::MAX)))
+            .find(|(_, size)| *size > limit)?;
+        Some(PayloadTooLarge {
+            index,
+            job_name: job.name.clone(),
+            part,
+            size,
+            limit,
+            setting: payload_limit::SETTING,
+        })
     }
 
     /// The `EVALSHA` command, for pipelines.
@@ -279,6 +308,10 @@ impl AddJobs for RedisBackend {
             super::cluster::check_parent_slot(&self.keys, job, parent)?;
         }
         let call = add_call(&self.keys, job, parent, false, false)?;
+        let limit = self.payload_limit(call.largest()).await?;
+        if let Some(too_large) = call.too_large(limit, None, job) {
+            return Err(too_large.into());
+        }
         let wait = self.replica_wait();
         let (reply, acked) = call
             .invoke_waited(&self.connection(), wait)
@@ -293,15 +326,35 @@ impl AddJobs for RedisBackend {
     }
 
     async fn add_jobs(&self, jobs: &[NewJob]) -> Result<Vec<JobId>> {
-        // Every job is encoded before any is sent (into a vector sized up front: collecting
-        // `Result`s cannot know the length, and would grow it by copying).
+        // Every job is encoded and checked before any is sent (into a vector sized up front:
+        // collecting `Result`s cannot know the length, and would grow it by copying), so that
+        // a job unfit to send leaves the whole bulk unwritten.
         let mut calls = Vec::with_capacity(jobs.len());
-        let cluster = self.con.is_cluster();
-        for j in jobs {
-            if cluster {
-                super::cluster::check_parent_slot(&self.keys, &j.job, &j.parent)?;
+        let mut unfit = Vec::new();
+        for (index, j) in jobs.iter().enumerate() {
+            match self.encoded_call(j) {
+                Ok(call) => calls.push(call),
+                Err(error) => unfit.push(RefusedJob {
+                    index: Some(index),
+                    error,
+                }),
             }
-            calls.push(add_call(&self.keys, &j.job, &j.parent, false, false)?);
+        }
+        if unfit.is_empty() {
+            // Every job encoded: the calls are in input order.
+            let largest = calls.iter().map(AddCall::largest).max().unwrap_or(0);
+            let limit = self.payload_limit(largest).await?;
+            for (index, (call, j)) in calls.iter().zip(jobs).enumerate() {
+                if let Some(too_large) = call.too_large(limit, Some(index), &j.job) {
+                    unfit.push(RefusedJob {
+                        index: Some(index),
+                        error: too_large.into(),
+                    });
+                }
+            }
+        }
+        if !unfit.is_empty() {
+            return Err(BulkAddError::nothing_added(jobs.len(), unfit).into());
         }
         // Pipelined on the shared connection, one write per batch: each batch is queued as
         // soon as it is packed, and the yield lets the connection write it out, so Redis works
@@ -312,7 +365,8 @@ impl AddJobs for RedisBackend {
         // that a bulk does not open a connection per batch.
         let wait = self.replica_wait();
         let mut fewest = None;
-        for batch in calls.chunks(BULK_WRITE) {
+        let mut outcomes = Outcomes::new(jobs.len());
+        for (n, batch) in calls.chunks(BULK_WRITE).enumerate() {
             let mut pipe = redis::pipe();
             pipe.ignore_errors();
             for call in batch {
@@ -336,41 +390,65 @@ impl AddJobs for RedisBackend {
                 start(&mut replies).await
             };
             if let Some(Err(e)) = done {
-                return Err(wrap("add jobs")(e));
+                // Part of this batch may have run; the batches after it are not sent (and so
+                // are left for a retry), those before it are read below.
+                let first = n * BULK_WRITE;
+                outcomes.unknown(first..first + batch.len(), wrap("add jobs")(e));
+                break;
             }
             batches.push((replies, done));
             tokio::task::yield_now().await;
         }
         let con = self.connection();
-        let mut ids = Vec::with_capacity(jobs.len());
-        let mut calls = calls.iter().zip(jobs);
+        let mut index = 0;
         for (pending, done) in batches {
+            let first = index;
+            let end = (first + BULK_WRITE).min(calls.len());
+            index = end;
             let replies = match done {
                 Some(replies) => replies,
                 None => pending.await,
-            }
-            .map_err(wrap("add jobs"))?;
-            let mut replies = replies;
+            };
+            let mut replies = match replies {
+                Ok(replies) => replies,
+                Err(e) => {
+                    outcomes.unknown(first..end, wrap("add jobs")(e));
+                    continue;
+                }
+            };
             if wait.is_some() {
                 // The script replies decide; a refused `WAIT` counts as no replica.
                 let acked = replication::acked(replies.pop().and_then(Result::ok));
                 note_fewest(&mut fewest, shortfall(wait, Some(acked)));
             }
-            for (reply, (call, entry)) in replies.into_iter().zip(calls.by_ref()) {
+            let answered = replies.len().min(end - first);
+            for (offset, reply) in replies.into_iter().take(answered).enumerate() {
+                let i = first + offset;
+                let (call, entry) = (&calls[i], &jobs[i]);
                 // NOSCRIPT means the script did not run: run this job again on its own.
                 let reply = if is_noscript(&reply) {
-                    let (reply, acked) = call
-                        .invoke_waited(&con, wait)
-                        .await
-                        .map_err(wrap("add jobs"))?;
-                    note_fewest(&mut fewest, shortfall(wait, acked));
-                    reply
+                    call.invoke_waited(&con, wait).await.map(|(reply, acked)| {
+                        note_fewest(&mut fewest, shortfall(wait, acked));
+                        reply
+                    })
                 } else {
-                    reply.map_err(wrap("add jobs"))?
+                    reply
                 };
-                ids.push(added_id(&reply, &entry.job, &entry.parent)?);
+                match reply {
+                    Ok(reply) => match added_id(&reply, &entry.job, &entry.parent) {
+                        Ok(id) => outcomes.added(i, id),
+                        Err(refusal) => outcomes.refused(i, refusal.into()),
+                    },
+                    Err(e) if is_lost(&e) => outcomes.unknown(i..=i, wrap("add jobs")(e)),
+                    Err(e) => outcomes.refused(i, wrap("add jobs")(e)),
+                }
+            }
+            if first + answered < end {
+                let missing = redis::Value::Int(i64::try_from(answered).unwrap_or(i64::MAX));
+                outcomes.unknown(first + answered..end, unexpected("add jobs", &missing));
             }
         }
+        let ids = outcomes.finish()?;
         if let (Some(wait), Some(acked)) = (wait, fewest) {
             let added = ids.iter().map(|id| id.as_str().to_owned()).collect();
             return Err(replication::not_replicated("add jobs", wait, acked, added));
@@ -393,9 +471,23 @@ impl AddJobs for RedisBackend {
         let mut pipe = redis::pipe();
         pipe.atomic();
         let mut parents = BTreeMap::new();
-        for node in nodes {
+        let mut limit = None;
+        for (index, node) in nodes.iter().enumerate() {
             let keys = QueueKeys::new(&node.prefix, &node.queue);
             let call = add_call(&keys, &node.entry.job, &node.entry.parent, true, true)?;
+            // Checked before anything is sent: the flow is refused whole. (The limit is asked
+            // for once, and only for a node over 1 MB.)
+            if u64::try_from(call.largest()).unwrap_or(u64::MAX)
+                > payload_limit::MIN_PROTO_MAX_BULK_LEN
+            {
+                let limit = match limit {
+                    Some(limit) => limit,
+                    None => *limit.insert(self.payload_limit(call.largest()).await?),
+                };
+                if let Some(too_large) = call.too_large(limit, Some(index), &node.entry.job) {
+                    return Err(too_large.into());
+                }
+            }
             pipe.add_command(call.evalsha());
             if let (Some(parent), Some(parent_key)) =
                 (&node.entry.job.parent, &node.entry.parent.parent_key)
@@ -431,6 +523,83 @@ impl AddJobs for RedisBackend {
                 },
             )
             .collect()
+    }
+}
+
+impl RedisBackend {
+    /// The add call of a job of a bulk, refused when it cannot be sent: its parent in
+    /// another slot of a cluster, or not encodable.
+    fn encoded_call<'a>(&'a self, j: &'a NewJob) -> Result<AddCall<'a>> {
+        if self.con.is_cluster() {
+            super::cluster::check_parent_slot(&self.keys, &j.job, &j.parent)?;
+        }
+        add_call(&self.keys, &j.job, &j.parent, false, false)
+    }
+}
+
+/// Whether a failed call may have run: its connection was lost before the answer came.
+fn is_lost(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_timeout()
+}
+
+/// What became of each job of a bulk, gathered as the replies are read.
+struct Outcomes {
+    total: usize,
+    added: Vec<AddedJob>,
+    refused: Vec<RefusedJob>,
+    unknown: Option<UnknownJobs>,
+}
+
+impl Outcomes {
+    fn new(total: usize) -> Self {
+        Self {
+            total,
+            added: Vec::with_capacity(total),
+            refused: Vec::new(),
+            unknown: None,
+        }
+    }
+
+    fn added(&mut self, index: usize, id: JobId) {
+        self.added.push(AddedJob { index, id });
+    }
+
+    fn refused(&mut self, index: usize, error: bullmq_core::Error) {
+        self.refused.push(RefusedJob {
+            index: Some(index),
+            error,
+        });
+    }
+
+    /// The jobs at `indices` may or may not have run; the first cause is kept.
+    fn unknown(&mut self, indices: impl IntoIterator<Item = usize>, error: bullmq_core::Error) {
+        match &mut self.unknown {
+            Some(unknown) => unknown.indices.extend(indices),
+            None => {
+                self.unknown = Some(UnknownJobs {
+                    indices: indices.into_iter().collect(),
+                    error,
+                });
+            }
+        }
+    }
+
+    /// The ids in input order when every job was added, else what became of each.
+    fn finish(mut self) -> Result<Vec<JobId>> {
+        if self.added.len() == self.total {
+            return Ok(self.added.into_iter().map(|a| a.id).collect());
+        }
+        // A batch that failed to go out is noted before the batches sent ahead of it are read.
+        if let Some(unknown) = &mut self.unknown {
+            unknown.indices.sort_unstable();
+        }
+        Err(BulkAddError {
+            total: self.total,
+            added: self.added,
+            refused: self.refused,
+            unknown: self.unknown,
+        }
+        .into())
     }
 }
 

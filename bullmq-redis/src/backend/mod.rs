@@ -26,6 +26,7 @@ use bullmq_core::{Prefix, QueueName, Result};
 use crate::connection::{ClusterUrl, NodeClients, SentinelUrl, SharedConnection};
 use crate::error::{wrap, wrap_connect, wrap_named};
 use crate::keys::QueueKeys;
+use crate::payload_limit::PayloadLimit;
 use crate::replication::ReplicaWait;
 use crate::script::ScriptCall;
 use crate::scripts::LuaScript;
@@ -285,6 +286,8 @@ pub struct RedisBackend {
     response_timeout: Duration,
     /// [`RedisOptions::wait_for_replicas`].
     replica_wait: Option<ReplicaWait>,
+    /// The server's `proto-max-bulk-len`, read on the first add of a job over 1 MB.
+    payload_limit: Arc<PayloadLimit>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -353,6 +356,7 @@ impl RedisBackend {
             server,
             response_timeout: options.response_timeout,
             replica_wait: options.wait_for_replicas,
+            payload_limit: Arc::default(),
         })
     }
 
@@ -411,6 +415,12 @@ impl RedisBackend {
     /// [`RedisOptions::wait_for_replicas`].
     pub(crate) fn replica_wait(&self) -> Option<ReplicaWait> {
         self.replica_wait
+    }
+
+    /// The largest argument the server takes, in bytes, for calls whose largest argument
+    /// is `largest` bytes (see [`PayloadLimit::for_largest`]).
+    pub(crate) async fn payload_limit(&self, largest: usize) -> Result<u64> {
+        self.payload_limit.for_largest(&self.con, largest).await
     }
 
     /// How long a reply, or opening a dedicated connection, may take.

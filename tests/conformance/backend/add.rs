@@ -1,7 +1,8 @@
 //! `AddJobs`: one job, many, and jobs of another queue.
 
 use bullmq_core::backend::{AddJobs, Lifecycle, NewJob, ParentKeyOpts, Queries};
-use bullmq_core::{Job, JobOptions, JobState, QueueName};
+use bullmq_core::options::ParentOptions;
+use bullmq_core::{Error, Job, JobOptions, JobState, QueueName, ScriptErrorCode};
 
 use super::{Sec, T0, id};
 use crate::store::Store;
@@ -67,6 +68,45 @@ pub async fn add_jobs_answers_ids_in_input_order<S: Store>() {
         assert_eq!(s.job(i).await.name, name);
     }
     assert_eq!(s.state(&ids[2]).await, Some(JobState::Prioritized));
+}
+
+pub async fn add_jobs_reports_each_job_when_one_is_refused<S: Store>() {
+    let s = Sec::<S>::new().await;
+    let orphan = {
+        // A parent that does not exist: the store refuses this job alone.
+        let opts = JobOptions::new().parent(ParentOptions::new("gone", s.b.qualified_name()));
+        let job = job("orphan", "{}", opts);
+        let parent = ParentKeyOpts::of(&job);
+        NewJob { job, parent }
+    };
+    let plain = |name: &str| NewJob {
+        job: job(name, "{}", JobOptions::new().job_id(name)),
+        parent: ParentKeyOpts::default(),
+    };
+    let batch = [plain("a"), orphan, plain("c")];
+    let Err(Error::Bulk(failed)) = s.b.add_jobs(&batch).await else {
+        panic!("the orphan is refused")
+    };
+    let added: Vec<(usize, &str)> = failed
+        .added
+        .iter()
+        .map(|a| (a.index, a.id.as_str()))
+        .collect();
+    assert_eq!(added, [(0, "a"), (2, "c")]);
+    assert_eq!(failed.refused.len(), 1);
+    assert_eq!(failed.refused[0].index, Some(1));
+    assert!(
+        matches!(&failed.refused[0].error, Error::Script(e) if e.code == ScriptErrorCode::ParentNotFound),
+        "{failed}"
+    );
+    assert!(failed.unknown.is_none());
+    assert_eq!(failed.to_retry(), [1]);
+    assert_eq!(
+        s.b.get_counts(&[JobState::Waiting.into()], None)
+            .await
+            .unwrap(),
+        [2]
+    );
 }
 
 pub async fn a_backend_for_another_queue_adds_there<S: Store>() {

@@ -82,6 +82,11 @@ fn redact_as_user_info_up_to(url: &str, parts: &UrlParts<'_>, at: usize) -> Stri
         Some(user) => format!("{}://{user}:{MASK}@", parts.scheme),
         None => format!("{}://{MASK}@", parts.scheme),
     };
+    if url.find('#').is_some_and(|hash| at > hash) {
+        // The `@` is in the `#` part, which is nobody's: none of it is shown.
+        out.push_str(MASK);
+        return out;
+    }
     let tail = &url[at + 1..];
     let (tail, fragment) = match tail.split_once('#') {
         Some((before, fragment)) => (before, Some(fragment)),

@@ -43,7 +43,7 @@ pub fn redact_url(url: &str) -> String {
     let Some(parts) = url_form::split(url) else {
         return redact_keywords(url);
     };
-    if let Some(at) = url_form::stray_at(&parts) {
+    if let Some(at) = url_form::stray_at(url) {
         return redact_as_user_info_up_to(url, &parts, at);
     }
     let mut out = format!("{}://", parts.scheme);

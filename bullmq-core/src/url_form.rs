@@ -163,7 +163,7 @@ pub fn ambiguity(url: &str) -> Option<&'static str> {
              them as %23",
         );
     }
-    if stray_at(&parts).is_some() {
+    if stray_at(url).is_some() {
         return Some(
             "the URL has an `@` after its host part (in the path, a query key, or the value \
              of a parameter no store reads), so part of a password may have been taken for \
@@ -185,10 +185,11 @@ pub fn ambiguity(url: &str) -> Option<&'static str> {
 /// place where the user information may really end, when the password held a raw `/`, `?` or
 /// `#`. Its index in the URL.
 #[must_use]
-pub fn stray_at(parts: &UrlParts<'_>) -> Option<usize> {
+pub fn stray_at(url: &str) -> Option<usize> {
+    let parts = split(url)?;
     let mut last = None;
-    // Offsets below are relative to the URL start; the parts borrow from it.
-    let base = parts.scheme.as_ptr() as usize;
+    // The parts borrow from `url`: their offsets in it.
+    let base = url.as_ptr() as usize;
     let offset = |s: &str| s.as_ptr() as usize - base;
     if let Some(at) = parts.path.rfind('@') {
         last = Some(offset(parts.path) + at);
@@ -198,19 +199,18 @@ pub fn stray_at(parts: &UrlParts<'_>) -> Option<usize> {
             if let Some(at) = key.rfind('@') {
                 last = Some(offset(key) + at);
             }
-            if let Some(value) = value {
-                if !is_known_key(&decode(key)) {
-                    if let Some(at) = value.rfind('@') {
-                        last = Some(offset(value) + at);
-                    }
-                }
+            if let Some(value) = value
+                && !is_known_key(&decode(key))
+                && let Some(at) = value.rfind('@')
+            {
+                last = Some(offset(value) + at);
             }
         }
     }
-    if let Some(fragment) = parts.fragment {
-        if let Some(at) = fragment.rfind('@') {
-            last = Some(offset(fragment) + at);
-        }
+    if let Some(fragment) = parts.fragment
+        && let Some(at) = fragment.rfind('@')
+    {
+        last = Some(offset(fragment) + at);
     }
     last
 }

@@ -191,9 +191,9 @@ impl PostgresOptions {
                         .to_owned(),
                 );
             }
-            if !PG_KEYS.contains(&key.as_str())
-                && !(key.starts_with("options[") && key.ends_with(']'))
-            {
+            let known = PG_KEYS.contains(&key.as_str())
+                || (key.starts_with("options[") && key.ends_with(']'));
+            if !known {
                 return fail(format!(
                     "has the parameter `{}`, which sqlx 0.8 does not read: remove it, or use one \
                      of {}",

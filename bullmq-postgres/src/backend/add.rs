@@ -9,7 +9,7 @@
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, KeyStyle};
-use bullmq_core::error::{AddedJob, BulkAddError, RefusedJob, UnknownJobs};
+use bullmq_core::error::{AddedJob, BulkAddError, RefusedJob};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use serde::Serialize;
 use sqlx::postgres::PgRow;

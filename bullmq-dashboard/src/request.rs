@@ -118,7 +118,7 @@ impl Ctx {
 
     /// A 303 to `path` (below the mount point).
     pub(crate) fn redirect(&self, path: &str) -> Response {
-        let location = format!("{}{path}", self.base);
+        let location = crate::urls::below(&self.base, path);
         match HeaderValue::from_str(&location) {
             Ok(value) => {
                 let mut response = StatusCode::SEE_OTHER.into_response();

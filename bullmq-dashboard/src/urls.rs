@@ -16,6 +16,16 @@ pub(crate) fn enc(text: &str) -> String {
     out
 }
 
+/// `path` below the mount point `base`; the overview (`/`) is the mount point itself, which
+/// is where a router nested at `base` answers it.
+pub(crate) fn below(base: &str, path: &str) -> String {
+    if path == "/" && !base.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}{path}")
+    }
+}
+
 /// A queue's page.
 pub(crate) fn queue(connection: &str, queue: &str) -> String {
     format!("/c/{}/q/{}", enc(connection), enc(queue))
@@ -44,5 +54,8 @@ mod tests {
     fn parts_are_encoded() {
         assert_eq!(enc("a b/c?d&é"), "a%20b%2Fc%3Fd%26%C3%A9");
         assert_eq!(job("main", "q 1", "7/8"), "/c/main/q/q%201/jobs/7%2F8");
+        assert_eq!(below("/admin", "/"), "/admin");
+        assert_eq!(below("", "/"), "/");
+        assert_eq!(below("/admin", "/live"), "/admin/live");
     }
 }

@@ -27,7 +27,7 @@ impl View {
 
     /// A path below the mount point.
     pub(crate) fn href(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
+        crate::urls::below(&self.base, path)
     }
 
     /// A POST form to `action` (below the mount point) with one button; `fields` go first.

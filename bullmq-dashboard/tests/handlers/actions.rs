@@ -169,7 +169,7 @@ async fn obliterate_needs_the_queue_name_typed(store: Store) {
         .post(&app, &fx.path("/obliterate"), &[("confirm", &fx.name)])
         .await;
     assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
-    assert_eq!(done.location(), "/admin/");
+    assert_eq!(done.location(), "/admin");
     assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_none());
     let names: Vec<String> = fx
         .queue

@@ -121,7 +121,7 @@ async fn a_queue_the_hook_hides_is_not_found(store: Store) {
             }
         })
     });
-    let overview = get(&app, "/admin/").await;
+    let overview = get(&app, "/admin").await;
     assert!(
         !overview.ok().contains(&fx.name),
         "the hidden queue is not listed"
@@ -140,7 +140,7 @@ async fn a_queue_the_hook_hides_is_not_found(store: Store) {
             "{path}"
         );
     }
-    let s = Session::open(&app, "/admin/").await;
+    let s = Session::open(&app, "/admin").await;
     for (path, fields) in mutations(&fx) {
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
         assert_eq!(
@@ -181,7 +181,7 @@ async fn no_page_shows_a_secret_and_every_page_has_the_security_headers(store: S
         .unwrap();
     let app = axum::Router::new().nest("/admin", dashboard);
     let pages = [
-        "/admin/".to_owned(),
+        "/admin".to_owned(),
         fx.path(""),
         fx.path("?state=failed"),
         fx.path(&format!("/jobs/{}", fx.failed.as_str())),
@@ -218,7 +218,7 @@ async fn no_page_shows_a_secret_and_every_page_has_the_security_headers(store: S
             "no-referrer"
         );
     }
-    let overview = get(&app, "/admin/").await;
+    let overview = get(&app, "/admin").await;
     assert!(
         overview.body.contains("down") && overview.body.contains("unavailable"),
         "{}",

@@ -320,8 +320,10 @@ impl Session {
         );
         let cookie = set.split(';').next().unwrap().to_owned();
         let marker = "name=\"csrf\" value=\"";
-        let start = answer.body.find(marker).expect("a form with a CSRF token") + marker.len();
-        let token = answer.body[start..].split('"').next().unwrap().to_owned();
+        // A read-only page has no form, so no token.
+        let token = answer.body.find(marker).map_or_else(String::new, |at| {
+            answer.body[at + marker.len()..].split('"').next().unwrap().to_owned()
+        });
         Self { cookie, token }
     }
 

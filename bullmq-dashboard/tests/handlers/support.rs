@@ -322,7 +322,11 @@ impl Session {
         let marker = "name=\"csrf\" value=\"";
         // A read-only page has no form, so no token.
         let token = answer.body.find(marker).map_or_else(String::new, |at| {
-            answer.body[at + marker.len()..].split('"').next().unwrap().to_owned()
+            answer.body[at + marker.len()..]
+                .split('"')
+                .next()
+                .unwrap()
+                .to_owned()
         });
         Self { cookie, token }
     }

@@ -57,6 +57,19 @@ try {
   await page.locator('.tab .count[data-state="failed"]', { hasText: /^0$/ }).waitFor();
   await page.getByText("No job.").waitFor();
   steps.push("the failed list is empty");
+  // A live count rises while a job is added from another tab, without a reload.
+  const overview = await context.newPage();
+  overview.on("pageerror", (e) => errors.push(String(e)));
+  await overview.goto(BASE);
+  const cell = overview.locator(`tr[data-queue="${QUEUE}"] td[data-state="waiting"]`);
+  const before = Number(await cell.textContent());
+  await page.goto(queueUrl);
+  await page.locator("summary", { hasText: "Add a job" }).click();
+  await page.fill('input[name="name"][required]', "from-the-browser");
+  await page.getByRole("button", { name: "add" }).click();
+  await page.getByText("Done: added job").waitFor();
+  await overview.locator(`tr[data-queue="${QUEUE}"] td[data-state="waiting"]`, { hasText: String(before + 1) }).waitFor();
+  steps.push(`the overview's live waiting count rose from ${before} to ${before + 1}`);
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
   console.log(JSON.stringify({ ok: true, steps, shots }));
 } catch (e) {

@@ -38,6 +38,18 @@ fn value(text: &str, full: bool, whole: &str) -> Markup {
     }
 }
 
+/// The options that are set, as Rust reads them (the unset ones left out).
+fn set_options(opts: &bullmq::JobOptions) -> String {
+    let full = format!("{opts:#?}");
+    full.lines()
+        .filter(|line| {
+            let line = line.trim();
+            !(line.ends_with(": None,") || line.ends_with(": {},") || line.ends_with(": [],"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `GET /c/{connection}/q/{queue}/jobs/{id}`.
 pub(crate) async fn job_page(
     State(inner): State<Shared>,
@@ -117,7 +129,7 @@ pub(crate) async fn job_page(
         children.extend(list.iter().map(|k| (child_link(k), "failed")));
     }
     let state_text = state.map_or("unknown", |s| s.as_str());
-    let options = format!("{:#?}", job.opts);
+    let options = set_options(&job.opts);
     let progress = job.progress.to_string();
     let body = html! {
         h1 { "Job " (id) " " span.badge { (state_text) } }

@@ -235,3 +235,85 @@ async fn no_page_shows_a_secret_and_every_page_has_the_security_headers(store: S
     );
 }
 both_stores!(no_page_shows_a_secret_and_every_page_has_the_security_headers);
+
+/// What the actions log, captured.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+async fn every_action_and_refusal_is_logged_without_a_secret(store: Store) {
+    let fx = Fixture::new(store).await;
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(captured.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let app = fx.app();
+    let read_only = fx.app_with(|b| b.read_only(true));
+    {
+        // The test runs on one thread here, so the subscriber sees every event.
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let s = Session::open(&app, &fx.path("")).await;
+        let retry = fx.path(&format!("/jobs/{}/retry", fx.failed.as_str()));
+        assert_eq!(
+            s.post(&app, &retry, &[]).await.status,
+            StatusCode::SEE_OTHER
+        );
+        assert_eq!(
+            s.post(&app, &fx.path("/pause"), &[]).await.status,
+            StatusCode::SEE_OTHER
+        );
+        assert_eq!(
+            post_raw(&app, &fx.path("/resume"), None, &[]).await.status,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            s.post(&read_only, &fx.path("/resume"), &[]).await.status,
+            StatusCode::FORBIDDEN
+        );
+    }
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        log.contains("job action")
+            && log.contains("action=retry")
+            && log.contains(fx.failed.as_str()),
+        "{log}"
+    );
+    assert!(
+        log.contains("queue action") && log.contains("action=pause"),
+        "{log}"
+    );
+    assert!(log.contains("action refused: CSRF"), "{log}");
+    assert!(log.contains("action refused: read-only"), "{log}");
+    assert!(!log.contains(SECRET), "{log}");
+}
+
+mod every_action_and_refusal_is_logged_without_a_secret {
+    #[tokio::test(flavor = "current_thread")]
+    async fn redis() {
+        super::every_action_and_refusal_is_logged_without_a_secret(crate::support::Store::Redis)
+            .await;
+    }
+    #[tokio::test(flavor = "current_thread")]
+    async fn postgres() {
+        super::every_action_and_refusal_is_logged_without_a_secret(crate::support::Store::Postgres)
+            .await;
+    }
+}

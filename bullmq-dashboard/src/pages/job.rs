@@ -38,16 +38,34 @@ fn value(text: &str, full: bool, whole: &str) -> Markup {
     }
 }
 
-/// The options that are set, as Rust reads them (the unset ones left out).
+/// The options that are set, as Rust reads them: unset ones and the stored key order (an
+/// encoding detail) left out.
 fn set_options(opts: &bullmq::JobOptions) -> String {
     let full = format!("{opts:#?}");
-    full.lines()
-        .filter(|line| {
-            let line = line.trim();
-            !(line.ends_with(": None,") || line.ends_with(": {},") || line.ends_with(": [],"))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    let mut out = Vec::new();
+    let mut skipping: Option<usize> = None;
+    for line in full.lines() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some(at) = skipping {
+            if indent == at && trimmed.starts_with([')', ']', '}']) {
+                skipping = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("key_order:") {
+            if !trimmed.ends_with(',') {
+                skipping = Some(indent);
+            }
+            continue;
+        }
+        if trimmed.ends_with(": None,") || trimmed.ends_with(": {},") || trimmed.ends_with(": [],")
+        {
+            continue;
+        }
+        out.push(line);
+    }
+    out.join("\n")
 }
 
 /// `GET /c/{connection}/q/{queue}/jobs/{id}`.
@@ -172,4 +190,24 @@ pub(crate) async fn job_page(
         }
     };
     Ok(page(&ctx, &view, &id, &crumbs, None, &body))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_set_options_are_shown() {
+        let opts = bullmq::JobOptions {
+            attempts: Some(3),
+            ..bullmq::JobOptions::default()
+        };
+        let shown = super::set_options(&opts);
+        assert!(
+            shown.contains("attempts") && !shown.contains("None"),
+            "{shown}"
+        );
+        assert!(
+            shown.starts_with("JobOptions {") && shown.ends_with('}'),
+            "{shown}"
+        );
+    }
 }

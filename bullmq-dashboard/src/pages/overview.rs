@@ -124,11 +124,11 @@ fn connection_section(
                                             @if s.paused { " " span.badge.paused { "paused" } }
                                         }
                                         @for (state, n) in super::STATES.iter().zip(&s.counts) {
-                                            td.num data-state=(state.as_str()) { (n) }
+                                            td.num data-state=(state.as_str()) data-label=(state.as_str()) { (n) }
                                         }
-                                        td.num { @match s.workers { Some(n) => (n), None => "-" } }
-                                        td.num { @match s.concurrency { Some(n) => (n), None => "-" } }
-                                        td { @match s.rate { Some((max, ms)) => { (max) " / " (ms) " ms" }, None => "-" } }
+                                        td.num data-label="workers" { @match s.workers { Some(n) => (n), None => "-" } }
+                                        td.num data-label="concurrency" { @match s.concurrency { Some(n) => (n), None => "-" } }
+                                        td data-label="rate limit" { @match s.rate { Some((max, ms)) => { (max) " / " (ms) " ms" }, None => "-" } }
                                     }
                                 }
                             }

@@ -23,11 +23,11 @@ async fn overview_lists_the_queue_with_its_counts(store: Store) {
         "{body}"
     );
     assert!(
-        body.contains("<td class=\"num\" data-state=\"failed\">1</td>"),
+        body.contains("<td class=\"num\" data-state=\"failed\" data-label=\"failed\">1</td>"),
         "{body}"
     );
     assert!(
-        body.contains("<td class=\"num\" data-state=\"completed\">2</td>"),
+        body.contains("<td class=\"num\" data-state=\"completed\" data-label=\"completed\">2</td>"),
         "{body}"
     );
     assert!(body.contains("/admin/static/dashboard.js"), "{body}");

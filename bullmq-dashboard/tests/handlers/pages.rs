@@ -212,3 +212,42 @@ async fn live_counts_stream(store: Store) {
     assert_eq!(state, Some(JobState::Waiting));
 }
 both_stores!(live_counts_stream);
+
+async fn a_job_page_links_its_parent_and_children(store: Store) {
+    let fx = Fixture::new(store).await;
+    let queue = fx.queue.name().clone();
+    let flow = bullmq::FlowProducer::new(fx.queue.backend().clone());
+    let node = flow
+        .add(
+            bullmq::FlowJob::new(queue.clone(), "parent", serde_json::json!({})).child(
+                bullmq::FlowJob::new(queue.clone(), "child", serde_json::json!({})),
+            ),
+        )
+        .await
+        .unwrap();
+    let (parent, child) = (
+        node.job.id.as_str().to_owned(),
+        node.children[0].job.id.as_str().to_owned(),
+    );
+    let app = fx.app();
+    let page = get(&app, &fx.path(&format!("/jobs/{parent}"))).await;
+    let body = page.ok();
+    assert!(
+        body.contains("Children")
+            && body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{child}")))),
+        "{body}"
+    );
+    let page = get(&app, &fx.path(&format!("/jobs/{child}"))).await;
+    let body = page.ok();
+    assert!(
+        body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{parent}")))),
+        "{body}"
+    );
+    let waiting_children = get(&app, &fx.path("?state=waiting-children")).await;
+    assert!(
+        waiting_children.ok().contains(">parent<"),
+        "{}",
+        waiting_children.body
+    );
+}
+both_stores!(a_job_page_links_its_parent_and_children);

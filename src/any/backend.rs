@@ -67,6 +67,25 @@ impl AnyBackend {
     pub fn with_clock(self, clock: impl Clock) -> Self {
         dispatch!(self, b => b.with_clock(clock).into())
     }
+
+    /// Every queue of the store this backend is on, sorted by name: on Redis the queues
+    /// under its prefix ([`RedisBackend::queue_names`](bullmq_redis::RedisBackend::queue_names)),
+    /// on PostgreSQL the queues of its schema
+    /// ([`PostgresBackend::queue_names`](bullmq_postgres::PostgresBackend::queue_names)).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let backend = bullmq::connect("redis://127.0.0.1:6379", "any").await?;
+    /// let queues = backend.queue_names().await?;
+    /// # let _ = queues; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The store's refusal or a lost connection.
+    pub async fn queue_names(&self) -> Result<Vec<QueueName>> {
+        dispatch!(self, b => b.queue_names().await)
+    }
 }
 
 /// Implements section `$section` by handing each listed method to the chosen backend.

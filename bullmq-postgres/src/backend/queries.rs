@@ -726,7 +726,7 @@ impl Queries for PostgresBackend {
         Ok(page)
     }
 
-    /// One query of ours ([`SCALING_SIGNALS`]) at the backend's clock.
+    /// One query of ours (`SCALING_SIGNALS`) at the backend's clock.
     async fn scaling_signals(&self) -> Result<ScalingSignals> {
         const WHAT: &str = "scaling_signals";
         let now_ms = self.now_ms();

@@ -17,6 +17,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod repair;
 mod row;
 mod rows;
 mod schedulers;

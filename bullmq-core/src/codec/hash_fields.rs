@@ -92,6 +92,8 @@ fn counter_field(raw: &str) -> u32 {
     }
     match int_field("", "", raw) {
         Ok(n) => u32::try_from(n).unwrap_or(u32::MAX),
+        // Digits past u64: a count this large is as good as the largest.
+        Err(_) if raw.parse::<f64>().is_ok_and(f64::is_finite) => u32::MAX,
         Err(_) => 0,
     }
 }

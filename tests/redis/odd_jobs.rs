@@ -369,3 +369,84 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         .unwrap();
     assert_eq!(plain.len(), checked.jobs.len());
 }
+
+#[tokio::test]
+async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
+    // As a crashed worker of another runtime leaves them: in active, unlocked, in the stalled
+    // set, with a stalled count the stalled check's `HINCRBY` cannot count.
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let name = QueueName::new("oddstall").unwrap();
+    let connect = || async {
+        let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
+        RedisBackend::connect(&options, name.clone()).await.unwrap()
+    };
+    let queue = Queue::new(name.clone(), connect().await);
+    queue
+        .add("warm", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let mut con = support::redis().await;
+    let base = format!("{prefix}:oddstall:");
+    let ids: [&[u8]; 2] = [b"stalled-stc-text", b"stalled-\xff"];
+    for id in ids {
+        let key = [base.as_bytes(), id].concat();
+        let _: () = redis::pipe()
+            .hset_multiple(
+                &key,
+                &[
+                    ("name", "odd"),
+                    ("data", "{}"),
+                    ("opts", "{}"),
+                    ("timestamp", "1"),
+                    ("ats", "1"),
+                    ("stc", "abc"),
+                ],
+            )
+            .lpush(format!("{base}active"), id)
+            .sadd(format!("{base}stalled"), id)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    }
+    let runs: Arc<Mutex<HashMap<Vec<u8>, usize>>> = Arc::default();
+    let counted = Arc::clone(&runs);
+    let opts = WorkerOptions::new()
+        .drain_delay(Duration::from_millis(500))
+        .stalled_interval(Duration::from_millis(300));
+    let worker = Worker::new(name.clone(), connect().await, opts, move |job, _| {
+        let counted = Arc::clone(&counted);
+        async move {
+            *counted
+                .lock()
+                .unwrap()
+                .entry(job.id.as_bytes().to_vec())
+                .or_default() += 1;
+            Ok(json!("done"))
+        }
+    })
+    .await
+    .unwrap();
+    eventually("both stalled jobs completed", WAIT, || async {
+        let mut con = support::redis().await;
+        let n: usize = redis::cmd("ZCARD")
+            .arg(format!("{base}completed"))
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        n == 3
+    })
+    .await;
+    worker.close().await;
+    let runs = runs.lock().unwrap().clone();
+    for id in ids {
+        assert_eq!(runs.get(id), Some(&1), "{}", String::from_utf8_lossy(id));
+        let stc: String = redis::cmd("HGET")
+            .arg([base.as_bytes(), id].concat())
+            .arg("stc")
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        assert_eq!(stc, "1", "counted from 0 once it could be");
+    }
+}

@@ -114,6 +114,42 @@ impl RedisBackend {
             .map_err(wrap("drop a finished job from active"))
     }
 
+    /// Repairs the jobs `moveStalledJobsToWait` is about to count (the members of the stalled
+    /// set): it removes each from `active` before `HINCRBY stc`, so a count another runtime
+    /// garbled there would leave the job in no list. The set holds only the jobs whose lock
+    /// was not renewed since the last check, so this is one `SMEMBERS` per check and rarely
+    /// more.
+    pub(crate) async fn repair_stalled_candidates(&self) -> Result<()> {
+        const FIELDS: [&str; 5] = ["atm", "ats", "stc", "attemptsMade", "parent"];
+        let k = self.keys();
+        let ids: Vec<Vec<u8>> = redis::cmd("SMEMBERS")
+            .arg(&k.stalled)
+            .query_async(&mut self.connection())
+            .await
+            .map_err(wrap("read the stalled set"))?;
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<JobId> = ids.iter().map(|raw| JobId::from_bytes(raw)).collect();
+        let mut pipe = redis::pipe();
+        for id in &ids {
+            pipe.cmd("HMGET").arg(k.job_key(id, "")).arg(&FIELDS);
+        }
+        let values: Vec<Vec<Option<Vec<u8>>>> = pipe
+            .query_async(&mut self.connection())
+            .await
+            .map_err(wrap("read the counters of stalled jobs"))?;
+        for (id, values) in ids.iter().zip(values) {
+            let pairs: Vec<(&str, String)> = FIELDS
+                .iter()
+                .zip(values)
+                .filter_map(|(field, v)| Some((*field, String::from_utf8_lossy(&v?).into_owned())))
+                .collect();
+            self.repair(id, &hash_repairs(&pairs)).await?;
+        }
+        Ok(())
+    }
+
     /// Completes a fetch whose script failed on `HINCRBY ats` (a count another runtime wrote
     /// as text): the job is in `active` under `token`'s lock by then. Its counters are repaired,
     /// the start counted, and the job returned; `None` when no such job is found.

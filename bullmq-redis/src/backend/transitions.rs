@@ -504,6 +504,7 @@ impl Transitions for RedisBackend {
 
     async fn move_stalled_jobs_to_wait(&self, check: &StalledCheck) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "move stalled jobs to wait";
+        self.repair_stalled_candidates().await?;
         let k = self.keys();
         let call = ScriptCall::default()
             .key(&k.stalled)
@@ -523,10 +524,7 @@ impl Transitions for RedisBackend {
             .run(call, &scripts::MOVE_STALLED_JOBS_TO_WAIT, CONTEXT)
             .await?;
         match &reply {
-            Value::Array(_) | Value::Nil => Ok(reply::text_items(&reply)
-                .into_iter()
-                .map(JobId::from)
-                .collect()),
+            Value::Array(_) | Value::Nil => Ok(reply::id_items(&reply)),
             other => Err(unexpected(CONTEXT, other)),
         }
     }

@@ -23,9 +23,9 @@ pub use bullmq_core::worker::{
     ReturnValue, Worker, WorkerEvent, WorkerOptions,
 };
 pub use bullmq_core::{
-    BackendError, BackendErrorKind, BulkJob, DEFAULT_PREFIX, Error, FailOutcome, Job, JobFailure,
-    JobId, JobOptions, JobRef, JobState, Prefix, Queue, QueueMetaInfo, QueueName, Result,
-    ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode,
+    BackendError, BackendErrorKind, BulkJob, CheckedJobs, DEFAULT_PREFIX, Error, FailOutcome, Job,
+    JobFailure, JobId, JobOptions, JobRef, JobState, Prefix, Queue, QueueMetaInfo, QueueName,
+    Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode,
 };
 /// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
 pub use bullmq_cron as cron;

@@ -27,8 +27,8 @@ pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
 pub use pool::{WorkerPool, WorkerPoolBuilder};
 pub use queue::{
-    BulkJob, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION, Queue,
-    QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter,
+    BulkJob, CheckedJobs, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION,
+    Queue, QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
 pub use shutdown::Shutdown;

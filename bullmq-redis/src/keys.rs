@@ -95,6 +95,18 @@ impl QueueKeys {
         self.to_key(id)
     }
 
+    /// A job's hash key with the id's exact bytes (an id another runtime wrote may not be
+    /// UTF-8); `suffix` is appended (`":lock"`, say).
+    #[must_use]
+    pub(crate) fn job_key(&self, id: &bullmq_core::JobId, suffix: &str) -> Vec<u8> {
+        let mut key =
+            Vec::with_capacity(self.job_prefix.len() + id.as_bytes().len() + suffix.len());
+        key.extend_from_slice(self.job_prefix.as_bytes());
+        key.extend_from_slice(id.as_bytes());
+        key.extend_from_slice(suffix.as_bytes());
+        key
+    }
+
     /// A deduplication key: `<prefix>:<queue>:de:<id>`.
     #[must_use]
     pub(crate) fn deduplication(&self, id: &str) -> String {

@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use bullmq_core::Job;
 use bullmq_core::job::JobDecodeError;
+use bullmq_core::{Job, JobId};
 use redis::Value;
 
 use crate::error::unexpected;
@@ -133,6 +133,52 @@ pub(crate) fn scored_members(
     pairs.ok_or_else(|| unexpected(context, v))
 }
 
+/// A job id reply with its exact bytes (another runtime may have written one that is not UTF-8).
+pub(crate) fn job_id(v: &Value) -> Option<JobId> {
+    match v {
+        Value::BulkString(b) => Some(JobId::from_bytes(b)),
+        other => text(other).map(JobId::from),
+    }
+}
+
+/// The job ids of an array reply, each with its exact bytes; nil reads as empty.
+pub(crate) fn id_items(v: &Value) -> Vec<JobId> {
+    items(v).iter().filter_map(job_id).collect()
+}
+
+/// The fields `moveToActive` writes itself: a hash holding only these had no job before the
+/// fetch (an id in the list whose hash is gone).
+const FETCH_WRITES: [&str; 3] = ["processedOn", "ats", "pb"];
+
+/// A fetched job from its id and its hash fields, as the scripts return them. A hash that
+/// cannot be read still gives the id, with the reason, so that the worker can fail the job.
+pub(crate) fn fetched_job(id: JobId, fields: &Value) -> bullmq_core::backend::FetchedJob {
+    let decoded = match field_pairs(id.as_str(), fields) {
+        Ok(pairs)
+            if pairs
+                .iter()
+                .all(|(k, _)| FETCH_WRITES.contains(&k.as_ref())) =>
+        {
+            // Node would run it as a job with no name and `{}`; it never was one.
+            Err(JobDecodeError {
+                job_id: id.to_string(),
+                field: "(hash)",
+                reason: "the id was in the queue's list but its job hash did not exist; \
+                         failed without running (remove the id from the list, or add the job \
+                         again)"
+                    .to_owned(),
+            })
+        }
+        Ok(pairs) => Job::from_hash(id.as_str(), pairs).map(|mut job| {
+            // The id with its exact bytes, not its text.
+            job.id = id.clone();
+            job
+        }),
+        Err(e) => Err(e),
+    };
+    bullmq_core::backend::FetchedJob { id, job: decoded }
+}
+
 /// The `[jobFields, jobId, rateLimitTtl, nextDelayedAt]` reply of `moveToActive` (and of the
 /// scripts that fetch the next job), as upstream's `raw2NextJobData` reads it: `0` in the first
 /// slot means no job. A job whose hash cannot be read still comes back, with the reason, so that
@@ -141,25 +187,15 @@ pub(crate) fn next_job(
     context: &'static str,
     v: &Value,
 ) -> bullmq_core::Result<bullmq_core::backend::NextJob> {
-    use bullmq_core::backend::{FetchedJob, NextJob};
+    use bullmq_core::backend::NextJob;
     let [fields, id, limit, delay] = items(v) else {
         return Err(unexpected(context, v));
     };
     let positive = |slot: &Value| int(slot).filter(|n| *n > 0).map(i64::unsigned_abs);
     let job = match fields {
         Value::Array(_) | Value::Map(_) => {
-            let id = text(id).ok_or_else(|| unexpected(context, v))?;
-            let decoded = job(&id, fields).unwrap_or_else(|| {
-                Err(JobDecodeError {
-                    job_id: id.clone(),
-                    field: "(hash)",
-                    reason: "the job hash is empty".to_owned(),
-                })
-            });
-            Some(FetchedJob {
-                id: id.into(),
-                job: decoded,
-            })
+            let id = job_id(id).ok_or_else(|| unexpected(context, v))?;
+            Some(fetched_job(id, fields))
         }
         _ => None,
     };
@@ -168,6 +204,55 @@ pub(crate) fn next_job(
         rate_limit_ttl: positive(limit).map(std::time::Duration::from_millis),
         next_delayed_at: positive(delay),
     })
+}
+
+/// The hash fields of a fetch reply (the first slot of [`next_job`]'s reply).
+pub(crate) fn fetched_fields(v: &Value) -> Option<&Value> {
+    match items(v).first() {
+        Some(fields @ (Value::Array(_) | Value::Map(_))) => Some(fields),
+        _ => None,
+    }
+}
+
+/// Whether a fetched job's hash needs a closer look before the worker runs it: a counter the
+/// scripts cannot increment, a legacy `attemptsMade`, a `parent` that may not be an object, or a
+/// `finishedOn` (a finished job fetched again: its id was in the list twice). Reads the reply
+/// in place, without copying, since it runs on every fetch.
+pub(crate) fn needs_attention(fields: &Value) -> bool {
+    fn bytes(v: &Value) -> Option<&[u8]> {
+        match v {
+            Value::BulkString(b) => Some(b.as_slice()),
+            Value::SimpleString(s) => Some(s.as_bytes()),
+            _ => None,
+        }
+    }
+    let canonical = |v: &[u8]| {
+        !v.is_empty()
+            && v.len() <= 9
+            && v.iter().all(u8::is_ascii_digit)
+            && (v == b"0" || v[0] != b'0')
+    };
+    let check = |k: &Value, v: &Value| {
+        let (Some(k), Some(v)) = (bytes(k), bytes(v)) else {
+            return false;
+        };
+        match k {
+            b"atm" | b"ats" | b"stc" => !v.is_empty() && !canonical(v),
+            b"attemptsMade" => !v.is_empty(),
+            // Only a flow's children have one; the scripts `cjson.decode` it and index it.
+            b"parent" => {
+                !v.is_empty()
+                    && serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(v)
+                        .is_err()
+            }
+            b"finishedOn" => !v.is_empty(),
+            _ => false,
+        }
+    };
+    match fields {
+        Value::Map(map) => map.iter().any(|(k, v)| check(k, v)),
+        other => items(other).chunks_exact(2).any(|kv| check(&kv[0], &kv[1])),
+    }
 }
 
 // Decoders for the queries, events, blocking and lifecycle sections.
@@ -180,11 +265,6 @@ pub(crate) fn count(v: &Value) -> u64 {
 /// An array of counts, in reply order.
 pub(crate) fn counts(v: &Value) -> Vec<u64> {
     items(v).iter().map(count).collect()
-}
-
-/// An array of arrays of strings (one list of job ids per type, say).
-pub(crate) fn text_lists(v: &Value) -> Vec<Vec<String>> {
-    items(v).iter().map(text_items).collect()
 }
 
 /// A flat `[field, value, …]` reply (or a RESP3 map) as text pairs; nil values read as empty.

@@ -602,7 +602,7 @@ async fn corrupt_job_hashes_give_typed_errors_or_are_tolerated_as_node_does() {
 }
 
 #[tokio::test]
-async fn one_corrupt_job_in_get_jobs_is_a_typed_error_not_a_panic() {
+async fn one_corrupt_job_in_get_jobs_is_skipped_and_reported() {
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
     let q = queue(&prefix, "list").await;
@@ -613,19 +613,20 @@ async fn one_corrupt_job_in_get_jobs_is_a_typed_error_not_a_panic() {
     }
     plant(&prefix, "list", "broken", &base(&[("data", "{oops")])).await;
     let waiting = [JobType::State(JobState::Waiting)];
-    // Today `Queue::get_jobs` stops at the first job that fails to decode, so one corrupt job
-    // hides the good ones; see the report for the proposed fix (skip and report per job).
-    let listed = q.get_jobs(&waiting, Range::ALL).await;
-    match listed {
-        Ok(jobs) => {
-            let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
-            assert_eq!(ids.len(), 3, "the good jobs must all be listed: {ids:?}");
-        }
-        Err(Error::JobDecode(e)) => {
-            assert_eq!((e.job_id.as_str(), e.field), ("broken", "data"), "{e}");
-        }
-        Err(other) => panic!("expected Error::JobDecode, got {other}"),
-    }
+    // One corrupt job does not hide the good ones: `get_jobs` leaves it out, and
+    // `get_jobs_checked` names it with the field.
+    let jobs = q.get_jobs(&waiting, Range::ALL).await.expect("get_jobs");
+    let ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids.len(), 3, "the good jobs must all be listed: {ids:?}");
+    let checked = q
+        .get_jobs_checked(&waiting, Range::ALL)
+        .await
+        .expect("get_jobs_checked");
+    assert_eq!(checked.jobs.len(), 3);
+    let [(id, e)] = checked.undecodable.as_slice() else {
+        panic!("one undecodable job expected: {:?}", checked.undecodable);
+    };
+    assert_eq!((id.as_str(), e.field), ("broken", "data"), "{e}");
     // The good jobs stay readable one by one.
     for id in ["1", "2", "3"] {
         assert!(

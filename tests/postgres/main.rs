@@ -9,5 +9,6 @@ use bullmq_test_support as support;
 mod events_load;
 #[cfg(feature = "flow")]
 mod flow_transaction;
+mod odd_jobs;
 mod security;
 mod worker;

@@ -10,6 +10,7 @@ mod connection;
 #[cfg(feature = "flow")]
 mod flow;
 mod job_api;
+mod odd_jobs;
 mod payload_limit;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod security;

@@ -53,15 +53,6 @@ fn int_field(id: &str, name: &'static str, raw: &str) -> Result<u64, JobDecodeEr
     }
 }
 
-fn small_int_field(id: &str, name: &'static str, raw: &str) -> Result<u32, JobDecodeError> {
-    let n = int_field(id, name, raw)?;
-    u32::try_from(n).map_err(|_| JobDecodeError {
-        job_id: id.to_owned(),
-        field: name,
-        reason: format!("{n} is larger than {}", u32::MAX),
-    })
-}
-
 /// A signed integer field: `priority`, which Node.js stores unchecked, so a negative one is
 /// possible and must read back as what it is.
 fn signed_int_field(id: &str, name: &'static str, raw: &str) -> Result<i64, JobDecodeError> {
@@ -79,6 +70,100 @@ fn signed_int_field(id: &str, name: &'static str, raw: &str) -> Result<i64, JobD
         field: name,
         reason: format!("{n} is larger than {}", i64::MAX),
     })
+}
+
+/// Whether `raw` is what Redis' `HINCRBY` accepts and a `u32` holds: canonical decimal digits,
+/// no sign, no spaces, no leading zeros.
+fn is_script_counter(raw: &str) -> bool {
+    let canonical = !raw.is_empty()
+        && raw.bytes().all(|b| b.is_ascii_digit())
+        && (raw == "0" || !raw.starts_with('0'));
+    canonical && raw.parse::<u32>().is_ok()
+}
+
+/// A counter (`atm`, `ats`, `stc`) as the scripts count it, never an error: Lua's `tonumber`
+/// reads text that is not a number as nil, which the scripts treat as 0; a negative count is
+/// 0 and one above `u32::MAX` is `u32::MAX`. [`hash_repairs`] rewrites such a field, since
+/// `HINCRBY` on it would fail the script half way.
+fn counter_field(raw: &str) -> u32 {
+    let raw = raw.trim();
+    if raw.starts_with('-') {
+        return 0;
+    }
+    match int_field("", "", raw) {
+        Ok(n) => u32::try_from(n).unwrap_or(u32::MAX),
+        // Digits past u64: a count this large is as good as the largest.
+        Err(_) if raw.parse::<f64>().is_ok_and(f64::is_finite) => u32::MAX,
+        Err(_) => 0,
+    }
+}
+
+/// A hash field the Lua scripts cannot work with as stored, and what to store instead
+/// (`None`: delete the field). See [`hash_repairs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HashRepair {
+    /// The field.
+    pub field: &'static str,
+    /// What it held (lossy if it was not UTF-8).
+    pub found: String,
+    /// The text to store, or `None` to delete the field.
+    pub value: Option<String>,
+}
+
+/// The fields of a job hash that would make upstream's scripts fail half way (after they moved
+/// the job out of its list, so that it would be in no list at all), with the value to store
+/// instead. We run the scripts verbatim, so a backend rewrites these before the next script
+/// touches the job:
+/// - `atm`, `ats`, `stc` that `HINCRBY` refuses (not an integer, negative, too large) are set
+///   to the count [`Job::from_hash`] reads from them;
+/// - a legacy `attemptsMade` that is not a count is deleted (`atm` is read instead; left in
+///   place it would win over `atm` forever, and a failing job would be retried forever);
+/// - a `parent` that is not a JSON object (the scripts `cjson.decode` it and index it) is
+///   deleted; `parentKey` still names the parent.
+///
+/// ```
+/// use bullmq_core::codec::hash_repairs;
+///
+/// let fixes = hash_repairs(&[("atm", "abc"), ("ats", "2"), ("parent", "{oops")]);
+/// let fields: Vec<_> = fixes.iter().map(|r| (r.field, r.value.as_deref())).collect();
+/// assert_eq!(fields, [("atm", Some("0")), ("parent", None)]);
+/// ```
+pub fn hash_repairs<K: AsRef<str>, V: AsRef<str>>(fields: &[(K, V)]) -> Vec<HashRepair> {
+    let mut out = Vec::new();
+    for (k, v) in fields {
+        let (k, v) = (k.as_ref(), v.as_ref());
+        let fix = |field: &'static str, value: Option<String>| HashRepair {
+            field,
+            found: v.to_owned(),
+            value,
+        };
+        match k {
+            field::ATTEMPTS_MADE | field::ATTEMPTS_STARTED | field::STALLED_COUNTER
+                if !v.is_empty() && !is_script_counter(v) =>
+            {
+                let name = match k {
+                    field::ATTEMPTS_MADE => field::ATTEMPTS_MADE,
+                    field::ATTEMPTS_STARTED => field::ATTEMPTS_STARTED,
+                    _ => field::STALLED_COUNTER,
+                };
+                out.push(fix(name, Some(counter_field(v).to_string())));
+            }
+            field::LEGACY_ATTEMPTS_MADE if !v.is_empty() && !is_script_counter(v) => {
+                out.push(fix(field::LEGACY_ATTEMPTS_MADE, None));
+            }
+            field::PARENT
+                if !v.is_empty()
+                    && !matches!(
+                        serde_json::from_str::<serde_json::Value>(v),
+                        Ok(serde_json::Value::Object(_))
+                    ) =>
+            {
+                out.push(fix(field::PARENT, None));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 fn json_field(
@@ -138,18 +223,16 @@ where
             // Node keeps a return value that is not JSON as text; so do we.
             field::RETURN_VALUE => job.return_value = Some(v.to_owned()),
             field::FAILED_REASON => job.failed_reason = Some(v.to_owned()),
-            field::ATTEMPTS_MADE => {
-                job.attempts_made = small_int_field(id, field::ATTEMPTS_MADE, v)?;
+            // Counters read as the scripts count them (see `counter_field`), never an error: a
+            // job whose count another runtime garbled still runs and still ends in a list.
+            field::ATTEMPTS_MADE => job.attempts_made = counter_field(v),
+            // Only a real count wins over `atm` (`hash_repairs` deletes any other).
+            field::LEGACY_ATTEMPTS_MADE if is_script_counter(v) => {
+                legacy_attempts = Some(counter_field(v));
             }
-            field::LEGACY_ATTEMPTS_MADE => {
-                legacy_attempts = Some(small_int_field(id, field::LEGACY_ATTEMPTS_MADE, v)?);
-            }
-            field::ATTEMPTS_STARTED => {
-                job.attempts_started = small_int_field(id, field::ATTEMPTS_STARTED, v)?;
-            }
-            field::STALLED_COUNTER => {
-                job.stalled_counter = small_int_field(id, field::STALLED_COUNTER, v)?;
-            }
+            field::LEGACY_ATTEMPTS_MADE => {}
+            field::ATTEMPTS_STARTED => job.attempts_started = counter_field(v),
+            field::STALLED_COUNTER => job.stalled_counter = counter_field(v),
             // Node reads an unparsable stacktrace as no stacktrace.
             field::STACKTRACE => job.stacktrace = serde_json::from_str(v).unwrap_or_default(),
             field::PROGRESS => job.progress = json_field(id, field::PROGRESS, v)?,

@@ -66,6 +66,7 @@ mod msgpack;
 mod options;
 mod wire;
 
+pub use hash_fields::{HashRepair, hash_repairs};
 pub use job_type::job_type_arg;
 pub use keys::KeyStyle;
 pub use msgpack::pack_msgpack;

@@ -8,11 +8,39 @@ use crate::options::ValidationError;
 ///
 /// Ids read back from the datastore are taken as they are (`JobId::from`); ids a user chooses go
 /// through [`JobId::custom`], which applies upstream's rules.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(transparent)]
-pub struct JobId(String);
+///
+/// Redis holds ids as bytes, and another runtime may have written one that is not UTF-8. Such an
+/// id keeps its exact bytes ([`JobId::from_bytes`], [`JobId::as_bytes`]), so that the job is
+/// finished under the key it was fetched from; its text ([`JobId::as_str`], `Display`) is the
+/// bytes escaped (`\xff`), for messages only.
+///
+/// ```
+/// use bullmq_core::JobId;
+///
+/// let id = JobId::from_bytes(b"job-\xff");
+/// assert_eq!(id.as_bytes(), b"job-\xff");
+/// assert_eq!(id.to_string(), "job-\\xff");
+/// assert!(!id.is_utf8());
+/// assert_eq!(JobId::from_bytes(b"42"), JobId::from("42"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId {
+    text: String,
+    /// The stored bytes, only when they are not UTF-8 (`text` is then their escaped form).
+    raw: Option<Box<[u8]>>,
+}
+
+impl serde::Serialize for JobId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JobId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Self::from)
+    }
+}
 
 impl JobId {
     /// Validates a custom job id as Node.js BullMQ does before adding a job:
@@ -47,19 +75,43 @@ impl JobId {
                 "custom ids cannot contain ':' except in the form 'a:b:c' (got {id:?})"
             ));
         }
-        Ok(Self(id))
+        Ok(Self::from(id))
     }
 
-    /// The id as text.
+    /// An id as the store holds it: text when the bytes are UTF-8, else the bytes themselves.
+    #[must_use]
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Self::from(text),
+            Err(_) => Self {
+                text: bytes.escape_ascii().to_string(),
+                raw: Some(bytes.into()),
+            },
+        }
+    }
+
+    /// The id as text (escaped when the stored id is not UTF-8; see [`JobId::as_bytes`]).
     #[must_use]
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
+    }
+
+    /// The id's stored bytes: what the store must be sent to find the job.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        self.raw.as_deref().unwrap_or(self.text.as_bytes())
+    }
+
+    /// Whether the stored id is UTF-8 (then [`JobId::as_str`] is exactly it).
+    #[must_use]
+    pub fn is_utf8(&self) -> bool {
+        self.raw.is_none()
     }
 
     /// Consumes the id, returning its text.
     #[must_use]
     pub fn into_string(self) -> String {
-        self.0
+        self.text
     }
 }
 
@@ -82,32 +134,32 @@ fn is_integer_like(id: &str) -> bool {
 }
 
 impl From<String> for JobId {
-    fn from(id: String) -> Self {
-        Self(id)
+    fn from(text: String) -> Self {
+        Self { text, raw: None }
     }
 }
 
 impl From<&str> for JobId {
     fn from(id: &str) -> Self {
-        Self(id.to_owned())
+        Self::from(id.to_owned())
     }
 }
 
 impl From<u64> for JobId {
     fn from(id: u64) -> Self {
-        Self(id.to_string())
+        Self::from(id.to_string())
     }
 }
 
 impl fmt::Display for JobId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
 impl AsRef<str> for JobId {
     fn as_ref(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::Queue;
 use crate::backend::{DependencyKind, JobLogs, Page, Queries, QueueMeta, Range, RateLimiter};
-use crate::job::JobType;
-use crate::{Job, JobId, JobState, Result};
+use crate::job::{JobDecodeError, JobType};
+use crate::{Error, Job, JobId, JobState, Result};
 
 /// Every state, in the order upstream's `getJobCounts()` lists them when asked for none.
 const ALL_TYPES: [JobType; 7] = [
@@ -53,6 +53,16 @@ fn number(v: Option<&String>) -> Option<u64> {
         })
 }
 
+/// What [`Queue::get_jobs_checked`] found: the jobs it could read, and the ids of those it
+/// could not, each with the reason (which names the field).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckedJobs {
+    /// The jobs read, in the order [`Queue::get_jobs`] gives them.
+    pub jobs: Vec<Job>,
+    /// Jobs present in the listing whose stored fields could not be read.
+    pub undecodable: Vec<(JobId, JobDecodeError)>,
+}
+
 /// Upstream's default when no type is given; duplicates dropped, order kept.
 fn sanitize(types: &[JobType]) -> Vec<JobType> {
     if types.is_empty() {
@@ -78,37 +88,69 @@ impl<B: Queries> Queue<B> {
     ///
     /// Ids whose job is gone are skipped. For a range of non-negative indexes the slice is
     /// refilled from further along its state, as Node.js' `getJobs` script does, so a page
-    /// keeps its size when some of its jobs were removed. A job that cannot be decoded fails
-    /// the call with [`Error::JobDecode`](crate::Error::JobDecode) naming it and the field, as
-    /// Node.js' `getJobs` fails on it; read it alone with [`get_job`](Self::get_job) to
-    /// inspect it.
+    /// keeps its size when some of its jobs were removed.
+    ///
+    /// A job whose stored fields cannot be read (another runtime wrote them oddly) does not
+    /// fail the listing, as it would in Node.js: it is left out and logged as a warning
+    /// naming it and the field, and the page is refilled past it like a removed job. Use
+    /// [`get_jobs_checked`](Self::get_jobs_checked) to get those ids and reasons too.
     pub async fn get_jobs(&self, types: &[JobType], range: Range) -> Result<Vec<Job>> {
+        let checked = self.get_jobs_checked(types, range).await?;
+        for (id, reason) in &checked.undecodable {
+            tracing::warn!(target: "bullmq", job_id = %id, %reason, "get_jobs: left out a job that cannot be read");
+        }
+        Ok(checked.jobs)
+    }
+
+    /// [`get_jobs`](Self::get_jobs), with the jobs that could not be read reported beside the
+    /// others instead of logged.
+    ///
+    /// ```no_run
+    /// # async fn demo(queue: &bullmq_core::Queue<impl bullmq_core::backend::Backend>) -> bullmq_core::Result<()> {
+    /// use bullmq_core::JobState;
+    /// use bullmq_core::backend::Range;
+    ///
+    /// let page = queue.get_jobs_checked(&[JobState::Failed.into()], Range::ALL).await?;
+    /// for (id, reason) in &page.undecodable {
+    ///     eprintln!("job {id} cannot be read: {reason}");
+    /// }
+    /// println!("{} readable failed jobs", page.jobs.len());
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_jobs_checked(&self, types: &[JobType], range: Range) -> Result<CheckedJobs> {
         let types = sanitize(types);
         let mut seen = HashSet::new();
-        let mut jobs = Vec::new();
+        let mut out = CheckedJobs::default();
         for t in types {
-            for job in self.jobs_of_type(t, range).await? {
+            let mut page = CheckedJobs::default();
+            self.jobs_of_type(t, range, &mut page).await?;
+            for job in page.jobs {
                 if seen.insert(job.id.clone()) {
-                    jobs.push(job);
+                    out.jobs.push(job);
+                }
+            }
+            for (id, reason) in page.undecodable {
+                if seen.insert(id.clone()) {
+                    out.undecodable.push((id, reason));
                 }
             }
         }
-        Ok(jobs)
+        Ok(out)
     }
 
     /// One state's slice of [`get_jobs`](Self::get_jobs), refilled when bounded.
-    async fn jobs_of_type(&self, t: JobType, range: Range) -> Result<Vec<Job>> {
-        let mut jobs = Vec::new();
+    async fn jobs_of_type(&self, t: JobType, range: Range, out: &mut CheckedJobs) -> Result<()> {
+        let jobs = out;
         if range.start < 0 || range.end < 0 {
             let ids = self.backend.get_ranges(&[t], range).await?;
-            self.push_existing(&ids, usize::MAX, &mut jobs).await?;
-            return Ok(jobs);
+            self.push_existing(&ids, usize::MAX, jobs).await?;
+            return Ok(());
         }
         let needed = range.end.saturating_sub(range.start).saturating_add(1);
         let wanted = usize::try_from(needed).unwrap_or(0);
         let mut cursor = range.start;
         for _ in 0..GET_JOBS_MAX_BACKFILL_ROUNDS {
-            if jobs.len() >= wanted {
+            if jobs.jobs.len() >= wanted {
                 break;
             }
             let window = Range {
@@ -120,20 +162,29 @@ impl<B: Queries> Queue<B> {
             if ids.is_empty() {
                 break;
             }
-            self.push_existing(&ids, wanted, &mut jobs).await?;
+            self.push_existing(&ids, wanted, jobs).await?;
             cursor = cursor.saturating_add(i64::try_from(ids.len()).unwrap_or(i64::MAX));
         }
-        Ok(jobs)
+        Ok(())
     }
 
-    /// Appends the jobs of `ids` that still exist, until `jobs` holds `wanted`.
-    async fn push_existing(&self, ids: &[JobId], wanted: usize, jobs: &mut Vec<Job>) -> Result<()> {
+    /// Appends the jobs of `ids` that still exist, until `out` holds `wanted` readable ones;
+    /// those that cannot be read go to `out.undecodable`.
+    async fn push_existing(
+        &self,
+        ids: &[JobId],
+        wanted: usize,
+        out: &mut CheckedJobs,
+    ) -> Result<()> {
         for id in ids {
-            if jobs.len() >= wanted {
+            if out.jobs.len() >= wanted {
                 break;
             }
-            if let Some(job) = self.backend.get_job(id).await? {
-                jobs.push(job);
+            match self.backend.get_job(id).await {
+                Ok(Some(job)) => out.jobs.push(job),
+                Ok(None) => {}
+                Err(Error::JobDecode(reason)) => out.undecodable.push((id.clone(), reason)),
+                Err(other) => return Err(other),
             }
         }
         Ok(())

@@ -12,7 +12,7 @@ mod meta;
 mod observability;
 mod scaling;
 
-pub use getters::QueueMetaInfo;
+pub use getters::{CheckedJobs, QueueMetaInfo};
 pub use job_ref::{FailOutcome, JobFailure, JobRef};
 pub use meta::QueueMetaWriter;
 pub use scaling::{ScalingReport, ScalingReporter};

@@ -18,6 +18,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod repair;
 mod row;
 mod rows;
 mod schedulers;

@@ -286,56 +286,32 @@ fn finished_on(ms: i64) -> u64 {
 
 impl Transitions for PostgresBackend {
     async fn move_to_active(&self, fetch: &FetchParams) -> Result<NextJob> {
-        self.claim(&Claim {
+        let claim = Claim {
             token: fetch.token.as_str(),
             lock_ms: millis(fetch.lock_duration),
             name: fetch.worker_name.as_deref(),
             limiter: fetch.limiter.as_ref(),
+        };
+        self.with_repairs(None, || self.claim(&claim)).await
+    }
+
+    async fn move_to_completed(&self, job: &Job, args: &CompleteArgs) -> Result<Finished> {
+        self.with_repairs(Some(job.id.as_str()), || {
+            self.finish(job.id.as_str(), Finishing::Completed(args))
         })
         .await
     }
 
-    async fn move_to_completed(&self, job: &Job, args: &CompleteArgs) -> Result<Finished> {
-        self.finish(job.id.as_str(), Finishing::Completed(args))
-            .await
-    }
-
     async fn move_to_failed(&self, job: &Job, args: &FailArgs) -> Result<Finished> {
-        self.finish(job.id.as_str(), Finishing::Failed(args)).await
+        self.with_repairs(Some(job.id.as_str()), || {
+            self.finish(job.id.as_str(), Finishing::Failed(args))
+        })
+        .await
     }
 
     async fn move_to_delayed(&self, job_id: &JobId, args: &DelayArgs) -> Result<Option<NextJob>> {
-        let id = job_id.as_str();
-        let delay = millis(args.delay);
-        // Node.js sends a missing token as '' (which, unlike '0', does not skip the lock check).
-        let token = args.token.as_ref().map_or("", LockToken::as_str);
-        sqlx::query(commands::MOVE_TO_DELAYED.text)
-            .bind(self.queue_name())
-            .bind(id)
-            .bind(token)
-            .bind(to_i64(args.timestamp).saturating_add(delay))
-            .bind(delay)
-            .bind(args.skip_attempt)
-            .bind(args.fields.failed_reason.as_deref())
-            .bind(stacktrace_param(&args.fields).as_deref())
-            .execute_on(self.lanes())
+        self.with_repairs(Some(job_id.as_str()), || self.delay_job(job_id, args))
             .await
-            .map_err(refusal("moveToDelayed", Some(id)))?;
-        if !args.fetch_next {
-            return Ok(None);
-        }
-        let Some(token) = args.token.as_ref() else {
-            return Ok(Some(NextJob::default()));
-        };
-        let next = self
-            .claim(&Claim::of_worker(token.as_str(), &args.worker))
-            .await?;
-        // Node.js hands back the claimed job only: a delay hint is not "next job data".
-        Ok(Some(if next.job.is_some() {
-            next
-        } else {
-            NextJob::default()
-        }))
     }
 
     async fn move_to_waiting_children(
@@ -402,18 +378,10 @@ impl Transitions for PostgresBackend {
         token: Option<&LockToken>,
         fields: &FieldUpdates,
     ) -> Result<()> {
-        let id = job_id.as_str();
-        sqlx::query(commands::RETRY_JOB.text)
-            .bind(self.queue_name())
-            .bind(id)
-            .bind(token.map_or("", LockToken::as_str))
-            .bind(lifo)
-            .bind(fields.failed_reason.as_deref())
-            .bind(stacktrace_param(fields).as_deref())
-            .execute_on(self.lanes())
-            .await
-            .map_err(refusal("retryJob", Some(id)))?;
-        Ok(())
+        self.with_repairs(Some(job_id.as_str()), || {
+            self.retry(job_id, lifo, token, fields)
+        })
+        .await
     }
 
     async fn reprocess_job(
@@ -465,6 +433,13 @@ impl Transitions for PostgresBackend {
     }
 
     async fn move_stalled_jobs_to_wait(&self, check: &StalledCheck) -> Result<Vec<JobId>> {
+        self.with_repairs(None, || self.stalled(check)).await
+    }
+}
+
+impl PostgresBackend {
+    /// `move_stalled_jobs_to_wait`, once.
+    async fn stalled(&self, check: &StalledCheck) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "move stalled jobs to wait";
         let rows = sqlx::query(commands::MOVE_STALLED_JOBS_TO_WAIT.text)
             .bind(self.queue_name())
@@ -475,5 +450,62 @@ impl Transitions for PostgresBackend {
             .await
             .map_err(sql_error(CONTEXT))?;
         id_column(&rows, CONTEXT)
+    }
+
+    /// `move_to_delayed` (and the claim of the next job when asked for), once.
+    async fn delay_job(&self, job_id: &JobId, args: &DelayArgs) -> Result<Option<NextJob>> {
+        let id = job_id.as_str();
+        let delay = millis(args.delay);
+        // Node.js sends a missing token as '' (which, unlike '0', does not skip the lock check).
+        let token = args.token.as_ref().map_or("", LockToken::as_str);
+        sqlx::query(commands::MOVE_TO_DELAYED.text)
+            .bind(self.queue_name())
+            .bind(id)
+            .bind(token)
+            .bind(to_i64(args.timestamp).saturating_add(delay))
+            .bind(delay)
+            .bind(args.skip_attempt)
+            .bind(args.fields.failed_reason.as_deref())
+            .bind(stacktrace_param(&args.fields).as_deref())
+            .execute_on(self.lanes())
+            .await
+            .map_err(refusal("moveToDelayed", Some(id)))?;
+        if !args.fetch_next {
+            return Ok(None);
+        }
+        let Some(token) = args.token.as_ref() else {
+            return Ok(Some(NextJob::default()));
+        };
+        let next = self
+            .claim(&Claim::of_worker(token.as_str(), &args.worker))
+            .await?;
+        // Node.js hands back the claimed job only: a delay hint is not "next job data".
+        Ok(Some(if next.job.is_some() {
+            next
+        } else {
+            NextJob::default()
+        }))
+    }
+
+    /// `retry_job`, once.
+    async fn retry(
+        &self,
+        job_id: &JobId,
+        lifo: bool,
+        token: Option<&LockToken>,
+        fields: &FieldUpdates,
+    ) -> Result<()> {
+        let id = job_id.as_str();
+        sqlx::query(commands::RETRY_JOB.text)
+            .bind(self.queue_name())
+            .bind(id)
+            .bind(token.map_or("", LockToken::as_str))
+            .bind(lifo)
+            .bind(fields.failed_reason.as_deref())
+            .bind(stacktrace_param(fields).as_deref())
+            .execute_on(self.lanes())
+            .await
+            .map_err(refusal("retryJob", Some(id)))?;
+        Ok(())
     }
 }

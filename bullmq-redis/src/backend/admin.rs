@@ -211,10 +211,7 @@ impl Admin for RedisBackend {
             .invoke(&self.connection(), &scripts::CLEAN_JOBS_IN_SET)
             .await
             .map_err(wrap("clean jobs"))?;
-        Ok(reply::text_items(&reply)
-            .into_iter()
-            .map(JobId::from)
-            .collect())
+        Ok(reply::id_items(&reply))
     }
 
     async fn obliterate(&self, args: ObliterateArgs) -> Result<Result<Batch, ObliterateRefusal>> {

@@ -28,11 +28,11 @@ impl Locks for RedisBackend {
         const CONTEXT: &str = "extend a job lock";
         let k = self.keys();
         let call = ScriptCall::default()
-            .key(format!("{}:lock", k.job(job_id.as_str())))
+            .key(k.job_key(job_id, ":lock"))
             .key(&k.stalled)
             .arg(token.as_str())
             .arg(ms(duration))
-            .arg(job_id.as_str());
+            .arg(job_id.as_bytes());
         let reply = call
             .invoke(&self.connection(), &scripts::EXTEND_LOCK)
             .await
@@ -52,7 +52,7 @@ impl Locks for RedisBackend {
         }
         let k = self.keys();
         let tokens = wire::pack_strings(locks.iter().map(|(_, t)| t.as_str()))?;
-        let ids = wire::pack_strings(locks.iter().map(|(id, _)| id.as_str()))?;
+        let ids = wire::pack_ids(locks.iter().map(|(id, _)| id))?;
         let call = ScriptCall::default()
             .key(&k.stalled)
             .arg(&k.job_prefix)
@@ -64,10 +64,7 @@ impl Locks for RedisBackend {
             .await
             .map_err(wrap(CONTEXT))?;
         match &reply {
-            Value::Array(_) | Value::Nil => Ok(reply::text_items(&reply)
-                .into_iter()
-                .map(JobId::from)
-                .collect()),
+            Value::Array(_) | Value::Nil => Ok(reply::id_items(&reply)),
             other => Err(unexpected(CONTEXT, other)),
         }
     }

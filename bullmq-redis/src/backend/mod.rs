@@ -14,6 +14,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod repair;
 mod schedulers;
 mod transitions;
 

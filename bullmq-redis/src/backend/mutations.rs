@@ -70,15 +70,15 @@ impl RedisBackend {
         refusal.check(context, &reply)
     }
 
-    fn logs_key(&self, job_id: &JobId) -> String {
-        format!("{}:logs", self.keys().job(job_id.as_str()))
+    fn logs_key(&self, job_id: &JobId) -> Vec<u8> {
+        self.keys().job_key(job_id, ":logs")
     }
 }
 
 impl JobMutations for RedisBackend {
     async fn update_data(&self, job_id: &JobId, data: &str) -> Result<()> {
         let call = ScriptCall::default()
-            .key(self.keys().job(job_id.as_str()))
+            .key(self.keys().job_key(job_id, ""))
             .arg(data);
         let refusal = Refusal::new("updateData", job_id);
         self.run_checked(call, &scripts::UPDATE_DATA, "update job data", refusal)
@@ -93,10 +93,10 @@ impl JobMutations for RedisBackend {
         })?;
         let keys = self.keys();
         let call = ScriptCall::default()
-            .key(keys.job(job_id.as_str()))
+            .key(keys.job_key(job_id, ""))
             .key(&keys.events)
             .key(&keys.meta)
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(progress);
         let refusal = Refusal::new("updateProgress", job_id);
         self.run_checked(
@@ -116,9 +116,9 @@ impl JobMutations for RedisBackend {
             .map(|n| n.to_string())
             .unwrap_or_default();
         let call = ScriptCall::default()
-            .key(self.keys().job(job_id.as_str()))
+            .key(self.keys().job_key(job_id, ""))
             .key(self.logs_key(job_id))
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(row)
             .arg(keep);
         let refusal = Refusal::new("addLog", job_id);
@@ -160,8 +160,8 @@ impl JobMutations for RedisBackend {
             .key(&keys.events)
             .arg(delay_ms)
             .arg(self.now_ms())
-            .arg(job_id.as_str())
-            .arg(keys.job(job_id.as_str()));
+            .arg(job_id.as_bytes())
+            .arg(keys.job_key(job_id, ""));
         let refusal = Refusal {
             state: Some("delayed"),
             ..Refusal::new("changeDelay", job_id)
@@ -188,7 +188,7 @@ impl JobMutations for RedisBackend {
             .key(&keys.marker)
             .arg(priority)
             .arg(&keys.job_prefix)
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(u8::from(lifo));
         let refusal = Refusal::new("changePriority", job_id);
         self.run_checked(
@@ -204,9 +204,9 @@ impl JobMutations for RedisBackend {
     async fn remove(&self, job_id: &JobId, remove_children: bool) -> Result<bool> {
         let keys = self.keys();
         let call = ScriptCall::default()
-            .key(keys.job(job_id.as_str()))
+            .key(keys.job_key(job_id, ""))
             .key(&keys.repeat)
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(u8::from(remove_children))
             .arg(&keys.job_prefix);
         let refusal = Refusal::new("removeJob", job_id);
@@ -219,10 +219,10 @@ impl JobMutations for RedisBackend {
     async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
         let keys = self.keys();
         ScriptCall::default()
-            .key(keys.job(job_id.as_str()))
+            .key(keys.job_key(job_id, ""))
             .key(&keys.meta)
             .arg(&keys.job_prefix)
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .invoke(&self.connection(), &scripts::REMOVE_UNPROCESSED_CHILDREN)
             .await
             .map_err(wrap("remove unprocessed children"))?;
@@ -233,7 +233,7 @@ impl JobMutations for RedisBackend {
         let keys = self.keys();
         let call = ScriptCall::default()
             .key(&keys.job_prefix)
-            .arg(keys.job(job_id.as_str()))
+            .arg(keys.job_key(job_id, ""))
             .arg(parent_key);
         let refusal = Refusal {
             parent_key: Some(parent_key),
@@ -254,7 +254,7 @@ impl JobMutations for RedisBackend {
     ) -> Result<bool> {
         let reply = ScriptCall::default()
             .key(self.keys().deduplication(deduplication_id))
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .invoke(&self.connection(), &scripts::REMOVE_DEDUPLICATION_KEY)
             .await
             .map_err(wrap("remove a deduplication key"))?;

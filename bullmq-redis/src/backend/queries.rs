@@ -270,8 +270,8 @@ impl Queries for RedisBackend {
         let call = ScriptCall::default()
             .key(&k.completed)
             .key(&k.failed)
-            .key(k.job(job_id.as_str()))
-            .arg(job_id.as_str())
+            .key(k.job_key(job_id, ""))
+            .arg(job_id.as_bytes())
             .arg("1");
         let status = self
             .run(call, &scripts::IS_FINISHED, "check whether a job finished")
@@ -311,11 +311,15 @@ impl Queries for RedisBackend {
     /// `HGETALL` of the job hash; a hash that cannot be read is `Error::JobDecode`.
     async fn get_job(&self, job_id: &JobId) -> Result<Option<Job>> {
         let mut cmd = redis::cmd("HGETALL");
-        cmd.arg(self.keys().job(job_id.as_str()));
+        cmd.arg(self.keys().job_key(job_id, ""));
         let fields = self.query(&cmd, "read a job").await?;
         match reply::job(job_id.as_str(), &fields) {
             None => Ok(None),
-            Some(job) => Ok(Some(job?)),
+            Some(job) => {
+                let mut job = job?;
+                job.id = job_id.clone();
+                Ok(Some(job))
+            }
         }
     }
 
@@ -408,15 +412,13 @@ impl Queries for RedisBackend {
         let lists = self.run(call, &scripts::GET_RANGES, "list job ids").await?;
         let mut seen = HashSet::new();
         let mut ids = Vec::new();
-        for (t, mut list) in types.iter().zip(reply::text_lists(&lists)) {
+        // Ids with their exact bytes: one another runtime wrote may not be UTF-8.
+        for (t, list) in types.iter().zip(reply::items(&lists)) {
+            let mut list = reply::id_items(list);
             if range.asc && is_list(*t) {
                 list.reverse();
             }
-            ids.extend(
-                list.into_iter()
-                    .filter(|id| seen.insert(id.clone()))
-                    .map(JobId::from),
-            );
+            ids.extend(list.into_iter().filter(|id| seen.insert(id.clone())));
         }
         Ok(ids)
     }

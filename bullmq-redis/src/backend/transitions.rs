@@ -13,7 +13,7 @@ use bullmq_core::options::KeepJobs;
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::Value;
 
-use super::RedisBackend;
+use super::{RedisBackend, repair};
 use crate::error::{unexpected, wrap_named};
 use crate::keys::QueueKeys;
 use crate::reply;
@@ -106,10 +106,10 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
     let timestamp = backend.now_ms();
     let call = fetch_keys(k)
         .key(target_key)
-        .key(k.job(c.job.id.as_str()))
+        .key(k.job_key(&c.job.id, ""))
         .key(metrics_key)
         .key(&k.marker)
-        .arg(c.job.id.as_str())
+        .arg(c.job.id.as_bytes())
         .arg(timestamp)
         .arg(prop)
         .arg(c.value)
@@ -119,11 +119,19 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
         .arg(packed)
         .arg(fields);
     let reply = match backend.replica_wait() {
-        None => {
-            backend
-                .run(call, &scripts::MOVE_TO_FINISHED, CONTEXT)
-                .await?
-        }
+        None => match backend.run(call, &scripts::MOVE_TO_FINISHED, CONTEXT).await {
+            Ok(reply) => reply,
+            // The job itself was repaired when it was fetched: what failed is the fetch of the
+            // next one, after this job was finished.
+            Err(err) if c.fetch_next && repair::is_not_a_count(&err) => {
+                let next = backend.recover_fetch(c.token).await?.ok_or(err)?;
+                return Ok(Finished {
+                    next: Some(next),
+                    finished_on: timestamp,
+                });
+            }
+            Err(err) => return Err(err),
+        },
         Some(wait) => {
             let (reply, acked) = call
                 .invoke_then_wait(&backend.connection(), &scripts::MOVE_TO_FINISHED, wait)
@@ -147,7 +155,7 @@ async fn finish(backend: &RedisBackend, c: &FinishCall<'_>) -> Result<Finished> 
         }
     };
     let next = match &reply {
-        Value::Array(_) => Some(reply::next_job(CONTEXT, &reply)?),
+        Value::Array(_) => Some(backend.settle_fetch(CONTEXT, &reply, c.token).await?),
         other => match reply::int(other) {
             Some(0) => c.fetch_next.then(NextJob::default),
             _ => return Err(refused(CONTEXT, other, &FINISH, &c.job.id)),
@@ -184,8 +192,14 @@ impl Transitions for RedisBackend {
             .arg(&k.job_prefix)
             .arg(self.now_ms())
             .arg(wire::pack_fetch_opts(&FetchOpts::of(fetch))?);
-        let reply = self.run(call, &scripts::MOVE_TO_ACTIVE, CONTEXT).await?;
-        reply::next_job(CONTEXT, &reply)
+        let token = fetch.token.as_str();
+        match self.run(call, &scripts::MOVE_TO_ACTIVE, CONTEXT).await {
+            Ok(reply) => self.settle_fetch(CONTEXT, &reply, token).await,
+            // The script took a job and failed counting its start (`ats` is not a count):
+            // finish the fetch here, or the job would sit in active until it stalls, forever.
+            Err(err) if repair::is_not_a_count(&err) => self.recover_fetch(token).await?.ok_or(err),
+            Err(err) => Err(err),
+        }
     }
 
     async fn move_to_completed(&self, job: &Job, args: &CompleteArgs) -> Result<Finished> {
@@ -251,7 +265,7 @@ impl Transitions for RedisBackend {
             .key(&k.active)
             .key(&k.prioritized)
             .key(&k.delayed)
-            .key(k.job(job_id.as_str()))
+            .key(k.job_key(job_id, ""))
             .key(&k.events)
             .key(&k.meta)
             .key(&k.stalled)
@@ -260,16 +274,22 @@ impl Transitions for RedisBackend {
             .key(&k.priority_counter)
             .arg(&k.job_prefix)
             .arg(args.timestamp)
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(token)
             .arg(ms(args.delay))
             .arg(flag(args.skip_attempt))
             .arg(fields_arg(&args.fields)?)
             .arg(flag(args.fetch_next))
             .arg(fetch_opts);
-        let reply = self.run(call, &scripts::MOVE_TO_DELAYED, CONTEXT).await?;
+        let reply = match self.run(call, &scripts::MOVE_TO_DELAYED, CONTEXT).await {
+            Ok(reply) => reply,
+            Err(err) if args.fetch_next && repair::is_not_a_count(&err) => {
+                return Ok(Some(self.recover_fetch(token).await?.ok_or(err)?));
+            }
+            Err(err) => return Err(err),
+        };
         match &reply {
-            Value::Array(_) => Ok(Some(reply::next_job(CONTEXT, &reply)?)),
+            Value::Array(_) => Ok(Some(self.settle_fetch(CONTEXT, &reply, token).await?)),
             other => match reply::int(other) {
                 Some(0) => Ok(args.fetch_next.then(NextJob::default)),
                 _ => Err(refused(
@@ -293,19 +313,18 @@ impl Transitions for RedisBackend {
     ) -> Result<bool> {
         const CONTEXT: &str = "move a job to waiting-children";
         let k = self.keys();
-        let job_key = k.job(job_id.as_str());
         let call = ScriptCall::default()
             .key(&k.active)
             .key(&k.waiting_children)
-            .key(&job_key)
-            .key(format!("{job_key}:dependencies"))
-            .key(format!("{job_key}:unsuccessful"))
+            .key(k.job_key(job_id, ""))
+            .key(k.job_key(job_id, ":dependencies"))
+            .key(k.job_key(job_id, ":unsuccessful"))
             .key(&k.stalled)
             .key(&k.events)
             .arg(token.as_str())
             .arg(child_key.unwrap_or_default())
             .arg(self.now_ms())
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(&k.job_prefix);
         let reply = self
             .run(call, &scripts::MOVE_TO_WAITING_CHILDREN, CONTEXT)
@@ -342,9 +361,9 @@ impl Transitions for RedisBackend {
             .key(&k.prioritized)
             .key(&k.marker)
             .key(&k.events)
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(token.map_or("0", |t| t.as_str()))
-            .arg(k.job(job_id.as_str()));
+            .arg(k.job_key(job_id, ""));
         let reply = self
             .run(call, &scripts::MOVE_JOB_FROM_ACTIVE_TO_WAIT, CONTEXT)
             .await?;
@@ -375,7 +394,7 @@ impl Transitions for RedisBackend {
             .key(&k.active)
             .key(&k.wait)
             .key(&k.paused)
-            .key(k.job(job_id.as_str()))
+            .key(k.job_key(job_id, ""))
             .key(&k.meta)
             .key(&k.events)
             .key(&k.delayed)
@@ -386,7 +405,7 @@ impl Transitions for RedisBackend {
             .arg(&k.job_prefix)
             .arg(self.now_ms())
             .arg(if lifo { "RPUSH" } else { "LPUSH" })
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .arg(token.map_or("0", |t| t.as_str()))
             .arg(fields_arg(fields)?);
         let reply = self.run(call, &scripts::RETRY_JOB, CONTEXT).await?;
@@ -412,7 +431,7 @@ impl Transitions for RedisBackend {
     ) -> Result<()> {
         const CONTEXT: &str = "reprocess a finished job";
         let k = self.keys();
-        let id = job.id.as_str();
+        let id = job.id.as_bytes();
         let prop = match state {
             FinishedState::Completed => "returnvalue",
             FinishedState::Failed => "failedReason",
@@ -423,7 +442,7 @@ impl Transitions for RedisBackend {
             "LPUSH"
         };
         let call = ScriptCall::default()
-            .key(k.job(id))
+            .key(k.job_key(&job.id, ""))
             .key(&k.events)
             .key(k.to_key(state.as_str()))
             .key(&k.wait)
@@ -467,7 +486,7 @@ impl Transitions for RedisBackend {
             .key(&k.events)
             .key(&k.marker)
             .arg(&k.job_prefix)
-            .arg(job_id.as_str());
+            .arg(job_id.as_bytes());
         let reply = self.run(call, &scripts::PROMOTE, CONTEXT).await?;
         match reply::int(&reply) {
             Some(0) => Ok(()),
@@ -485,6 +504,7 @@ impl Transitions for RedisBackend {
 
     async fn move_stalled_jobs_to_wait(&self, check: &StalledCheck) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "move stalled jobs to wait";
+        self.repair_stalled_candidates().await?;
         let k = self.keys();
         let call = ScriptCall::default()
             .key(&k.stalled)
@@ -504,10 +524,7 @@ impl Transitions for RedisBackend {
             .run(call, &scripts::MOVE_STALLED_JOBS_TO_WAIT, CONTEXT)
             .await?;
         match &reply {
-            Value::Array(_) | Value::Nil => Ok(reply::text_items(&reply)
-                .into_iter()
-                .map(JobId::from)
-                .collect()),
+            Value::Array(_) | Value::Nil => Ok(reply::id_items(&reply)),
             other => Err(unexpected(CONTEXT, other)),
         }
     }

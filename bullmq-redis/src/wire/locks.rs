@@ -10,6 +10,42 @@ pub(crate) fn pack_strings<'a>(
     pack_msgpack("string list", &WireValue::Array(items))
 }
 
+/// Packs job ids as a msgpack array of strings, each with its exact bytes: an id another
+/// runtime wrote may not be UTF-8, and the script must be sent the key it was fetched under.
+/// The same bytes as [`pack_strings`] for ids that are text.
+pub(crate) fn pack_ids<'a>(
+    ids: impl IntoIterator<Item = &'a bullmq_core::JobId>,
+) -> Result<Vec<u8>, CodecError> {
+    let ids: Vec<_> = ids.into_iter().collect();
+    if ids.iter().all(|id| id.is_utf8()) {
+        return pack_strings(ids.iter().map(|id| id.as_str()));
+    }
+    // msgpack's smallest headers, as msgpackr writes them.
+    fn header(out: &mut Vec<u8>, len: usize, fix: (u8, usize), sizes: [u8; 3]) {
+        if len < fix.1 {
+            // Below the fixed form's bound, so it fits the low bits.
+            #[allow(clippy::cast_possible_truncation)]
+            out.push(fix.0 | len as u8);
+        } else if let (Some(tag), Ok(n)) = (sizes.first().filter(|t| **t != 0), u8::try_from(len)) {
+            out.extend([*tag, n]);
+        } else if let Ok(n) = u16::try_from(len) {
+            out.push(sizes[1]);
+            out.extend(n.to_be_bytes());
+        } else {
+            out.push(sizes[2]);
+            out.extend(u32::try_from(len).unwrap_or(u32::MAX).to_be_bytes());
+        }
+    }
+    let mut out = Vec::new();
+    header(&mut out, ids.len(), (0x90, 16), [0, 0xdc, 0xdd]);
+    for id in ids {
+        let bytes = id.as_bytes();
+        header(&mut out, bytes.len(), (0xa0, 32), [0xd9, 0xda, 0xdb]);
+        out.extend_from_slice(bytes);
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -22,5 +58,14 @@ mod tests {
         let hex = |b: Vec<u8>| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
         assert_eq!(hex(pack_strings(["a", "bb"]).unwrap()), "92a161a26262");
         assert_eq!(hex(pack_strings([]).unwrap()), "90");
+    }
+
+    #[test]
+    fn ids_keep_their_bytes() {
+        let hex = |b: Vec<u8>| b.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        let text = bullmq_core::JobId::from("bb");
+        let raw = bullmq_core::JobId::from_bytes(b"\xff");
+        assert_eq!(hex(pack_ids([&text]).unwrap()), "91a26262");
+        assert_eq!(hex(pack_ids([&text, &raw]).unwrap()), "92a26262a1ff");
     }
 }

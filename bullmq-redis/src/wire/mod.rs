@@ -12,7 +12,7 @@ mod schedulers;
 mod transitions;
 
 pub(crate) use add::{AddJobArgs, pack_add_job_args};
-pub(crate) use locks::pack_strings;
+pub(crate) use locks::{pack_ids, pack_strings};
 pub(crate) use schedulers::pack_job_scheduler_opts;
 pub(crate) use transitions::{
     FetchOpts, FinishOpts, pack_fetch_opts, pack_field_updates, pack_finish_opts,

@@ -1,0 +1,452 @@
+//! Jobs another runtime wrote oddly (raw `HSET`/`LPUSH`, as a buggy or hostile writer would),
+//! processed by a real `Worker`: each ends completed or failed with a reason that names the
+//! field, none is lost (every list counted), none runs twice or forever, and the listing getters
+//! return the good jobs and report the bad ones.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{
+    JobError, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerOptions,
+};
+use serde_json::json;
+
+use crate::support;
+use crate::support::wait::eventually;
+
+/// How long the corpus may take to settle.
+const WAIT: Duration = Duration::from_secs(30);
+
+/// What a case must end as.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum End {
+    /// Completed after this many runs of the processor.
+    Completed(usize),
+    /// Failed after this many runs, its reason naming this text (a field, or the cause).
+    Failed(usize, &'static str),
+}
+
+/// One odd job: its id (bytes), the fields to write over a well-formed hash (`None` deletes the
+/// field), how many times its id is pushed to `wait`, whether it has a hash at all.
+struct Case {
+    id: Vec<u8>,
+    fields: Vec<(&'static str, Option<Vec<u8>>)>,
+    pushes: usize,
+    hash: bool,
+    end: End,
+}
+
+fn case(id: &str, fields: &[(&'static str, Option<&str>)], end: End) -> Case {
+    Case {
+        id: id.as_bytes().to_vec(),
+        fields: fields
+            .iter()
+            .map(|(k, v)| (*k, v.map(|v| v.as_bytes().to_vec())))
+            .collect(),
+        pushes: 1,
+        hash: true,
+        end,
+    }
+}
+
+fn corpus() -> Vec<Case> {
+    use End::{Completed, Failed};
+    let mut cases = vec![
+        // Counters the scripts `HINCRBY`: Lua cannot count them, Node's `parseInt` gives NaN.
+        case("atm-text", &[("atm", Some("abc"))], Completed(1)),
+        case("ats-text", &[("ats", Some("abc"))], Completed(1)),
+        case("stc-text", &[("stc", Some("abc"))], Completed(1)),
+        case(
+            "legacy-attempts-text",
+            &[("attemptsMade", Some("abc"))],
+            Completed(1),
+        ),
+        case("atm-negative", &[("atm", Some("-3"))], Completed(1)),
+        case(
+            "atm-huge",
+            &[("atm", Some("99999999999999999999"))],
+            Completed(1),
+        ),
+        case("ats-fraction", &[("ats", Some("1.5"))], Completed(1)),
+        // A failing job whose counts are garbled still runs out of attempts.
+        case(
+            "fail-atm-text",
+            &[("atm", Some("abc")), ("opts", Some(r#"{"attempts":2}"#))],
+            Failed(2, "boom"),
+        ),
+        case(
+            "fail-legacy-text",
+            &[
+                ("attemptsMade", Some("x")),
+                ("opts", Some(r#"{"attempts":3}"#)),
+            ],
+            Failed(3, "boom"),
+        ),
+        // Bad JSON: Node's `JSON.parse` throws; the job fails naming the field.
+        case(
+            "data-bad-json",
+            &[("data", Some("{not json"))],
+            Failed(0, "`data`"),
+        ),
+        case(
+            "opts-bad-json",
+            &[("opts", Some("{bad"))],
+            Failed(0, "`opts`"),
+        ),
+        case(
+            "progress-bad-json",
+            &[("progress", Some("{oops"))],
+            Failed(0, "`progress`"),
+        ),
+        // Options of the wrong types are read as absent, as the scripts' `tonumber` does.
+        case(
+            "opts-wrong-types",
+            &[(
+                "opts",
+                Some(
+                    r#"{"attempts":"abc","delay":"x","lifo":"yes","removeOnComplete":"z","backoff":7}"#,
+                ),
+            )],
+            Completed(1),
+        ),
+        case(
+            "opts-nested-nulls",
+            &[("opts", Some(r#"{"attempts":null,"backoff":{"type":null}}"#))],
+            Completed(1),
+        ),
+        // Fields Node tolerates.
+        case(
+            "stacktrace-not-array",
+            &[("stacktrace", Some("not an array"))],
+            Completed(1),
+        ),
+        case(
+            "returnvalue-bad-json",
+            &[("returnvalue", Some("{oops"))],
+            Completed(1),
+        ),
+        case("name-empty", &[("name", Some(""))], Completed(1)),
+        case("timestamp-missing", &[("timestamp", None)], Completed(1)),
+        case("delay-negative", &[("delay", Some("-5"))], Completed(1)),
+        case(
+            "timestamp-text",
+            &[("timestamp", Some("soon"))],
+            Failed(0, "`timestamp`"),
+        ),
+        case(
+            "priority-text",
+            &[("priority", Some("abc"))],
+            Failed(0, "`priority`"),
+        ),
+        // Flow fields pointing nowhere or unreadable.
+        case(
+            "parent-key-nowhere",
+            &[("parentKey", Some("bull:nowhere:404"))],
+            Completed(1),
+        ),
+        case(
+            "parent-bad-json",
+            &[("parent", Some("{bad"))],
+            Failed(0, "`parent`"),
+        ),
+    ];
+    // A field that is not UTF-8.
+    let mut bad_bytes = case("data-not-utf8", &[], Failed(0, "not UTF-8"));
+    bad_bytes
+        .fields
+        .push(("data", Some(b"{\"a\":\"\xff\"}".to_vec())));
+    cases.push(bad_bytes);
+    // An id that is not UTF-8: finished under its exact bytes, run once.
+    let mut raw_id = case("", &[], Completed(1));
+    raw_id.id = b"raw-\xff\xfe".to_vec();
+    cases.push(raw_id);
+    // An id in wait with no hash: never run as an empty job.
+    let mut no_hash = case("no-hash", &[], Failed(0, "did not exist"));
+    no_hash.hash = false;
+    cases.push(no_hash);
+    // The same id in wait twice: run once.
+    let mut twice = case("pushed-twice", &[], Completed(1));
+    twice.pushes = 2;
+    cases.push(twice);
+    cases
+}
+
+#[tokio::test]
+async fn odd_job_hashes_all_end_in_a_list_once() {
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let name = QueueName::new("odd").unwrap();
+    let connect = || async {
+        let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
+        RedisBackend::connect(&options, name.clone()).await.unwrap()
+    };
+    let queue = Queue::new(name.clone(), connect().await);
+    // A well-formed job first (it also writes the queue's meta, as any producer would).
+    let control = queue
+        .add("control", &json!({}), JobOptions::new())
+        .await
+        .unwrap()
+        .id;
+
+    let mut con = support::redis().await;
+    let key = |id: &[u8]| [format!("{prefix}:odd:").as_bytes(), id].concat();
+    let cases = corpus();
+    for c in &cases {
+        if c.hash {
+            let mut fields: Vec<(&str, Vec<u8>)> = vec![
+                ("name", b"odd".to_vec()),
+                ("data", b"{}".to_vec()),
+                ("opts", b"{}".to_vec()),
+                ("timestamp", support::now_ms().to_string().into_bytes()),
+                ("delay", b"0".to_vec()),
+                ("priority", b"0".to_vec()),
+            ];
+            for (k, v) in &c.fields {
+                fields.retain(|(f, _)| f != k);
+                if let Some(v) = v {
+                    fields.push((k, v.clone()));
+                }
+            }
+            let _: () = redis::cmd("HSET")
+                .arg(key(&c.id))
+                .arg(&fields)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+        }
+        for _ in 0..c.pushes {
+            let _: () = redis::cmd("LPUSH")
+                .arg(format!("{prefix}:odd:wait"))
+                .arg(&c.id)
+                .query_async(&mut con)
+                .await
+                .unwrap();
+        }
+    }
+    let _: () = redis::cmd("ZADD")
+        .arg(format!("{prefix}:odd:marker"))
+        .arg(0)
+        .arg("0")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+
+    let runs: Arc<Mutex<HashMap<Vec<u8>, usize>>> = Arc::default();
+    let counted = Arc::clone(&runs);
+    let opts = WorkerOptions::new()
+        .drain_delay(Duration::from_millis(500))
+        .stalled_interval(Duration::from_millis(500));
+    let worker = Worker::new(name.clone(), connect().await, opts, move |job, _| {
+        let counted = Arc::clone(&counted);
+        async move {
+            *counted
+                .lock()
+                .unwrap()
+                .entry(job.id.as_bytes().to_vec())
+                .or_default() += 1;
+            if job.id.as_str().starts_with("fail-") {
+                return Err(JobError::failed("boom"));
+            }
+            Ok(json!("done"))
+        }
+    })
+    .await
+    .unwrap();
+
+    // Every job reaches a finished set, the control job included.
+    let total = cases.len() + 1;
+    let finished = || async {
+        let mut con = support::redis().await;
+        let (completed, failed): (usize, usize) = redis::pipe()
+            .zcard(format!("{prefix}:odd:completed"))
+            .zcard(format!("{prefix}:odd:failed"))
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        completed + failed
+    };
+    eventually("every odd job finished", WAIT, || async {
+        finished().await == total
+    })
+    .await;
+    worker.close().await;
+
+    // None left anywhere else, none lost.
+    let (wait, active, delayed, prioritized, children): (usize, usize, usize, usize, usize) =
+        redis::pipe()
+            .llen(format!("{prefix}:odd:wait"))
+            .llen(format!("{prefix}:odd:active"))
+            .zcard(format!("{prefix}:odd:delayed"))
+            .zcard(format!("{prefix}:odd:prioritized"))
+            .zcard(format!("{prefix}:odd:waiting-children"))
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    assert_eq!(
+        (wait, active, delayed, prioritized, children),
+        (0, 0, 0, 0, 0)
+    );
+    assert_eq!(finished().await, total);
+
+    let runs = runs.lock().unwrap().clone();
+    for c in &cases {
+        let shown = String::from_utf8_lossy(&c.id).into_owned();
+        let in_set = |set: &'static str| {
+            let id = c.id.clone();
+            let prefix = prefix.clone();
+            async move {
+                let mut con = support::redis().await;
+                let score: Option<f64> = redis::cmd("ZSCORE")
+                    .arg(format!("{prefix}:odd:{set}"))
+                    .arg(id)
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                score.is_some()
+            }
+        };
+        let ran = runs.get(&c.id).copied().unwrap_or(0);
+        match c.end {
+            End::Completed(n) => {
+                assert!(in_set("completed").await, "{shown} is not completed");
+                assert_eq!(ran, n, "{shown} ran {ran} times");
+            }
+            End::Failed(n, named) => {
+                assert!(in_set("failed").await, "{shown} is not failed");
+                assert_eq!(ran, n, "{shown} ran {ran} times");
+                let reason: String = redis::cmd("HGET")
+                    .arg(key(&c.id))
+                    .arg("failedReason")
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                assert!(reason.contains(named), "{shown}: {reason}");
+            }
+        }
+    }
+    assert_eq!(runs.get(control.as_bytes()), Some(&1));
+
+    // The listings give every readable job and name the others.
+    let all = [JobState::Completed.into(), JobState::Failed.into()];
+    let checked = queue
+        .get_jobs_checked(&all, bullmq::backend::Range::ALL)
+        .await
+        .unwrap();
+    assert_eq!(checked.jobs.len() + checked.undecodable.len(), total);
+    let bad: Vec<String> = checked
+        .undecodable
+        .iter()
+        .map(|(id, _)| id.to_string())
+        .collect();
+    for expected in [
+        "data-bad-json",
+        "opts-bad-json",
+        "progress-bad-json",
+        "timestamp-text",
+        "priority-text",
+        "data-not-utf8",
+    ] {
+        assert!(
+            bad.iter().any(|id| id == expected),
+            "{expected} not reported: {bad:?}"
+        );
+    }
+    for (id, reason) in &checked.undecodable {
+        assert!(reason.to_string().contains("field"), "{id}: {reason}");
+    }
+    let raw = JobId::from_bytes(b"raw-\xff\xfe");
+    assert!(
+        checked.jobs.iter().any(|j| j.id == raw),
+        "the non-UTF-8 id is listed with its bytes"
+    );
+    let plain = queue
+        .get_jobs(&all, bullmq::backend::Range::ALL)
+        .await
+        .unwrap();
+    assert_eq!(plain.len(), checked.jobs.len());
+}
+
+#[tokio::test]
+async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
+    // As a crashed worker of another runtime leaves them: in active, unlocked, in the stalled
+    // set, with a stalled count the stalled check's `HINCRBY` cannot count.
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let name = QueueName::new("oddstall").unwrap();
+    let connect = || async {
+        let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
+        RedisBackend::connect(&options, name.clone()).await.unwrap()
+    };
+    let queue = Queue::new(name.clone(), connect().await);
+    queue
+        .add("warm", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    let mut con = support::redis().await;
+    let base = format!("{prefix}:oddstall:");
+    let ids: [&[u8]; 2] = [b"stalled-stc-text", b"stalled-\xff"];
+    for id in ids {
+        let key = [base.as_bytes(), id].concat();
+        let _: () = redis::pipe()
+            .hset_multiple(
+                &key,
+                &[
+                    ("name", "odd"),
+                    ("data", "{}"),
+                    ("opts", "{}"),
+                    ("timestamp", "1"),
+                    ("ats", "1"),
+                    ("stc", "abc"),
+                ],
+            )
+            .lpush(format!("{base}active"), id)
+            .sadd(format!("{base}stalled"), id)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    }
+    let runs: Arc<Mutex<HashMap<Vec<u8>, usize>>> = Arc::default();
+    let counted = Arc::clone(&runs);
+    let opts = WorkerOptions::new()
+        .drain_delay(Duration::from_millis(500))
+        .stalled_interval(Duration::from_millis(300));
+    let worker = Worker::new(name.clone(), connect().await, opts, move |job, _| {
+        let counted = Arc::clone(&counted);
+        async move {
+            *counted
+                .lock()
+                .unwrap()
+                .entry(job.id.as_bytes().to_vec())
+                .or_default() += 1;
+            Ok(json!("done"))
+        }
+    })
+    .await
+    .unwrap();
+    eventually("both stalled jobs completed", WAIT, || async {
+        let mut con = support::redis().await;
+        let n: usize = redis::cmd("ZCARD")
+            .arg(format!("{base}completed"))
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        n == 3
+    })
+    .await;
+    worker.close().await;
+    let runs = runs.lock().unwrap().clone();
+    for id in ids {
+        assert_eq!(runs.get(id), Some(&1), "{}", String::from_utf8_lossy(id));
+        let stc: String = redis::cmd("HGET")
+            .arg([base.as_bytes(), id].concat())
+            .arg("stc")
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        assert_eq!(stc, "1", "counted from 0 once it could be");
+    }
+}

@@ -299,7 +299,7 @@ impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
     /// }
     /// ```
     pub async fn add_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<Job>> {
-        let span = spans::add_bulk(self.name.as_str(), jobs.len());
+        let span = spans::add_bulk(self.name.as_str(), jobs.iter().map(|j| j.name.as_str()));
         self.add_bulk_traced(jobs, &span)
             .instrument(span.clone())
             .await

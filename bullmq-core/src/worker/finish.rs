@@ -21,7 +21,7 @@ use crate::job::FinishedState;
 use crate::options::ValidationError;
 use crate::telemetry::context;
 use crate::telemetry::metrics::{self, Outcome};
-use crate::telemetry::spans::{self, Control, Settle};
+use crate::telemetry::spans::{self, Settle};
 use crate::{Error, Job, JobId, JobOptions, Result, ScriptErrorCode};
 use tracing::{Instrument, Span};
 
@@ -88,8 +88,21 @@ fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
     span
 }
 
-/// Runs `job`'s attempt and finishes it (inside its span).
+/// Runs `job`'s attempt and finishes it (inside its span), then records on the span when the
+/// attempt started and ended, however it ended (Node's `finally`).
 async fn attempt<B: Backend, P: Processor<B>>(
+    shared: &Arc<Shared<B>>,
+    processor: &Arc<P>,
+    job: Arc<Job>,
+    token: &LockToken,
+) -> Option<FetchedJob> {
+    let processed_on = job.processed_on;
+    let next = run_attempt(shared, processor, job, token).await;
+    spans::record_attempt_end(processed_on, shared.now_ms());
+    next
+}
+
+async fn run_attempt<B: Backend, P: Processor<B>>(
     shared: &Arc<Shared<B>>,
     processor: &Arc<P>,
     job: Arc<Job>,
@@ -226,6 +239,8 @@ pub(crate) async fn finish<B: Backend>(
         match finish_once(shared, job, token, &outcome, may_fetch).await {
             Ok(next) => return next,
             Err(err) => {
+                // As Node's `retryIfFailed`: each failure of the move on the attempt's span.
+                spans::record_current_exception(&err.to_string());
                 let connection = is_connection_error(&err);
                 let refusal = refused_move(&outcome, &err);
                 shared.emit_error(err);
@@ -287,6 +302,7 @@ async fn finish_once<B: Backend>(
             let done = backend.move_to_completed(job, &args).await?;
             drop(settle);
             attempt_ended(shared, job, Outcome::Completed);
+            spans::record_completed(&args.return_value, job.attempts_made.saturating_add(1));
             if shared.observed() {
                 shared.emit(WorkerEvent::Completed {
                     job: Arc::clone(job),
@@ -327,15 +343,12 @@ async fn finish_once<B: Backend>(
             Ok(next_of(shared, next))
         }
         Err(JobError::RateLimited { delay }) => {
-            spans::record_state("rate_limited");
-            let limit = spans::control(shared.queue.name().as_str(), Control::RateLimit);
-            if !limit.is_disabled() {
-                let ms = super::shared::millis(*delay);
-                limit.record("bullmq.job.delay_ms", ms);
-                // Node's worker `rateLimit` span: its id and the limit.
-                limit.record("bullmq.worker.rate.limit", ms);
-                limit.record("bullmq.worker.id", shared.id());
-            }
+            // Node's processor calls `worker.rateLimit(ms)`: that span, inside the attempt's.
+            let limit = spans::worker::rate_limit(
+                shared.queue.name().as_str(),
+                shared.id(),
+                super::shared::millis(*delay),
+            );
             metrics::rate_limited(shared.queue.name().as_str(), *delay);
             backend.set_rate_limit(*delay).instrument(limit).await?;
             let ttl = backend
@@ -354,7 +367,6 @@ async fn finish_once<B: Backend>(
             fetch_after_move(shared, token, fetch_next).await
         }
         Err(JobError::WaitingChildren) => {
-            spans::record_state("waiting-children");
             let parked = backend
                 .move_to_waiting_children(&job.id, token, None)
                 .await?;
@@ -424,10 +436,6 @@ async fn fail<B: Backend>(
         RetryDecision::Fail => Settle::Fail,
     };
     let settle = settle_span(shared, job, how);
-    spans::record_current_error(message);
-    if let RetryDecision::After(delay) = decision {
-        settle.record("bullmq.job.delay_ms", super::shared::millis(delay));
-    }
     // The move's context goes to the job hash's own `tm` field, as Node writes it.
     let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
     let fields = FieldUpdates {
@@ -452,6 +460,7 @@ async fn fail<B: Backend>(
         _ => Outcome::Failed,
     };
     attempt_ended(shared, job, outcome);
+    spans::record_failed(message, job.attempts_made.saturating_add(1));
     if shared.observed() {
         shared.emit(WorkerEvent::Failed {
             job: Arc::clone(job),
@@ -512,22 +521,13 @@ fn settle_span<B>(shared: &Shared<B>, job: &Job, how: Settle) -> Span {
     spans::settle(shared.queue.name().as_str(), how, job)
 }
 
-/// Records how an attempt ended: its metrics, and its outcome and duration on the attempt's
-/// span (the current one), with `bullmq.job.attempts.made` once the attempt is counted (all
-/// but a processor's own delay), as Node's worker sets it after moving the job to completed or
-/// failed (a first success records 1).
+/// Records how an attempt ended in its metrics (its span's event is the caller's: Node's worker
+/// adds one for a completed or failed attempt only).
 fn attempt_ended<B: Lifecycle>(shared: &Shared<B>, job: &Job, outcome: Outcome) {
     let now = shared.now_ms();
     shared.health.record_ok(now);
     let duration = Duration::from_millis(job.processed_on.map_or(0, |s| now.saturating_sub(s)));
     metrics::attempt(shared.queue.name().as_str(), &job.name, outcome, duration);
-    spans::record_outcome(
-        outcome.state(),
-        super::shared::millis(duration),
-        now,
-        (outcome != Outcome::Delayed).then(|| job.attempts_made.saturating_add(1)),
-    );
-    // No per-attempt event: the span holds the outcome, the duration and the error.
 }
 
 /// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as

@@ -267,7 +267,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             .add_job_scheduler(&args)
             .instrument(span.clone())
             .await?;
-        spans::record_job(&span, id.as_str(), &args.template_name);
+        spans::record_job_id(&span, id.as_str());
         metrics::record_added(&self.queue_name(), &args.template_name, 1);
         Ok(Some(ScheduledIteration { id, delay }))
     }

@@ -854,3 +854,61 @@ async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
         "{checks:?}"
     );
 }
+
+/// W3C trace context that counts its injections and extractions: installed as the global
+/// propagator, it shows the library uses the application's propagator, while writing what
+/// every other test of this binary expects.
+#[derive(Debug)]
+struct CountingPropagator(opentelemetry_sdk::propagation::TraceContextPropagator);
+
+static PROPAGATED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl opentelemetry::propagation::TextMapPropagator for CountingPropagator {
+    fn inject_context(
+        &self,
+        cx: &opentelemetry::Context,
+        injector: &mut dyn opentelemetry::propagation::Injector,
+    ) {
+        PROPAGATED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.inject_context(cx, injector);
+    }
+
+    fn extract_with_context(
+        &self,
+        cx: &opentelemetry::Context,
+        extractor: &dyn opentelemetry::propagation::Extractor,
+    ) -> opentelemetry::Context {
+        PROPAGATED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.extract_with_context(cx, extractor)
+    }
+
+    fn fields(&self) -> opentelemetry::propagation::text_map_propagator::FieldIter<'_> {
+        self.0.fields()
+    }
+}
+
+/// The application's global propagator (B3, a composite, …) carries the context when one is
+/// set, as `bullmq-otel`'s `propagation.inject` does; W3C otherwise.
+#[tokio::test(flavor = "current_thread")]
+async fn the_global_propagator_is_used_when_one_is_set() {
+    let capture = Capture::start();
+    let (side, options, _guard) = redis_side("propagator").await;
+    let queue = Queue::new(
+        QueueName::new(&side.queue).unwrap(),
+        redis_backend(&side, &options).await,
+    );
+    let before = PROPAGATED.load(std::sync::atomic::Ordering::SeqCst);
+    opentelemetry::global::set_text_map_propagator(CountingPropagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    ));
+    let job = queue
+        .add("counted", &json!({}), JobOptions::new())
+        .await
+        .unwrap();
+    assert!(PROPAGATED.load(std::sync::atomic::Ordering::SeqCst) > before);
+    let add = capture.one(&format!("add {}.counted", side.queue));
+    assert_eq!(
+        job.opts.telemetry.and_then(|t| t.metadata),
+        Some(traceparent(&add))
+    );
+}

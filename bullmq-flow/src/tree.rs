@@ -64,11 +64,11 @@ impl<B: Lifecycle> Builder<'_, B> {
             ));
         }
         // Node carries the span's context only into a node given options.
-        opts.telemetry = if flow.without_opts {
-            None
+        if flow.without_opts {
+            opts.telemetry = None;
         } else {
-            context::for_child(&span, opts.telemetry.take())
-        };
+            context::apply_to_child(&span, &mut opts);
+        }
         opts.validate()
             .map_err(|e| in_node(&flow.name, &flow.queue, e))?;
         let data = flow.data.text("job data")?.to_owned();

@@ -912,3 +912,52 @@ async fn the_global_propagator_is_used_when_one_is_set() {
         Some(traceparent(&add))
     );
 }
+
+/// A job added in bulk that omits the context is stored as Node stores it with its telemetry
+/// set up: `tm: false` beside `omc: true` on Redis (`{"metadata":false,"omitContext":true}` in
+/// PostgreSQL's long-key options).
+async fn omitted_bulk_context_is_stored_as_false<B: Backend>(queue_name: &str, backend: B) {
+    use bullmq::BulkJob;
+    use bullmq::options::Telemetry;
+    let _capture = Capture::start();
+    let queue = Queue::new(QueueName::new(queue_name).unwrap(), backend);
+    let omit = Telemetry {
+        metadata: None,
+        omit_context: Some(true),
+    };
+    let jobs = queue
+        .add_bulk(vec![BulkJob {
+            name: "quiet".to_owned(),
+            data: json!({}),
+            opts: JobOptions::new().telemetry(omit.clone()),
+        }])
+        .await
+        .unwrap();
+    let stored = queue.get_job(&jobs[0].id).await.unwrap().expect("the job");
+    match stored.opts.telemetry {
+        // Short keys: `omc` read, `tm: false` kept raw.
+        Some(t) => {
+            assert_eq!(t, omit);
+            assert_eq!(stored.opts.extra.get("tm"), Some(&json!(false)));
+        }
+        // Long keys: the whole `telemetry` object kept raw (its metadata is no string).
+        None => assert_eq!(
+            stored.opts.extra.get("telemetry"),
+            Some(&json!({"metadata": false, "omitContext": true}))
+        ),
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn redis_omitted_bulk_context_is_stored_as_false() {
+    let (side, options, _guard) = redis_side("omit-false").await;
+    omitted_bulk_context_is_stored_as_false(&side.queue, redis_backend(&side, &options).await)
+        .await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_omitted_bulk_context_is_stored_as_false() {
+    let schema = support::postgres::SchemaGuard::new("otel_omit");
+    let backend: PostgresBackend = schema.backend("otel-omit").await;
+    omitted_bulk_context_is_stored_as_false("otel-omit", backend).await;
+}

@@ -312,7 +312,7 @@ impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
     ) -> Result<Vec<Job>> {
         let mut jobs = jobs;
         for j in &mut jobs {
-            j.opts.telemetry = context::for_child(span, j.opts.telemetry.take());
+            context::apply_to_child(span, &mut j.opts);
         }
         let entries = self.prepare_bulk(jobs)?;
         self.write_meta().await?;

@@ -105,6 +105,22 @@ pub fn for_child(span: &Span, given: Option<Telemetry>) -> Option<Telemetry> {
     }
 }
 
+/// Sets the telemetry of `opts`, a job added in bulk, in a flow or by a scheduler, as
+/// [`for_child`] says; and, as Node does when its telemetry is set up, a job that omits the
+/// context without metadata of its own is stored with `tm: false` beside `omc: true`.
+pub fn apply_to_child(span: &Span, opts: &mut crate::JobOptions) {
+    let given = opts.telemetry.take();
+    let omitted = given
+        .as_ref()
+        .is_some_and(|t| t.omit_context == Some(true) && t.metadata.is_none());
+    opts.telemetry = for_child(span, given);
+    if omitted && carried_metadata(span).is_some() {
+        // Kept as a raw option, which the codec writes in `tm`'s (or `metadata`'s) place.
+        opts.extra
+            .insert("tm".to_owned(), serde_json::Value::Bool(false));
+    }
+}
+
 #[cfg(feature = "otel")]
 mod imp {
     use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};

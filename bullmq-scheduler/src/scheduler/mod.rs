@@ -247,8 +247,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
         };
         // As Node's: the context goes into the iteration's options only; the scheduler keeps
         // the template's options as given.
-        plan.delayed_job_opts.telemetry =
-            context::for_child(&span, plan.delayed_job_opts.telemetry.take());
+        context::apply_to_child(&span, &mut plan.delayed_job_opts);
         let mut stored = schedule.clone();
         stored.immediately = None;
         let args = AddJobSchedulerArgs {

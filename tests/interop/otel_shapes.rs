@@ -67,16 +67,18 @@ fn typed(pairs: impl Iterator<Item = (String, String)>) -> String {
     pairs.join(",")
 }
 
+/// One span's shape: `events` are its events' shapes, each once (a stalled check's `job
+/// stalled` events differ only in number).
 fn shape(
     name: &str,
     kind: u8,
     parent: &str,
-    attributes: String,
-    events: BTreeSet<String>,
+    attributes: &str,
+    events: &BTreeSet<String>,
     status: u8,
     queue: &str,
 ) -> Shape {
-    let events: Vec<String> = events.into_iter().collect();
+    let events: Vec<&str> = events.iter().map(String::as_str).collect();
     format!(
         "{} kind={kind} parent={} attrs=[{attributes}] events=[{}] status={status}",
         name.replace(queue, "Q"),
@@ -104,7 +106,7 @@ fn our_shapes(spans: &[SpanData], queue: &str) -> BTreeSet<Shape> {
                     .iter()
                     .map(|kv| (kv.key.to_string(), value_type(&kv.value).to_owned())),
             );
-            let events = s
+            let events: BTreeSet<String> = s
                 .events
                 .iter()
                 .map(|e| {
@@ -125,8 +127,8 @@ fn our_shapes(spans: &[SpanData], queue: &str) -> BTreeSet<Shape> {
                 &s.name,
                 kind_code(&s.span_kind),
                 parent,
-                attributes,
-                events,
+                &attributes,
+                &events,
                 status,
                 queue,
             )
@@ -158,7 +160,7 @@ fn node_shapes(out: &Value, queue: &str) -> BTreeSet<Shape> {
                 None => "root",
                 Some(id) => names.get(id).copied().unwrap_or("remote"),
             };
-            let events = s["events"]
+            let events: BTreeSet<String> = s["events"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -174,8 +176,8 @@ fn node_shapes(out: &Value, queue: &str) -> BTreeSet<Shape> {
                 s["name"].as_str().unwrap(),
                 u8::try_from(s["kind"].as_u64().unwrap()).unwrap(),
                 parent,
-                node_typed(&s["types"]),
-                events,
+                &node_typed(&s["types"]),
+                &events,
                 u8::try_from(s["status"].as_u64().unwrap()).unwrap(),
                 queue,
             )

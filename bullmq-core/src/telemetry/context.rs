@@ -45,6 +45,12 @@ pub(crate) fn add_event<const N: usize>(
     }
 }
 
+/// Whether `span` is exported to OpenTelemetry (its context is valid); false without the
+/// `otel` feature.
+pub(crate) fn is_exported(span: &Span) -> bool {
+    !span.is_disabled() && imp::is_exported(span)
+}
+
 /// [`add_event`] on the current span (an attempt's `process` span), when it is one of ours.
 pub(crate) fn add_current_event<const N: usize>(
     name: &'static str,
@@ -184,6 +190,10 @@ mod imp {
         })
     }
 
+    pub(super) fn is_exported(span: &Span) -> bool {
+        span.context().span().span_context().is_valid()
+    }
+
     pub(super) fn add_event<const N: usize>(
         span: &Span,
         name: &'static str,
@@ -237,6 +247,10 @@ mod imp {
     pub(super) fn extract_into(_span: &Span, _metadata: &str) {}
 
     pub(super) fn set_string_array(_span: &Span, _key: &'static str, _values: &[&str]) -> bool {
+        false
+    }
+
+    pub(super) fn is_exported(_span: &Span) -> bool {
         false
     }
 

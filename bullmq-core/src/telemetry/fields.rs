@@ -60,7 +60,6 @@ keys! {
     JOB_NAME = 10 "bullmq.job.name",
     JOB_ID = 11 "bullmq.job.id",
     ATTEMPTS_MADE = 12 "bullmq.job.attempts.made",
-    PROCESSED_TIMESTAMP = 13 "bullmq.job.processed.timestamp",
     FINISHED_TIMESTAMP = 14 "bullmq.job.attempt_finished_timestamp",
     BULK_COUNT = 15 "bullmq.job.bulk.count",
     BULK_NAMES = 16 "bullmq.job.bulk.names",

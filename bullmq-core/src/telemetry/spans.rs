@@ -25,10 +25,13 @@ macro_rules! op_span {
             worker: (None::<&str>, None::<&str>)
         )
     };
+    (@or) => { tracing::field::Empty };
+    (@or $value:expr) => { $value };
     (
         $op:literal, $kind:literal, $op_type:expr, $queue:expr, $name:expr,
         job: ($id:expr, $job_name:expr),
         worker: ($worker_name:expr, $worker_id:expr)
+        $(, processed: $processed:expr)?
     ) => {{
         let messaging = $crate::telemetry::settings::messaging_attributes();
         let id: Option<&str> = $id;
@@ -48,7 +51,7 @@ macro_rules! op_span {
             bullmq.job.name = $job_name,
             bullmq.job.id = id,
             bullmq.job.attempts.made = tracing::field::Empty,
-            bullmq.job.processed.timestamp = tracing::field::Empty,
+            bullmq.job.processed.timestamp = op_span!(@or $($processed)?),
             bullmq.job.attempt_finished_timestamp = tracing::field::Empty,
             bullmq.job.bulk.count = tracing::field::Empty,
             bullmq.job.bulk.names = tracing::field::Empty,
@@ -219,32 +222,37 @@ pub(crate) fn process(
     op_span!(
         "process", "consumer", Some("process"), queue, span_name!("process {queue}"),
         job: (Some(job.id.as_str()), Some(job.name.as_str())),
-        worker: (worker_name, Some(worker_id))
+        worker: (worker_name, Some(worker_id)),
+        processed: job.processed_on.map(num)
     )
 }
 
-/// Records on the current span (an attempt's `process` span) a completed attempt, as Node's
-/// `handleCompleted` does: a `job completed` event with the result (JSON text) and the
-/// attempts made, this one included.
-pub(crate) fn record_completed(result: &str, attempts_made: u32) {
-    fields::record_current([(fields::ATTEMPTS_MADE, &num(attempts_made))]);
+/// Whether `span` is exported to OpenTelemetry, which is when an attempt's span gets its
+/// events: checked once per attempt, so that without an OpenTelemetry layer an attempt pays
+/// for no event.
+pub(crate) fn is_exported(span: &Span) -> bool {
+    context::is_exported(span)
+}
+
+/// Records on the current span (an attempt's `process` span) a completed attempt's `job
+/// completed` event with the result (JSON text), as Node's `handleCompleted` adds it.
+pub(crate) fn record_completed(result: &str) {
     context::add_current_event("job completed", [(super::attr::JOB_RESULT, result)]);
 }
 
-/// Records on the current span (an attempt's `process` span) a failed attempt (retried or
-/// not), as Node's `handleFailed` does: a `job failed` event with the reason and the attempts
-/// made, this one included.
-pub(crate) fn record_failed(reason: &str, attempts_made: u32) {
-    fields::record_current([(fields::ATTEMPTS_MADE, &num(attempts_made))]);
+/// Records on the current span (an attempt's `process` span) a failed attempt's (retried or
+/// not) `job failed` event with the reason, as Node's `handleFailed` adds it.
+pub(crate) fn record_failed(reason: &str) {
     context::add_current_event("job failed", [(super::attr::JOB_FAILED_REASON, reason)]);
 }
 
-/// Records on the current span (an attempt's `process` span), however the attempt ended,
-/// when it started and ended (Unix ms), as Node's worker does in its `finally`.
-pub(crate) fn record_attempt_end(processed_on: Option<u64>, finished: u64) {
+/// Records on the current span (an attempt's `process` span) when the attempt ended (Unix ms),
+/// however it ended, as Node's worker does in its `finally`, and, for an attempt completed or
+/// failed, the attempts made, this one included (Node sets it after the move).
+pub(crate) fn record_attempt_end(finished: u64, attempts_made: Option<u32>) {
     fields::record_current([
         (fields::FINISHED_TIMESTAMP, &num(finished)),
-        (fields::PROCESSED_TIMESTAMP, &processed_on.map(num)),
+        (fields::ATTEMPTS_MADE, &attempts_made.map(num)),
     ]);
 }
 

@@ -359,13 +359,14 @@ async fn admin<B: Backend>(queue: &str, backend: B, postgres: bool) {
     q.obliterate(true, 1000).await.unwrap();
 }
 
-/// `otel.mjs manual`, by us: a job taken by hand with `get_next_job`.
+/// `otel.mjs manual`, by us: two jobs taken by hand with `get_next_job`, one completed, one
+/// failed through the worker's job handle.
 async fn manual<B: Backend>(queue: &str, backend: B) {
     let name = QueueName::new(queue).unwrap();
-    Queue::new(name.clone(), backend.clone())
-        .add("manual", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
+    let q = Queue::new(name.clone(), backend.clone());
+    for job in ["manual", "manual-fail"] {
+        q.add(job, &json!({}), JobOptions::new()).await.unwrap();
+    }
     let worker = Worker::new(
         name,
         backend,
@@ -374,11 +375,27 @@ async fn manual<B: Backend>(queue: &str, backend: B) {
     )
     .await
     .unwrap();
-    worker
-        .get_next_job(&LockToken::new("manual-token"), true)
+    let token = LockToken::new("manual-token");
+    let job = worker
+        .get_next_job(&token, true)
         .await
         .unwrap()
         .expect("the job");
+    worker
+        .job(&job)
+        .move_to_completed(&json!("ok"), &token, false)
+        .await
+        .unwrap();
+    let failing = worker
+        .get_next_job(&token, true)
+        .await
+        .unwrap()
+        .expect("the second job");
+    worker
+        .job(&failing)
+        .move_to_failed(&bullmq::JobFailure::new("no"), &token, false)
+        .await
+        .unwrap();
     worker.close().await;
 }
 
@@ -477,7 +494,7 @@ where
     manual(&ours_side.queue, backend(ours_side.queue.clone()).await).await;
     let ours = our_shapes(&capture.spans(), &ours_side.queue);
     drop(capture);
-    assert_has(&node, &["getNextJob Q"]);
+    assert_has(&node, &["getNextJob Q", "complete Q", "fail Q"]);
     assert_same("the manual set", &node, &ours);
 }
 

@@ -13,7 +13,9 @@
 //                    pause(true), resume(), close(); prints {spans}
 //   admin            the Queue administration set on QUEUE (trimEvents on Redis only);
 //                    prints {spans}
-//   manual           add a job, then worker.getNextJob(token) by hand; prints {spans}
+//   manual           add two jobs, take each with worker.getNextJob(token) by hand, complete
+//                    the first (moveToCompleted) and fail the second (moveToFailed); prints
+//                    {spans}
 // The producer set: add ok, flaky (2 attempts), backoff (2 attempts, fixed 10 ms), fatal,
 // slow, limited; addBulk [b1, b2]; addFlow root (no opts) with one child (opts {}); addBulk of
 // flows f1, f2 (no opts)
@@ -238,9 +240,14 @@ if (op === 'add') {
   const [opts, backend] = options();
   const queue = new Queue(QUEUE, opts, backend);
   await queue.add('manual', {});
+  await queue.add('manual-fail', {});
   const worker = new Worker(QUEUE, null, { ...opts, autorun: false }, backend);
   const job = await worker.getNextJob('manual-token');
   if (!job) throw new Error('no job for getNextJob');
+  await job.moveToCompleted('ok', 'manual-token', false);
+  const failing = await worker.getNextJob('manual-token');
+  if (!failing) throw new Error('no second job for getNextJob');
+  await failing.moveToFailed(new Error('no'), 'manual-token', false);
   await queue.disconnect();
   await worker.close();
   print({ spans: spans() });

@@ -10,7 +10,7 @@
 //! added only when [`settings::set_messaging_attributes`] turns them on. Spans are at `INFO`
 //! level; connection loss is a `WARN` event, its recovery an `INFO` one.
 //!
-//! With feature `otel`, [`otel`] re-exports the OpenTelemetry crates this one is built
+//! With feature `otel`, `telemetry::otel` re-exports the OpenTelemetry crates this one is built
 //! against, so an application names the same versions.
 
 pub mod attr;

@@ -3,7 +3,7 @@
 //! [`attr`](super::attr) for the names). Numbers are recorded as `i64`, which the
 //! tracing-to-OpenTelemetry bridge exports as integers (it writes `u64` as text); string
 //! arrays and span events go through the OpenTelemetry API (feature `otel`, see
-//! [`context`](super::context)). No span sets a status: Node's never do.
+//! [`context`]). No span sets a status: Node's never do.
 
 use tracing::Span;
 

@@ -18,6 +18,10 @@ pub use bullmq_core::shutdown;
 pub use bullmq_core::shutdown::Shutdown;
 /// Spans, trace context in jobs (feature `otel`), metrics and health.
 pub use bullmq_core::telemetry;
+/// The OpenTelemetry crates the `otel` feature is built against (`opentelemetry`,
+/// `opentelemetry_sdk`, `tracing_opentelemetry`).
+#[cfg(feature = "otel")]
+pub use bullmq_core::telemetry::otel;
 pub use bullmq_core::worker::{
     ActiveJob, BoxProcessor, CancelReason, CancellationToken, JobError, ProcessResult, Processor,
     ReturnValue, Worker, WorkerEvent, WorkerOptions,

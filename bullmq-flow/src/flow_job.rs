@@ -40,6 +40,12 @@ pub struct FlowJob {
     pub opts: JobOptions,
     /// The jobs it waits for.
     pub children: Vec<FlowJob>,
+    /// Whether the node is written as Node's `FlowJob` without an `opts` key
+    /// ([`without_opts`](Self::without_opts)): Node then stores no trace context for it, so
+    /// its attempts continue no producer's trace. False for [`new`](Self::new), which is
+    /// Node's node with options (`opts: {}` at least), whose job carries its `addNode`
+    /// span's context.
+    pub without_opts: bool,
 }
 
 impl FlowJob {
@@ -55,6 +61,7 @@ impl FlowJob {
             prefix: None,
             opts: JobOptions::new(),
             children: Vec::new(),
+            without_opts: false,
         }
     }
 
@@ -62,6 +69,26 @@ impl FlowJob {
     #[must_use]
     pub fn opts(mut self, opts: JobOptions) -> Self {
         self.opts = opts;
+        self.without_opts = false;
+        self
+    }
+
+    /// Makes the node one without options, as Node's `FlowJob` whose `opts` key is absent:
+    /// the queue's default options apply, and, as in Node, its job carries no trace context
+    /// (no `tm`), whatever the `addNode` span.
+    ///
+    /// ```
+    /// use bullmq_core::QueueName;
+    /// use bullmq_flow::FlowJob;
+    ///
+    /// let node = FlowJob::new(QueueName::new("steps")?, "bare", serde_json::json!({})).without_opts();
+    /// assert!(node.without_opts);
+    /// # Ok::<(), bullmq_core::options::ValidationError>(())
+    /// ```
+    #[must_use]
+    pub fn without_opts(mut self) -> Self {
+        self.opts = JobOptions::new();
+        self.without_opts = true;
         self
     }
 

@@ -132,7 +132,10 @@ impl<B: Backend> FlowProducer<B> {
         };
         let span = match flows.as_slice() {
             [flow] => spans::add_flow(flow.queue.as_str(), &flow.name),
-            _ => spans::add_bulk_flows(),
+            _ => {
+                let names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
+                spans::add_bulk_flows(&names)
+            }
         };
         let mut trees = Vec::with_capacity(flows.len());
         for flow in flows {

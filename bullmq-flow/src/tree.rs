@@ -29,8 +29,6 @@ impl<B: Lifecycle> Builder<'_, B> {
     pub(crate) fn node(&mut self, flow: FlowJob, attach: Option<Attach>) -> Result<JobNode> {
         // Each node its own `addNode` span, its children's nested in it, its `tm` its span's
         // context (Node's `FlowProducer#addNode`).
-        let span = spans::add_node(flow.queue.as_str(), &flow.name);
-        let _in = span.enter();
         let has_children = !flow.children.is_empty();
         let sibling = self.backend.for_queue(&flow.queue, flow.prefix.as_ref());
         let prefix = match flow.prefix.clone() {
@@ -44,6 +42,8 @@ impl<B: Lifecycle> Builder<'_, B> {
             .clone()
             .filter(|id| !id.as_str().is_empty())
             .unwrap_or_else(|| JobId::from(uuid::Uuid::new_v4().to_string()));
+        let span = spans::add_node(flow.queue.as_str(), &flow.name, id.as_str());
+        let _in = span.enter();
         let mut opts = match self.opts.defaults_for(&flow.queue) {
             Some(defaults) => flow.opts.or(defaults),
             None => flow.opts,
@@ -63,7 +63,12 @@ impl<B: Lifecycle> Builder<'_, B> {
                 "cannot be used on a flow node with children",
             ));
         }
-        opts.telemetry = context::for_child(&span, opts.telemetry.take());
+        // Node carries the span's context only into a node given options.
+        if flow.without_opts {
+            opts.telemetry = None;
+        } else {
+            context::apply_to_child(&span, &mut opts);
+        }
         opts.validate()
             .map_err(|e| in_node(&flow.name, &flow.queue, e))?;
         let data = flow.data.text("job data")?.to_owned();

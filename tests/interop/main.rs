@@ -19,6 +19,13 @@ mod json_numbers_golden;
     feature = "scheduler"
 ))]
 mod otel;
+#[cfg(all(
+    feature = "otel",
+    feature = "postgres",
+    feature = "flow",
+    feature = "scheduler"
+))]
+mod otel_shapes;
 #[cfg(all(feature = "postgres", feature = "flow", feature = "scheduler"))]
 mod postgres;
 mod redis_add;

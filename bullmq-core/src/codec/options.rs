@@ -257,6 +257,14 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> W
             w.put(keys::TELEMETRY_OMIT_CONTEXT, omit);
         }
         KeyStyle::Long => {
+            // `tm: false` kept raw (Node's `metadata: false` of an omitted context) goes
+            // inside, as `metadata`.
+            let raw_false = metadata.is_none()
+                && w.extra.get(keys::TELEMETRY_METADATA) == Some(&Value::Bool(false));
+            if raw_false {
+                w.placed.push(keys::TELEMETRY_METADATA);
+            }
+            let metadata = metadata.or(raw_false.then_some(WireValue::Bool(false)));
             let nested = telemetry.map(|_| {
                 let mut tm = WireMap::default();
                 tm.push("metadata", metadata);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::Queue;
 use crate::backend::{Admin, Batch, Events, JobMutations, Lifecycle, ObliterateArgs, QueueMeta};
 use crate::job::FinishedState;
-use crate::telemetry::spans::{self, Control};
+use crate::telemetry::spans::queue as spans;
 use crate::{JobId, JobState, Result};
 use tracing::Instrument;
 
@@ -16,28 +16,38 @@ const CLEAN_BATCH: u64 = 10_000;
 impl<B: Admin + Lifecycle> Queue<B> {
     /// Pauses the queue: workers take no new jobs until [`resume`](Self::resume).
     pub async fn pause(&self) -> Result<()> {
-        let span = spans::control(self.name.as_str(), Control::Pause);
+        let span = spans::pause(self.name.as_str());
         self.backend.pause(true).instrument(span).await
     }
 
     /// Resumes a paused queue.
     pub async fn resume(&self) -> Result<()> {
-        let span = spans::control(self.name.as_str(), Control::Resume);
+        let span = spans::resume(self.name.as_str());
         self.backend.pause(false).instrument(span).await
     }
 
     /// Removes waiting jobs, and delayed ones too with `delayed`; scheduler jobs stay.
     pub async fn drain(&self, delayed: bool) -> Result<()> {
-        let span = spans::control(self.name.as_str(), Control::Drain);
+        let span = spans::drain(self.name.as_str(), delayed);
         self.backend.drain(delayed).instrument(span).await
     }
 
     /// Removes jobs in `state` older than `grace` (finished, or added, that long ago), at most
     /// `limit` of them (0 = no limit); returns their ids.
     pub async fn clean(&self, grace: Duration, limit: u64, state: JobState) -> Result<Vec<JobId>> {
-        let max = if limit == 0 { u64::MAX } else { limit };
-        let per_call = CLEAN_BATCH.min(max);
+        let span = spans::clean(self.name.as_str());
         let grace_ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX);
+        let max = if limit == 0 { u64::MAX } else { limit };
+        let removed = self
+            .clean_batches(grace_ms, max, state)
+            .instrument(span.clone())
+            .await?;
+        spans::record_clean(&span, grace_ms, state.as_str(), max, removed.len());
+        Ok(removed)
+    }
+
+    async fn clean_batches(&self, grace_ms: u64, max: u64, state: JobState) -> Result<Vec<JobId>> {
+        let per_call = CLEAN_BATCH.min(max);
         let before = self.now_ms().saturating_sub(grace_ms);
         let mut removed = Vec::new();
         while u64::try_from(removed.len()).unwrap_or(u64::MAX) < max {
@@ -58,6 +68,11 @@ impl<B: Admin + Lifecycle> Queue<B> {
     /// Destroys the queue and everything in it: pauses it, then removes `count` jobs per round
     /// until nothing is left. Refuses while jobs are active unless `force`.
     pub async fn obliterate(&self, force: bool, count: u32) -> Result<()> {
+        let span = spans::obliterate(self.name.as_str());
+        self.obliterate_rounds(force, count).instrument(span).await
+    }
+
+    async fn obliterate_rounds(&self, force: bool, count: u32) -> Result<()> {
         self.pause().await?;
         loop {
             match self
@@ -81,24 +96,41 @@ impl<B: Admin + Lifecycle> Queue<B> {
         before_ms: Option<u64>,
     ) -> Result<()> {
         let before = before_ms.unwrap_or_else(|| self.now_ms());
-        while self
-            .backend
-            .retry_finished_jobs(state, count, before)
-            .await?
-            == Batch::More
-        {}
-        Ok(())
+        // Node's span carries the options as given, as JSON text.
+        let options = format!(
+            "{{\"count\":{count},\"state\":\"{}\",\"timestamp\":{before}}}",
+            state.as_str()
+        );
+        let span = spans::retry_jobs(self.name.as_str(), &options);
+        async {
+            while self
+                .backend
+                .retry_finished_jobs(state, count, before)
+                .await?
+                == Batch::More
+            {}
+            Ok(())
+        }
+        .instrument(span)
+        .await
     }
 
     /// Makes every delayed job ready now, `count` per round.
     pub async fn promote_jobs(&self, count: u32) -> Result<()> {
-        while self.backend.promote_jobs(count).await? == Batch::More {}
-        Ok(())
+        let span = spans::promote_jobs(self.name.as_str(), &format!("{{\"count\":{count}}}"));
+        async {
+            while self.backend.promote_jobs(count).await? == Batch::More {}
+            Ok(())
+        }
+        .instrument(span)
+        .await
     }
 
     /// Rate-limits the whole queue for `expire` (upstream: `queue.rateLimit(ms)`).
     pub async fn rate_limit(&self, expire: Duration) -> Result<()> {
-        self.backend.set_rate_limit(expire).await
+        let ms = u64::try_from(expire.as_millis()).unwrap_or(u64::MAX);
+        let span = spans::rate_limit(self.name.as_str(), ms);
+        self.backend.set_rate_limit(expire).instrument(span).await
     }
 
     /// Lifts a rate limit now; true if one was set.
@@ -151,7 +183,11 @@ impl<B: JobMutations> Queue<B> {
     /// Removes a job (and, with `remove_children`, its children); false when it, or a child,
     /// is locked by a worker.
     pub async fn remove(&self, id: &JobId, remove_children: bool) -> Result<bool> {
-        self.backend.remove(id, remove_children).await
+        let span = spans::remove(self.name.as_str(), id.as_str(), remove_children);
+        self.backend
+            .remove(id, remove_children)
+            .instrument(span)
+            .await
     }
 
     /// Sets a job's progress.
@@ -160,7 +196,11 @@ impl<B: JobMutations> Queue<B> {
         id: &JobId,
         progress: &serde_json::Value,
     ) -> Result<()> {
-        self.backend.update_progress(id, progress).await
+        let span = spans::update_job_progress(self.name.as_str(), id.as_str(), progress);
+        self.backend
+            .update_progress(id, progress)
+            .instrument(span)
+            .await
     }
 
     /// Appends a line to a job's log, keeping at most `keep_logs`; returns the number of lines.
@@ -170,8 +210,10 @@ impl<B: JobMutations> Queue<B> {
 
     /// Frees a deduplication id, whichever job holds it; true if one did.
     pub async fn remove_deduplication_key(&self, deduplication_id: &str) -> Result<bool> {
+        let span = spans::remove_deduplication_key(self.name.as_str(), deduplication_id);
         self.backend
             .delete_deduplication_key(deduplication_id)
+            .instrument(span)
             .await
     }
 }
@@ -179,6 +221,7 @@ impl<B: JobMutations> Queue<B> {
 impl<B: Events> Queue<B> {
     /// Trims the event stream to about `max_length` entries; returns how many were removed.
     pub async fn trim_events(&self, max_length: u64) -> Result<u64> {
-        self.backend.trim_events(max_length).await
+        let span = spans::trim_events(self.name.as_str(), max_length);
+        self.backend.trim_events(max_length).instrument(span).await
     }
 }

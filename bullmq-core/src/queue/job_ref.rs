@@ -21,7 +21,10 @@ use crate::backend::{
 use crate::codec::CodecError;
 use crate::job::{FinishedState, JobDecodeError};
 use crate::options::{ParentOptions, ValidationError};
+use crate::telemetry::context;
+use crate::telemetry::spans::{self, Settle};
 use crate::{Error, Job, JobId, JobState, Result, ScriptError, ScriptErrorCode};
+use tracing::Instrument;
 
 /// Every dependency list, in the order upstream counts them when asked for none.
 const ALL_KINDS: [DependencyKind; 4] = [
@@ -544,7 +547,13 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
             worker,
             fetch_next,
         };
-        self.queue.backend.move_to_completed(&job, &args).await
+        // Node's `Job#moveToCompleted` span.
+        let span = spans::settle(self.queue.name.as_str(), Settle::Complete, &job);
+        self.queue
+            .backend
+            .move_to_completed(&job, &args)
+            .instrument(span)
+            .await
     }
 
     /// Fails the attempt of the job held with `token`, as Node.js does: the stack is appended
@@ -559,6 +568,15 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
     ) -> Result<FailOutcome> {
         self.check_fetch(fetch_next)?;
         let job = self.load("moveToFinished").await?;
+        let decision = retry_delay(&job, failure)?;
+        // Node's `Job#moveToFailed` span, whose context goes to the job hash's `tm`.
+        let how = match decision {
+            Some(delay) if !delay.is_zero() => Settle::Delay,
+            Some(_) => Settle::Retry,
+            None => Settle::Fail,
+        };
+        let span = spans::settle(self.queue.name.as_str(), how, &job);
+        let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
         let fields = FieldUpdates {
             stacktrace: Some(next_stacktrace(
                 &job.stacktrace,
@@ -566,10 +584,29 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
                 job.opts.stack_trace_limit,
             )),
             failed_reason: Some(failure.message.clone()),
-            telemetry_metadata: None,
+            telemetry_metadata: if omit {
+                None
+            } else {
+                context::metadata_of(&span)
+            },
         };
+        self.fail_move(&job, failure, token, fetch_next, decision, fields)
+            .instrument(span)
+            .await
+    }
+
+    /// The move of a failed attempt that `decision` (its retry delay, if retried) asks for.
+    async fn fail_move(
+        &self,
+        job: &Job,
+        failure: &JobFailure,
+        token: &LockToken,
+        fetch_next: bool,
+        decision: Option<Duration>,
+        fields: FieldUpdates,
+    ) -> Result<FailOutcome> {
         let backend = &self.queue.backend;
-        match retry_delay(&job, failure)? {
+        match decision {
             Some(delay) if !delay.is_zero() => {
                 let args = DelayArgs {
                     timestamp: self.queue.now_ms(),
@@ -595,13 +632,13 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
                 let args = FailArgs {
                     token: token.clone(),
                     failed_reason: failure.message.clone(),
-                    keep: worker.keep_for(&job, FinishedState::Failed),
+                    keep: worker.keep_for(job, FinishedState::Failed),
                     fields,
                     worker,
                     fetch_next,
                 };
                 Ok(FailOutcome::Failed(
-                    backend.move_to_failed(&job, &args).await?,
+                    backend.move_to_failed(job, &args).await?,
                 ))
             }
         }

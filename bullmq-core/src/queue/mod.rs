@@ -299,7 +299,7 @@ impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
     /// }
     /// ```
     pub async fn add_bulk<T: Serialize>(&self, jobs: Vec<BulkJob<T>>) -> Result<Vec<Job>> {
-        let span = spans::add_bulk(self.name.as_str(), jobs.len());
+        let span = spans::add_bulk(self.name.as_str(), jobs.iter().map(|j| j.name.as_str()));
         self.add_bulk_traced(jobs, &span)
             .instrument(span.clone())
             .await
@@ -312,7 +312,7 @@ impl<B: AddJobs + QueueMeta + Lifecycle> Queue<B> {
     ) -> Result<Vec<Job>> {
         let mut jobs = jobs;
         for j in &mut jobs {
-            j.opts.telemetry = context::for_child(span, j.opts.telemetry.take());
+            context::apply_to_child(span, &mut j.opts);
         }
         let entries = self.prepare_bulk(jobs)?;
         self.write_meta().await?;

@@ -75,7 +75,7 @@ pub async fn advance_job_scheduler<B: Schedulers>(
         None => next_cron_millis(repeat, from, now),
     };
     let mut job_opts = job.opts.clone().with_node_defaults();
-    job_opts.telemetry = context::for_child(&Span::current(), job_opts.telemetry.take());
+    context::apply_to_child(&Span::current(), &mut job_opts);
     let plan = plan_iteration_with(scheduler_id, repeat, &job_opts, now, next_run)
         .map_err(|e| invalid(e.to_string()))?;
     let Some(plan) = plan else {

@@ -1,4 +1,5 @@
-//! Attribute (span field) names: OpenTelemetry's messaging semantic conventions, and the
+//! Attribute (span field) names: OpenTelemetry's messaging semantic conventions (only with
+//! [`settings::set_messaging_attributes`](super::settings::set_messaging_attributes)), and the
 //! `bullmq.*` names Node.js BullMQ 6.7.0 sets (its `TelemetryAttributes`).
 
 /// Always `"bullmq"`.
@@ -22,7 +23,7 @@ pub const JOB_NAME: &str = "bullmq.job.name";
 pub const JOB_ID: &str = "bullmq.job.id";
 /// Node's `bullmq.job.attempts.made`.
 pub const JOB_ATTEMPTS_MADE: &str = "bullmq.job.attempts.made";
-/// Node's `bullmq.job.state`: here also the outcome of an attempt.
+/// Node's `bullmq.job.state`: a metrics label (Node sets it on no span).
 pub const JOB_STATE: &str = "bullmq.job.state";
 /// Node's `bullmq.worker.name`.
 pub const WORKER_NAME: &str = "bullmq.worker.name";
@@ -44,3 +45,11 @@ pub const FLOW_NAME: &str = "bullmq.flow.name";
 pub const JOB_PROCESSED_TIMESTAMP: &str = "bullmq.job.processed.timestamp";
 /// Node's `bullmq.job.attempt_finished_timestamp`: when the attempt ended (Unix ms).
 pub const JOB_ATTEMPT_FINISHED_TIMESTAMP: &str = "bullmq.job.attempt_finished_timestamp";
+/// Node's `bullmq.job.bulk.names`: the job names of an `addBulk` (a string array), the root
+/// names of an `addBulkFlows` (joined by commas).
+pub const BULK_NAMES: &str = "bullmq.job.bulk.names";
+/// Node's `bullmq.job.result`: a completed attempt's return value as JSON text, on its
+/// `job completed` event.
+pub const JOB_RESULT: &str = "bullmq.job.result";
+/// Node's `bullmq.worker.jobs.to.extend.locks`: the ids whose locks a renewal extends.
+pub const WORKER_JOBS_TO_EXTEND_LOCKS: &str = "bullmq.worker.jobs.to.extend.locks";

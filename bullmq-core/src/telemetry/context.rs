@@ -1,10 +1,13 @@
 //! Trace context carried inside a job, as `bullmq-otel` carries it: the producer's context
-//! injected by the W3C trace-context propagator into a JSON object
+//! injected by the application's global propagator (W3C trace context when none is set; see
+//! [`settings::set_propagation`](super::settings::set_propagation)) into a JSON object
 //! (`{"traceparent":"00-…","tracestate":"…"}`), stored as the job's `telemetry.metadata`
 //! (`tm`); `telemetry.omitContext` (`omc`) asks that none be written. The worker's attempt
-//! span takes the extracted context as its parent, as Node's worker does.
+//! span takes the extracted context as its parent, as Node's worker does. Also what only the
+//! OpenTelemetry API can put on a span: string arrays and events.
 //!
-//! Without the `otel` feature nothing is injected and extraction does nothing.
+//! Without the `otel` feature nothing is injected, extraction does nothing, and events are
+//! `DEBUG` events of target `bullmq` inside the span.
 
 use tracing::Span;
 
@@ -26,8 +29,37 @@ pub fn set_parent_from(span: &Span, metadata: &str) {
 
 /// Sets attribute `key` of `span` to the string array `values` when the span is exported to
 /// OpenTelemetry (a `tracing` field holds no array); false when it is not (nothing set).
-pub(crate) fn set_string_array(span: &Span, key: &'static str, values: &[crate::JobId]) -> bool {
+pub(crate) fn set_string_array(span: &Span, key: &'static str, values: &[&str]) -> bool {
     imp::set_string_array(span, key, values)
+}
+
+/// Adds event `name` with string attributes to `span` (an OpenTelemetry span event, as Node's
+/// `span.addEvent`); nothing when the span is disabled.
+pub(crate) fn add_event<const N: usize>(
+    span: &Span,
+    name: &'static str,
+    attributes: [(&'static str, &str); N],
+) {
+    if !span.is_disabled() {
+        imp::add_event(span, name, attributes);
+    }
+}
+
+/// Whether `span` is exported to OpenTelemetry (its context is valid); false without the
+/// `otel` feature.
+pub(crate) fn is_exported(span: &Span) -> bool {
+    !span.is_disabled() && imp::is_exported(span)
+}
+
+/// [`add_event`] on the current span (an attempt's `process` span), when it is one of ours.
+pub(crate) fn add_current_event<const N: usize>(
+    name: &'static str,
+    attributes: [(&'static str, &str); N],
+) {
+    let current = Span::current();
+    if current.metadata().is_some_and(|m| m.target() == "bullmq") {
+        add_event(&current, name, attributes);
+    }
 }
 
 /// The context a job added under `span` carries: `span`'s, or, when a filter disabled it (the
@@ -79,11 +111,29 @@ pub fn for_child(span: &Span, given: Option<Telemetry>) -> Option<Telemetry> {
     }
 }
 
+/// Sets the telemetry of `opts`, a job added in bulk, in a flow or by a scheduler, as
+/// [`for_child`] says; and, as Node does when its telemetry is set up, a job that omits the
+/// context without metadata of its own is stored with `tm: false` beside `omc: true`.
+pub fn apply_to_child(span: &Span, opts: &mut crate::JobOptions) {
+    let given = opts.telemetry.take();
+    let omitted = given
+        .as_ref()
+        .is_some_and(|t| t.omit_context == Some(true) && t.metadata.is_none());
+    opts.telemetry = for_child(span, given);
+    if omitted && carried_metadata(span).is_some() {
+        // Kept as a raw option, which the codec writes in `tm`'s (or `metadata`'s) place.
+        opts.extra
+            .insert("tm".to_owned(), serde_json::Value::Bool(false));
+    }
+}
+
 #[cfg(feature = "otel")]
 mod imp {
     use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
     use opentelemetry::trace::TraceContextExt;
     use opentelemetry_sdk::propagation::TraceContextPropagator;
+
+    use crate::telemetry::settings::{self, Propagation};
     use serde_json::{Map, Value};
     use tracing::Span;
     use tracing_opentelemetry::OpenTelemetrySpanExt;
@@ -121,22 +171,46 @@ mod imp {
             return None;
         }
         let mut carrier = Carrier(Map::new());
-        TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+        // Off: the empty carrier Node's `bullmq-otel` writes without a propagator.
+        if settings::propagation() == Propagation::Global {
+            with_propagator(|p| p.inject_context(&cx, &mut carrier));
+        }
         serde_json::to_string(&carrier.0).ok()
     }
 
-    pub(super) fn set_string_array(
+    /// Runs `f` with the application's global propagator, or W3C trace context when none is
+    /// set (the global one is then the no-op propagator, which propagates no field).
+    fn with_propagator<T>(mut f: impl FnMut(&dyn TextMapPropagator) -> T) -> T {
+        opentelemetry::global::get_text_map_propagator(|global| {
+            if global.fields().next().is_some() {
+                f(global)
+            } else {
+                f(&TraceContextPropagator::new())
+            }
+        })
+    }
+
+    pub(super) fn is_exported(span: &Span) -> bool {
+        span.context().span().span_context().is_valid()
+    }
+
+    pub(super) fn add_event<const N: usize>(
         span: &Span,
-        key: &'static str,
-        values: &[crate::JobId],
-    ) -> bool {
+        name: &'static str,
+        attributes: [(&'static str, &str); N],
+    ) {
+        let attributes = attributes
+            .into_iter()
+            .map(|(k, v)| opentelemetry::KeyValue::new(k, v.to_owned()))
+            .collect();
+        span.add_event(name, attributes);
+    }
+
+    pub(super) fn set_string_array(span: &Span, key: &'static str, values: &[&str]) -> bool {
         if span.is_disabled() || !span.context().span().span_context().is_valid() {
             return false;
         }
-        let values = values
-            .iter()
-            .map(|id| id.as_str().to_owned().into())
-            .collect();
+        let values = values.iter().map(|v| (*v).to_owned().into()).collect();
         span.set_attribute(
             key,
             opentelemetry::Value::Array(opentelemetry::Array::String(values)),
@@ -151,7 +225,11 @@ mod imp {
         let Ok(Value::Object(map)) = serde_json::from_str::<Value>(metadata) else {
             return;
         };
-        let cx = TraceContextPropagator::new().extract(&Carrier(map));
+        if settings::propagation() == Propagation::Off {
+            return;
+        }
+        let carrier = Carrier(map);
+        let cx = with_propagator(|p| p.extract(&carrier));
         if cx.span().span_context().is_valid() {
             let _ = span.set_parent(cx);
         }
@@ -168,11 +246,25 @@ mod imp {
 
     pub(super) fn extract_into(_span: &Span, _metadata: &str) {}
 
-    pub(super) fn set_string_array(
-        _span: &Span,
-        _key: &'static str,
-        _values: &[crate::JobId],
-    ) -> bool {
+    pub(super) fn set_string_array(_span: &Span, _key: &'static str, _values: &[&str]) -> bool {
         false
+    }
+
+    pub(super) fn is_exported(_span: &Span) -> bool {
+        false
+    }
+
+    pub(super) fn add_event<const N: usize>(
+        span: &Span,
+        name: &'static str,
+        attributes: [(&'static str, &str); N],
+    ) {
+        tracing::event!(
+            target: "bullmq",
+            parent: span,
+            tracing::Level::DEBUG,
+            attributes = ?attributes,
+            "{name}"
+        );
     }
 }

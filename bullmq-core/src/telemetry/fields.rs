@@ -1,5 +1,5 @@
 //! Recording values on the library's spans by field position. `Span::record("name", …)` looks
-//! the name up among the span's 30 declared fields (a string comparison with each one before
+//! the name up among the span's 23 declared fields (a string comparison with each one before
 //! it) and makes one call through the subscriber per value; here each value goes at its known
 //! position in `op_span!` (a test checks the names there), all in one call.
 
@@ -10,7 +10,7 @@ use tracing::span::Record;
 use tracing::{Metadata, Span};
 
 /// How many fields `op_span!` declares.
-const OP_FIELDS: usize = 30;
+const OP_FIELDS: usize = 23;
 
 /// A field of every operation span: its position in `op_span!`'s declaration and its name.
 #[derive(Debug, Clone, Copy)]
@@ -55,21 +55,16 @@ macro_rules! keys {
 }
 
 keys! {
-    STATUS_CODE = 2 "otel.status_code",
-    STATUS_DESCRIPTION = 3 "otel.status_description",
-    MESSAGE_ID = 8 "messaging.message.id",
-    BATCH_COUNT = 9 "messaging.batch.message_count",
-    JOB_NAME = 12 "bullmq.job.name",
-    JOB_ID = 13 "bullmq.job.id",
-    ATTEMPTS_MADE = 14 "bullmq.job.attempts.made",
-    STATE = 15 "bullmq.job.state",
-    FAILED_REASON = 16 "bullmq.job.failed.reason",
-    DURATION_MS = 17 "bullmq.job.duration_ms",
-    FINISHED_TIMESTAMP = 20 "bullmq.job.attempt_finished_timestamp",
-    BULK_COUNT = 21 "bullmq.job.bulk.count",
-    SCHEDULER_ID = 22 "bullmq.job.scheduler.id",
-    FLOW_NAME = 23 "bullmq.flow.name",
-    EXTEND_LOCKS = 28 "bullmq.worker.jobs.to.extend.locks",
+    MESSAGE_ID = 6 "messaging.message.id",
+    BATCH_COUNT = 7 "messaging.batch.message_count",
+    JOB_NAME = 10 "bullmq.job.name",
+    JOB_ID = 11 "bullmq.job.id",
+    ATTEMPTS_MADE = 12 "bullmq.job.attempts.made",
+    FINISHED_TIMESTAMP = 14 "bullmq.job.attempt_finished_timestamp",
+    BULK_COUNT = 15 "bullmq.job.bulk.count",
+    BULK_NAMES = 16 "bullmq.job.bulk.names",
+    SCHEDULER_ID = 17 "bullmq.job.scheduler.id",
+    FLOW_NAME = 18 "bullmq.flow.name",
 }
 
 /// Records `values` on `span` in one call; nothing when it is disabled.
@@ -86,7 +81,7 @@ pub(super) fn record<const N: usize>(span: &Span, values: [(Key, &dyn Value); N]
 }
 
 /// The fields of `keys` on the spans of one callsite (the first one recorded), found once: a
-/// value set of just these fields costs a third of one of all 30 (per `add`, its id).
+/// value set of just these fields costs a fraction of one of all 23 (per `add`, its id).
 pub(super) struct Cached<const N: usize> {
     keys: [Key; N],
     fields: OnceLock<Option<[Field; N]>>,

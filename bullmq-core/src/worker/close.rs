@@ -96,8 +96,10 @@ pub(crate) async fn finish<B: Backend>(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .map(|t| t.elapsed());
+    // Outside the `close` span (Node's has no event): a log line of its own.
     tracing::info!(
         target: "bullmq",
+        parent: None,
         queue = %shared.queue.name(),
         worker = shared.opts.name.as_deref(),
         uptime_ms = uptime.map(shared::millis),

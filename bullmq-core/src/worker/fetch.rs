@@ -108,7 +108,7 @@ impl<B: Backend> Shared<B> {
         .await;
         match advanced {
             Ok(Some(id)) => {
-                spans::record_job(&span, id.as_str(), &job.name);
+                spans::record_job_id(&span, id.as_str());
                 metrics::record_added(self.queue.name().as_str(), &job.name, 1);
             }
             Ok(None) => {}

@@ -21,7 +21,7 @@ use crate::job::FinishedState;
 use crate::options::ValidationError;
 use crate::telemetry::context;
 use crate::telemetry::metrics::{self, Outcome};
-use crate::telemetry::spans::{self, Control, Settle};
+use crate::telemetry::spans::{self, Settle};
 use crate::{Error, Job, JobId, JobOptions, Result, ScriptErrorCode};
 use tracing::{Instrument, Span};
 
@@ -51,8 +51,9 @@ pub(crate) async fn process<B: Backend, P: Processor<B>>(
         Err(decode) => return fail_corrupt(shared, fetched.id, decode, token, true).await,
     };
     let span = attempt_span(shared, &job);
+    let traced = spans::is_exported(&span);
     shared.health.record_ok(shared.now_ms());
-    attempt(shared, processor, job, token)
+    attempt(shared, processor, job, token, traced)
         .instrument(span)
         .await
 }
@@ -88,12 +89,14 @@ fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
     span
 }
 
-/// Runs `job`'s attempt and finishes it (inside its span).
+/// Runs `job`'s attempt and finishes it (inside its span); `traced`: the span is exported to
+/// OpenTelemetry, so the outcome is an event on it too.
 async fn attempt<B: Backend, P: Processor<B>>(
     shared: &Arc<Shared<B>>,
     processor: &Arc<P>,
     job: Arc<Job>,
     token: &LockToken,
+    traced: bool,
 ) -> Option<FetchedJob> {
     // Before the job runs, as upstream does: its scheduler's next iteration is added now.
     shared.advance_scheduler(&job).await;
@@ -104,7 +107,7 @@ async fn attempt<B: Backend, P: Processor<B>>(
     }
     if let Some(message) = unrecoverable_message(&job, shared) {
         let outcome = Err(JobError::Unrecoverable { message });
-        return finish(shared, &job, token, outcome, true).await;
+        return finish(shared, &job, token, outcome, true, traced).await;
     }
     let cancel = shared.force.child_token();
     let reason = CancelCell::default();
@@ -136,9 +139,10 @@ async fn attempt<B: Backend, P: Processor<B>>(
         // The store holds the job for another worker now: its outcome is not this attempt's
         // to record, and the refusal of a finishing move would only say so again.
         tracing::debug!(target: "bullmq", job_id = %job.id, "lock lost: the attempt's outcome is dropped");
+        spans::record_attempt_end(shared.now_ms(), None);
         return None;
     }
-    finish(shared, &job, token, outcome, true).await
+    finish(shared, &job, token, outcome, true, traced).await
 }
 
 /// Runs the processor's future in this task, a panic in it caught as `Err(payload)`, so that a
@@ -202,6 +206,7 @@ pub(crate) async fn fail_corrupt<B: Backend>(
         token,
         Err(JobError::unrecoverable(message)),
         may_fetch,
+        false,
     )
     .await
 }
@@ -209,23 +214,28 @@ pub(crate) async fn fail_corrupt<B: Backend>(
 /// Makes the move `outcome` asks for; a connection failure is retried after
 /// `run_retry_delay` until it goes through or the worker closes, anything else is reported.
 /// With `may_fetch` (the worker's own loop, not manual processing) the move takes the next
-/// job too when the worker has room.
+/// job too when the worker has room; with `traced`, the outcome is an event on the attempt's
+/// span too.
 pub(crate) async fn finish<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
     mut outcome: Processed,
     may_fetch: bool,
+    traced: bool,
 ) -> Option<FetchedJob> {
     loop {
         if shared.force.is_cancelled() || shared.queue.backend().is_closing() {
             // Closed with force (or past the close timeout): the processor was cancelled, so
             // its outcome is not the job's; the job stays active for the stalled check.
+            spans::record_attempt_end(shared.now_ms(), None);
             return None;
         }
-        match finish_once(shared, job, token, &outcome, may_fetch).await {
+        match finish_once(shared, job, token, &outcome, may_fetch, traced).await {
             Ok(next) => return next,
             Err(err) => {
+                // As Node's `retryIfFailed`: each failure of the move on the attempt's span.
+                spans::record_current_exception(&err.to_string());
                 let connection = is_connection_error(&err);
                 let refusal = refused_move(&outcome, &err);
                 shared.emit_error(err);
@@ -269,6 +279,7 @@ async fn finish_once<B: Backend>(
     token: &LockToken,
     outcome: &Processed,
     may_fetch: bool,
+    traced: bool,
 ) -> Result<Option<FetchedJob>> {
     let backend = shared.queue.backend();
     let fetch_next = may_fetch && shared.may_fetch_next();
@@ -286,7 +297,15 @@ async fn finish_once<B: Backend>(
             let settle = settle_span(shared, job, Settle::Complete);
             let done = backend.move_to_completed(job, &args).await?;
             drop(settle);
-            attempt_ended(shared, job, Outcome::Completed);
+            attempt_ended(
+                shared,
+                job,
+                Outcome::Completed,
+                Some(job.attempts_made.saturating_add(1)),
+            );
+            if traced {
+                spans::record_completed(&args.return_value);
+            }
             if shared.observed() {
                 shared.emit(WorkerEvent::Completed {
                     job: Arc::clone(job),
@@ -303,13 +322,22 @@ async fn finish_once<B: Backend>(
                 message,
                 stack.as_deref(),
                 false,
-                fetch_next,
+                FailMove { fetch_next, traced },
             )
             .await
         }
         Err(JobError::Unrecoverable { message }) => {
             let stack = format!("UnrecoverableError: {message}");
-            fail(shared, job, token, message, Some(&stack), true, fetch_next).await
+            fail(
+                shared,
+                job,
+                token,
+                message,
+                Some(&stack),
+                true,
+                FailMove { fetch_next, traced },
+            )
+            .await
         }
         Err(JobError::Delay { until }) => {
             let now = shared.now_ms();
@@ -323,19 +351,16 @@ async fn finish_once<B: Backend>(
                 fetch_next,
             };
             let next = backend.move_to_delayed(&job.id, &args).await?;
-            attempt_ended(shared, job, Outcome::Delayed);
+            attempt_ended(shared, job, Outcome::Delayed, None);
             Ok(next_of(shared, next))
         }
         Err(JobError::RateLimited { delay }) => {
-            spans::record_state("rate_limited");
-            let limit = spans::control(shared.queue.name().as_str(), Control::RateLimit);
-            if !limit.is_disabled() {
-                let ms = super::shared::millis(*delay);
-                limit.record("bullmq.job.delay_ms", ms);
-                // Node's worker `rateLimit` span: its id and the limit.
-                limit.record("bullmq.worker.rate.limit", ms);
-                limit.record("bullmq.worker.id", shared.id());
-            }
+            // Node's processor calls `worker.rateLimit(ms)`: that span, inside the attempt's.
+            let limit = spans::worker::rate_limit(
+                shared.queue.name().as_str(),
+                shared.id(),
+                super::shared::millis(*delay),
+            );
             metrics::rate_limited(shared.queue.name().as_str(), *delay);
             backend.set_rate_limit(*delay).instrument(limit).await?;
             let ttl = backend
@@ -345,16 +370,17 @@ async fn finish_once<B: Backend>(
                 rate_limit_ttl: Some(ttl),
                 ..NextJob::default()
             });
+            spans::record_attempt_end(shared.now_ms(), None);
             Ok(None)
         }
         Err(JobError::BackToWait) => {
             backend
                 .move_job_from_active_to_wait(&job.id, Some(token))
                 .await?;
+            spans::record_attempt_end(shared.now_ms(), None);
             fetch_after_move(shared, token, fetch_next).await
         }
         Err(JobError::WaitingChildren) => {
-            spans::record_state("waiting-children");
             let parked = backend
                 .move_to_waiting_children(&job.id, token, None)
                 .await?;
@@ -363,6 +389,7 @@ async fn finish_once<B: Backend>(
                     .move_job_from_active_to_wait(&job.id, Some(token))
                     .await?;
             }
+            spans::record_attempt_end(shared.now_ms(), None);
             fetch_after_move(shared, token, fetch_next).await
         }
     }
@@ -385,6 +412,13 @@ fn next_of<B: Backend>(shared: &Shared<B>, next: Option<NextJob>) -> Option<Fetc
     next.and_then(|n| shared.take(n))
 }
 
+/// What a failed attempt's move does besides: take the next job, add the `job failed` event.
+#[derive(Debug, Clone, Copy)]
+struct FailMove {
+    fetch_next: bool,
+    traced: bool,
+}
+
 /// A failed attempt, as `Job#moveToFailed` handles it: stack trace appended, then retried
 /// after its backoff, at once, or failed for good.
 async fn fail<B: Backend>(
@@ -394,7 +428,7 @@ async fn fail<B: Backend>(
     message: &str,
     stack: Option<&str>,
     unrecoverable: bool,
-    fetch_next: bool,
+    FailMove { fetch_next, traced }: FailMove,
 ) -> Result<Option<FetchedJob>> {
     let decision = retry::decide(
         job,
@@ -424,10 +458,6 @@ async fn fail<B: Backend>(
         RetryDecision::Fail => Settle::Fail,
     };
     let settle = settle_span(shared, job, how);
-    spans::record_current_error(message);
-    if let RetryDecision::After(delay) = decision {
-        settle.record("bullmq.job.delay_ms", super::shared::millis(delay));
-    }
     // The move's context goes to the job hash's own `tm` field, as Node writes it.
     let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
     let fields = FieldUpdates {
@@ -451,7 +481,15 @@ async fn fail<B: Backend>(
         Settle::Retry => Outcome::Retried,
         _ => Outcome::Failed,
     };
-    attempt_ended(shared, job, outcome);
+    attempt_ended(
+        shared,
+        job,
+        outcome,
+        Some(job.attempts_made.saturating_add(1)),
+    );
+    if traced {
+        spans::record_failed(message);
+    }
     if shared.observed() {
         shared.emit(WorkerEvent::Failed {
             job: Arc::clone(job),
@@ -512,22 +550,20 @@ fn settle_span<B>(shared: &Shared<B>, job: &Job, how: Settle) -> Span {
     spans::settle(shared.queue.name().as_str(), how, job)
 }
 
-/// Records how an attempt ended: its metrics, and its outcome and duration on the attempt's
-/// span (the current one), with `bullmq.job.attempts.made` once the attempt is counted (all
-/// but a processor's own delay), as Node's worker sets it after moving the job to completed or
-/// failed (a first success records 1).
-fn attempt_ended<B: Lifecycle>(shared: &Shared<B>, job: &Job, outcome: Outcome) {
+/// Records how an attempt ended: its metrics, and on the attempt's span (the current one) its
+/// end and, for a completed or failed attempt, `attempts_made` (the span's event is the
+/// caller's: Node's worker adds one for a completed or failed attempt only).
+fn attempt_ended<B: Lifecycle>(
+    shared: &Shared<B>,
+    job: &Job,
+    outcome: Outcome,
+    attempts_made: Option<u32>,
+) {
     let now = shared.now_ms();
     shared.health.record_ok(now);
     let duration = Duration::from_millis(job.processed_on.map_or(0, |s| now.saturating_sub(s)));
     metrics::attempt(shared.queue.name().as_str(), &job.name, outcome, duration);
-    spans::record_outcome(
-        outcome.state(),
-        super::shared::millis(duration),
-        now,
-        (outcome != Outcome::Delayed).then(|| job.attempts_made.saturating_add(1)),
-    );
-    // No per-attempt event: the span holds the outcome, the duration and the error.
+    spans::record_attempt_end(now, attempts_made);
 }
 
 /// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as

@@ -118,7 +118,14 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
             continue;
         }
         let backend = shared.queue.backend();
-        let span = spans::extend_locks(shared.queue.name().as_str(), due.len());
+        let ids: Vec<&str> = due.iter().map(|(id, _)| id.as_str()).collect();
+        let span = spans::extend_locks(
+            shared.queue.name().as_str(),
+            shared.opts.name.as_deref(),
+            shared.id(),
+            &ids,
+        );
+        drop(ids);
         match backend
             .extend_locks(&due, shared.opts.lock_duration)
             .instrument(span.clone())
@@ -129,8 +136,7 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
                 // someone else's now, and its late finish is dropped quietly (finish.rs).
                 for id in &lost {
                     if shared.locks.lost(id) {
-                        spans::record_error(&span, "lock lost");
-                        let _in = span.enter();
+                        // Node's span records nothing of it: the failure is an error event.
                         tracing::warn!(target: "bullmq", job_id = %id, "lock renewal failed: lock lost");
                         shared.emit(WorkerEvent::LockLost { job_id: id.clone() });
                     }
@@ -147,7 +153,7 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
                 }
             }
             Err(err) => {
-                spans::record_error(&span, &err.to_string());
+                // Node catches it inside its span: an error event, nothing on the span.
                 shared.emit_error(err);
             }
         }

@@ -60,6 +60,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 pub use active_job::ActiveJob;
 pub use boxed::BoxProcessor;
@@ -75,7 +76,7 @@ pub use tokio_util::sync::CancellationToken;
 use self::shared::Shared;
 use crate::backend::{Backend, ClientRole, LockToken, WorkerSettings};
 use crate::scheduling::RepeatStrategy;
-use crate::telemetry::spans::{self, Control};
+use crate::telemetry::spans;
 use crate::telemetry::{HealthTracker, RunState, WorkerHealth};
 use crate::{Error, Job, JobRef, Queue, QueueName, Result};
 
@@ -280,6 +281,12 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
         if self.shared.opts.skip_stalled_check || self.shared.is_closing() {
             return;
         }
+        // Node's span marks the start; the checks themselves are root spans of their own.
+        drop(spans::worker::start_stalled_check_timer(
+            self.shared.queue.name().as_str(),
+            self.shared.opts.name.as_deref(),
+            self.shared.id(),
+        ));
         let handle = tokio::spawn(stalled::check_stalled(Arc::clone(&self.shared)));
         self.timers().push(handle);
     }
@@ -390,29 +397,48 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
         if self.shared.paused.swap(true, Ordering::SeqCst) {
             return;
         }
-        let span = spans::control(self.shared.queue.name().as_str(), Control::Pause);
-        let _in = span.enter();
         tracing::info!(target: "bullmq", queue = %self.shared.queue.name(), "worker paused");
-        drop(_in);
-        // Wake a blocking wait, so the loop sees the pause now rather than after drainDelay.
-        if let Err(err) = self.shared.queue.backend().disconnect_blocking(true).await {
-            self.shared.emit_error(err);
-        }
-        if !do_not_wait_active {
-            // A fetch begun before the pause may still bring a job: wait for it too.
-            while self.active_count() > 0 || self.shared.fetching.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(10)).await;
+        let span = spans::worker::pause(
+            self.shared.queue.name().as_str(),
+            self.shared.opts.name.as_deref(),
+            self.shared.id(),
+            do_not_wait_active,
+        );
+        async {
+            // Wake a blocking wait, so the loop sees the pause now rather than after drainDelay.
+            if let Err(err) = self.shared.queue.backend().disconnect_blocking(true).await {
+                self.shared.emit_error(err);
+            }
+            if !do_not_wait_active {
+                // A fetch begun before the pause may still bring a job: wait for it too.
+                while self.active_count() > 0 || self.shared.fetching.load(Ordering::SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
             }
         }
+        .instrument(span)
+        .await;
         self.shared.emit(WorkerEvent::Paused);
     }
 
     /// Takes jobs again after [`pause`](Self::pause).
     pub fn resume(&self) {
         if self.shared.paused.swap(false, Ordering::SeqCst) {
-            let span = spans::control(self.shared.queue.name().as_str(), Control::Resume);
-            let _in = span.enter();
+            let _span = spans::worker::resume(
+                self.shared.queue.name().as_str(),
+                self.shared.opts.name.as_deref(),
+                self.shared.id(),
+            );
             tracing::info!(target: "bullmq", queue = %self.shared.queue.name(), "worker resumed");
+            drop(_span);
+            // Node's worker restarts its stalled-jobs check on resume, in a span of its own.
+            if !self.shared.opts.skip_stalled_check {
+                drop(spans::worker::start_stalled_check_timer(
+                    self.shared.queue.name().as_str(),
+                    self.shared.opts.name.as_deref(),
+                    self.shared.id(),
+                ));
+            }
             self.shared.wake.notify_one();
             self.shared.emit(WorkerEvent::Resumed);
         }
@@ -428,7 +454,24 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     ///
     /// A backend error, or [`Error::JobDecode`] for an unreadable job.
     pub async fn get_next_job(&self, token: &LockToken, block: bool) -> Result<Option<Job>> {
-        let Some(fetched) = self.shared.get_next(token, block).await? else {
+        let fetched = self.shared.get_next(token, block).await?;
+        // Node's `getNextJob` span follows the fetch, the job's producer its parent.
+        let job = fetched.as_ref().and_then(|f| f.job.as_ref().ok());
+        let span = spans::worker::get_next_job(
+            self.shared.queue.name().as_str(),
+            self.shared.opts.name.as_deref(),
+            self.shared.id(),
+            block,
+            fetched.as_ref().map(|f| f.id.as_str()),
+        );
+        if let Some(tm) = job
+            .and_then(|j| j.opts.telemetry.as_ref())
+            .and_then(|t| t.metadata.as_deref())
+        {
+            crate::telemetry::context::set_parent_from(&span, tm);
+        }
+        drop(span);
+        let Some(fetched) = fetched else {
             return Ok(None);
         };
         match fetched.job {
@@ -478,7 +521,15 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
         if !close::begin(&self.shared) {
             return true;
         }
-        close::finish(&self.shared, timeout, force).await
+        let span = spans::worker::close(
+            self.shared.queue.name().as_str(),
+            self.shared.opts.name.as_deref(),
+            self.shared.id(),
+            force,
+        );
+        close::finish(&self.shared, timeout, force)
+            .instrument(span)
+            .await
     }
 
     fn timers(&self) -> std::sync::MutexGuard<'_, Vec<JoinHandle<()>>> {

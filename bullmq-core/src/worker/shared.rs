@@ -88,7 +88,7 @@ impl<B> Shared<B> {
         backoffs: HashMap<String, BackoffFn>,
         repeat_strategy: Option<RepeatStrategy>,
     ) -> Self {
-        let id = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        let id = uuid_v4();
         Self {
             settings: Arc::new(opts.settings()),
             concurrency: AtomicUsize::new(opts.concurrency),
@@ -245,4 +245,20 @@ impl<B: Lifecycle> Shared<B> {
 /// Whole milliseconds, saturating.
 pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// A random UUID (version 4) as text, the form of Node's worker ids (`bullmq.worker.id`).
+fn uuid_v4() -> String {
+    let bits = fastrand::u128(..);
+    // Version 4 in the 13th hex digit, variant `10` in the top bits of the 17th.
+    let bits = (bits & !(0xf << 76) | (0x4 << 76)) & !(0x3 << 62) | (0x2 << 62);
+    let hex = format!("{bits:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
 }

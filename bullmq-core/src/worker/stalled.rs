@@ -31,7 +31,6 @@ pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
                     spans::record_stalled(&span, &ids);
                     if !ids.is_empty() {
                         metrics::stalled(queue, u64::try_from(ids.len()).unwrap_or(u64::MAX));
-                        let _in = span.enter();
                         tracing::info!(target: "bullmq", queue, recovered = ids.len(), "stalled jobs recovered");
                     }
                     for job_id in ids {
@@ -39,7 +38,8 @@ pub(crate) async fn check_stalled<B: Backend>(shared: Arc<Shared<B>>) {
                     }
                 }
                 Err(err) => {
-                    spans::record_error(&span, &err.to_string());
+                    // Node's span records what its check threw.
+                    spans::record_exception(&span, &err.to_string());
                     shared.emit_error(err);
                 }
             }

@@ -247,8 +247,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
         };
         // As Node's: the context goes into the iteration's options only; the scheduler keeps
         // the template's options as given.
-        plan.delayed_job_opts.telemetry =
-            context::for_child(&span, plan.delayed_job_opts.telemetry.take());
+        context::apply_to_child(&span, &mut plan.delayed_job_opts);
         let mut stored = schedule.clone();
         stored.immediately = None;
         let args = AddJobSchedulerArgs {
@@ -267,7 +266,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             .add_job_scheduler(&args)
             .instrument(span.clone())
             .await?;
-        spans::record_job(&span, id.as_str(), &args.template_name);
+        spans::record_job_id(&span, id.as_str());
         metrics::record_added(&self.queue_name(), &args.template_name, 1);
         Ok(Some(ScheduledIteration { id, delay }))
     }

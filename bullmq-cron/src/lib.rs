@@ -1,5 +1,5 @@
 //! Cron patterns for bullmq, with the semantics of Node.js's cron-parser 5 (the version
-//! bullmq 6.7.0 uses), so that Rust and Node.js schedulers agree on every run time.
+//! bullmq 6.7.6 uses), so that Rust and Node.js schedulers agree on every run time.
 //!
 //! - 5 fields (`minute hour day-of-month month day-of-week`), or 6 with seconds first; like
 //!   cron-parser, fewer fields are accepted too, the missing leading ones being second `0` and

@@ -1,4 +1,4 @@
-//! The pinned Node.js BullMQ (`tests/node`, bullmq@6.7.0 and its companions), run as a child
+//! The pinned Node.js BullMQ (`tests/node`, bullmq@6.7.6 and its companions), run as a child
 //! process by the interop tests of every crate.
 
 use std::path::PathBuf;

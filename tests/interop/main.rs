@@ -1,4 +1,4 @@
-//! Interoperability with Node.js BullMQ 6.7.0 (`tests/node`), on Redis and on PostgreSQL: what
+//! Interoperability with Node.js BullMQ 6.7.6 (`tests/node`), on Redis and on PostgreSQL: what
 //! one runtime writes, the other reads and runs, byte for byte; and the scripts, SQL and JSON
 //! we build checked against what Node.js itself loads and writes. Needs Node.js 20 and
 //! `npm ci --prefix tests/node`.

@@ -1,4 +1,4 @@
-//! The Rust classes on PostgreSQL beside Node.js BullMQ 6.7.0 on its own PostgreSQL backend
+//! The Rust classes on PostgreSQL beside Node.js BullMQ 6.7.6 on its own PostgreSQL backend
 //! (`tests/node/pg-interop.mjs`), each test in a schema of its own that both runtimes migrate
 //! (set `PGI_KEEP` to keep a failed test's schema):
 //!
@@ -825,7 +825,7 @@ async fn schedulers_iterated_by_the_other(kind: Kind) {
     assert_eq!(node_first["id"], expected[0].as_str());
     assert_eq!(rust_first.unwrap().unwrap().id.as_str(), expected[0]);
     let meta = meta_rows(&schema, "n").await;
-    assert_eq!(meta["version"], "bullmq:6.7.0");
+    assert_eq!(meta["version"], "bullmq:6.7.6");
     assert_eq!(
         meta_rows(&schema, "r").await,
         meta,

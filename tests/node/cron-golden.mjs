@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Golden run times from cron-parser (the version bullmq 6.7.0 depends on, resolved through
+// Golden run times from cron-parser (the version bullmq 6.7.6 depends on, resolved through
 // bullmq's own require so it is the pinned one), for the Rust cron engine to reproduce.
 //
 // Prints one JSON line per case:

@@ -49,6 +49,7 @@ macro_rules! suite {
             queue::custom_ids_are_not_added_twice,
             queue::delayed_jobs_wait_then_promote,
             queue::pause_resume_and_drain,
+            queue::a_paused_queue_still_counts_its_waiting_jobs,
             queue::remove_clean_and_obliterate,
             queue::progress_logs_and_data_updates,
             queue::deduplication_keeps_one_job,
@@ -233,7 +234,6 @@ macro_rules! backend_suite {
 macro_rules! divergent_suite {
     ($store:ty) => {
         cases!($store;
-            divergent::a_paused_queue_still_counts_its_waiting_jobs,
             divergent::an_expired_lock_is_refused,
             divergent::move_to_wait_with_another_token_is_refused,
             divergent::log_by_id_returns_the_number_of_lines,
@@ -241,6 +241,7 @@ macro_rules! divergent_suite {
             divergent::waiting_for_no_children_skips_the_lock_check,
             divergent::removing_the_unprocessed_children_releases_the_parent,
             divergent::data_is_kept_as_written,
+            divergent::a_parent_removed_with_its_last_child_frees_its_own_deduplication_id,
         );
     };
 }

@@ -134,6 +134,7 @@ macro_rules! suite {
             scheduler::a_cron_scheduler_runs_on_its_pattern,
             scheduler::upsert_replaces_and_remove_removes,
             scheduler::a_limited_scheduler_stops_after_its_limit,
+            scheduler::an_upsert_ignores_a_given_iteration_count,
             fleet::workers_sharing_one_backend_are_listed_and_close_alone,
             fleet::a_dropped_worker_takes_no_more_jobs_and_deregisters,
             fleet::a_pool_scaled_under_load_runs_every_job_once,

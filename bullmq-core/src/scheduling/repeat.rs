@@ -40,7 +40,8 @@ pub struct RepeatOptions {
     pub limit: Option<u64>,
     /// Run the first iteration right away (`immediately`).
     pub immediately: Option<bool>,
-    /// Iterations so far (`count`).
+    /// Iterations so far (`count`), kept by the scheduler in its jobs' options; an upsert
+    /// ignores it and starts from 1 (as Node.js 6.7.6, where it is internal).
     pub count: Option<u64>,
     /// Offset of `every` iterations (`offset`).
     pub offset: Option<Duration>,

@@ -126,9 +126,10 @@ impl CronExpression {
     pub fn parse(pattern: &str, options: &CronOptions) -> Result<Self, CronError> {
         let fields = parse::parse(pattern, options.hash_seed.as_deref())?;
         let zone = Zone::resolve(options.tz.as_deref())?;
+        // 0 is the epoch, not a missing date (cron-parser 5.10.4; 5.10.3 ignored it).
         let span = TimeSpan {
-            start: options.start_date.filter(|d| *d != 0).map(to_i64),
-            end: options.end_date.filter(|d| *d != 0).map(to_i64),
+            start: options.start_date.map(to_i64),
+            end: options.end_date.map(to_i64),
         };
         let mut from = options
             .current_date

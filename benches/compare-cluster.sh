@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Redis Cluster against one standalone Redis (issue 16), with benches/redis_queues.rs (ours)
-# and benches/node/queues.mjs (Node.js BullMQ 6.7.0 on ioredis `Cluster`):
+# and benches/node/queues.mjs (Node.js BullMQ 6.7.6 on ioredis `Cluster`):
 #
 #   benches/compare-cluster.sh
 #

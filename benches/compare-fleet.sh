@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A fleet of workers in one process (issue 21): bullmq-rs (benches/redis_fleet.rs) against
-# Node.js BullMQ 6.7.0 (benches/node/fleet.mjs), on a private Redis, printed as markdown
+# Node.js BullMQ 6.7.6 (benches/node/fleet.mjs), on a private Redis, printed as markdown
 # tables.
 #
 #   benches/compare-fleet.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Flow creation of bullmq-rs against Node.js BullMQ 6.7.0 on the same Redis in the same run:
+# Flow creation of bullmq-rs against Node.js BullMQ 6.7.6 on the same Redis in the same run:
 # 1,000 flows of a parent with 10 children, per mode (sequential adds, addBulk of 100 trees),
 # the two implementations alternating over BENCH_ROUNDS rounds; prints each run's JSON line
 # and, per mode, the median flows/s of each and their ratio (ours / Node).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Add and worker throughput of bullmq-rs (ours) and Node.js BullMQ 6.7.0 on its own PostgreSQL
+# Add and worker throughput of bullmq-rs (ours) and Node.js BullMQ 6.7.6 on its own PostgreSQL
 # backend, on the same PostgreSQL server in the same run, printed as a markdown table.
 #
 #   benches/compare-postgres.sh          # BENCH_JOBS jobs per mode, BENCH_ROUNDS rounds

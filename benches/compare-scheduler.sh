@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Job scheduler upserts of bullmq-rs against Node.js BullMQ 6.7.0 on the same Redis in the same
+# Job scheduler upserts of bullmq-rs against Node.js BullMQ 6.7.6 on the same Redis in the same
 # run: 1,000 distinct schedulers upserted one awaited call at a time, per mode (`every`, `cron`),
 # the two implementations alternating over BENCH_ROUNDS rounds; prints each run's JSON line and,
 # per mode, the median upserts/s of each and their ratio (ours / Node).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Worker throughput of bullmq-rs (ours), the official Rust port (bullmq-official 1.2.5) and
-# Node.js BullMQ 6.7.0, on the same Redis in the same run, printed as markdown tables.
+# Node.js BullMQ 6.7.6, on the same Redis in the same run, printed as markdown tables.
 #
 #   benches/compare-worker.sh
 #

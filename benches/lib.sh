@@ -42,7 +42,7 @@ against_node() {
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 field, unit = sys.argv[2], sys.argv[3]
-print(f"\n| mode | bullmq-rs {unit} | Node 6.7.0 {unit} | ratio |\n|---|---|---|---|")
+print(f"\n| mode | bullmq-rs {unit} | Node 6.7.6 {unit} | ratio |\n|---|---|---|---|")
 for mode in sorted({r["mode"] for r in rows}, reverse=True):
     med = lambda impl: statistics.median(r[field] for r in rows if r["mode"] == mode and r["impl"] == impl)
     ours, node = med("bullmq-rs"), med("bullmq-node")

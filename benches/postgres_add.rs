@@ -2,7 +2,7 @@
 //! concurrent tasks sharing one queue and its pool, and `add_bulk` in chunks of 1,000; the
 //! same modes and jobs as `redis_add`.
 //!
-//! `benches/node/pg-add.mjs` (Node.js BullMQ 6.7.0 on its own PostgreSQL backend) runs the
+//! `benches/node/pg-add.mjs` (Node.js BullMQ 6.7.6 on its own PostgreSQL backend) runs the
 //! same modes on the same jobs and prints the same JSON lines; `benches/compare-postgres.sh`
 //! runs both against one server and prints the comparison.
 //!

@@ -1,6 +1,6 @@
 //! Worker throughput on PostgreSQL: how fast one worker empties a queue of pre-filled jobs.
 //!
-//! `benches/node/pg-worker.mjs` (Node.js BullMQ 6.7.0 on its own PostgreSQL backend) runs the
+//! `benches/node/pg-worker.mjs` (Node.js BullMQ 6.7.6 on its own PostgreSQL backend) runs the
 //! same modes on the same jobs and prints the same JSON lines; `benches/compare-postgres.sh`
 //! runs both against one server and prints the comparison.
 //!

@@ -2,7 +2,7 @@
 //! concurrent tasks sharing one queue and its connection, and `add_bulk` in chunks of 1,000.
 //!
 //! `benches/official/` (the official Rust port) and `benches/node/add.mjs` (Node.js BullMQ
-//! 6.7.0) run the same modes on the same jobs and print the same JSON lines;
+//! 6.7.6) run the same modes on the same jobs and print the same JSON lines;
 //! `benches/compare-add.sh` runs the three against one Redis and prints the comparison.
 //!
 //! Each mode runs on a fresh, unique key prefix, after an unmeasured warm-up on another one,

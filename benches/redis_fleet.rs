@@ -1,7 +1,7 @@
 //! A fleet of workers in one process (issue 21): N workers, each at concurrency 500, on one
 //! queue, what they process together and what each costs in memory and connections.
 //!
-//! `benches/node/fleet.mjs` (Node.js BullMQ 6.7.0) runs the same modes on the same jobs and
+//! `benches/node/fleet.mjs` (Node.js BullMQ 6.7.6) runs the same modes on the same jobs and
 //! prints the same JSON lines; `benches/compare-fleet.sh` runs both, interleaved, on a private
 //! Redis and prints the comparison.
 //!

@@ -1,7 +1,7 @@
 //! Flow creation on Redis: 1,000 flows of a parent with 10 children, added one awaited
 //! `FlowProducer::add` at a time (`sequential`) and 100 trees per `add_bulk` (`bulk100`).
 //!
-//! `benches/node/flow.mjs` runs the same modes with Node.js BullMQ 6.7.0's `FlowProducer`;
+//! `benches/node/flow.mjs` runs the same modes with Node.js BullMQ 6.7.6's `FlowProducer`;
 //! `benches/compare-flow.sh` runs both on the same Redis and prints the ratio. Each mode runs
 //! on a fresh key prefix (deleted afterwards) after an unmeasured warm-up, checks the job
 //! count, and prints one JSON line:

@@ -2,7 +2,7 @@
 //! Cluster, with the CPU every server node spent: how a cluster compares with one server on
 //! one queue, and how queues spread over its primaries add up.
 //!
-//! `benches/node/queues.mjs` (Node.js BullMQ 6.7.0, ioredis `Cluster` on a cluster) runs the
+//! `benches/node/queues.mjs` (Node.js BullMQ 6.7.6, ioredis `Cluster` on a cluster) runs the
 //! same modes on the same jobs and prints the same JSON lines; `benches/compare-cluster.sh`
 //! starts the servers and runs both, interleaved, and prints the tables.
 //!

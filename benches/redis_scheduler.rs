@@ -2,7 +2,7 @@
 //! `JobScheduler::upsert` at a time, `every` (a minute) and `cron` (`*/5 * * * *` in
 //! `Europe/London`, so each upsert also runs the cron engine).
 //!
-//! `benches/node/scheduler.mjs` runs the same modes with Node.js BullMQ 6.7.0's
+//! `benches/node/scheduler.mjs` runs the same modes with Node.js BullMQ 6.7.6's
 //! `queue.upsertJobScheduler`; `benches/compare-scheduler.sh` runs both on the same Redis and
 //! prints the ratio. Each mode runs on a fresh key prefix (deleted afterwards) after an
 //! unmeasured warm-up, checks that every scheduler and its first iteration exist, and prints

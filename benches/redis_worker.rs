@@ -1,7 +1,7 @@
 //! Worker throughput on Redis: how fast one worker empties a queue of pre-filled jobs.
 //!
 //! `benches/official/src/bin/worker.rs` (the official Rust port) and `benches/node/worker.mjs`
-//! (Node.js BullMQ 6.7.0) run the same modes on the same jobs and print the same JSON lines;
+//! (Node.js BullMQ 6.7.6) run the same modes on the same jobs and print the same JSON lines;
 //! `benches/compare-worker.sh` runs the three against one Redis and prints the comparison.
 //!
 //! Modes (`instant-c{1,10,100,500}-{keep,remove}`, `sleep10ms-c100`): jobs whose processor

@@ -1,4 +1,4 @@
-//! The producer side: add jobs to a Redis queue from Rust, exactly as Node.js BullMQ 6.7.0
+//! The producer side: add jobs to a Redis queue from Rust, exactly as Node.js BullMQ 6.7.6
 //! would, read them back, and see bad input refused. A Node.js `Worker` on the same queue
 //! would process them.
 //!

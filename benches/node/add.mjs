@@ -1,6 +1,6 @@
 // Node.js side of the add-throughput benchmark: the same three modes, jobs and JSON lines as
 // benches/redis_add.rs (ours) and benches/official/ (the official Rust port), with bullmq
-// 6.7.0 and ioredis from tests/node. benches/compare-add.sh runs the three side by side.
+// 6.7.6 and ioredis from tests/node. benches/compare-add.sh runs the three side by side.
 //
 // Modes: `sequential` (one awaited `add` at a time), `concurrent8` (8 async loops on one
 // Queue and its connection), `bulk1000` (`addBulk` in chunks of 1,000, one at a time). Each

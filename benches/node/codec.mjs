@@ -1,5 +1,5 @@
 // Node.js side of the codec benchmark: the same operations as benches/codec.rs, with bullmq
-// 6.7.0's packer settings and key maps, on the same options. Prints one line per operation: `<name> <ns per op>`.
+// 6.7.6's packer settings and key maps, on the same options. Prints one line per operation: `<name> <ns per op>`.
 //
 // Usage: node benches/node/codec.mjs   (needs `npm ci --prefix tests/node`)
 import { createRequire } from 'node:module';
@@ -10,7 +10,7 @@ const { optsEncodeMap, optsDecodeMap } = require('bullmq/dist/cjs/utils/index.js
 
 const packer = new Packr({ useRecords: false, encodeUndefinedAsNil: true });
 
-// bullmq 6.7.0 keeps its option encoder and job-hash reader private to its Redis backend, so
+// bullmq 6.7.6 keeps its option encoder and job-hash reader private to its Redis backend, so
 // the same work is spelled out here: rename the six compressible options (bullmq's own maps) and
 // flatten telemetry to tm/omc on the way in; JSON.parse, rename back and parseInt the numeric
 // hash fields on the way out.

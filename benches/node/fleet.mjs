@@ -1,5 +1,5 @@
 // Node.js side of the fleet benchmark (issue 21): N Workers in one process, each at
-// concurrency 500, on one queue, with bullmq 6.7.0 and ioredis from tests/node. The same
+// concurrency 500, on one queue, with bullmq 6.7.6 and ioredis from tests/node. The same
 // modes, jobs, measurement and JSON lines as benches/redis_fleet.rs (ours, whose header says
 // what each mode does); benches/compare-fleet.sh runs both.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Flow creation with Node.js BullMQ 6.7.0's FlowProducer: the modes of benches/redis_flow.rs
+// Flow creation with Node.js BullMQ 6.7.6's FlowProducer: the modes of benches/redis_flow.rs
 // (1,000 flows of a parent with 10 children; `sequential` awaited adds, `bulk100` addBulk of
 // 100 trees), one JSON line per mode. Usage: node benches/node/flow.mjs [--mode NAME]...
 // Env: BENCH_FLOWS (1000), REDIS_URL. Runs from tests/node's pinned packages.

@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync } from 'node:fs';
 
-// bullmq 6.7.0 and ioredis as pinned by tests/node (`npm ci --prefix tests/node`).
+// bullmq 6.7.6 and ioredis as pinned by tests/node (`npm ci --prefix tests/node`).
 export const require = createRequire(new URL('../../tests/node/', import.meta.url));
 export const IORedis = require('ioredis');
 

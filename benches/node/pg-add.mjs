@@ -1,5 +1,5 @@
 // Node.js side of the PostgreSQL add-throughput benchmark: the same three modes, jobs and JSON
-// lines as benches/postgres_add.rs (ours), with bullmq 6.7.0 on its own PostgreSQL backend
+// lines as benches/postgres_add.rs (ours), with bullmq 6.7.6 on its own PostgreSQL backend
 // (createPostgresBackend) and pg from tests/node. benches/compare-postgres.sh runs both side
 // by side.
 //

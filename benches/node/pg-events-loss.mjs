@@ -1,4 +1,4 @@
-// How many events Node.js BullMQ 6.7.0's own QueueEvents misses on its PostgreSQL backend under
+// How many events Node.js BullMQ 6.7.6's own QueueEvents misses on its PostgreSQL backend under
 // load. Its reader reads `id > cursor`, but event ids are taken before their transactions
 // commit, so they commit out of id order and a reader that has moved past a later id never
 // sees an earlier one that commits after it. tests/postgres/events_load.rs runs the same load

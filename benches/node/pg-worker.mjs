@@ -1,5 +1,5 @@
 // Node.js side of the PostgreSQL worker-throughput benchmark: the same modes, jobs,
-// measurement and JSON lines as benches/postgres_worker.rs (ours), with bullmq 6.7.0 on its own
+// measurement and JSON lines as benches/postgres_worker.rs (ours), with bullmq 6.7.6 on its own
 // PostgreSQL backend (createPostgresBackend) and pg from tests/node. benches/compare-postgres.sh
 // runs both side by side.
 //

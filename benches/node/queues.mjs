@@ -1,6 +1,6 @@
 // Node.js side of benches/redis_queues.rs: N queues at once on one standalone Redis or on a
 // Redis Cluster (ioredis `Cluster`), the same modes, queue names, jobs and JSON lines, with
-// bullmq 6.7.0 and ioredis from tests/node. See benches/redis_queues.rs for what is measured;
+// bullmq 6.7.6 and ioredis from tests/node. See benches/redis_queues.rs for what is measured;
 // benches/compare-cluster.sh runs both.
 //
 // Usage: node benches/node/queues.mjs [--mode add|worker]... [--test]

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Job scheduler upserts with Node.js BullMQ 6.7.0's queue.upsertJobScheduler: the modes of
+// Job scheduler upserts with Node.js BullMQ 6.7.6's queue.upsertJobScheduler: the modes of
 // benches/redis_scheduler.rs (1,000 distinct schedulers upserted one awaited call at a time;
 // `every` a minute, `cron` "*/5 * * * *" in Europe/London), one JSON line per mode.
 // Usage: node benches/node/scheduler.mjs [--mode NAME]...

@@ -1,6 +1,6 @@
 // Node.js side of the worker-throughput benchmark: the same modes, jobs, measurement and JSON
 // lines as benches/redis_worker.rs (ours) and benches/official/src/bin/worker.rs (the official
-// Rust port), with bullmq 6.7.0 and ioredis from tests/node. benches/compare-worker.sh runs
+// Rust port), with bullmq 6.7.6 and ioredis from tests/node. benches/compare-worker.sh runs
 // the three side by side.
 //
 // Modes: `instant-c{1,10,100,500}-{keep,remove}` (a processor that returns at once, at that

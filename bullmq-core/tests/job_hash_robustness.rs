@@ -1,7 +1,7 @@
 //! `Job::from_hash` on job hashes as another runtime, an older BullMQ or a human with
 //! `redis-cli HSET` might leave them (docs/RELIABILITY.md I6).
 //!
-//! The reference is Node.js BullMQ 6.7.0's `rawToJobJson` / `optsFromJSON`
+//! The reference is Node.js BullMQ 6.7.6's `rawToJobJson` / `optsFromJSON`
 //! (`dist/cjs/classes/redis-queue-backend.js`) and `Job.fromJSON` (`classes/job.js`). Where
 //! Rust deliberately differs (it reports an error where Node would carry on with `NaN`), the
 //! test says so.

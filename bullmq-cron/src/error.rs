@@ -50,7 +50,8 @@ pub enum CronError {
         /// Its length in UTF-16 units.
         len: usize,
     },
-    /// A three-letter name that is no month or weekday.
+    /// A three-letter name that is no month (in the month field) or weekday (in the weekday
+    /// field).
     #[error("invalid cron {field} field: unknown name {alias:?}")]
     UnknownName {
         /// The field.

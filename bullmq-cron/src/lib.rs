@@ -1,5 +1,5 @@
 //! Cron patterns for bullmq, with the semantics of Node.js's cron-parser 5 (the version
-//! bullmq 6.7.0 uses), so that Rust and Node.js schedulers agree on every run time.
+//! bullmq 6.7.6 uses), so that Rust and Node.js schedulers agree on every run time.
 //!
 //! - 5 fields (`minute hour day-of-month month day-of-week`), or 6 with seconds first; like
 //!   cron-parser, fewer fields are accepted too, the missing leading ones being second `0` and
@@ -126,9 +126,10 @@ impl CronExpression {
     pub fn parse(pattern: &str, options: &CronOptions) -> Result<Self, CronError> {
         let fields = parse::parse(pattern, options.hash_seed.as_deref())?;
         let zone = Zone::resolve(options.tz.as_deref())?;
+        // 0 is the epoch, not a missing date (cron-parser 5.10.4; 5.10.3 ignored it).
         let span = TimeSpan {
-            start: options.start_date.filter(|d| *d != 0).map(to_i64),
-            end: options.end_date.filter(|d| *d != 0).map(to_i64),
+            start: options.start_date.map(to_i64),
+            end: options.end_date.map(to_i64),
         };
         let mut from = options
             .current_date

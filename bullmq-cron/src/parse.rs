@@ -134,9 +134,10 @@ fn js_number(text: &str) -> Option<f64> {
     t.parse().ok()
 }
 
-/// Month and weekday names (either field takes both, as in cron-parser).
-fn name_value(name: &str) -> Option<i64> {
-    const NAMES: [(&str, i64); 19] = [
+/// The names `field` takes: month names in the month field, weekday names in the weekday
+/// field, never the other's (cron-parser 5.10.4, which bullmq 6.7.6 pins; 5.10.3 took both).
+fn name_value(field: CronField, name: &str) -> Option<i64> {
+    const MONTHS: [(&str, i64); 12] = [
         ("jan", 1),
         ("feb", 2),
         ("mar", 3),
@@ -149,6 +150,8 @@ fn name_value(name: &str) -> Option<i64> {
         ("oct", 10),
         ("nov", 11),
         ("dec", 12),
+    ];
+    const WEEKDAYS: [(&str, i64); 7] = [
         ("sun", 0),
         ("mon", 1),
         ("tue", 2),
@@ -157,7 +160,12 @@ fn name_value(name: &str) -> Option<i64> {
         ("fri", 5),
         ("sat", 6),
     ];
-    NAMES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    let names: &[(&str, i64)] = if field == CronField::Month {
+        &MONTHS
+    } else {
+        &WEEKDAYS
+    };
+    names.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
 }
 
 /// Replaces every run of three ASCII letters by the number it names.
@@ -169,7 +177,8 @@ fn replace_names(field: CronField, value: &str) -> Result<String, CronError> {
         let three = bytes.get(i..i + 3);
         if let Some(three) = three.filter(|t| t.iter().all(u8::is_ascii_alphabetic)) {
             let name = String::from_utf8_lossy(three).to_ascii_lowercase();
-            let n = name_value(&name).ok_or(CronError::UnknownName { field, alias: name })?;
+            let n =
+                name_value(field, &name).ok_or(CronError::UnknownName { field, alias: name })?;
             out.push_str(&n.to_string());
             i += 3;
         } else {
@@ -321,12 +330,16 @@ fn parse_range(
         };
         return Ok(Item::One(one));
     }
-    let (min, max) = (js_parse_int(parts[0]), js_parse_int(parts[1]));
     let invalid = |reason| CronError::InvalidRange {
         field,
         range: value.to_owned(),
         reason,
     };
+    // `1-2-3` (cron-parser 5.10.4 refuses it; 5.10.3 read it as `1-2`).
+    if parts.len() > 2 {
+        return Err(invalid("has more than two ends"));
+    }
+    let (min, max) = (js_parse_int(parts[0]), js_parse_int(parts[1]));
     let (Some(min), Some(max)) = (min, max) else {
         return Err(invalid("is not two numbers"));
     };

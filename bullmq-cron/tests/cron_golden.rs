@@ -1,5 +1,5 @@
 //! Golden test: the next 20 run times of our cron engine against Node.js's cron-parser (the
-//! version bullmq 6.7.0 pins), computed live by `tests/node/cron-golden.mjs`, for every
+//! version bullmq 6.7.6 pins), computed live by `tests/node/cron-golden.mjs`, for every
 //! pattern, zone, start instant, start/end date and refused pattern listed there.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,4 +1,4 @@
-//! The PostgreSQL backend of bullmq, on Node.js BullMQ 6.7.0's own schema and SQL (embedded
+//! The PostgreSQL backend of bullmq, on Node.js BullMQ 6.7.6's own schema and SQL (embedded
 //! verbatim at build time), so that Rust and Node.js producers and workers share queues.
 //!
 //! - [`PostgresBackend`] implements every section of `bullmq_core::backend::Backend` on the

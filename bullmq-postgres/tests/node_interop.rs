@@ -1,4 +1,4 @@
-//! Node.js BullMQ 6.7.0 (`createPostgresBackend`, pinned `pg`) and this crate on one schema:
+//! Node.js BullMQ 6.7.6 (`createPostgresBackend`, pinned `pg`) and this crate on one schema:
 //! each accepts what the other migrated, both build the very same schema, and both take the
 //! same migration lock.
 

@@ -1,4 +1,4 @@
-//! `JobScheduler` for bullmq: cron and every-N schedules compatible with Node.js BullMQ 6.7.0.
+//! `JobScheduler` for bullmq: cron and every-N schedules compatible with Node.js BullMQ 6.7.0–6.7.6.
 //!
 //! This crate is the user-facing side only: [`JobScheduler`] upserts, reads, lists and
 //! removes a queue's schedulers. Planning iterations, and advancing a scheduler when one of

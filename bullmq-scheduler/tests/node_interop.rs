@@ -1,4 +1,4 @@
-//! Job schedulers against real Redis and Node.js bullmq 6.7.0: what Rust upserts Node reads
+//! Job schedulers against real Redis and Node.js bullmq 6.7.6: what Rust upserts Node reads
 //! identically (and creates the same first job Node would), and the other way round.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -64,7 +64,7 @@ fn explicit_tarball() -> Result<Option<PathBuf>, UpstreamError> {
     }
 }
 
-/// `<cache>/bullmq-6.7.0.tgz`, downloading it with `npm pack` first if needed.
+/// `<cache>/bullmq-6.7.6.tgz`, downloading it with `npm pack` first if needed.
 fn cached_or_downloaded_tarball(cache_dir: &Path) -> Result<PathBuf, UpstreamError> {
     let cached = cache_dir.join(TARBALL_FILE_NAME);
     if cached.is_file() {
@@ -94,7 +94,7 @@ fn cached_or_downloaded_tarball(cache_dir: &Path) -> Result<PathBuf, UpstreamErr
     Ok(cached)
 }
 
-/// Runs `npm pack bullmq@6.7.0 --pack-destination <dir>` in `dir`.
+/// Runs `npm pack bullmq@6.7.6 --pack-destination <dir>` in `dir`.
 fn run_npm_pack(dir: &Path) -> Result<(), UpstreamError> {
     // On Windows npm is a batch file, which `Command` does not find by its bare name.
     let program = if cfg!(windows) { "npm.cmd" } else { "npm" };

@@ -39,7 +39,7 @@ macro_rules! pinned {
         "bullmq"
     };
     (version) => {
-        "6.7.0"
+        "6.7.6"
     };
 }
 
@@ -49,9 +49,9 @@ pub const PACKAGE: &str = pinned!(package);
 /// The pinned version of [`PACKAGE`].
 pub const VERSION: &str = pinned!(version);
 
-/// SHA-256 (lowercase hex) of the tarball `npm pack bullmq@6.7.0` produces,
+/// SHA-256 (lowercase hex) of the tarball `npm pack bullmq@6.7.6` produces,
 /// i.e. of the file the npm registry serves for that version.
-pub const TARBALL_SHA256: &str = "1b9e166ff4c77ecbb75c15f0e2afc3bdce7aaf3789f4701b45ed0483dcbadb04";
+pub const TARBALL_SHA256: &str = "445f9f1d47fd6d809b9e124befda7d5e6e5d11e293fde21385db654aa51f4eb7";
 
 /// File name of the pinned tarball, as written by `npm pack`.
 pub const TARBALL_FILE_NAME: &str = concat!(pinned!(package), "-", pinned!(version), ".tgz");
@@ -175,9 +175,9 @@ pub fn load_for_build_script() -> Result<Sources, UpstreamError> {
 /// 1. If the cache already holds an unpacked copy marked as verified, that copy
 ///    is used.
 /// 2. Otherwise the tarball is taken from [`TARBALL_ENV`] if set, else from
-///    `<cache_dir>/bullmq-6.7.0.tgz` if present, else it is downloaded with
-///    `npm pack bullmq@6.7.0` into the cache. Its SHA-256 must equal
-///    [`TARBALL_SHA256`]. It is then unpacked into `<cache_dir>/bullmq-6.7.0/`
+///    `<cache_dir>/bullmq-6.7.6.tgz` if present, else it is downloaded with
+///    `npm pack bullmq@6.7.6` into the cache. Its SHA-256 must equal
+///    [`TARBALL_SHA256`]. It is then unpacked into `<cache_dir>/bullmq-6.7.6/`
 ///    and marked as verified.
 ///
 /// A tarball named by [`TARBALL_ENV`] is checked on every call. Downloads and
@@ -197,9 +197,9 @@ pub fn obtain(cache_dir: &Path) -> Result<Package, UpstreamError> {
 /// The unpacked, verified package.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Package {
-    /// `<cache>/bullmq-6.7.0`, holding `package/` and the verification marker.
+    /// `<cache>/bullmq-6.7.6`, holding `package/` and the verification marker.
     unpacked: PathBuf,
-    /// `<cache>/bullmq-6.7.0/package`.
+    /// `<cache>/bullmq-6.7.6/package`.
     root: PathBuf,
 }
 

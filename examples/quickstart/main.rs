@@ -1,4 +1,4 @@
-//! Quick start: a Rust worker processes a queue that a Node.js BullMQ 6.7.0 producer fills
+//! Quick start: a Rust worker processes a queue that a Node.js BullMQ 6.7.6 producer fills
 //! (or, when Node.js is not set up, a Rust producer), printing progress as it goes.
 //!
 //! ```sh

@@ -51,7 +51,10 @@ pub mod scheduled;
 pub mod wait;
 
 pub use names::{now_ms, unique_name, unique_prefix};
-pub use node::{node_dir, run_node, run_node_args, run_node_json, workspace_dir};
+pub use node::{
+    PREVIOUS_NODE_PACKAGE, node_dir, previous_node_dir, run_node, run_node_args, run_node_in,
+    run_node_json, run_node_json_in, workspace_dir,
+};
 pub use ports::free_port;
 pub use urls::{database_url, redis_url};
 

@@ -1,4 +1,4 @@
-//! Node.js BullMQ 6.7.0 and this crate on one sentinel-managed primary (issue 16), both ways:
+//! Node.js BullMQ 6.7.6 and this crate on one sentinel-managed primary (issue 16), both ways:
 //! Node.js (ioredis with `sentinels` and `name`) adds and Rust works, Rust adds and Node.js
 //! works. Each side reads the other's jobs whole: name, data and return value.
 

@@ -13,17 +13,6 @@ use crate::events::{add_later, collect_until_the_end, reader};
 use crate::store::Store;
 use crate::support::script_code as code;
 
-/// Upstream's PostgreSQL `get_counts` reports a paused queue's waiting jobs as `paused`
-/// (a type `JobType` has no name for), so they drop out of `waiting` and `count()`.
-pub async fn a_paused_queue_still_counts_its_waiting_jobs<S: Store>() {
-    let ctx = Ctx::<S>::new("paused-count").await;
-    ctx.queue.pause().await.unwrap();
-    let id = ctx.add("p", json!({}), JobOptions::new()).await;
-    assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));
-    assert_eq!(ctx.queue.count().await.unwrap(), 1);
-    assert_eq!(ctx.count_in(JobState::Waiting).await, 1);
-}
-
 /// On Redis the lock is a key that expires; upstream's PostgreSQL compares the token only
 /// (`move_to_completed`, `extend_lock` ignore `locked_until_ms`), so a late finish succeeds
 /// there until the stalled check takes the job back.
@@ -154,4 +143,61 @@ pub async fn data_is_kept_as_written<S: Store>() {
     let raw: Box<serde_json::value::RawValue> = serde_json::from_str(text).unwrap();
     let job = ctx.queue.add("raw", &raw, JobOptions::new()).await.unwrap();
     assert_eq!(ctx.job(&job.id).await.data, text);
+}
+
+/// Removing the last child of a parent in its own queue (here by `drain`) removes the parent,
+/// and with it the parent's deduplication key, which still names the parent. (Upstream 6.7.0
+/// left that key behind, so an add with the parent's deduplication id was deduplicated to a job
+/// that no longer existed until the key expired; fixed in 6.7.6.) Upstream's PostgreSQL
+/// removes the parent too but keeps its `deduplication` row, as 6.7.0 did on Redis.
+pub async fn a_parent_removed_with_its_last_child_frees_its_own_deduplication_id<S: Store>() {
+    use bullmq_core::JobId;
+    use bullmq_core::backend::{Admin, Lifecycle, Queries, Transitions};
+    use bullmq_core::options::{Deduplication, ParentOptions};
+    let s = crate::backend::Sec::<S>::new().await;
+    // A deduplicated job becomes a parent as a processor makes it one: it adds a child of the
+    // same queue, then waits for it.
+    let parent = s
+        .add_id(
+            "p",
+            JobOptions::new().deduplication(Deduplication::new("dp")),
+        )
+        .await;
+    assert_eq!(s.take("tp").await.id, parent);
+    let child = s
+        .add_id(
+            "c",
+            JobOptions::new().parent(ParentOptions::new("p", s.b.qualified_name())),
+        )
+        .await;
+    let child_key = s.b.to_key(child.as_str());
+    assert!(
+        s.b.move_to_waiting_children(&parent, &LockToken::new("tp"), Some(&child_key))
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        s.b.get_deduplication_job_id("dp").await.unwrap(),
+        Some(parent.clone())
+    );
+
+    s.b.drain(false).await.unwrap();
+    assert_eq!(s.state(&child).await, None);
+    assert_eq!(s.state(&parent).await, None, "its last child went");
+    assert_eq!(
+        s.b.get_deduplication_job_id("dp").await.unwrap(),
+        None,
+        "the removed parent's id is free again"
+    );
+    let again = s
+        .add_id(
+            "p2",
+            JobOptions::new().deduplication(Deduplication::new("dp")),
+        )
+        .await;
+    assert_eq!(
+        again,
+        JobId::from("p2"),
+        "added, not deduplicated to the removed parent"
+    );
 }

@@ -50,6 +50,7 @@ macro_rules! suite {
             queue::custom_ids_are_not_added_twice,
             queue::delayed_jobs_wait_then_promote,
             queue::pause_resume_and_drain,
+            queue::a_paused_queue_still_counts_its_waiting_jobs,
             queue::remove_clean_and_obliterate,
             queue::progress_logs_and_data_updates,
             queue::deduplication_keeps_one_job,
@@ -134,6 +135,7 @@ macro_rules! suite {
             scheduler::a_cron_scheduler_runs_on_its_pattern,
             scheduler::upsert_replaces_and_remove_removes,
             scheduler::a_limited_scheduler_stops_after_its_limit,
+            scheduler::an_upsert_ignores_a_given_iteration_count,
             fleet::workers_sharing_one_backend_are_listed_and_close_alone,
             fleet::a_dropped_worker_takes_no_more_jobs_and_deregisters,
             fleet::a_pool_scaled_under_load_runs_every_job_once,
@@ -235,7 +237,6 @@ macro_rules! backend_suite {
 macro_rules! divergent_suite {
     ($store:ty) => {
         cases!($store;
-            divergent::a_paused_queue_still_counts_its_waiting_jobs,
             divergent::an_expired_lock_is_refused,
             divergent::move_to_wait_with_another_token_is_refused,
             divergent::log_by_id_returns_the_number_of_lines,
@@ -243,6 +244,7 @@ macro_rules! divergent_suite {
             divergent::waiting_for_no_children_skips_the_lock_check,
             divergent::removing_the_unprocessed_children_releases_the_parent,
             divergent::data_is_kept_as_written,
+            divergent::a_parent_removed_with_its_last_child_frees_its_own_deduplication_id,
         );
     };
 }

@@ -259,6 +259,24 @@ pub async fn pause_resume_and_drain<S: Store>() {
     assert_eq!(ctx.queue.count().await.unwrap(), 0);
 }
 
+/// Pausing only sets a flag: the waiting jobs stay waiting and are counted so, by type and
+/// in `count()`. (Upstream's PostgreSQL `get_counts` reported them as `paused` until 6.7.6.)
+pub async fn a_paused_queue_still_counts_its_waiting_jobs<S: Store>() {
+    let ctx = Ctx::<S>::new("paused-count").await;
+    ctx.queue.pause().await.unwrap();
+    let id = ctx.add("p", json!({}), JobOptions::new()).await;
+    assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));
+    assert_eq!(ctx.queue.count().await.unwrap(), 1);
+    assert_eq!(ctx.count_in(JobState::Waiting).await, 1);
+    assert_eq!(
+        ctx.queue
+            .get_job_count_by_types(&[JobType::Wait])
+            .await
+            .unwrap(),
+        1
+    );
+}
+
 pub async fn remove_clean_and_obliterate<S: Store>() {
     let ctx = Ctx::<S>::new("remove").await;
     let a = ctx.add("a", json!({}), JobOptions::new()).await;

@@ -238,3 +238,26 @@ pub async fn a_limited_scheduler_stops_after_its_limit<S: Store>() {
     worker.close().await;
     assert_eq!(seen.lock().unwrap().len(), 2, "ran past its limit");
 }
+
+/// The iteration count is the scheduler's own: an upsert ignores a `count` the caller passes
+/// and starts from 1, so a limit is not used up before the first run (Node.js 6.7.6; 6.7.0
+/// counted on from the given value and added nothing here).
+pub async fn an_upsert_ignores_a_given_iteration_count<S: Store>() {
+    let ctx = Ctx::<S>::new("count").await;
+    let schedulers = JobScheduler::new(ctx.backend().await);
+    let schedule = RepeatOptions {
+        limit: Some(2),
+        count: Some(5),
+        start_date: Some(now_ms() + 3_600_000),
+        ..every(1_000)
+    };
+    let first = schedulers
+        .upsert("cnt", &schedule, JobTemplate::named("c"))
+        .await
+        .unwrap()
+        .expect("a first iteration");
+    let job = ctx.job(&first.id).await;
+    let repeat = job.opts.repeat.expect("an iteration carries its schedule");
+    assert_eq!(repeat.count, Some(1));
+    assert_eq!(repeat.limit, Some(2));
+}

@@ -301,7 +301,7 @@ fn invalid_queue_names_and_prefixes_are_rejected() {
 
 // ---------- I5: numeric options, against Node.js ----------
 
-/// What Node.js BullMQ 6.7.0 does with each case: `{ok, id, delay, opts}` or `{error}`.
+/// What Node.js BullMQ 6.7.6 does with each case: `{ok, id, delay, opts}` or `{error}`.
 fn node_numeric_cases(prefix: &str) -> Value {
     let script = r"
 import { Queue } from 'bullmq';

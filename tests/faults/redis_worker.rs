@@ -401,7 +401,7 @@ async fn r1_a_job_whose_workers_keep_crashing_fails_past_max_stalled_count() {
         job.failed_reason.as_deref(),
         Some("job stalled more than allowable limit")
     );
-    // 6.7.0 marks it (`defa`) and puts it back; the next worker to take it fails it without
+    // 6.7.6 marks it (`defa`) and puts it back; the next worker to take it fails it without
     // running the processor (a 30 s job could not have failed this soon otherwise).
     assert_eq!(job.attempts_started, 3);
     last.expect_line(&format!(

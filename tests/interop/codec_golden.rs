@@ -1,4 +1,4 @@
-//! Golden tests of the job-options codec against Node.js BullMQ 6.7.0 itself.
+//! Golden tests of the job-options codec against Node.js BullMQ 6.7.6 itself.
 //!
 //! `tests/node/opts-golden.mjs` adds every case of `tests/node/opts-corpus.mjs` through a real
 //! Node.js `Queue` on the test Redis and prints the msgpack bytes msgpackr packed and the `opts`

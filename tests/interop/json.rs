@@ -1,4 +1,4 @@
-//! JSON as Node.js BullMQ 6.7.0 writes and reads it, on Redis and on PostgreSQL
+//! JSON as Node.js BullMQ 6.7.6 writes and reads it, on Redis and on PostgreSQL
 //! (`tests/node/json-echo.mjs`): jobs whose data stress JSON (integer-like keys, nested
 //! objects, floats JavaScript writes its own way, unicode, `null` data), added by Node.js, are
 //! run by a Node.js echo worker on one queue and by a Rust echo worker on its twin. Each

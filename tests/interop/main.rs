@@ -1,7 +1,8 @@
-//! Interoperability with Node.js BullMQ 6.7.0 (`tests/node`), on Redis and on PostgreSQL: what
+//! Interoperability with Node.js BullMQ 6.7.6 (`tests/node`), on Redis and on PostgreSQL: what
 //! one runtime writes, the other reads and runs, byte for byte; and the scripts, SQL and JSON
-//! we build checked against what Node.js itself loads and writes. Needs Node.js 20 and
-//! `npm ci --prefix tests/node`.
+//! we build checked against what Node.js itself loads and writes. `mixed_fleet` runs the
+//! previous release, 6.7.0 (`tests/node-6.7.0`), beside us, as in a fleet being upgraded.
+//! Needs Node.js 20, `npm ci --prefix tests/node` and `npm ci --prefix tests/node-6.7.0`.
 
 #![allow(unreachable_pub)]
 
@@ -12,6 +13,8 @@ mod corpus;
 #[cfg(feature = "postgres")]
 mod json;
 mod json_numbers_golden;
+#[cfg(all(feature = "postgres", feature = "flow"))]
+mod mixed_fleet;
 #[cfg(all(
     feature = "otel",
     feature = "postgres",

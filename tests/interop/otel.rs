@@ -1,5 +1,5 @@
 //! One trace across Node.js and Rust through a job, on Redis and on PostgreSQL: Node.js BullMQ
-//! 6.7.0 with `bullmq-otel` and an in-memory span exporter (`tests/node/otel.mjs`) on one side,
+//! 6.7.6 with `bullmq-otel` and an in-memory span exporter (`tests/node/otel.mjs`) on one side,
 //! this crate with `tracing-opentelemetry` and the SDK's in-memory exporter on the other.
 //!
 //! - a Node producer's `add` span is the parent of our worker's `process <queue>` span;

@@ -1,4 +1,4 @@
-//! Queue administration across runtimes: what Rust does to a queue, Node.js BullMQ 6.7.0 sees,
+//! Queue administration across runtimes: what Rust does to a queue, Node.js BullMQ 6.7.6 sees,
 //! and the other way round.
 
 use crate::support;
@@ -195,9 +195,9 @@ async fn version_and_global_concurrency_cross_runtimes() {
     let t = Both::new("meta").await;
     t.queue.set_global_concurrency(3).await.expect("set");
     assert_eq!(t.node(&["getGlobalConcurrency"]), json!(3));
-    assert_eq!(t.node(&["getVersion"]), json!("bullmq:6.7.0"));
+    assert_eq!(t.node(&["getVersion"]), json!("bullmq:6.7.6"));
     assert_eq!(
         t.queue.get_version().await.expect("version").as_deref(),
-        Some("bullmq:6.7.0")
+        Some("bullmq:6.7.6")
     );
 }

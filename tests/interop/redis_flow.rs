@@ -1,4 +1,4 @@
-//! Flows across runtimes, against Node.js BullMQ 6.7.0 (`tests/node/flow-op.mjs`): a tree
+//! Flows across runtimes, against Node.js BullMQ 6.7.6 (`tests/node/flow-op.mjs`): a tree
 //! added by Node's `FlowProducer` run by Rust workers and the other way round, a tree whose
 //! children Node runs and whose parent Rust runs, `getFlow` and `get_flow` giving the same
 //! tree, twin trees added by each runtime stored alike, and every failure policy in both

@@ -1,4 +1,4 @@
-//! Jobs added by Rust, processed by a Node.js BullMQ 6.7.0 `Worker`: Rust's getters read what
+//! Jobs added by Rust, processed by a Node.js BullMQ 6.7.6 `Worker`: Rust's getters read what
 //! Node stored (return values, failure reasons, stack traces, attempts, progress, logs) exactly.
 
 use crate::support;

@@ -1,4 +1,4 @@
-//! Observability and flow getters on Redis, side by side with Node.js BullMQ 6.7.0: the same
+//! Observability and flow getters on Redis, side by side with Node.js BullMQ 6.7.6: the same
 //! queue read through `tests/node/queue-op.mjs` and through `Queue`, answers compared.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -1,5 +1,5 @@
 //! `QueueEvents`, `QueueEventsProducer` and `wait_until_finished` against real Redis and
-//! Node.js BullMQ 6.7.0: Rust reads what Node's workers, queues and producers write, Node's
+//! Node.js BullMQ 6.7.6: Rust reads what Node's workers, queues and producers write, Node's
 //! `QueueEvents` reads what Rust publishes, and a killed connection loses no event.
 
 use crate::support;

@@ -1,4 +1,4 @@
-//! Job schedulers across runtimes, on a real Redis with Node.js BullMQ 6.7.0:
+//! Job schedulers across runtimes, on a real Redis with Node.js BullMQ 6.7.6:
 //!
 //! - A cron (`pattern`, seconds resolution, with a time zone) or `every` scheduler upserted by
 //!   Rust is iterated by a Node.js worker and by a Rust worker, each on its own queue upserted
@@ -303,7 +303,7 @@ async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
     );
     // The queue's meta, written by the upserting queue as Node.js's `Queue` writes it.
     let theirs = hash(&format!("{node_key}:meta")).await;
-    assert_eq!(theirs["version"], "bullmq:6.7.0");
+    assert_eq!(theirs["version"], "bullmq:6.7.6");
     assert_eq!(hash(&format!("{rust_key}:meta")).await, theirs, "{case}");
 }
 

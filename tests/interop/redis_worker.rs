@@ -1,4 +1,4 @@
-//! The Rust `Worker` beside Node.js BullMQ 6.7.0 workers (docs/RELIABILITY.md R22, issue 4):
+//! The Rust `Worker` beside Node.js BullMQ 6.7.6 workers (docs/RELIABILITY.md R22, issue 4):
 //!
 //! - Node.js adds the whole option corpus twice; a Node.js worker processes one copy and the
 //!   Rust worker the other, with the same behaviour per job (results, failures retried under
@@ -200,7 +200,7 @@ fn normalized_events(events: &[BTreeMap<String, String>]) -> Vec<BTreeMap<String
         .collect()
 }
 
-/// The case a Node.js 6.7.0 worker cannot process: the job has `rjk` (a scheduler id) but no
+/// The case a Node.js 6.7.6 worker cannot process: the job has `rjk` (a scheduler id) but no
 /// `repeat` options, so advancing its scheduler throws (`upsertJobScheduler` destructures the
 /// missing options), the worker emits "Failed to add repeatable job for next iteration" and
 /// leaves the job active without running it, to stall and come back forever.

@@ -1,5 +1,5 @@
 //! The Lua scripts and SQL we build from the pinned package are exactly what Node.js BullMQ
-//! 6.7.0 loads, as Node itself reports it (`tests/node/upstream-dump.mjs` reads bullmq's own
+//! 6.7.6 loads, as Node itself reports it (`tests/node/upstream-dump.mjs` reads bullmq's own
 //! modules), and Redis names our scripts by the SHA1 we claim.
 
 use crate::support;
@@ -14,8 +14,8 @@ fn node_dump() -> Value {
     let out = support::run_node("upstream-dump.mjs", &[]);
     let dump: Value = serde_json::from_str(&out).expect("upstream-dump.mjs prints JSON");
     assert_eq!(
-        dump["bullmqVersion"], "6.7.0",
-        "tests/node must pin bullmq 6.7.0"
+        dump["bullmqVersion"], "6.7.6",
+        "tests/node must pin bullmq 6.7.6"
     );
     dump
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0 on a Redis Cluster (ioredis `Cluster`) or on a sentinel-managed primary
+// Node.js BullMQ 6.7.6 on a Redis Cluster (ioredis `Cluster`) or on a sentinel-managed primary
 // (ioredis with `sentinels` and `name`), for the Rust cluster and sentinel tests.
 //
 // Usage: NODES=host:port,host:port PREFIX='{tag}' QUEUE=name node cluster-op.mjs <op> <n>

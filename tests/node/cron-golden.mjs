@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Golden run times from cron-parser (the version bullmq 6.7.0 depends on, resolved through
+// Golden run times from cron-parser (the version bullmq 6.7.6 depends on, resolved through
 // bullmq's own require so it is the pinned one), for the Rust cron engine to reproduce.
 //
 // Prints one JSON line per case:
@@ -51,7 +51,8 @@ const rejected = [
   '0 0 * * 1/0', '1-2/ * * * *', '/5 * * * *', '5/ * * * *', '1/2/3 * * * *', '-1 * * * *',
   '0 0 * * #1', '0 0 1-L * *', '* * * * * 1,', ',1 * * * *', '0 0 123L * *', '0 0 * * 8L',
   '0 0 L-2 * *', '0 0 ? * jan#2x', '0 0 * * 5#', '   ', '0 0 * * 1 2 3 4 5', 'H(5-1) * * * *',
-  '0 0 * * * 5L', '0 0 * * MON-SUN', '0 0 1 1 jan', '0 0 1 sun *',
+  '0 0 * * * 5L', '0 0 * * MON-SUN', '0 0 1 1 jan', '0 0 1 sun *', '0 0 1 mon *',
+  '0 0 * * sat-jan', '0 0 1-2-3 * *', '0 0 * * 1-3-5', '1-2-3/2 * * * *',
 ];
 
 const zones = [
@@ -169,6 +170,10 @@ const spans = [
   { currentDate: Date.UTC(2024, 0, 1), endDate: Date.UTC(2024, 0, 1, 5, 0, 0) },
   { currentDate: Date.UTC(2024, 0, 10), endDate: Date.UTC(2024, 0, 1) },
   { currentDate: Date.UTC(2024, 0, 1), startDate: Date.UTC(2024, 2, 9), endDate: Date.UTC(2024, 2, 12) },
+  // 0 is the epoch, not a missing date.
+  { currentDate: Date.UTC(2024, 0, 1), startDate: 0 },
+  { currentDate: Date.UTC(2024, 0, 1), endDate: 0 },
+  { currentDate: 0, startDate: Date.UTC(2024, 0, 1) },
 ];
 for (const pattern of ['0 * * * *', '*/20 * * * *', '0 2 * * *', '30 2 * * *', '0 0 L * *']) {
   for (const tz of ['UTC', 'America/New_York', 'Australia/Lord_Howe']) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0's FlowProducer and workers for the Rust flow tests; prints JSON.
+// Node.js BullMQ 6.7.6's FlowProducer and workers for the Rust flow tests; prints JSON.
 //
 // Usage: PREFIX=… node flow-op.mjs <op> [args…]
 //   add <json tree> [<json queuesOptions>]   tree: {queueName, name, data, opts?, prefix?, children?}

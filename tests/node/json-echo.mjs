@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0's side of the JSON interop test (tests/interop/json.rs): jobs whose data
+// Node.js BullMQ 6.7.6's side of the JSON interop test (tests/interop/json.rs): jobs whose data
 // stress JSON (integer-like keys, nested objects, floats JavaScript writes in its own way,
 // unicode, null data) added by Node, and processed by Node's echo worker, on Redis or on
 // PostgreSQL.

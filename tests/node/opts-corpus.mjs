@@ -1,4 +1,4 @@
-// Job-option corpus for cross-runtime golden tests against npm bullmq@6.7.0.
+// Job-option corpus for cross-runtime golden tests against npm bullmq@6.7.6.
 //
 // Every entry is written the way a Node.js BullMQ user would pass it to
 // `queue.add(name, data, opts)`. Keys are written in one canonical order so a
@@ -234,7 +234,7 @@ export const corpus = [
 ];
 
 // Options that Node rejects client-side (before anything is sent to Redis).
-// `error` is the exact Error#message bullmq@6.7.0 throws; opts-golden.mjs
+// `error` is the exact Error#message bullmq@6.7.6 throws; opts-golden.mjs
 // re-checks it on every run. `data` defaults to {} when absent.
 export const rejectedCases = [
   {

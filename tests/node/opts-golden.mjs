@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Golden job-option encodings produced by the real npm bullmq@6.7.0.
+// Golden job-option encodings produced by the real npm bullmq@6.7.6.
 //
 // For every case in opts-corpus.mjs this script calls `queue.add('golden', {}, opts)`
 // against a real Redis and prints one JSON object per line:

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0 with `bullmq-otel` and an in-memory OpenTelemetry span exporter, for
+// Node.js BullMQ 6.7.6 with `bullmq-otel` and an in-memory OpenTelemetry span exporter, for
 // tests/interop/otel.rs: one side of a trace that crosses between the runtimes inside a job.
 //
 // Env: BACKEND (redis | postgres), QUEUE; Redis: REDIS_URL, PREFIX; PostgreSQL: DATABASE_URL,

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0 on its PostgreSQL backend, for tests/interop/postgres.rs: each call runs
+// Node.js BullMQ 6.7.6 on its PostgreSQL backend, for tests/interop/postgres.rs: each call runs
 // one operation on queue QUEUE of schema SCHEMA and prints one JSON line (`listen` prints two).
 // Every class is built the way applications build it:
 //   new X(QUEUE, { connection: { connectionString, schema, migrate: true } }, createPostgresBackend)

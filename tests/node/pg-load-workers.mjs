@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0 workers on its PostgreSQL backend, for tests/postgres/events_load.rs:
+// Node.js BullMQ 6.7.6 workers on its PostgreSQL backend, for tests/postgres/events_load.rs:
 // WORKERS Workers (default 4), each with its own connection pool, at CONCURRENCY (default 16)
 // on queue QUEUE of schema SCHEMA, each job returning {i: data.i}. Prints {"ready": true} once
 // every worker is connected, then {"completed": n, "failed": n} and exits once <expect> jobs

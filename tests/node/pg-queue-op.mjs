@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// One Queue operation of Node.js BullMQ 6.7.0 on its PostgreSQL backend, for the Rust tests of
+// One Queue operation of Node.js BullMQ 6.7.6 on its PostgreSQL backend, for the Rust tests of
 // bullmq-postgres. The Queue is built the way applications do it:
 //   new Queue(QUEUE, { connection: { connectionString, schema, migrate } }, createPostgresBackend)
 // so connecting runs upstream's own migrator (MIGRATE=1) or its schema check (otherwise).

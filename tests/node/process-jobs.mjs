@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Processes the jobs of one queue with a Node.js BullMQ 6.7.0 Worker, so the Rust tests can
+// Processes the jobs of one queue with a Node.js BullMQ 6.7.6 Worker, so the Rust tests can
 // read what Node stored. What the processor does depends on the job's name:
 //
 //   ok        returns {"double": data.i * 2}

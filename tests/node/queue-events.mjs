@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Node.js BullMQ 6.7.0's side of the QueueEvents tests (tests/interop/redis_queue_events.rs).
+// Node.js BullMQ 6.7.6's side of the QueueEvents tests (tests/interop/redis_queue_events.rs).
 //
 // Usage: PREFIX=… QUEUE=… node queue-events.mjs <op> [args…]
 //   listen <lastEventId> <stopEvent>

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs one Node.js BullMQ 6.7.0 queue operation and prints its result as JSON, so the Rust
+// Runs one Node.js BullMQ 6.7.6 queue operation and prints its result as JSON, so the Rust
 // tests can check that what Rust did is what Node sees, and the other way round.
 //
 // Usage: PREFIX=… QUEUE=… node queue-op.mjs <op> [args…]

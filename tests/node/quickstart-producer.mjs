@@ -1,4 +1,4 @@
-// The Node.js side of `cargo run --example quickstart`: adds jobs with Node.js BullMQ 6.7.0 to
+// The Node.js side of `cargo run --example quickstart`: adds jobs with Node.js BullMQ 6.7.6 to
 // the queue the Rust worker processes, then exits.
 //
 //   node quickstart-producer.mjs <queue> <count>

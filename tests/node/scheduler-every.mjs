@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// An `every` job scheduler on Node.js BullMQ 6.7.0, for tests/interop/redis_worker.rs.
+// An `every` job scheduler on Node.js BullMQ 6.7.6, for tests/interop/redis_worker.rs.
 //
 //   MODE=upsert  on each queue of QUEUES (comma separated), upserts scheduler "sch" with
 //                {every: EVERY, startDate: START} and the template {name: "tick",

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Job schedulers (cron `pattern` and `every`) on Node.js BullMQ 6.7.0, for
+// Job schedulers (cron `pattern` and `every`) on Node.js BullMQ 6.7.6, for
 // tests/interop/redis_scheduler.rs.
 //
 //   MODE=upsert  upserts scheduler ID with the repeat options REPEAT (JSON) and the template

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs one Node.js BullMQ 6.7.0 job-scheduler operation and prints its result as JSON, for the
+// Runs one Node.js BullMQ 6.7.6 job-scheduler operation and prints its result as JSON, for the
 // Rust scheduler's interop tests.
 //
 // Usage: PREFIX=… QUEUE=… node scheduler-op.mjs <op> [args…]

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Dumps the runtime artefacts of the pinned npm bullmq@6.7.0 as one JSON object,
+// Dumps the runtime artefacts of the pinned npm bullmq@6.7.6 as one JSON object,
 // read through bullmq's own modules (not by re-reading the repository files):
 //
 //   lua:           "<name>-<keys>" -> {keys, sha1, content} for every Lua script

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The job-option corpus (opts-corpus.mjs) processed by workers, so that a Rust worker and a
-// Node.js BullMQ 6.7.0 worker can be compared job by job (tests/interop/redis_worker.rs).
+// Node.js BullMQ 6.7.6 worker can be compared job by job (tests/interop/redis_worker.rs).
 //
 //   MODE=add   for each side of SIDES (comma separated), adds corpus case i to the queue
 //              `<side><i>` (one queue per case, so that no case's retention trims another's

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A Node.js BullMQ 6.7.0 Worker sharing a queue with a Rust worker: returns
+// A Node.js BullMQ 6.7.6 Worker sharing a queue with a Rust worker: returns
 // {"by": "node", "i": data.i} for each job, and closes once the queue has TOTAL completed jobs.
 // Prints {"processed": n}. Env: REDIS_URL, PREFIX, QUEUE, TOTAL. Exits non-zero after 90 s.
 import { createRequire } from 'node:module';

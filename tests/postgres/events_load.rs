@@ -2,7 +2,7 @@
 //!
 //! Event ids are taken from a sequence before their transactions commit, so under concurrent
 //! workers events commit out of id order. Upstream's reader (`id > cursor`) skips the ones that
-//! commit after a later id it has already read: with Node.js BullMQ 6.7.0's own `QueueEvents`,
+//! commit after a later id it has already read: with Node.js BullMQ 6.7.6's own `QueueEvents`,
 //! `benches/node/pg-events-loss.mjs` counts what it misses under this same load. Ours holds
 //! back the events behind transactions still writing to the `event` table, so here, with 3,000
 //! jobs added while 4 workers at concurrency 16 (each worker its own pool) process them, the
@@ -14,7 +14,7 @@
 //!   once, ids strictly increasing.
 //!
 //! Once with Rust workers, once with Node.js workers (`tests/node/pg-load-workers.mjs`, bullmq
-//! 6.7.0 on its own backend) writing the events while our reader reads them.
+//! 6.7.6 on its own backend) writing the events while our reader reads them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -1,5 +1,5 @@
 //! The Rust `Worker` on Redis only: a lock deleted under a running job, a job hash corrupted by
-//! hand, and a Node.js BullMQ 6.7.0 worker on the same queue. Worker behaviour every store
+//! hand, and a Node.js BullMQ 6.7.6 worker on the same queue. Worker behaviour every store
 //! shares is in the conformance suite (`tests/conformance/`).
 
 #![allow(clippy::unwrap_used)]

@@ -1,6 +1,6 @@
 //! Add throughput of the official Rust port, `bullmq-official` 1.2.5: the same three modes,
 //! the same jobs and the same JSON lines as `benches/redis_add.rs` (ours) and
-//! `benches/node/add.mjs` (Node.js BullMQ 6.7.0), so that `benches/compare-add.sh` can set
+//! `benches/node/add.mjs` (Node.js BullMQ 6.7.6), so that `benches/compare-add.sh` can set
 //! them side by side.
 //!
 //! Modes: `sequential` (one awaited `add` at a time), `concurrent8` (8 tasks sharing one

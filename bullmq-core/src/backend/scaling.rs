@@ -56,8 +56,8 @@ pub struct ScalingObservation {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ScalingSignals {
-    /// Waiting jobs without a priority. Counted whether or not the queue is paused (on
-    /// PostgreSQL `get_job_counts` reports a paused queue's waiting jobs as paused instead).
+    /// Waiting jobs without a priority. Counted whether or not the queue is paused, as
+    /// `get_job_counts` counts them on both stores.
     pub waiting: u64,
     /// Waiting jobs with a priority.
     pub prioritized: u64,

@@ -33,7 +33,7 @@
 //!
 //! ## How the bytes match msgpackr's, and where they cannot
 //!
-//! `tests/interop/codec_golden.rs` runs Node.js BullMQ 6.7.0 on 74 option sets and checks that our
+//! `tests/interop/codec_golden.rs` runs Node.js BullMQ 6.7.6 on 74 option sets and checks that our
 //! bytes are msgpackr's, byte for byte, and that Redis stores them as the same JSON. What makes
 //! that hold, and its limits:
 //!

@@ -36,7 +36,7 @@ pub struct QueueMetaInfo {
     pub duration: Option<u64>,
     /// Approximate maximum length of the event stream.
     pub max_len_events: Option<u64>,
-    /// The library that wrote the queue last, e.g. `bullmq:6.7.0`.
+    /// The library that wrote the queue last, e.g. `bullmq:6.7.6`.
     pub version: Option<String>,
     /// Any other field, verbatim.
     pub other: BTreeMap<String, String>,
@@ -375,7 +375,7 @@ impl<B: QueueMeta> Queue<B> {
         })
     }
 
-    /// The `version` the queue's meta holds (`bullmq:6.7.0` once any client wrote it).
+    /// The `version` the queue's meta holds (`bullmq:6.7.6` once any client wrote it).
     pub async fn get_version(&self) -> Result<Option<String>> {
         self.write_meta().await?;
         self.backend.get_queue_meta_field("version").await

@@ -52,8 +52,8 @@ pub struct Queue<B> {
 
 /// The library name and version written to a queue's `meta.version`: the Node.js BullMQ
 /// release whose behaviour this crate reproduces, so that tools reading it (bull-board, Node's
-/// `getVersion()`) treat the queue as the 6.7.0 queue it is.
-pub const LIB_VERSION: &str = "bullmq:6.7.0";
+/// `getVersion()`) treat the queue as the 6.7.6 queue it is.
+pub const LIB_VERSION: &str = "bullmq:6.7.6";
 
 /// Upstream's default approximate length of the event stream (`streams.events.maxLen`).
 pub const DEFAULT_MAX_LEN_EVENTS: u64 = 10_000;

@@ -25,8 +25,10 @@ const ITERATION_KEYS: [&str; 7] = [
     "repeatJobKey",
 ];
 
-/// The keys `getNextJobOpts` sets on an iteration's `repeat`, likewise.
-const REPEAT_ITERATION_KEYS: [&str; 4] = ["offset", "count", "startDate", "endDate"];
+/// The keys `getNextJobOpts` sets on an iteration's `repeat`, likewise. `count` comes first:
+/// since 6.7.6 Node's `Queue#upsertJobScheduler` passes the schedule on with `count` unset
+/// (appended, so it stays before `offset`); a worker's schedule already holds it.
+const REPEAT_ITERATION_KEYS: [&str; 4] = ["count", "offset", "startDate", "endDate"];
 
 /// What the next iteration is.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,10 +254,11 @@ mod tests {
         let plan = plan_iteration("s", &cron("* * * * *"), &template, now)
             .unwrap()
             .unwrap();
-        // Upsert: the template's keys, then those Node sets; `offset` null, no dates.
+        // Upsert: the template's keys, then those Node sets; `count` before `offset` (6.7.6's
+        // `Queue` appends it unset), `offset` null, no dates.
         assert_eq!(
             codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
-            r#"{"priority":3,"repeat":{"pattern":"* * * * *","tz":"UTC","offset":null,"count":1},"jobId":"repeat:s:1704067260000","delay":59500,"timestamp":1704067200500,"prevMillis":1704067260000,"repeatJobKey":"s"}"#
+            r#"{"priority":3,"repeat":{"pattern":"* * * * *","tz":"UTC","count":1,"offset":null},"jobId":"repeat:s:1704067260000","delay":59500,"timestamp":1704067200500,"prevMillis":1704067260000,"repeatJobKey":"s"}"#
         );
         // Advance: the stored job's own order, `attempts` first and `repeatJobKey` appended.
         let stored = r#"{"timestamp":1,"prevMillis":1704067260000,"repeatJobKey":"s","jobId":"x","repeat":{"tz":"UTC","count":1,"pattern":"* * * * *"},"delay":2,"priority":3}"#;

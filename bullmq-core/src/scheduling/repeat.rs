@@ -40,7 +40,8 @@ pub struct RepeatOptions {
     pub limit: Option<u64>,
     /// Run the first iteration right away (`immediately`).
     pub immediately: Option<bool>,
-    /// Iterations so far (`count`).
+    /// Iterations so far (`count`), kept by the scheduler in its jobs' options; an upsert
+    /// ignores it and starts from 1 (as Node.js 6.7.6, where it is internal).
     pub count: Option<u64>,
     /// Offset of `every` iterations (`offset`).
     pub offset: Option<Duration>,
@@ -126,14 +127,16 @@ impl RepeatOptions {
     }
 
     /// The cron-parser options of this schedule (zone, start and end dates), searching from
-    /// `current` (Unix ms).
+    /// `current` (Unix ms). The dates go as given, as Node.js passes its repeat options on:
+    /// since cron-parser 5.10.4 (bullmq 6.7.6) a date of 0 is the epoch, so an end date of 0
+    /// leaves no run.
     #[must_use]
     pub fn cron_options(&self, current: u64) -> CronOptions {
         CronOptions {
             tz: self.tz.clone().filter(|t| !t.is_empty()),
             current_date: Some(current),
-            start_date: truthy(self.start_date),
-            end_date: truthy(self.end_date),
+            start_date: self.start_date,
+            end_date: self.end_date,
             hash_seed: None,
         }
     }

@@ -1,6 +1,6 @@
 //! Attribute (span field) names: OpenTelemetry's messaging semantic conventions (only with
 //! [`settings::set_messaging_attributes`](super::settings::set_messaging_attributes)), and the
-//! `bullmq.*` names Node.js BullMQ 6.7.0 sets (its `TelemetryAttributes`).
+//! `bullmq.*` names Node.js BullMQ 6.7.6 sets (its `TelemetryAttributes`).
 
 /// Always `"bullmq"`.
 pub const MESSAGING_SYSTEM: &str = "messaging.system";

@@ -198,14 +198,13 @@ impl PostgresBackend {
         const WHAT: &str = "get_counts";
         let rows = self.queue_rows(commands::GET_COUNTS, WHAT).await?;
         let row = one_row(rows, WHAT)?;
-        let paused: Option<String> = row.try_get("paused").map_err(sql_error(WHAT))?;
-        let paused = paused.as_deref() == Some("1");
         let waiting = count_column(&row, "waiting", WHAT)?;
         types
             .iter()
             .map(|t| match codec::job_type_arg(*t) {
-                // A paused queue's waiting jobs count as paused, not waiting (the O(1) flag).
-                "wait" => Ok(if paused { 0 } else { waiting }),
+                // Pausing only sets the meta flag: the jobs stay waiting and count as waiting,
+                // on a paused queue too (Node.js 6.7.6; 6.7.0 counted them as `paused`).
+                "wait" => Ok(waiting),
                 name @ ("active" | "completed" | "failed" | "delayed" | "prioritized"
                 | "waiting-children") => count_column(&row, name, WHAT),
                 _ => Ok(0),
@@ -435,8 +434,9 @@ impl Queries for PostgresBackend {
         Ok(Duration::from_millis(ttl))
     }
 
-    /// `get_counts`, read as Node.js' lookup (on a paused queue, waiting jobs count as
-    /// paused); with `delayed_before`, the delayed count is `get_delayed_count` instead.
+    /// `get_counts`, read as Node.js' lookup (waiting jobs count as waiting whether or not the
+    /// queue is paused); with `delayed_before`, the delayed count is `get_delayed_count`
+    /// instead.
     async fn get_counts(&self, types: &[JobType], delayed_before: Option<u64>) -> Result<Vec<u64>> {
         const WHAT: &str = "get_delayed_count";
         let is_delayed = |t: &JobType| *t == JobType::State(JobState::Delayed);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Adds jobs (or a job scheduler) with Node.js BullMQ 6.7.0 on its PostgreSQL backend, for the
+// Adds jobs (or a job scheduler) with Node.js BullMQ 6.7.6 on its PostgreSQL backend, for the
 // Rust tests of bullmq-postgres to compare the rows it writes with the rows Rust writes for the
 // same input. bullmq and pg come from the workspace's pinned packages in tests/node.
 //

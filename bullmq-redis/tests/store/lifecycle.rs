@@ -1,7 +1,7 @@
 //! Only what is Redis-specific; the shared cases are the conformance suite's `lifecycle.rs`.
 //!
 //! `Lifecycle` on the real Redis: client names as Node.js writes and reads them (checked
-//! against Node.js BullMQ 6.7.0 itself when it is installed), closing, and keys.
+//! against Node.js BullMQ 6.7.6 itself when it is installed), closing, and keys.
 
 use crate::support::readers as support;
 
@@ -227,7 +227,7 @@ async fn node_keys_and_siblings() {
     );
 }
 
-/// Node.js BullMQ 6.7.0 from `tests/node`; the test fails, saying what to install, without it.
+/// Node.js BullMQ 6.7.6 from `tests/node`; the test fails, saying what to install, without it.
 fn node_bullmq() -> PathBuf {
     let modules = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/node/node_modules");
     assert!(

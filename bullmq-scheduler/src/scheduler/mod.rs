@@ -208,7 +208,8 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
     /// `limit` is 0, or no cron match before its end date).
     ///
     /// Like Node's `Queue`, it first writes the queue's meta (`version`, `opts.maxLenEvents`),
-    /// once per `JobScheduler`.
+    /// once per `JobScheduler`. The schedule's `count` is ignored: iterations are counted from
+    /// 1 again (Node.js 6.7.6 made the count internal).
     ///
     /// # Errors
     ///
@@ -224,6 +225,12 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
         B: Lifecycle,
     {
         let now = self.backend.clock().now_ms();
+        // The iteration count is the scheduler's own: as Node.js (since 6.7.6), an upsert
+        // starts it afresh whatever `count` the caller passed.
+        let schedule = &RepeatOptions {
+            count: None,
+            ..schedule.clone()
+        };
         validate_schedule(schedule)?;
         if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
             return Err(SchedulerError::EndDateInPast { end_date, now });

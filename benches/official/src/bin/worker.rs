@@ -1,6 +1,6 @@
 //! Worker throughput of the official Rust port, `bullmq-official` 1.2.5: the same modes, the
 //! same jobs, the same measurement and the same JSON lines as `benches/redis_worker.rs` (ours)
-//! and `benches/node/worker.mjs` (Node.js BullMQ 6.7.0), so that `benches/compare-worker.sh`
+//! and `benches/node/worker.mjs` (Node.js BullMQ 6.7.6), so that `benches/compare-worker.sh`
 //! can set them side by side.
 //!
 //! The port's worker queues its events on an unbounded channel; like a user who does not

@@ -256,6 +256,20 @@ pub(crate) fn record_attempt_end(finished: u64, attempts_made: Option<u32>) {
     ]);
 }
 
+/// Records on the current span (an attempt's `process` span) the error a failed attempt ended
+/// with, as Node 6.7.6's `handleFailed` does with `span.recordException(err)`: an `exception`
+/// event with the error's type, message and stack.
+pub(crate) fn record_attempt_exception(kind: &str, message: &str, stack: &str) {
+    context::add_current_event(
+        "exception",
+        [
+            ("exception.type", kind),
+            ("exception.message", message),
+            ("exception.stacktrace", stack),
+        ],
+    );
+}
+
 /// Records on the current span a failure the worker went on after (Node's
 /// `span.recordException(err.message)`): an `exception` event with `exception.message`.
 pub(crate) fn record_current_exception(message: &str) {

@@ -67,6 +67,26 @@ impl AnyBackend {
     pub fn with_clock(self, clock: impl Clock) -> Self {
         dispatch!(self, b => b.with_clock(clock).into())
     }
+
+    /// The names of every queue under the chosen store's prefix (Redis, a bounded,
+    /// incremental `SCAN`, see `bullmq::redis::RedisBackend::queue_names`)
+    /// or in its schema (PostgreSQL, one indexed query on the `meta` table), sorted.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let backend = bullmq::connect("redis://127.0.0.1:6379", "any").await?;
+    /// for queue in backend.queue_names().await? {
+    ///     println!("{queue}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The store's failure to answer.
+    pub async fn queue_names(&self) -> Result<Vec<QueueName>> {
+        dispatch!(self, b => b.queue_names().await)
+    }
 }
 
 /// Implements section `$section` by handing each listed method to the chosen backend.

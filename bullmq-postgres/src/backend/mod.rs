@@ -9,6 +9,7 @@
 mod add;
 mod admin;
 mod blocking;
+mod discovery;
 mod events;
 mod jsonb;
 mod lifecycle;

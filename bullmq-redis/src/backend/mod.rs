@@ -7,6 +7,7 @@ mod add;
 mod admin;
 mod blocking;
 mod cluster;
+mod discovery;
 mod events;
 mod lifecycle;
 mod locks;

@@ -1,0 +1,24 @@
+//! The progress bar of a bulk command: drawn on stderr when it is a terminal, hidden
+//! otherwise (piped, redirected, under CI).
+
+use std::io::IsTerminal as _;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// A bar of `total` jobs, labelled `what`.
+pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    let style = ProgressStyle::with_template(
+        "{msg} [{bar:40.cyan/blue}] {pos}/{len} jobs ({per_sec}, {eta} left)",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_message(what.to_owned());
+    bar
+}

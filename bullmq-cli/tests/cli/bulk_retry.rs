@@ -172,20 +172,28 @@ async fn retrying_many_failed_jobs_retries_each_once_even_when_interrupted() {
             // And the event stream has exactly one failed → waiting move per job.
             let mut con = bullmq_test_support::redis().await;
             let key = format!("{}:bulk:events", store.ns);
-            let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
-                .arg(&key)
-                .arg("-")
-                .arg("+")
-                .query_async(&mut con)
-                .await
-                .unwrap();
             let mut moves: HashMap<String, u32> = HashMap::new();
-            for (_, fields) in entries {
-                let get = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
-                if get("event").as_deref() == Some("waiting")
-                    && get("prev").as_deref() == Some("failed")
-                {
-                    *moves.entry(get("jobId").unwrap()).or_default() += 1;
+            let mut from = "-".to_owned();
+            loop {
+                // In pages: one reply of the whole stream would outlast the response timeout.
+                let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+                    .arg(&key)
+                    .arg(&from)
+                    .arg("+")
+                    .arg("COUNT")
+                    .arg(2000)
+                    .query_async(&mut con)
+                    .await
+                    .unwrap();
+                let Some((last, _)) = entries.last() else { break };
+                from = format!("({last}");
+                for (_, fields) in &entries {
+                    let get = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
+                    if get("event").as_deref() == Some("waiting")
+                        && get("prev").as_deref() == Some("failed")
+                    {
+                        *moves.entry(get("jobId").unwrap()).or_default() += 1;
+                    }
                 }
             }
             assert_eq!(moves.len() as u64, n, "every job retried");

@@ -1,5 +1,8 @@
 //! The command line: global options and one subcommand per operation (clap derive).
 
+// The doc comments here are the `--help` text, where backticks would show as they are.
+#![allow(clippy::doc_markdown)]
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// The operators' command line for BullMQ queues on Redis and PostgreSQL.

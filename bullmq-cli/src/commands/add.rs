@@ -197,13 +197,12 @@ async fn many(
                 .add_bulk(std::mem::take(&mut batch))
                 .await
                 .map_err(|e| {
-                    let done = Failure::failed(format!(
-                        "{}; {added} jobs were added before (lines up to {}): run again with --skip {}",
-                        add_error(ctx, &args.queue, &e).message,
-                        number - size,
-                        number - size
-                    ));
-                    done
+                    let before = number - size;
+                    Failure::failed(format!(
+                        "{}; {added} jobs were added before (lines up to {before}): run again \
+                         with --skip {before}",
+                        add_error(ctx, &args.queue, &e).message
+                    ))
                 })?;
             added += size;
             batches += 1;

@@ -7,7 +7,7 @@ use crate::fail::Failure;
 use crate::output;
 use crate::store::queue_on;
 
-/// A state's name as a JSON key: snake_case (`waiting_children`).
+/// A state's name as a JSON key: in `snake_case` (`waiting_children`).
 pub(super) fn key(state: &str) -> String {
     state.replace('-', "_")
 }

@@ -185,7 +185,9 @@ async fn retrying_many_failed_jobs_retries_each_once_even_when_interrupted() {
                     .query_async(&mut con)
                     .await
                     .unwrap();
-                let Some((last, _)) = entries.last() else { break };
+                let Some((last, _)) = entries.last() else {
+                    break;
+                };
                 from = format!("({last}");
                 for (_, fields) in &entries {
                     let get = |k: &str| fields.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());

@@ -4,6 +4,8 @@
 
 // Shared helpers are `pub` for the modules of this one binary.
 #![allow(unreachable_pub)]
+// A test fails by panicking: an unexpected error is a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod act;
 mod bulk_retry;

@@ -30,6 +30,16 @@ impl Failure {
     }
 }
 
+/// An error's text as the middle of a sentence: without the full stop it may end with.
+pub(crate) fn cause(err: &impl std::fmt::Display) -> String {
+    err.to_string().trim_end().trim_end_matches('.').to_owned()
+}
+
+/// `n` and `word`, plural unless `n` is 1 (`1 batch`, `3 batches`).
+pub(crate) fn count_of(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// What to do about a store error, by its kind.
 pub(crate) fn fix_for(err: &bullmq::Error) -> &'static str {
     use bullmq::BackendErrorKind as K;

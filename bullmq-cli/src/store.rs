@@ -5,7 +5,7 @@ use bullmq::backend::Lifecycle as _;
 use bullmq::{AnyBackend, ConnectError, ConnectOptions, Prefix, Queue, QueueName};
 
 use crate::cli::Cli;
-use crate::fail::{Failure, fix_for};
+use crate::fail::{Failure, cause, fix_for};
 
 /// The environment variables read for the URL when --url is not given, in order.
 const URL_VARS: [&str; 3] = ["BULLMQ_URL", "REDIS_URL", "DATABASE_URL"];
@@ -108,8 +108,9 @@ impl Store {
                 self.target()
             )),
             ConnectError::Backend(e) => Failure::failed(format!(
-                "cannot connect to {}: {e}; {}",
+                "cannot connect to {}: {}; {}",
                 self.target(),
+                cause(&e),
                 fix_for(&e)
             )),
             other => Failure::failed(format!("cannot connect to {}: {other}", self.target())),
@@ -126,8 +127,9 @@ impl Store {
     /// What a failed call of `action` on `queue` says: the target, the cause, the fix.
     pub(crate) fn error(&self, action: &str, queue: &str, err: &bullmq::Error) -> Failure {
         Failure::failed(format!(
-            "cannot {action} queue {queue:?} on {}: {err}; {}",
+            "cannot {action} queue {queue:?} on {}: {}; {}",
             self.target(),
+            cause(err),
             fix_for(err)
         ))
     }

@@ -231,8 +231,9 @@ async fn many(
     });
     output::one(ctx.format, &item, || {
         format!(
-            "added {added} jobs to queue {:?} in {batches} batches",
-            args.queue
+            "added {added} jobs to queue {:?} in {}",
+            args.queue,
+            crate::fail::count_of(batches, "batch", "batches")
         )
     })?;
     if interrupted {

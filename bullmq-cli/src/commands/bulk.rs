@@ -11,7 +11,7 @@ use serde_json::json;
 use super::Ctx;
 use crate::cli::BulkArgs;
 use crate::confirm::confirm;
-use crate::fail::Failure;
+use crate::fail::{Failure, count_of};
 use crate::interrupt::Interrupt;
 use crate::{output, progress};
 
@@ -148,13 +148,19 @@ impl Plan<'_> {
                 )
             } else if interrupted {
                 format!(
-                    "interrupted: {} {done} of {matched} {} of queue {:?} in {batches} batches",
-                    self.done_verb, self.noun, self.queue
+                    "interrupted: {} {done} of {matched} {} of queue {:?} in {}",
+                    self.done_verb,
+                    self.noun,
+                    self.queue,
+                    count_of(batches, "batch", "batches")
                 )
             } else {
                 format!(
-                    "{} {done} {} of queue {:?} in {batches} batches",
-                    self.done_verb, self.noun, self.queue
+                    "{} {done} {} of queue {:?} in {}",
+                    self.done_verb,
+                    self.noun,
+                    self.queue,
+                    count_of(batches, "batch", "batches")
                 )
             }
         })?;

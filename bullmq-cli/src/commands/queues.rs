@@ -17,8 +17,9 @@ pub(super) async fn run(ctx: &Ctx) -> Result<(), Failure> {
     let backend = ctx.store.backend("bullmq-cli").await?;
     let names = backend.queue_names().await.map_err(|e| {
         Failure::failed(format!(
-            "cannot list the queues on {}: {e}; {}",
+            "cannot list the queues on {}: {}; {}",
             ctx.store.target(),
+            crate::fail::cause(&e),
             crate::fail::fix_for(&e)
         ))
     })?;

@@ -14,7 +14,7 @@ pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(Some(total), target);
     let style = ProgressStyle::with_template(
-        "{msg} [{bar:40.cyan/blue}] {pos}/{len} jobs ({per_sec}, {eta} left)",
+        "{msg} [{bar:30.cyan/blue}] {pos}/{len} jobs, {elapsed} elapsed, {eta} left",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
     .progress_chars("=> ");

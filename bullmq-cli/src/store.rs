@@ -107,6 +107,13 @@ impl Store {
                 "cannot use the store {}: {e}; check --schema and the queue name",
                 self.target()
             )),
+            // Settings the library refuses before talking to the server (a Cluster prefix
+            // without a hash tag, a bad URL): the command line's to fix.
+            ConnectError::Backend(e @ bullmq::Error::Invalid(_)) => Failure::usage(format!(
+                "cannot use the store {}: {}",
+                self.target(),
+                cause(&e)
+            )),
             ConnectError::Backend(e) => Failure::failed(format!(
                 "cannot connect to {}: {}; {}",
                 self.target(),

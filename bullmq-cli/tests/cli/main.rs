@@ -9,6 +9,7 @@
 
 mod act;
 mod bulk_retry;
+mod cluster;
 mod errors;
 mod events;
 mod look;

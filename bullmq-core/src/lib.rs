@@ -16,6 +16,7 @@ pub mod redact;
 pub mod scheduling;
 pub mod shutdown;
 pub mod telemetry;
+pub mod url_form;
 pub mod worker;
 
 pub use error::{

@@ -32,6 +32,8 @@ impl<B: Backend> FlowProducer<B> {
     /// A producer writing through `backend`; nodes without a prefix of their own go under
     /// the backend's prefix. The producer writes on a [handle](bullmq_core::backend::Lifecycle::handle) of its
     /// own, so its [`close`](Self::close) leaves `backend` (and its clones) open.
+    // Taken by value, as before handles: the producer owns what it is given.
+    #[allow(clippy::needless_pass_by_value)]
     pub fn new(backend: B) -> Self {
         Self {
             backend: backend.handle(),

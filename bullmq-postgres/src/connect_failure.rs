@@ -115,8 +115,9 @@ impl TlsFailure {
     fn advice(self) -> &'static str {
         match self {
             Self::NotBuilt => {
-                "TLS needs the `tls` feature of bullmq-postgres (or of bullmq); without it use \
-                 sslmode=disable, and only over a trusted network."
+                "TLS needs the `tls` feature of bullmq-postgres (feature `tls` or \
+                 `postgres-tls` of bullmq); without it use sslmode=disable, and only over a \
+                 trusted network."
             }
             Self::ServerWithoutTls => {
                 "The server does not offer TLS: turn on `ssl` in postgresql.conf, or lower \

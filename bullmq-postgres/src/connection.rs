@@ -64,7 +64,7 @@ impl PostgresConnection {
     pub async fn connect(options: &PostgresOptions) -> Result<Self> {
         options.check()?;
         let connect = options.connect_options()?;
-        let mut first = open(&connect, options.connect_timeout).await?;
+        let mut first = open_first(options, &connect).await?;
         let ready = if options.migrate {
             migrator::run_migrations(&mut first, &options.schema, options.skip_version_check).await
         } else {
@@ -165,6 +165,22 @@ impl PostgresConnection {
         self.lanes.close().await;
         self.pool.close().await;
     }
+}
+
+/// [`open`] for the first connection of `options`, after the checks that need no server
+/// (TLS asked for without the `tls` feature, an unreadable certificate file), which fail the
+/// same way with the class that fits rather than a bare I/O error.
+pub(crate) async fn open_first(
+    options: &PostgresOptions,
+    connect: &PgConnectOptions,
+) -> Result<PgConnection> {
+    options.tls_precheck(connect).map_err(|source| {
+        bullmq_core::Error::backend(PostgresError::Unreachable {
+            target: target(connect),
+            source,
+        })
+    })?;
+    open(connect, options.connect_timeout).await
 }
 
 /// Opens one connection within `timeout`, failing with [`PostgresError::Unreachable`].

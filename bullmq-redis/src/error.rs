@@ -185,6 +185,8 @@ fn connect_advice(source: &redis::RedisError) -> &'static str {
         || source.to_string().contains("WRONGPASS")
     {
         ". The server refused the credentials: check the user and password in the URL."
+    } else if let Some(advice) = tls_advice(source) {
+        advice
     } else if source.is_timeout() {
         ". Nothing answered in time: check the address, the network, and that the port is \
          Redis's (not another service's)."
@@ -194,6 +196,35 @@ fn connect_advice(source: &redis::RedisError) -> &'static str {
          server."
     } else {
         "."
+    }
+}
+
+/// The advice for a TLS failure (the server did answer, so "is Redis running" does not fit),
+/// read from the rustls error inside when built with `tls`, or `None` for another cause.
+fn tls_advice(source: &redis::RedisError) -> Option<&'static str> {
+    let text = source.to_string();
+    let unknown_ca = ". The server's certificate is not signed by a CA this client trusts: give \
+                      the CA that signed it with `RedisOptions::ca_certificate` (the bundled \
+                      public roots are used otherwise).";
+    let name = ". The server's certificate is not for the host in the URL: connect by a name \
+                the certificate lists.";
+    let expired = ". The server's certificate has expired or is not valid yet.";
+    let other = ". The TLS handshake failed: check that the port speaks TLS and the server's \
+                 TLS settings (and, for a client certificate, that the server trusts it).";
+    if text.contains("UnknownIssuer") || text.contains("BadSignature") {
+        Some(unknown_ca)
+    } else if text.contains("NotValidForName") {
+        Some(name)
+    } else if text.contains("Expired") || text.contains("NotValidYet") {
+        Some(expired)
+    } else if text.contains("invalid peer certificate")
+        || text.contains("TLS")
+        || text.contains("tls")
+        || text.contains("handshake")
+    {
+        Some(other)
+    } else {
+        None
     }
 }
 

@@ -9,8 +9,9 @@
 //! the worker's default when unset).
 //!
 //! The processor sleeps, then returns `{"by": NAME}`; it stops early when its token is
-//! cancelled (lost lock) and returns `{"by": NAME, "cancelled": true}`, so its finish is still
-//! attempted. What happens is printed to stdout, one line each: `ready`, `active <id>`,
+//! cancelled (lost lock) and returns `{"by": NAME, "cancelled": true}`; that outcome is dropped
+//! by the worker when it found the lock lost itself, and refused by the store otherwise. What
+//! happens is printed to stdout, one line each: `ready`, `active <id>`,
 //! `completed <id>`, `failed <id> <reason>`, `stalled <id>`, `lost <id>`,
 //! `error script <command> <code>` or `error <text>`, and `closed <all finished>` after a
 //! SIGTERM.

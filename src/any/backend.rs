@@ -68,22 +68,21 @@ impl AnyBackend {
         dispatch!(self, b => b.with_clock(clock).into())
     }
 
-    /// The names of every queue under the chosen store's prefix (Redis, a bounded,
-    /// incremental `SCAN`, see `bullmq::redis::RedisBackend::queue_names`)
-    /// or in its schema (PostgreSQL, one indexed query on the `meta` table), sorted.
+    /// Every queue of the store this backend is on, sorted by name: on Redis the queues
+    /// under its prefix ([`RedisBackend::queue_names`](bullmq_redis::RedisBackend::queue_names)),
+    /// on PostgreSQL the queues of its schema
+    /// ([`PostgresBackend::queue_names`](bullmq_postgres::PostgresBackend::queue_names)).
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let backend = bullmq::connect("redis://127.0.0.1:6379", "any").await?;
-    /// for queue in backend.queue_names().await? {
-    ///     println!("{queue}");
-    /// }
-    /// # Ok(()) }
+    /// let queues = backend.queue_names().await?;
+    /// # let _ = queues; Ok(()) }
     /// ```
     ///
     /// # Errors
     ///
-    /// The store's failure to answer.
+    /// The store's refusal or a lost connection.
     pub async fn queue_names(&self) -> Result<Vec<QueueName>> {
         dispatch!(self, b => b.queue_names().await)
     }

@@ -264,7 +264,15 @@ async fn a_flow_across_prefixes_of_one_tag_runs_and_another_tag_is_refused() {
         opts: child_elsewhere,
     }];
     let refused = renders.add_bulk(bulk).await.unwrap_err();
-    assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
+    let Error::Bulk(bulk) = &refused else {
+        panic!("{refused:?}")
+    };
+    assert!(bulk.added.is_empty(), "{refused}");
+    assert_eq!(bulk.refused[0].index, Some(0));
+    assert!(
+        matches!(bulk.refused[0].error, Error::Invalid(_)),
+        "{refused:?}"
+    );
     assert_eq!(count(&renders, JobState::Waiting).await, 0);
     let elsewhere = Queue::new(q("renders"), backend(&other, "renders").await);
     assert_eq!(count(&elsewhere, JobState::Waiting).await, 0);

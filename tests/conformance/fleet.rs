@@ -22,11 +22,14 @@ const LONG_WAIT: Duration = Duration::from_secs(120);
 
 type BoxFut = std::pin::Pin<Box<dyn Future<Output = ProcessResult> + Send>>;
 
+/// How often each job ran, by id.
+type Runs = Arc<Mutex<HashMap<String, u32>>>;
+
 /// A processor that counts how often it ran each job, after `work` of simulated work.
 fn counting<B: Send + 'static>(
     work: Duration,
 ) -> (
-    Arc<Mutex<HashMap<String, u32>>>,
+    Runs,
     impl Fn(ActiveJob<B>, CancellationToken) -> BoxFut + Clone + Send + Sync + 'static,
 ) {
     let runs = Arc::new(Mutex::new(HashMap::new()));
@@ -77,11 +80,13 @@ async fn each_exactly_once<S: Store>(
         ctx.count_in(JobState::Completed).await == ids.len() as u64
     })
     .await;
-    let runs = runs.lock().unwrap();
-    for id in ids {
-        assert_eq!(runs.get(id.as_str()), Some(&1), "job {id} ran once");
+    {
+        let runs = runs.lock().unwrap();
+        for id in ids {
+            assert_eq!(runs.get(id.as_str()), Some(&1), "job {id} ran once");
+        }
+        assert_eq!(runs.len(), ids.len());
     }
-    assert_eq!(runs.len(), ids.len());
     assert_eq!(ctx.count_in(JobState::Active).await, 0, "none stuck active");
 }
 

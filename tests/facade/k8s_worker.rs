@@ -3,6 +3,8 @@
 //! metrics, then sent `SIGTERM` with jobs in flight: they finish, it exits 0 within its grace
 //! period, and no job is left active. On Redis and on PostgreSQL.
 
+#![allow(clippy::unwrap_used)]
+
 use crate::support;
 
 use std::io::{Read, Write};

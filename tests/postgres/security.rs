@@ -291,6 +291,13 @@ async fn each_connect_failure_names_its_cause() {
         ConnectFailure::Tls(TlsFailure::ServerWithoutTls),
         "{message}"
     );
+    // A CA file that is not there is a bad file, not a server that does not run.
+    let (class, message) = failure(&format!(
+        "{base}?sslmode=verify-full&sslrootcert=/nonexistent/bullmq-ca.pem"
+    ))
+    .await;
+    assert_eq!(class, ConnectFailure::Tls(TlsFailure::BadFile), "{message}");
+    assert!(!message.contains("running"), "{message}");
 
     let mut admin = connect(&base).await.unwrap();
     sqlx::query("CREATE ROLE bob LOGIN PASSWORD 'right'")

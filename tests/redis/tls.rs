@@ -66,6 +66,9 @@ async fn an_untrusted_certificate_is_refused_by_default() {
         "{err}"
     );
     assert!(err.to_string().contains("certificate"), "{err}");
+    // The server answered: the advice is about the CA, not whether Redis runs.
+    assert!(err.to_string().contains("ca_certificate"), "{err}");
+    assert!(!err.to_string().contains("Is Redis running"), "{err}");
 }
 
 #[tokio::test]
@@ -82,6 +85,7 @@ async fn a_host_name_the_certificate_does_not_name_is_refused() {
         Some(BackendErrorKind::Connection),
         "{err}"
     );
+    assert!(!err.to_string().contains("Is Redis running"), "{err}");
 }
 
 #[tokio::test]

@@ -86,6 +86,21 @@ impl BulkAddError {
         }
     }
 
+    /// A bulk of `total` jobs whose every outcome is unknown: the answer was lost (`error`)
+    /// after the bulk may have been written.
+    #[must_use]
+    pub fn all_unknown(total: usize, error: Error) -> Self {
+        Self {
+            total,
+            added: Vec::new(),
+            refused: Vec::new(),
+            unknown: Some(UnknownJobs {
+                indices: (0..total).collect(),
+                error,
+            }),
+        }
+    }
+
     /// The input indices that were certainly not written: the refused jobs, and those not
     /// sent because of them. Retrying these (fixed, or without the refused ones) adds no job
     /// twice.

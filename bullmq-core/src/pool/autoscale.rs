@@ -301,10 +301,10 @@ mod tests {
         let err = Autoscale::new(0, 0)
             .jobs_per_worker(0)
             .validate()
-            .unwrap_err();
+            .expect_err("a bad policy");
         let paths: Vec<_> = err.problems().iter().map(|p| p.path.as_str()).collect();
         assert_eq!(paths, ["min", "jobs_per_worker"]);
-        let err = Autoscale::new(5, 2).validate().unwrap_err();
+        let err = Autoscale::new(5, 2).validate().expect_err("a bad policy");
         assert!(
             err.to_string().contains("max: must be at least min"),
             "{err}"

@@ -14,11 +14,14 @@ use crate::Error;
 use crate::backend::Backend;
 use crate::worker::{Processor, Worker};
 
+/// Where a place keeps the worker it runs now (none while it is being (re)built).
+type Slot<B, P> = Arc<Mutex<Option<Arc<Worker<B, P>>>>>;
+
 /// A place in the pool and its supervisor.
 pub(crate) struct Member<B: Backend, P: Processor<B>> {
     pub(crate) index: usize,
-    /// The worker now in this place (none while it is being (re)built).
-    pub(crate) worker: Arc<Mutex<Option<Arc<Worker<B, P>>>>>,
+    /// The worker now in this place.
+    pub(crate) worker: Slot<B, P>,
     /// Cancelled to take the place away: the supervisor closes its worker and ends.
     pub(crate) stop: CancellationToken,
     /// Ends with true when its last worker closed with every job finished in time.
@@ -96,7 +99,7 @@ async fn unhealthy_for<B: Backend, P: Processor<B>>(
 async fn supervise<B: Backend, P: Processor<B>>(
     pool: Arc<PoolInner<B, P>>,
     index: usize,
-    slot: Arc<Mutex<Option<Arc<Worker<B, P>>>>>,
+    slot: Slot<B, P>,
     stop: CancellationToken,
     first: watch::Sender<bool>,
 ) -> bool {

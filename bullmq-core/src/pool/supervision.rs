@@ -175,12 +175,14 @@ mod tests {
 
     #[test]
     fn bad_policies_are_refused_naming_the_field() {
-        let err = Supervision::new(1, Duration::ZERO).validate().unwrap_err();
+        let err = Supervision::new(1, Duration::ZERO)
+            .validate()
+            .expect_err("a bad policy");
         assert!(err.to_string().contains("within"), "{err}");
         let err = Supervision::default()
             .backoff(Duration::from_secs(5), Duration::from_secs(1))
             .validate()
-            .unwrap_err();
+            .expect_err("a bad policy");
         assert!(err.to_string().contains("min_backoff"), "{err}");
     }
 }

@@ -169,6 +169,8 @@ where
     /// The backend may be shared (a clone of a queue's or worker's): the reader reads on a
     /// [handle](Lifecycle::handle) of its own, with its own events connection, which
     /// [`close`](Self::close) closes; the backend it was given stays open.
+    // Taken by value, as before handles: the reader owns what it is given.
+    #[allow(clippy::needless_pass_by_value)]
     pub fn new(backend: B, opts: QueueEventsOptions) -> Result<Self> {
         opts.validate()?;
         let backend = backend.handle();

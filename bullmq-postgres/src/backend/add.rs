@@ -9,7 +9,7 @@
 
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::codec::{self, KeyStyle};
-use bullmq_core::error::{AddedJob, BulkAddError, RefusedJob, UnknownJobs};
+use bullmq_core::error::{AddedJob, BulkAddError, RefusedJob};
 use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use serde::Serialize;
 use sqlx::postgres::PgRow;
@@ -302,15 +302,7 @@ where
             );
             let error = refusal(ADD_JOB, None)(err);
             return Err(if lost {
-                BulkAddError {
-                    total,
-                    added: Vec::new(),
-                    refused: Vec::new(),
-                    unknown: Some(UnknownJobs {
-                        indices: (0..total).collect(),
-                        error,
-                    }),
-                }
+                BulkAddError::all_unknown(total, error)
             } else {
                 BulkAddError::nothing_added(total, vec![RefusedJob { index: None, error }])
             }
@@ -321,18 +313,7 @@ where
     // cannot be read leaves every job's outcome unknown.
     let read = match outcomes(&rows, command, "jobs", jobs.iter()) {
         Ok(read) => read,
-        Err(error) => {
-            return Err(BulkAddError {
-                total,
-                added: Vec::new(),
-                refused: Vec::new(),
-                unknown: Some(UnknownJobs {
-                    indices: (0..total).collect(),
-                    error,
-                }),
-            }
-            .into());
-        }
+        Err(error) => return Err(BulkAddError::all_unknown(total, error).into()),
     };
     // `add_flow` answers a refused job's id as its negative code; Node.js would take it for
     // the id, the Redis backend raises the refusal: so do we, naming what was added.

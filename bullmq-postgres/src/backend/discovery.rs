@@ -1,19 +1,19 @@
-//! Finding the queues of a schema: the distinct queues of its `meta` table.
+//! Finding the queues of a schema: every queue with a row in the `meta` table, which each
+//! runtime writes when a queue is first used.
 
 use bullmq_core::{QueueName, Result};
 use sqlx::Row as _;
 
 use super::{PostgresBackend, sql_error};
+use crate::lanes::OnLane as _;
 
-/// Every queue with a `meta` row. The table's key starts with `queue`, so this reads its
-/// index rather than the jobs.
+/// The queues named in `meta`; the table is keyed by queue, so this reads its index.
 const QUEUE_NAMES: &str = "SELECT DISTINCT queue FROM meta ORDER BY queue";
 
 impl PostgresBackend {
-    /// The names of every queue in this backend's schema, sorted: the queues with a row in
-    /// the `meta` table (every runtime writes one when a `Queue` first writes to its queue).
-    /// One indexed query; a name that is not a valid queue name (written by some other tool)
-    /// is skipped.
+    /// Every queue of this backend's schema, sorted by name: the queues that have a row in
+    /// the `meta` table. A name another runtime wrote that is not a valid queue name is left
+    /// out.
     ///
     /// ```no_run
     /// # async fn run() -> bullmq_core::Result<()> {
@@ -30,16 +30,16 @@ impl PostgresBackend {
     ///
     /// # Errors
     ///
-    /// A connection failure, or a schema without bullmq's tables (not migrated).
+    /// The server's refusal or a lost connection.
     pub async fn queue_names(&self) -> Result<Vec<QueueName>> {
-        const COMMAND: &str = "list queues";
+        const WHAT: &str = "list queues";
         let rows = sqlx::query(QUEUE_NAMES)
-            .fetch_all(self.pool())
+            .fetch_all_on(self.lanes())
             .await
-            .map_err(sql_error(COMMAND))?;
+            .map_err(sql_error(WHAT))?;
         let mut names = Vec::with_capacity(rows.len());
-        for row in rows {
-            let name: String = row.try_get("queue").map_err(sql_error(COMMAND))?;
+        for row in &rows {
+            let name: String = row.try_get("queue").map_err(sql_error(WHAT))?;
             if let Ok(name) = QueueName::new(name) {
                 names.push(name);
             }

@@ -155,6 +155,9 @@ impl RedisOptions {
 
     /// Refuses settings no connection can work with.
     fn check(&self) -> Result<()> {
+        if let Some(problem) = bullmq_core::url_form::ambiguity(&self.url) {
+            return Err(ValidationError::single("redis options", "url", problem).into());
+        }
         if self.response_timeout.is_zero() {
             return Err(ValidationError::single(
                 "redis options",

@@ -2,10 +2,11 @@
 //! scheme of their own, the user information, a comma-separated `host:port` list, a path and
 //! a query. Each kind reads its path and query its own way.
 //!
-//! The user information may hold a raw `?`, `#`, `/` or `@` (a password not percent-encoded):
-//! where it ends is [`user_info_end`]'s call. Whatever that call, a malformed URL's error
+//! The URL is read as redis-rs reads a standalone one ([`bullmq_core::url_form`]): a raw `@`
+//! in the password is read whole, a raw `?`, `#` or `/` (which would end the user
+//! information) is refused with the advice to percent-encode it. A malformed URL's error
 //! never quotes the URL: it names the part at fault by its place instead (`node 2`), so that
-//! no part of a password, however the URL is read, can end up in a message or a log.
+//! no part of a password can end up in a message or a log.
 
 use bullmq_core::redact::user_info_end;
 
@@ -38,13 +39,17 @@ impl<'a> MultiHostUrl<'a> {
         let Some(&(_, node_scheme)) = schemes.iter().find(|(s, _)| *s == scheme) else {
             return Ok(None);
         };
-        let (user_info, rest) = match user_info_end(rest) {
-            Some(at) => (encode_user_info(&rest[..at]), &rest[at + 1..]),
-            None => (String::new(), rest),
-        };
-        let rest = rest.split_once('#').map_or(rest, |(before, _)| before);
-        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
-        let (hosts, path) = rest.split_once('/').unwrap_or((rest, ""));
+        if let Some(problem) = bullmq_core::url_form::ambiguity(url) {
+            return Err(problem.to_owned());
+        }
+        let user_info =
+            user_info_end(rest).map_or_else(String::new, |at| encode_user_info(&rest[..at]));
+        let parts = bullmq_core::url_form::split(url).ok_or("the URL has no `://`")?;
+        let (hosts, path, query) = (
+            parts.hosts,
+            parts.path.strip_prefix('/').unwrap_or(parts.path),
+            parts.query.unwrap_or(""),
+        );
         let hosts = hosts
             .split(',')
             .filter(|h| !h.is_empty())
@@ -82,26 +87,38 @@ pub(super) fn encode_user_info(raw: &str) -> String {
     out
 }
 
+/// `text` percent-encoded for a URL's user information: everything but letters, digits and
+/// `-._~`.
+pub(super) fn encode_component(text: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{ClusterUrl, SentinelUrl};
 
-    /// Passwords holding what ends a URL's user information elsewhere: valid URLs keep them
-    /// whole (the node URLs carry them, redis-rs reads them back), and malformed ones fail
-    /// without a word of them in the message.
+    /// Passwords with a raw `@` (or percent-encoded specials) are read whole, as redis-rs
+    /// reads a standalone URL; a raw `?`, `#` or `/` is refused with the advice to
+    /// percent-encode it; no error says a word of the password.
     #[test]
-    fn nasty_passwords_are_kept_whole_and_never_echoed() {
-        let passwords = [
-            "S3?CR3T",
-            "S3#CR3T",
-            "S3/CR3T",
-            "S3@CR3T",
-            "S3?/#@CR3T",
-            "S3:CR3T@h:x",
-            "S3,h2:99?CR3T",
+    fn raw_at_is_kept_whole_raw_slash_query_hash_refused_never_echoed() {
+        let whole = [
+            ("S3@CR3T", "S3@CR3T"),
+            ("S3:CR3T@h:x", "S3:CR3T@h:x"),
+            ("S3@@CR3T", "S3@@CR3T"),
+            ("S3%3F%2F%23%40CR3T", "S3?/#@CR3T"),
         ];
-        for password in passwords {
-            let cluster = format!("redis+cluster://app:{password}@h1:7000,h2:7001");
+        for (written, password) in whole {
+            let cluster = format!("redis+cluster://app:{written}@h1:7000,h2:7001");
             let url = ClusterUrl::parse(&cluster)
                 .unwrap_or_else(|e| panic!("{password}: {e}"))
                 .expect("a cluster URL");
@@ -115,7 +132,9 @@ mod tests {
             assert_eq!(settings.password(), Some(password), "{password}");
             assert_eq!(settings.username(), Some("app"), "{password}");
 
-            let sentinel = format!("redis+sentinel://app:{password}@s1:26379/mymaster/2");
+            let sentinel = format!(
+                "redis+sentinel://app:{written}@s1:26379/mymaster/2?sentinel%5Fpassword={written}"
+            );
             let url = SentinelUrl::parse(&sentinel)
                 .unwrap_or_else(|e| panic!("{password}: {e}"))
                 .expect("a sentinel URL");
@@ -125,7 +144,36 @@ mod tests {
                 node.get_connection_info().redis_settings().password(),
                 Some(password)
             );
-
+            let sentinel = redis::Client::open(url.sentinel_url("s1", 26379)).expect("a URL");
+            assert_eq!(
+                sentinel.get_connection_info().redis_settings().password(),
+                Some(password),
+                "the sentinels' password, its key percent-encoded"
+            );
+        }
+        for password in [
+            "S3?CR3T",
+            "S3#CR3T",
+            "S3/CR3T",
+            "S3?/#@CR3T",
+            "S3,h2:99?CR3T",
+        ] {
+            for url in [
+                format!("redis+cluster://app:{password}@h1:7000,h2:7001"),
+                format!("redis+sentinel://app:{password}@s1:26379/mymaster"),
+            ] {
+                let error = ClusterUrl::parse(&url)
+                    .err()
+                    .or_else(|| SentinelUrl::parse(&url).err())
+                    .unwrap_or_else(|| panic!("{url} is refused"));
+                assert!(error.contains("percent-encode"), "{url}: {error}");
+                assert!(
+                    !error.contains("S3") && !error.contains("CR3T"),
+                    "{url}: {error}"
+                );
+            }
+        }
+        for password in ["S3@CR3T", "S3?CR3T", "S3:CR3T@h:x"] {
             let malformed = [
                 format!("redis+cluster://app:{password}@h1:x"),
                 format!("redis+cluster://app:{password}@"),

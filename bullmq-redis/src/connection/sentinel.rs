@@ -23,7 +23,8 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
-use super::multi_host::{MultiHostUrl, encode_user_info};
+use super::multi_host::{MultiHostUrl, encode_component};
+use bullmq_core::url_form;
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+sentinel", "redis"), ("rediss+sentinel", "rediss")];
@@ -77,19 +78,24 @@ impl SentinelUrl {
         if sentinels.is_empty() {
             return Err("the sentinel URL names no sentinel".into());
         }
+        // Keys and values are form-decoded, as redis-rs decodes a standalone URL's query.
         let (mut s_user, mut s_pass) = (None, None);
         let mut kept = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match key {
-                "sentinel_username" => s_user = Some(value),
-                "sentinel_password" => s_pass = Some(value),
+            match url_form::decode(key).as_str() {
+                "sentinel_username" => s_user = Some(url_form::decode(value)),
+                "sentinel_password" => s_pass = Some(url_form::decode(value)),
                 _ => kept.push(pair),
             }
         }
         let sentinel_user_info = match (s_user, s_pass) {
             (_, None) => String::new(),
-            (user, Some(pass)) => encode_user_info(&format!("{}:{pass}", user.unwrap_or(""))),
+            (user, Some(pass)) => format!(
+                "{}:{}@",
+                encode_component(user.as_deref().unwrap_or("")),
+                encode_component(&pass)
+            ),
         };
         let query = if kept.is_empty() {
             String::new()

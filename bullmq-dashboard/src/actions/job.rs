@@ -1,0 +1,68 @@
+//! Actions on one job: retry, promote, remove.
+
+use axum::extract::{Form, Path, State};
+use axum::response::Response;
+use bullmq::JobId;
+use bullmq::backend::ReprocessOptions;
+use bullmq::job::{FinishedState, JobState};
+
+use super::{Fields, guard};
+use crate::error::DashboardError;
+use crate::request::Ctx;
+use crate::state::Shared;
+use crate::urls;
+
+/// `POST /c/{connection}/q/{queue}/jobs/{id}/{retry|promote|remove}`.
+pub(crate) async fn job_action(
+    State(inner): State<Shared>,
+    Path((connection, queue, id, action)): Path<(String, String, String, String)>,
+    ctx: Ctx,
+    Form(fields): Form<Fields>,
+) -> Result<Response, DashboardError> {
+    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
+    let job_id = JobId::from(id.as_str());
+    let job = opened.queue.job(job_id.clone());
+    let back = match action.as_str() {
+        "retry" => {
+            let state = match opened.queue.get_job_state(&job_id).await? {
+                Some(JobState::Failed) => FinishedState::Failed,
+                Some(JobState::Completed) => FinishedState::Completed,
+                Some(other) => {
+                    return Err(DashboardError::bad(
+                        "id",
+                        format!("job {id:?} is {}, not finished", other.as_str()),
+                        "retry a failed or completed job",
+                    ));
+                }
+                None => return Err(DashboardError::NotFound),
+            };
+            job.retry(
+                state,
+                ReprocessOptions {
+                    reset_attempts_made: true,
+                    reset_attempts_started: true,
+                },
+            )
+            .await?;
+            format!("{}?done=retried", urls::job(c, n, &id))
+        }
+        "promote" => {
+            job.promote().await?;
+            format!("{}?done=promoted", urls::job(c, n, &id))
+        }
+        "remove" => {
+            if !opened.queue.remove(&job_id, false).await? {
+                return Err(DashboardError::bad(
+                    "id",
+                    format!("job {id:?} was not removed (it is gone, or locked by a worker)"),
+                    "remove it once no worker holds it",
+                ));
+            }
+            format!("{}?done=removed", urls::queue(c, n))
+        }
+        _ => return Err(DashboardError::NotFound),
+    };
+    tracing::info!(target: "bullmq_dashboard", connection = c, queue = n, job = %id, action = %action, "job action");
+    Ok(ctx.redirect(&back))
+}

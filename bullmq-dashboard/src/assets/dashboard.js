@@ -1,0 +1,32 @@
+// bullmq dashboard: live counts from the page's server-sent events, and confirmations.
+// The pages work without it; it only keeps numbers fresh.
+(function () {
+  "use strict";
+  var live = document.body && document.body.getAttribute("data-live");
+  if (live && window.EventSource) {
+    var source = new EventSource(live);
+    source.addEventListener("counts", function (event) {
+      var msg;
+      try { msg = JSON.parse(event.data); } catch (e) { return; }
+      var scopes = [];
+      document.querySelectorAll("tr[data-conn]").forEach(function (row) {
+        if (row.getAttribute("data-conn") === msg.connection &&
+            row.getAttribute("data-queue") === msg.queue) { scopes.push(row); }
+      });
+      if (!document.querySelector("tr[data-conn]")) { scopes.push(document); }
+      scopes.forEach(function (scope) {
+        Object.keys(msg.counts).forEach(function (state) {
+          scope.querySelectorAll('[data-state="' + state + '"]').forEach(function (cell) {
+            var text = String(msg.counts[state]);
+            if (cell.textContent !== text) { cell.textContent = text; cell.classList.add("changed"); }
+          });
+        });
+      });
+    });
+  }
+  document.querySelectorAll("button.danger").forEach(function (button) {
+    button.addEventListener("click", function (event) {
+      if (!window.confirm(button.textContent.trim() + "?")) { event.preventDefault(); }
+    });
+  });
+})();

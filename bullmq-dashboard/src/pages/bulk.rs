@@ -1,0 +1,58 @@
+//! The confirmation of a bulk action: how many jobs it will touch, before it runs.
+
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use bullmq::job::JobType;
+use maud::html;
+use serde::Deserialize;
+
+use super::layout::{View, page};
+use super::open;
+use super::queue::parse_state;
+use crate::actions::bulk::{BulkAction, check};
+use crate::error::DashboardError;
+use crate::request::Ctx;
+use crate::state::Shared;
+use crate::urls;
+
+/// The page's query.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct BulkQuery {
+    state: Option<String>,
+    action: Option<String>,
+}
+
+/// `GET /c/{connection}/q/{queue}/bulk?state=…&action=…`.
+pub(crate) async fn bulk_page(
+    State(inner): State<Shared>,
+    Path((connection, queue)): Path<(String, String)>,
+    Query(q): Query<BulkQuery>,
+    mut ctx: Ctx,
+) -> Result<Response, DashboardError> {
+    let opened = open(&inner, &ctx, &connection, &queue).await?;
+    let view = View::new(&inner, &mut ctx)?;
+    let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
+    let state = parse_state("state", q.state.as_deref())?;
+    let action = BulkAction::parse(q.action.as_deref())?;
+    check(action, state)?;
+    let count = opened
+        .queue
+        .get_job_count_by_types(&[JobType::State(state)])
+        .await?;
+    let body = html! {
+        h1 { (action.verb()) " every " (state.as_str()) " job of " (n) }
+        p.count { "This will " (action.verb()) " " strong data-bulk-count { (count) } " job(s) now in state " (state.as_str()) ", in batches." }
+        @if opened.access.can_act() {
+            (view.form(&urls::queue_sub(c, n, "bulk"), &format!("{} {count} job(s)", action.verb()), &html!{
+                input type="hidden" name="state" value=(state.as_str());
+                input type="hidden" name="action" value=(action.as_str());
+            }, "danger"))
+        } @else { p.muted { "Read-only: you may not run it." } }
+        p { a href=(view.href(&format!("{}?state={}", urls::queue(c, n), state.as_str()))) { "back" } }
+    };
+    let crumbs = [
+        (c.to_owned(), "/".to_owned()),
+        (n.to_owned(), urls::queue(c, n)),
+    ];
+    Ok(page(&ctx, &view, "bulk", &crumbs, None, &body))
+}

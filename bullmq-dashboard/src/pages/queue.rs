@@ -1,0 +1,309 @@
+//! A queue's page: its counts, its jobs in one state (paginated, sorted, searched by id or
+//! name), and its actions.
+
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use bullmq::backend::{Queries as _, Range};
+use bullmq::job::{JobState, JobType};
+use bullmq::{AnyBackend, Error, Job, JobId, Queue};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::layout::{View, page};
+use super::{Opened, STATES, open, time};
+use crate::error::DashboardError;
+use crate::payload;
+use crate::request::Ctx;
+use crate::state::Shared;
+use crate::urls;
+
+/// Jobs per page.
+pub(crate) const PAGE_SIZE: i64 = 50;
+/// How many of a state's jobs a name search reads, at most: a bounded multiple of the page.
+pub(crate) const SEARCH_WINDOW: i64 = 10 * PAGE_SIZE;
+/// The most of a job's data a list row shows.
+const PREVIEW: usize = 120;
+
+/// The queue page's query.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ListQuery {
+    pub(crate) state: Option<String>,
+    pub(crate) page: Option<u64>,
+    pub(crate) sort: Option<String>,
+    pub(crate) id: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) done: Option<String>,
+}
+
+/// A state named in a query or form.
+pub(crate) fn parse_state(
+    field: &'static str,
+    text: Option<&str>,
+) -> Result<JobState, DashboardError> {
+    match text.filter(|t| !t.is_empty()) {
+        None => Ok(JobState::Waiting),
+        Some(t) => t.parse().map_err(|_| {
+            DashboardError::bad(
+                field,
+                format!("{t:?} is not a job state"),
+                "use waiting, prioritized, delayed, active, waiting-children, completed or failed",
+            )
+        }),
+    }
+}
+
+/// One line of a job list: the job, or why it could not be read.
+pub(crate) enum Row {
+    Job(Box<Job>),
+    Broken { id: JobId, reason: String },
+}
+
+/// Reads each of `ids` on its own, so one job that cannot be decoded shows as such instead
+/// of failing the list; ids whose job is gone are left out.
+pub(crate) async fn rows(queue: &Queue<AnyBackend>, ids: &[JobId]) -> Vec<Row> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        match queue.get_job(id).await {
+            Ok(Some(job)) => out.push(Row::Job(Box::new(job))),
+            Ok(None) => {}
+            Err(Error::JobDecode(e)) => out.push(Row::Broken {
+                id: id.clone(),
+                reason: format!("cannot be decoded: field {}: {}", e.field, e.reason),
+            }),
+            Err(e) => out.push(Row::Broken {
+                id: id.clone(),
+                reason: format!("cannot be read: {e}"),
+            }),
+        }
+    }
+    out
+}
+
+/// The page's rows, and whether a next page may exist.
+async fn list(
+    queue: &Queue<AnyBackend>,
+    state: JobState,
+    page_no: i64,
+    asc: bool,
+    q: &ListQuery,
+) -> Result<(Vec<Row>, bool), DashboardError> {
+    if let Some(id) = q.id.as_deref().filter(|s| !s.is_empty()) {
+        return Ok((rows(queue, &[JobId::from(id)]).await, false));
+    }
+    let types = [JobType::State(state)];
+    let backend = queue.backend();
+    if let Some(name) = q.name.as_deref().filter(|s| !s.is_empty()) {
+        let needle = name.to_lowercase();
+        let ids = backend
+            .get_ranges(
+                &types,
+                Range {
+                    start: 0,
+                    end: SEARCH_WINDOW - 1,
+                    asc,
+                },
+            )
+            .await?;
+        let mut found = Vec::new();
+        for row in rows(queue, &ids).await {
+            let keep = match &row {
+                Row::Job(job) => job.name.to_lowercase().contains(&needle),
+                Row::Broken { .. } => false,
+            };
+            if keep && found.len() < usize::try_from(PAGE_SIZE).unwrap_or(50) {
+                found.push(row);
+            }
+        }
+        return Ok((found, false));
+    }
+    let start = page_no * PAGE_SIZE;
+    let ids = backend
+        .get_ranges(
+            &types,
+            Range {
+                start,
+                end: start + PAGE_SIZE - 1,
+                asc,
+            },
+        )
+        .await?;
+    let more = i64::try_from(ids.len()).unwrap_or(0) == PAGE_SIZE;
+    Ok((rows(queue, &ids).await, more))
+}
+
+/// `GET /c/{connection}/q/{queue}`.
+pub(crate) async fn queue_page(
+    State(inner): State<Shared>,
+    Path((connection, queue)): Path<(String, String)>,
+    Query(q): Query<ListQuery>,
+    mut ctx: Ctx,
+) -> Result<Response, DashboardError> {
+    let opened = open(&inner, &ctx, &connection, &queue).await?;
+    let view = View::new(&inner, &mut ctx)?;
+    let state = parse_state("state", q.state.as_deref())?;
+    let page_no = i64::try_from(q.page.unwrap_or(0).min(1_000_000)).unwrap_or(0);
+    let asc = match q.sort.as_deref() {
+        None | Some("" | "newest") => false,
+        Some("oldest") => true,
+        Some(other) => {
+            return Err(DashboardError::bad(
+                "sort",
+                format!("{other:?} is not an order"),
+                "use newest or oldest",
+            ));
+        }
+    };
+    let counts = super::overview::counts(&opened.queue).await?;
+    let paused = opened.queue.is_paused().await?;
+    let (rows, more) = list(&opened.queue, state, page_no, asc, &q).await?;
+    let c = opened.conn.name.as_str();
+    let n = opened.name.as_str();
+    let here = urls::queue(c, n);
+    let body = html! {
+        h1 { (n) " " @if paused { span.badge.paused { "paused" } } }
+        @if let Some(done) = &q.done { p.notice { "Done: " (done) } }
+        nav.sub {
+            a href=(view.href(&urls::queue_sub(c, n, "schedulers"))) { "schedulers" }
+            a href=(view.href(&urls::queue_sub(c, n, "workers"))) { "workers" }
+            a href=(view.href(&urls::queue_sub(c, n, "metrics"))) { "metrics" }
+        }
+        nav.tabs {
+            @for (s, count) in STATES.iter().zip(&counts) {
+                a class={ "tab" @if *s == state { " current" } }
+                  href=(view.href(&format!("{here}?state={}", s.as_str()))) {
+                    (s.as_str()) " " span.count data-state=(s.as_str()) { (count) }
+                }
+            }
+        }
+        form.search method="get" action=(view.href(&here)) {
+            input type="hidden" name="state" value=(state.as_str());
+            label { "id " input type="search" name="id" value=[q.id.as_deref()]; }
+            label { "name " input type="search" name="name" value=[q.name.as_deref()]; }
+            select name="sort" {
+                option value="newest" selected[!asc] { "newest first" }
+                option value="oldest" selected[asc] { "oldest first" }
+            }
+            button type="submit" { "search" }
+        }
+        @if q.name.as_deref().is_some_and(|s| !s.is_empty()) {
+            p.muted { "Name search reads the first " (SEARCH_WINDOW) " jobs of this state." }
+        }
+        (job_table(&view, &opened, state, &rows))
+        nav.pages {
+            @if page_no > 0 {
+                a href=(view.href(&format!("{here}?state={}&sort={}&page={}", state.as_str(), if asc {"oldest"} else {"newest"}, page_no - 1))) { "← previous" }
+            }
+            @if more {
+                a href=(view.href(&format!("{here}?state={}&sort={}&page={}", state.as_str(), if asc {"oldest"} else {"newest"}, page_no + 1))) { "next →" }
+            }
+        }
+        @if opened.access.can_act() { (queue_actions(&view, c, n, state, paused)) }
+    };
+    let crumbs = [(c.to_owned(), "/".to_owned()), (n.to_owned(), here.clone())];
+    Ok(page(
+        &ctx,
+        &view,
+        n,
+        &crumbs,
+        Some(urls::queue_sub(c, n, "live")),
+        &body,
+    ))
+}
+
+fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) -> Markup {
+    let c = opened.conn.name.as_str();
+    let n = opened.name.as_str();
+    html! {
+        @if rows.is_empty() { p.muted { "No job." } }
+        @else {
+            div.scroll { table.jobs {
+                thead { tr { th { "id" } th { "name" } th { "added" } th { "attempts" } th { "data" } th { "" } } }
+                tbody {
+                    @for row in rows {
+                        @match row {
+                            Row::Job(job) => tr {
+                                td { a href=(view.href(&urls::job(c, n, job.id.as_str()))) { (job.id.as_str()) } }
+                                td { (job.name) }
+                                td { (time(Some(job.timestamp))) }
+                                td.num { (job.attempts_made) }
+                                td.preview {
+                                    (payload::cut(&job.data, PREVIEW, false).text)
+                                    @if let Some(reason) = &job.failed_reason { br; span.error { (payload::cut(reason, PREVIEW, false).text) } }
+                                }
+                                td.row-actions { @if opened.access.can_act() { (job_actions(view, c, n, job.id.as_str(), state)) } }
+                            },
+                            Row::Broken { id, reason } => tr.broken {
+                                td { a href=(view.href(&urls::job(c, n, id.as_str()))) { (id.as_str()) } }
+                                td colspan="4" .error { (reason) }
+                                td.row-actions { @if opened.access.can_act() {
+                                    (view.form(&urls::job_action(c, n, id.as_str(), "remove"), "remove", &html!{}, "danger"))
+                                } }
+                            },
+                        }
+                    }
+                }
+            } }
+        }
+    }
+}
+
+/// The buttons a job in `state` has.
+pub(crate) fn job_actions(view: &View, c: &str, n: &str, id: &str, state: JobState) -> Markup {
+    html! {
+        @if matches!(state, JobState::Failed | JobState::Completed) {
+            (view.form(&urls::job_action(c, n, id, "retry"), "retry", &html!{}, ""))
+        }
+        @if state == JobState::Delayed {
+            (view.form(&urls::job_action(c, n, id, "promote"), "promote", &html!{}, ""))
+        }
+        (view.form(&urls::job_action(c, n, id, "remove"), "remove", &html!{}, "danger"))
+    }
+}
+
+fn queue_actions(view: &View, c: &str, n: &str, state: JobState, paused: bool) -> Markup {
+    let state_select = |name: &str| {
+        html! {
+            select name=(name) {
+                @for s in STATES { option value=(s.as_str()) selected[s == state] { (s.as_str()) } }
+            }
+        }
+    };
+    html! {
+        section.actions {
+            h2 { "Actions" }
+            @if paused {
+                (view.form(&urls::queue_sub(c, n, "resume"), "resume", &html!{}, ""))
+            } @else {
+                (view.form(&urls::queue_sub(c, n, "pause"), "pause", &html!{}, ""))
+            }
+            (view.form(&urls::queue_sub(c, n, "drain"), "drain",
+                &html!{ label { input type="checkbox" name="delayed" value="1"; " delayed too" } }, "danger"))
+            (view.form(&urls::queue_sub(c, n, "clean"), "clean", &html!{
+                (state_select("state"))
+                label { "older than (s) " input type="number" name="grace" value="0" min="0"; }
+                label { "at most " input type="number" name="limit" value="1000" min="0"; }
+            }, "danger"))
+            p {
+                a href=(view.href(&format!("{}?state={}&action=retry", urls::queue_sub(c, n, "bulk"), state.as_str()))) { "retry every " (state.as_str()) " job…" }
+                " · "
+                a href=(view.href(&format!("{}?state={}&action=remove", urls::queue_sub(c, n, "bulk"), state.as_str()))) { "remove every " (state.as_str()) " job…" }
+            }
+            details {
+                summary { "Add a job" }
+                (view.form(&urls::queue_sub(c, n, "add"), "add", &html!{
+                    label { "name " input type="text" name="name" required; }
+                    label { "data (JSON) " textarea name="data" rows="3" { "{}" } }
+                    label { "delay (ms) " input type="number" name="delay" min="0"; }
+                    label { "priority " input type="number" name="priority" min="0"; }
+                }, ""))
+            }
+            details {
+                summary { "Obliterate" }
+                (view.form(&urls::queue_sub(c, n, "obliterate"), "obliterate", &html!{
+                    label { "type the queue's name to confirm " input type="text" name="confirm" required autocomplete="off"; }
+                    label { input type="checkbox" name="force" value="1"; " even with active jobs" }
+                }, "danger"))
+            }
+        }
+    }
+}

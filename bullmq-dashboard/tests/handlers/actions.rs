@@ -1,0 +1,225 @@
+//! Every action, on both stores: each runs, answers a 303 back to a page, and changes the
+//! queue.
+
+use axum::http::StatusCode;
+use bullmq::job::{JobState, JobType};
+
+use crate::both_stores;
+use crate::support::{Fixture, Session, Store, get};
+
+async fn count(fx: &Fixture, state: JobState) -> u64 {
+    fx.queue
+        .get_job_count_by_types(&[JobType::State(state)])
+        .await
+        .unwrap()
+}
+
+async fn job_actions_retry_promote_and_remove(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let s = Session::open(&app, &fx.path("?state=failed")).await;
+    let retried = s
+        .post(
+            &app,
+            &fx.path(&format!("/jobs/{}/retry", fx.failed.as_str())),
+            &[],
+        )
+        .await;
+    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
+    assert!(
+        retried.location().starts_with(&fx.path("/jobs/")),
+        "{}",
+        retried.location()
+    );
+    assert_eq!(
+        fx.queue.get_job_state(&fx.failed).await.unwrap(),
+        Some(JobState::Waiting)
+    );
+    // A waiting job cannot be retried: a 400 naming the field.
+    let again = s
+        .post(
+            &app,
+            &fx.path(&format!("/jobs/{}/retry", fx.failed.as_str())),
+            &[],
+        )
+        .await;
+    assert_eq!(again.status, StatusCode::BAD_REQUEST, "{}", again.body);
+    let promoted = s
+        .post(
+            &app,
+            &fx.path(&format!("/jobs/{}/promote", fx.delayed.as_str())),
+            &[],
+        )
+        .await;
+    assert_eq!(promoted.status, StatusCode::SEE_OTHER, "{}", promoted.body);
+    assert_eq!(
+        fx.queue.get_job_state(&fx.delayed).await.unwrap(),
+        Some(JobState::Waiting)
+    );
+    let removed = s
+        .post(
+            &app,
+            &fx.path(&format!("/jobs/{}/remove", fx.completed.as_str())),
+            &[],
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    assert!(fx.queue.get_job(&fx.completed).await.unwrap().is_none());
+    // The page it leads to answers.
+    get(&app, removed.location()).await.ok();
+}
+both_stores!(job_actions_retry_promote_and_remove);
+
+async fn a_corrupt_job_can_be_removed(store: Store) {
+    let fx = Fixture::new(store).await;
+    let corrupt = fx.corrupt_job().await;
+    let app = fx.app();
+    let s = Session::open(&app, &fx.path("?state=waiting")).await;
+    let removed = s
+        .post(
+            &app,
+            &fx.path(&format!("/jobs/{}/remove", corrupt.as_str())),
+            &[],
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    assert!(
+        !get(&app, &fx.path("?state=waiting"))
+            .await
+            .ok()
+            .contains("cannot be decoded")
+    );
+}
+both_stores!(a_corrupt_job_can_be_removed);
+
+async fn add_pause_resume_drain_and_clean(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let s = Session::open(&app, &fx.path("")).await;
+    let before = count(&fx, JobState::Waiting).await;
+    let added = s
+        .post(
+            &app,
+            &fx.path("/add"),
+            &[("name", "from-web"), ("data", "{\"a\":1}")],
+        )
+        .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    assert_eq!(count(&fx, JobState::Waiting).await, before + 1);
+    let bad = s
+        .post(&app, &fx.path("/add"), &[("name", "x"), ("data", "{nope")])
+        .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.body.contains("`data`") && bad.body.contains("JSON"),
+        "{}",
+        bad.body
+    );
+    let unnamed = s.post(&app, &fx.path("/add"), &[("name", " ")]).await;
+    assert!(
+        unnamed.status == StatusCode::BAD_REQUEST && unnamed.body.contains("`name`"),
+        "{}",
+        unnamed.body
+    );
+
+    assert_eq!(
+        s.post(&app, &fx.path("/pause"), &[]).await.status,
+        StatusCode::SEE_OTHER
+    );
+    assert!(fx.queue.is_paused().await.unwrap());
+    assert!(get(&app, &fx.path("")).await.ok().contains("paused"));
+    assert_eq!(
+        s.post(&app, &fx.path("/resume"), &[]).await.status,
+        StatusCode::SEE_OTHER
+    );
+    assert!(!fx.queue.is_paused().await.unwrap());
+
+    let cleaned = s
+        .post(
+            &app,
+            &fx.path("/clean"),
+            &[("state", "completed"), ("grace", "0"), ("limit", "0")],
+        )
+        .await;
+    assert_eq!(cleaned.status, StatusCode::SEE_OTHER, "{}", cleaned.body);
+    assert!(
+        cleaned.location().contains("cleaned%202%20completed"),
+        "{}",
+        cleaned.location()
+    );
+    assert_eq!(count(&fx, JobState::Completed).await, 0);
+    let drained = s.post(&app, &fx.path("/drain"), &[("delayed", "1")]).await;
+    assert_eq!(drained.status, StatusCode::SEE_OTHER, "{}", drained.body);
+    assert_eq!(count(&fx, JobState::Waiting).await, 0);
+    assert_eq!(count(&fx, JobState::Delayed).await, 0);
+}
+both_stores!(add_pause_resume_drain_and_clean);
+
+async fn obliterate_needs_the_queue_name_typed(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let s = Session::open(&app, &fx.path("")).await;
+    let wrong = s
+        .post(&app, &fx.path("/obliterate"), &[("confirm", "not-it")])
+        .await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+    assert!(wrong.body.contains("`confirm`"), "{}", wrong.body);
+    assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_some());
+    let done = s
+        .post(&app, &fx.path("/obliterate"), &[("confirm", &fx.name)])
+        .await;
+    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
+    assert_eq!(done.location(), "/admin");
+    assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_none());
+    let names: Vec<String> = fx
+        .queue
+        .backend()
+        .queue_names()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|q| q.as_str().to_owned())
+        .collect();
+    assert!(!names.contains(&fx.name), "{names:?}");
+}
+both_stores!(obliterate_needs_the_queue_name_typed);
+
+async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let s = Session::open(&app, &fx.path("/bulk?state=failed&action=retry")).await;
+    let waiting = count(&fx, JobState::Waiting).await;
+    let retried = s
+        .post(
+            &app,
+            &fx.path("/bulk"),
+            &[("state", "failed"), ("action", "retry")],
+        )
+        .await;
+    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
+    assert!(
+        retried.location().contains("retry%201%20failed"),
+        "{}",
+        retried.location()
+    );
+    assert_eq!(count(&fx, JobState::Failed).await, 0);
+    assert_eq!(count(&fx, JobState::Waiting).await, waiting + 1);
+    let removed = s
+        .post(
+            &app,
+            &fx.path("/bulk"),
+            &[("state", "completed"), ("action", "remove")],
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    assert_eq!(count(&fx, JobState::Completed).await, 0);
+    let refused = s
+        .post(
+            &app,
+            &fx.path("/bulk"),
+            &[("state", "active"), ("action", "remove")],
+        )
+        .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+}
+both_stores!(bulk_retry_and_remove_every_job_of_a_state);

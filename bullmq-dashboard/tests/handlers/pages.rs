@@ -1,0 +1,253 @@
+//! Every page, on both stores.
+
+use axum::http::StatusCode;
+use axum::http::header;
+use bullmq::job::JobState;
+use http_body_util::BodyExt as _;
+use tower::ServiceExt as _;
+
+use crate::both_stores;
+use crate::support::{BIG, CONN, Fixture, SECRET, Store, get};
+
+async fn overview_lists_the_queue_with_its_counts(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let page = get(&app, "/admin").await;
+    let body = page.ok();
+    assert!(
+        body.contains(&format!("href=\"/admin/c/{CONN}/q/{}\"", fx.name)),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("data-conn=\"{CONN}\" data-queue=\"{}\"", fx.name)),
+        "{body}"
+    );
+    assert!(
+        body.contains("<td class=\"num\" data-state=\"failed\" data-label=\"failed\">1</td>"),
+        "{body}"
+    );
+    assert!(
+        body.contains("<td class=\"num\" data-state=\"completed\" data-label=\"completed\">2</td>"),
+        "{body}"
+    );
+    assert!(body.contains("/admin/static/dashboard.js"), "{body}");
+    assert!(!body.contains(SECRET));
+    let css = get(&app, "/admin/static/dashboard.css").await;
+    assert!(css.ok().contains("prefers-color-scheme: dark"));
+}
+both_stores!(overview_lists_the_queue_with_its_counts);
+
+async fn queue_page_lists_sorts_and_searches(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let failed = get(&app, &fx.path("?state=failed")).await;
+    let body = failed.ok();
+    assert!(
+        body.contains(&format!("/jobs/{}\"", fx.failed.as_str())),
+        "{body}"
+    );
+    assert!(body.contains("boom"), "{body}");
+    assert!(
+        body.contains(&format!("/jobs/{}/retry", fx.failed.as_str())),
+        "a retry button"
+    );
+    let completed = get(&app, &fx.path("?state=completed&sort=oldest")).await;
+    let body = completed.ok();
+    let (a, b) = (
+        body.find(&format!("/jobs/{}\"", fx.completed.as_str())),
+        body.find(&format!("/jobs/{}\"", fx.big.as_str())),
+    );
+    assert!(a.is_some() && b.is_some(), "{body}");
+    let by_id = get(
+        &app,
+        &fx.path(&format!("?state=waiting&id={}", fx.waiting.as_str())),
+    )
+    .await;
+    assert!(by_id.ok().contains("needle-job"));
+    let by_name = get(&app, &fx.path("?state=waiting&name=NEEDLE")).await;
+    let body = by_name.ok();
+    assert!(
+        body.contains("needle-job") && !body.contains(">later<"),
+        "{body}"
+    );
+    let bad = get(&app, &fx.path("?state=sleeping")).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad.body.contains("`state`") && bad.body.contains("sleeping"),
+        "{}",
+        bad.body
+    );
+}
+both_stores!(queue_page_lists_sorts_and_searches);
+
+async fn job_page_shows_its_fields_and_cuts_a_huge_return_value(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let failed = get(&app, &fx.path(&format!("/jobs/{}", fx.failed.as_str()))).await;
+    let body = failed.ok();
+    assert!(
+        body.contains("fail-one") && body.contains("boom") && body.contains("failed"),
+        "{body}"
+    );
+    assert!(
+        body.contains("&quot;n&quot;:2") || body.contains("\"n\":2"),
+        "{body}"
+    );
+    let big = get(&app, &fx.path(&format!("/jobs/{}", fx.big.as_str()))).await;
+    let body = big.ok();
+    assert!(
+        body.len() < 200 * 1024,
+        "a cut page, not {} bytes",
+        body.len()
+    );
+    assert!(body.contains("Cut: showing 16.0 KiB of 10.0 MiB"), "{body}");
+    assert!(body.contains("?full=1"), "{body}");
+    let whole = get(&app, &fx.path(&format!("/jobs/{}?full=1", fx.big.as_str()))).await;
+    assert!(whole.ok().len() > BIG, "the whole value on request");
+    assert_eq!(
+        get(&app, &fx.path("/jobs/no-such-job")).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+both_stores!(job_page_shows_its_fields_and_cuts_a_huge_return_value);
+
+async fn schedulers_workers_metrics_and_bulk_pages_answer(store: Store) {
+    let fx = Fixture::new(store).await;
+    let scheduler = bullmq::JobScheduler::new(fx.queue.backend().clone());
+    scheduler
+        .upsert(
+            "every-hour",
+            &bullmq::RepeatOptions {
+                every: Some(std::time::Duration::from_secs(3600)),
+                ..Default::default()
+            },
+            bullmq::JobTemplate::named("tick"),
+        )
+        .await
+        .unwrap();
+    let app = fx.app();
+    let schedulers = get(&app, &fx.path("/schedulers")).await;
+    let body = schedulers.ok();
+    assert!(
+        body.contains("every-hour") && body.contains("every 3600000 ms"),
+        "{body}"
+    );
+    get(&app, &fx.path("/workers")).await.ok();
+    let metrics = get(&app, &fx.path("/metrics")).await;
+    assert!(metrics.ok().contains("<svg"), "{}", metrics.body);
+    let bulk = get(&app, &fx.path("/bulk?state=failed&action=retry")).await;
+    assert!(
+        bulk.ok().contains("<strong data-bulk-count>1</strong>"),
+        "{}",
+        bulk.body
+    );
+    let wrong = get(&app, &fx.path("/bulk?state=waiting&action=retry")).await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+}
+both_stores!(schedulers_workers_metrics_and_bulk_pages_answer);
+
+async fn a_corrupt_job_shows_as_such_in_its_list(store: Store) {
+    let fx = Fixture::new(store).await;
+    let corrupt = fx.corrupt_job().await;
+    let app = fx.app();
+    let list = get(&app, &fx.path("?state=waiting")).await;
+    let body = list.ok();
+    assert!(body.contains("cannot be decoded: field opts"), "{body}");
+    assert!(
+        body.contains("needle-job"),
+        "the other jobs are still listed: {body}"
+    );
+    assert!(
+        body.contains(&format!("/jobs/{}/remove", corrupt.as_str())),
+        "a remove button"
+    );
+    let page = get(&app, &fx.path(&format!("/jobs/{}", corrupt.as_str()))).await;
+    assert!(page.ok().contains("cannot be decoded"), "{}", page.body);
+    // The overview still counts it.
+    get(&app, "/admin").await.ok();
+}
+both_stores!(a_corrupt_job_shows_as_such_in_its_list);
+
+/// The first event of an SSE response.
+async fn first_event(app: &axum::Router, path: &str) -> String {
+    let request = axum::http::Request::get(path)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = app.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let kind = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(kind.starts_with("text/event-stream"), "{kind}");
+    let mut body = response.into_body();
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let frame = body.frame().await.expect("an event").unwrap();
+        if let Ok(data) = frame.into_data() {
+            text.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+    text
+}
+
+async fn live_counts_stream(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let event = first_event(&app, &fx.path("/live")).await;
+    assert!(event.starts_with("event: counts"), "{event}");
+    assert!(
+        event.contains("\"failed\":1") && event.contains(&fx.name),
+        "{event}"
+    );
+    let overview = first_event(&app, "/admin/live").await;
+    assert!(
+        overview.contains(&fx.name) && overview.contains("\"completed\":2"),
+        "{overview}"
+    );
+    let state = fx.queue.get_job_state(&fx.waiting).await.unwrap();
+    assert_eq!(state, Some(JobState::Waiting));
+}
+both_stores!(live_counts_stream);
+
+async fn a_job_page_links_its_parent_and_children(store: Store) {
+    let fx = Fixture::new(store).await;
+    let queue = fx.queue.name().clone();
+    let flow = bullmq::FlowProducer::new(fx.queue.backend().clone());
+    let node = flow
+        .add(
+            bullmq::FlowJob::new(queue.clone(), "parent", serde_json::json!({})).child(
+                bullmq::FlowJob::new(queue.clone(), "child", serde_json::json!({})),
+            ),
+        )
+        .await
+        .unwrap();
+    let (parent, child) = (
+        node.job.id.as_str().to_owned(),
+        node.children[0].job.id.as_str().to_owned(),
+    );
+    let app = fx.app();
+    let page = get(&app, &fx.path(&format!("/jobs/{parent}"))).await;
+    let body = page.ok();
+    assert!(
+        body.contains("Children")
+            && body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{child}")))),
+        "{body}"
+    );
+    let page = get(&app, &fx.path(&format!("/jobs/{child}"))).await;
+    let body = page.ok();
+    assert!(
+        body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{parent}")))),
+        "{body}"
+    );
+    let waiting_children = get(&app, &fx.path("?state=waiting-children")).await;
+    assert!(
+        waiting_children.ok().contains(">parent<"),
+        "{}",
+        waiting_children.body
+    );
+}
+both_stores!(a_job_page_links_its_parent_and_children);

@@ -1,7 +1,7 @@
 //! `bullmq retry --state failed` against the library's own bulk retry (`Queue::retry_jobs`),
 //! on the same server and the same number of failed jobs (`BULLMQ_CLI_BENCH_JOBS`, 100,000 by
-//! default; `BULLMQ_CLI_BENCH_URL` picks the store, the test Redis by default). Prints both
-//! times and their ratio.
+//! default; `BULLMQ_CLI_BENCH_URL` picks the store, the test Redis by default, and
+//! `BULLMQ_CLI_BENCH_SCHEMA` a migrated PostgreSQL schema). Prints both times and their ratio.
 //!
 //! `cargo bench -p bullmq-cli --bench retry`
 
@@ -61,7 +61,11 @@ async fn main() {
     let url = std::env::var("BULLMQ_CLI_BENCH_URL")
         .unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned());
     let prefix = format!("bench-cli-{}", std::process::id());
-    let options = ConnectOptions::new(url.clone()).prefix(Prefix::new(&prefix).unwrap());
+    let schema = std::env::var("BULLMQ_CLI_BENCH_SCHEMA").unwrap_or_else(|_| "bullmq".to_owned());
+    let options = ConnectOptions::new(url.clone())
+        .prefix(Prefix::new(&prefix).unwrap())
+        .schema(schema.clone())
+        .migrate(true);
 
     failed(&options, "cli", n).await;
     let start = Instant::now();

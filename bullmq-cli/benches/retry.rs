@@ -67,18 +67,23 @@ async fn main() {
         .schema(schema.clone())
         .migrate(true);
 
-    failed(&options, "cli", n).await;
+    let cli_queue = failed(&options, "cli", n).await;
     let start = Instant::now();
     let status = Command::new(env!("CARGO_BIN_EXE_bullmq"))
-        .args([
-            "--url", &url, "--prefix", &prefix, "retry", "cli", "--yes", "--batch", "1000",
-        ])
+        .args(["--url", &url, "--prefix", &prefix, "--schema", &schema])
+        .args(["retry", "cli", "--yes", "--batch", "1000"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
         .unwrap();
     let cli = start.elapsed();
     assert!(status.success());
+    let waiting = [JobType::State(JobState::Waiting)];
+    assert_eq!(
+        cli_queue.get_job_count_by_types(&waiting).await.unwrap(),
+        n,
+        "all retried"
+    );
 
     let queue = failed(&options, "lib", n).await;
     let start = Instant::now();
@@ -87,6 +92,11 @@ async fn main() {
         .await
         .unwrap();
     let lib = start.elapsed();
+    assert_eq!(
+        queue.get_job_count_by_types(&waiting).await.unwrap(),
+        n,
+        "all retried"
+    );
 
     for name in ["cli", "lib"] {
         let q = Queue::new(

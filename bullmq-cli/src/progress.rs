@@ -5,9 +5,14 @@ use std::io::IsTerminal as _;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// Whether bars are drawn: stderr is a terminal.
+pub(crate) fn visible() -> bool {
+    std::io::stderr().is_terminal()
+}
+
 /// A bar of `total` jobs, labelled `what`.
 pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
-    let target = if std::io::stderr().is_terminal() {
+    let target = if visible() {
         ProgressDrawTarget::stderr()
     } else {
         ProgressDrawTarget::hidden()

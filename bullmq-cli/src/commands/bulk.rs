@@ -45,9 +45,10 @@ pub(super) struct Plan<'a> {
     pub(super) noun: String,
 }
 
-/// What a batch step reports: jobs done so far (as the bar shows it) and whether more remain.
+/// What a batch step reports: jobs done so far, when it counted them (counting costs a
+/// query, made only when a bar shows it or at the end), and whether more remain.
 pub(super) struct Step {
-    pub(super) done: u64,
+    pub(super) done: Option<u64>,
     pub(super) more: bool,
 }
 
@@ -58,17 +59,21 @@ impl Plan<'_> {
     }
 
     /// Asks (unless --yes), then runs `step` until it reports nothing more or ctrl-c comes,
-    /// drawing the bar; ends with the summary.
-    pub(super) async fn run<F, Fut>(
+    /// drawing the bar; `recount` says how many are done when the last step did not count;
+    /// ends with the summary.
+    pub(super) async fn run<F, Fut, R, RFut>(
         &self,
         ctx: &Ctx,
         bulk: &BulkArgs,
         matched: u64,
         mut step: F,
+        recount: R,
     ) -> Result<(), Failure>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = bullmq::Result<Step>>,
+        R: FnOnce() -> RFut,
+        RFut: Future<Output = bullmq::Result<u64>>,
     {
         if matched == 0 {
             // Nothing selected: nothing to ask about, nothing to do.
@@ -86,7 +91,7 @@ impl Plan<'_> {
         )?;
         let interrupt = Interrupt::listen();
         let bar = progress::bar(matched, self.command);
-        let (mut done, mut batches, mut interrupted) = (0, 0, false);
+        let (mut done, mut batches, mut interrupted, mut stale) = (0, 0, false, false);
         loop {
             if interrupt.is_set() {
                 interrupted = true;
@@ -108,8 +113,11 @@ impl Plan<'_> {
                 }
             };
             batches += 1;
-            done = step.done;
-            bar.set_position(done.min(matched));
+            stale = step.done.is_none();
+            if let Some(now) = step.done {
+                done = now;
+                bar.set_position(done.min(matched));
+            }
             if !step.more {
                 break;
             }
@@ -118,6 +126,15 @@ impl Plan<'_> {
             }
         }
         bar.finish_and_clear();
+        if stale {
+            done = recount().await.map_err(|e| {
+                ctx.store.error(
+                    &format!("count what `{}` did to", self.command),
+                    self.queue,
+                    &e,
+                )
+            })?;
+        }
         self.summary(ctx, matched, done, batches, false, interrupted)
     }
 

@@ -41,21 +41,28 @@ pub(super) async fn run(
         .saturating_sub(grace.saturating_mul(1000));
     let max = limit.unwrap_or(u64::MAX);
     let removed = AtomicU64::new(0);
-    plan.run(ctx, bulk, matched, || async {
-        let so_far = removed.load(Ordering::SeqCst);
-        let want = u64::from(bulk.batch).min(max - so_far);
-        let asked = u32::try_from(want).unwrap_or(bulk.batch);
-        let ids = queue
-            .backend()
-            .clean_jobs_by_state(state, before, asked)
-            .await?;
-        let got = u64::try_from(ids.len()).unwrap_or(u64::MAX);
-        let total = so_far + got;
-        removed.store(total, Ordering::SeqCst);
-        Ok(Step {
-            done: total,
-            more: got >= want && total < max,
-        })
-    })
+    plan.run(
+        ctx,
+        bulk,
+        matched,
+        || async {
+            let so_far = removed.load(Ordering::SeqCst);
+            let want = u64::from(bulk.batch).min(max - so_far);
+            let asked = u32::try_from(want).unwrap_or(bulk.batch);
+            let ids = queue
+                .backend()
+                .clean_jobs_by_state(state, before, asked)
+                .await?;
+            let got = u64::try_from(ids.len()).unwrap_or(u64::MAX);
+            let total = so_far + got;
+            removed.store(total, Ordering::SeqCst);
+            Ok(Step {
+                done: Some(total),
+                more: got >= want && total < max,
+            })
+        },
+        // Every step counts: never called.
+        || async { Ok(0) },
+    )
     .await
 }

@@ -38,21 +38,28 @@ pub(super) async fn run(
         return plan.dry_run(ctx, matched);
     }
     let states = &states;
-    plan.run(ctx, bulk, matched, || async {
-        queue.backend().drain(delayed).await?;
-        let left = queue
-            .get_job_count_by_types(
-                &states
-                    .iter()
-                    .copied()
-                    .map(bullmq::job::JobType::State)
-                    .collect::<Vec<_>>(),
-            )
-            .await?;
-        Ok(Step {
-            done: matched.saturating_sub(left),
-            more: false,
-        })
-    })
+    plan.run(
+        ctx,
+        bulk,
+        matched,
+        || async {
+            queue.backend().drain(delayed).await?;
+            let left = queue
+                .get_job_count_by_types(
+                    &states
+                        .iter()
+                        .copied()
+                        .map(bullmq::job::JobType::State)
+                        .collect::<Vec<_>>(),
+                )
+                .await?;
+            Ok(Step {
+                done: Some(matched.saturating_sub(left)),
+                more: false,
+            })
+        },
+        // Every step counts: never called.
+        || async { Ok(0) },
+    )
     .await
 }

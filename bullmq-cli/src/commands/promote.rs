@@ -22,15 +22,27 @@ pub(super) async fn run(ctx: &Ctx, queue_name: &str, bulk: &BulkArgs) -> Result<
     if bulk.dry_run {
         return plan.dry_run(ctx, matched);
     }
-    plan.run(ctx, bulk, matched, || async {
-        let batch = queue.backend().promote_jobs(bulk.batch).await?;
-        let left = queue
-            .get_job_count_by_types(&[bullmq::job::JobType::State(JobState::Delayed)])
-            .await?;
-        Ok(Step {
-            done: matched.saturating_sub(left),
-            more: batch == Batch::More,
-        })
-    })
+    let delayed = [bullmq::job::JobType::State(JobState::Delayed)];
+    let left = || queue.get_job_count_by_types(&delayed);
+    // Counting after each batch only feeds the bar: piped, the jobs are counted once, at the end.
+    let show = crate::progress::visible();
+    plan.run(
+        ctx,
+        bulk,
+        matched,
+        || async {
+            let batch = queue.backend().promote_jobs(bulk.batch).await?;
+            let done = if show {
+                Some(matched.saturating_sub(left().await?))
+            } else {
+                None
+            };
+            Ok(Step {
+                done,
+                more: batch == Batch::More,
+            })
+        },
+        || async { Ok(matched.saturating_sub(left().await?)) },
+    )
     .await
 }

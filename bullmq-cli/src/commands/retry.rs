@@ -33,18 +33,30 @@ pub(super) async fn run(
         return plan.dry_run(ctx, matched);
     }
     let before = queue.backend().clock().now_ms();
-    plan.run(ctx, bulk, matched, || async {
-        let batch = queue
-            .backend()
-            .retry_finished_jobs(finished, bulk.batch, before)
-            .await?;
-        let left = queue
-            .get_job_count_by_types(&[bullmq::job::JobType::State(finished.into())])
-            .await?;
-        Ok(Step {
-            done: matched.saturating_sub(left),
-            more: batch == Batch::More,
-        })
-    })
+    let failed_type = [bullmq::job::JobType::State(finished.into())];
+    let left = || queue.get_job_count_by_types(&failed_type);
+    // Counting after each batch only feeds the bar: piped, the jobs are counted once, at the end.
+    let show = crate::progress::visible();
+    plan.run(
+        ctx,
+        bulk,
+        matched,
+        || async {
+            let batch = queue
+                .backend()
+                .retry_finished_jobs(finished, bulk.batch, before)
+                .await?;
+            let done = if show {
+                Some(matched.saturating_sub(left().await?))
+            } else {
+                None
+            };
+            Ok(Step {
+                done,
+                more: batch == Batch::More,
+            })
+        },
+        || async { Ok(matched.saturating_sub(left().await?)) },
+    )
     .await
 }

@@ -6,7 +6,9 @@
 # (CARGO_NET_OFFLINE; dependencies come from ~/.cargo/registry, versions from the workspace's
 # Cargo.lock). The program adds a job and processes it with a Worker, on Redis, then (built with
 # `--no-default-features --features postgres`) on PostgreSQL; in between, the facade's docs are
-# built as docs.rs builds them (DOCS_RS=1, every feature).
+# built as docs.rs builds them (DOCS_RS=1, every feature). Last, the command line is installed
+# from its package with `cargo install` (offline, without Node.js) and lists the queue the
+# program left on Redis.
 #
 # Usage: .ci/downstream.sh [--skip-package]   (REDIS_URL / DATABASE_URL as for the tests)
 set -euo pipefail
@@ -103,3 +105,17 @@ isolated_in "$work/crates/bullmq-$version" env DOCS_RS=1 RUSTDOCFLAGS="-D warnin
 echo "downstream: building against the packaged crates (PostgreSQL)"
 isolated cargo build --quiet --no-default-features --features postgres
 SCHEMA="$schema" "$target/debug/downstream"
+
+echo "downstream: cargo install bullmq-cli from its package (offline, without Node.js)"
+tar -xzf "$target/package/bullmq-cli-$version.crate" -C "$work/crates"
+cli_patch=()
+for crate in "${crates[@]}"; do
+  cli_patch+=(--config "patch.crates-io.$crate.path=\"$work/crates/$crate-$version\"")
+done
+isolated_in "$work" cargo install --quiet --offline --debug --root "$work/install" \
+  --path "$work/crates/bullmq-cli-$version" "${cli_patch[@]}"
+cli=("$work/install/bin/bullmq" --url "${REDIS_URL:-redis://127.0.0.1:6379}" --prefix "downstream-cli-$$")
+"${cli[@]}" add q hello --data '{"n":1}' >/dev/null
+"${cli[@]}" -o jsonl queues | grep -q '"name":"q"' \
+  || { echo "the installed bullmq does not list the queue it added" >&2; exit 1; }
+"${cli[@]}" obliterate q --yes >/dev/null

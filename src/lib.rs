@@ -41,6 +41,21 @@ pub mod options {
         PRIORITY_LIMIT, ParentOptions, Problem, Telemetry, UnixMillis, ValidationError,
     };
     pub use bullmq_core::scheduling::RepeatOptions;
+
+    /// Options as JSON, both ways, in either stored key style: [`KeyStyle::Long`] is
+    /// `JSON.stringify(opts)` as Node.js writes it (`{"attempts":3,"removeOnComplete":true}`),
+    /// the shape tools show and read.
+    ///
+    /// ```
+    /// use bullmq::options::{KeyStyle, JobOptions, options_from_value, options_to_value};
+    ///
+    /// let value = serde_json::json!({"attempts": 3, "delay": 1000});
+    /// let decoded = options_from_value(&value).unwrap();
+    /// assert_eq!(decoded.options.attempts, Some(3));
+    /// assert_eq!(options_to_value(&decoded.options, KeyStyle::Long), value);
+    /// # let _ = JobOptions::default();
+    /// ```
+    pub use bullmq_core::codec::{DecodedOptions, KeyStyle, options_from_value, options_to_value};
 }
 
 /// Jobs as stored: the job, its id, its state, and what reading a stored job may fail with.

@@ -105,3 +105,65 @@ async fn unknown_schemes_and_bad_names_are_typed_errors_without_the_url() {
     assert!(matches!(err, ConnectError::Backend(_)), "{err:?}");
     assert!(!err.to_string().contains("hunter2"), "{err}");
 }
+
+#[tokio::test]
+async fn queue_names_lists_the_queues_with_a_meta_under_the_prefix_or_in_the_schema() {
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let other = support::unique_prefix();
+    let _other_guard = support::PrefixGuard(other.clone());
+    let schema = SchemaGuard::new("names");
+    drop(schema.backend("setup").await);
+    let redis = ConnectOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
+    let postgres = ConnectOptions::new(database_url()).schema(schema.as_str());
+    for options in [&redis, &postgres] {
+        let backend = options.connect("b").await.unwrap();
+        assert_eq!(
+            backend.queue_names().await.unwrap(),
+            Vec::<QueueName>::new()
+        );
+        for name in ["b", "a", "c{x}"] {
+            let queue = Queue::new(
+                QueueName::new(name).unwrap(),
+                options.connect(name).await.unwrap(),
+            );
+            queue
+                .add("j", &json!(1), JobOptions::default())
+                .await
+                .unwrap();
+        }
+        let names: Vec<String> = backend
+            .queue_names()
+            .await
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().to_owned())
+            .collect();
+        assert_eq!(names, ["a", "b", "c{x}"]);
+    }
+    // Another prefix's queues, and keys that are not a queue's meta, are not listed.
+    let elsewhere = ConnectOptions::new(support::redis_url()).prefix(Prefix::new(&other).unwrap());
+    let queue = Queue::new(
+        QueueName::new("z").unwrap(),
+        elsewhere.connect("z").await.unwrap(),
+    );
+    queue
+        .add("j", &json!(1), JobOptions::default())
+        .await
+        .unwrap();
+    let mut con = support::redis().await;
+    let _: () = redis::cmd("SET")
+        .arg(format!("{prefix}:not:a:queue:meta"))
+        .arg(1)
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let names = redis
+        .connect("b")
+        .await
+        .unwrap()
+        .queue_names()
+        .await
+        .unwrap();
+    assert_eq!(names.len(), 3, "{names:?}");
+}

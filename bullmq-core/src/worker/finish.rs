@@ -489,7 +489,11 @@ async fn fail<B: Backend>(
     );
     if traced {
         // Node 6.7.6 records the error on the attempt's span before its `job failed` event.
-        let kind = if unrecoverable { "UnrecoverableError" } else { "Error" };
+        let kind = if unrecoverable {
+            "UnrecoverableError"
+        } else {
+            "Error"
+        };
         spans::record_attempt_exception(kind, message, stack.unwrap_or_default());
         spans::record_failed(message);
     }

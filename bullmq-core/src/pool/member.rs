@@ -126,7 +126,13 @@ async fn supervise<B: Backend, P: Processor<B>>(
                 // stalled check past the close timeout).
                 finished = worker.close_timeout(pool.close_timeout()).await;
                 match ended {
-                    Ok(()) => break,
+                    Ok(()) if stop.is_cancelled() => break,
+                    // Closed from outside the pool (`pool.workers()` hands the workers out):
+                    // the place stays, so it is filled again as after any other stop.
+                    Ok(()) => {
+                        failures = 0;
+                        Arc::new(Error::Closed("pool worker (closed from outside its pool)"))
+                    }
                     Err(cause) => {
                         failures = 0;
                         cause

@@ -291,6 +291,13 @@ impl<B: Backend, P: Processor<B>> PoolInner<B, P> {
             tracing::info!(target: "bullmq", queue = %this.queue.name(), from, to = n, "worker pool scaled");
             this.emit(PoolEvent::Scaled { from, to: n });
         }
+        // The pool's handle was dropped while this scaling held the places: stop them now,
+        // or nothing would.
+        if this.is_closing() {
+            for member in members.iter() {
+                member.stop.cancel();
+            }
+        }
         Ok(())
     }
 
@@ -525,12 +532,20 @@ async fn stop_all<B: Backend, P: Processor<B>>(members: Vec<Member<B, P>>) -> bo
 impl<B: Backend, P: Processor<B>> Drop for WorkerPool<B, P> {
     fn drop(&mut self) {
         self.inner.closing.store(true, Ordering::SeqCst);
-        // Each supervisor closes its worker gracefully once stopped; `try_lock` because a
-        // scaling may hold the places, which then end with its task.
+        // Each supervisor closes its worker gracefully once stopped. A scaling in progress
+        // holds the places: it stops them itself when it sees the pool closing, and a task
+        // stops them once it lets go, in case it looked just before.
         if let Ok(members) = self.inner.members.try_lock() {
             for member in members.iter() {
                 member.stop.cancel();
             }
+        } else if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let inner = Arc::clone(&self.inner);
+            runtime.spawn(async move {
+                for member in inner.members.lock().await.iter() {
+                    member.stop.cancel();
+                }
+            });
         }
     }
 }

@@ -41,11 +41,23 @@ pub(crate) async fn finish<B: Backend>(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .take();
-    if let Some(main) = main {
+    if let Some(mut main) = main {
         if force {
             main.abort();
         }
-        let _ = main.await;
+        // The loop ends at its next await once closing; bounded all the same, so that closing
+        // never outlasts its deadline (a caller such as `Shutdown` gives up past it).
+        let ended = match timeout {
+            Some(t) => tokio::time::timeout(t, &mut main).await.is_ok(),
+            None => {
+                let _ = (&mut main).await;
+                true
+            }
+        };
+        if !ended {
+            main.abort();
+            let _ = main.await;
+        }
     }
     let mut jobs: Vec<_> = shared
         .tasks

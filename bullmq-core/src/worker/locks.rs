@@ -90,9 +90,18 @@ impl LockTracker {
             .collect()
     }
 
-    /// Cancels the token of a job whose lock was lost; true when it was tracked.
-    fn lost(&self, id: &JobId) -> bool {
-        self.cancel(id, CancelReason::LockLost)
+    /// Cancels the token of a job whose lock held with `token` was lost; true when that run is
+    /// still tracked. A later run of the same job (taken again under another token while the
+    /// renewal was in flight) holds a lock of its own and is left alone.
+    fn lost(&self, id: &JobId, token: &LockToken) -> bool {
+        self.lock().get(id).is_some_and(|t| {
+            if t.token != *token {
+                return false;
+            }
+            t.reason.set(CancelReason::LockLost);
+            t.cancel.cancel();
+            true
+        })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<JobId, Tracked>> {
@@ -135,7 +144,8 @@ pub(crate) async fn renew_locks<B: Backend>(shared: Arc<Shared<B>>) {
                 // One `LockLost` event per lost lock, and no error besides: the job is
                 // someone else's now, and its late finish is dropped quietly (finish.rs).
                 for id in &lost {
-                    if shared.locks.lost(id) {
+                    let sent = due.iter().find(|(due_id, _)| due_id == id).map(|(_, t)| t);
+                    if sent.is_some_and(|token| shared.locks.lost(id, token)) {
                         // Node's span records nothing of it: the failure is an error event.
                         tracing::warn!(target: "bullmq", job_id = %id, "lock renewal failed: lock lost");
                         shared.emit(WorkerEvent::LockLost { job_id: id.clone() });
@@ -190,5 +200,18 @@ mod tests {
         assert_eq!(due, vec![(id("job-7"), new.clone())]);
         tracker.untrack(&id("job-7"), &new);
         assert!(tracker.due(Duration::ZERO).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_stale_lost_lock_does_not_cancel_a_later_run_of_the_same_job() {
+        let tracker = LockTracker::default();
+        let (old, new) = (LockToken::new("old"), LockToken::new("new"));
+        let (cancel, reason) = (CancellationToken::new(), CancelCell::default());
+        // The renewal was sent for the old run; meanwhile the job was taken again.
+        tracker.track(id("job-7"), new.clone(), cancel.clone(), reason.clone());
+        assert!(!tracker.lost(&id("job-7"), &old));
+        assert!(!cancel.is_cancelled() && reason.get().is_none());
+        assert!(tracker.lost(&id("job-7"), &new));
+        assert!(cancel.is_cancelled() && reason.lock_lost());
     }
 }

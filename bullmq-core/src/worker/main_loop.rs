@@ -22,13 +22,19 @@ const SHORT_RETRY: Duration = Duration::from_millis(100);
 /// it ends, and an end the worker did not ask for (its backend closed under it, a panic) is
 /// kept as the worker's failure, reported as an error and seen by
 /// [`Worker::stopped`](super::Worker::stopped) (a pool restarts such a worker).
-pub(crate) async fn run_and_report<B: Backend, P: Processor<B>>(
+///
+/// The guard is made before the future, which owns it: a task aborted before its first poll
+/// (a forced close right after `run`) still marks the loop ended.
+pub(crate) fn run_and_report<B: Backend, P: Processor<B>>(
     shared: Arc<Shared<B>>,
     processor: Arc<P>,
-) {
+) -> impl Future<Output = ()> + Send {
     let ended = Ended(Arc::clone(&shared));
-    if let Err(err) = run(&shared, &processor).await {
-        ended.fail(err);
+    async move {
+        if let Err(err) = run(&shared, &processor).await {
+            ended.fail(err);
+        }
+        drop(ended);
     }
 }
 

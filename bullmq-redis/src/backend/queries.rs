@@ -113,15 +113,16 @@ impl RedisBackend {
             .map_err(wrap(what))
     }
 
-    fn job_part(&self, job_id: &JobId, suffix: &str) -> String {
-        self.keys().to_key(&format!("{job_id}:{suffix}"))
+    /// `<prefix>:<queue>:<id>:<suffix>`, with the id's exact bytes.
+    fn job_part(&self, job_id: &JobId, suffix: &str) -> Vec<u8> {
+        self.keys().job_key(job_id, &format!(":{suffix}"))
     }
 
     /// `LPOS` (Redis 6.0.6 and later, as `getStateV2` needs too).
     async fn in_list(&self, list: &str, job_id: &JobId) -> Result<bool> {
         let at: Option<i64> = redis::cmd("LPOS")
             .arg(self.keys().to_key(list))
-            .arg(job_id.as_str())
+            .arg(job_id.as_bytes())
             .query_async(&mut self.connection())
             .await
             .map_err(wrap("look for a job in a list"))?;
@@ -193,7 +194,7 @@ impl RedisBackend {
     /// One `paginate` call and the loop around it, as Node.js' `paginate`.
     async fn paginate_key(
         &self,
-        key: &str,
+        key: &[u8],
         start: u64,
         end: Option<u64>,
         fetch_jobs: bool,
@@ -250,7 +251,7 @@ impl Queries for RedisBackend {
             .key(&k.paused)
             .key(&k.waiting_children)
             .key(&k.prioritized)
-            .arg(job_id.as_str());
+            .arg(job_id.as_bytes());
         let state = self
             .run(call, &scripts::GET_STATE_V2, "read a job's state")
             .await?;
@@ -299,7 +300,7 @@ impl Queries for RedisBackend {
             sorted => {
                 let score: Option<f64> = redis::cmd("ZSCORE")
                     .arg(self.keys().to_key(sorted.as_str()))
-                    .arg(job_id.as_str())
+                    .arg(job_id.as_bytes())
                     .query_async(&mut self.connection())
                     .await
                     .map_err(wrap("look for a job in a sorted set"))?;

@@ -310,8 +310,24 @@ impl Transitions for PostgresBackend {
     }
 
     async fn move_to_delayed(&self, job_id: &JobId, args: &DelayArgs) -> Result<Option<NextJob>> {
+        // Two statements, each repaired and run again on its own: running the delay again
+        // after the claim failed would find the job delayed already, and refuse.
         self.with_repairs(Some(job_id.as_str()), || self.delay_job(job_id, args))
-            .await
+            .await?;
+        if !args.fetch_next {
+            return Ok(None);
+        }
+        let Some(token) = args.token.as_ref() else {
+            return Ok(Some(NextJob::default()));
+        };
+        let claim = Claim::of_worker(token.as_str(), &args.worker);
+        let next = self.with_repairs(None, || self.claim(&claim)).await?;
+        // Node.js hands back the claimed job only: a delay hint is not "next job data".
+        Ok(Some(if next.job.is_some() {
+            next
+        } else {
+            NextJob::default()
+        }))
     }
 
     async fn move_to_waiting_children(
@@ -452,8 +468,8 @@ impl PostgresBackend {
         id_column(&rows, CONTEXT)
     }
 
-    /// `move_to_delayed` (and the claim of the next job when asked for), once.
-    async fn delay_job(&self, job_id: &JobId, args: &DelayArgs) -> Result<Option<NextJob>> {
+    /// `move_to_delayed`, once (the claim of the next job is the caller's).
+    async fn delay_job(&self, job_id: &JobId, args: &DelayArgs) -> Result<()> {
         let id = job_id.as_str();
         let delay = millis(args.delay);
         // Node.js sends a missing token as '' (which, unlike '0', does not skip the lock check).
@@ -470,21 +486,7 @@ impl PostgresBackend {
             .execute_on(self.lanes())
             .await
             .map_err(refusal("moveToDelayed", Some(id)))?;
-        if !args.fetch_next {
-            return Ok(None);
-        }
-        let Some(token) = args.token.as_ref() else {
-            return Ok(Some(NextJob::default()));
-        };
-        let next = self
-            .claim(&Claim::of_worker(token.as_str(), &args.worker))
-            .await?;
-        // Node.js hands back the claimed job only: a delay hint is not "next job data".
-        Ok(Some(if next.job.is_some() {
-            next
-        } else {
-            NextJob::default()
-        }))
+        Ok(())
     }
 
     /// `retry_job`, once.

@@ -122,12 +122,17 @@ impl RedisBackend {
     pub(crate) async fn repair_stalled_candidates(&self) -> Result<()> {
         const FIELDS: [&str; 5] = ["atm", "ats", "stc", "attemptsMade", "parent"];
         let k = self.keys();
-        let ids: Vec<Vec<u8>> = redis::cmd("SMEMBERS")
+        // While another worker's check holds `stalled-check`, this one's script does nothing:
+        // nor does the repair, which would read every candidate's counters for nothing.
+        let (checked, ids): (bool, Vec<Vec<u8>>) = redis::pipe()
+            .cmd("EXISTS")
+            .arg(&k.stalled_check)
+            .cmd("SMEMBERS")
             .arg(&k.stalled)
             .query_async(&mut self.connection())
             .await
             .map_err(wrap("read the stalled set"))?;
-        if ids.is_empty() {
+        if checked || ids.is_empty() {
             return Ok(());
         }
         let ids: Vec<JobId> = ids.iter().map(|raw| JobId::from_bytes(raw)).collect();

@@ -504,7 +504,10 @@ impl Transitions for RedisBackend {
 
     async fn move_stalled_jobs_to_wait(&self, check: &StalledCheck) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "move stalled jobs to wait";
-        self.repair_stalled_candidates().await?;
+        // A repair that fails leaves the check to run as before; the next one tries again.
+        if let Err(err) = self.repair_stalled_candidates().await {
+            tracing::warn!(target: "bullmq", error = %err, "could not repair the stalled candidates");
+        }
         let k = self.keys();
         let call = ScriptCall::default()
             .key(&k.stalled)

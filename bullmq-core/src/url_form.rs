@@ -28,16 +28,9 @@ pub struct UrlParts<'a> {
     pub fragment: Option<&'a str>,
 }
 
-/// Query keys either store reads (redis-rs, this crate's Sentinel URL, sqlx 0.8), besides
-/// `options[…]`. A raw `@` is expected in their values only.
-pub const KNOWN_KEYS: [&str; 23] = [
-    "db",
-    "protocol",
-    "user",
-    "pass",
-    "password",
-    "sentinel_username",
-    "sentinel_password",
+/// The URL parameters sqlx 0.8 reads, besides `options[…]` (the PostgreSQL backend refuses any
+/// other).
+pub const POSTGRES_KEYS: [&str; 17] = [
     "sslmode",
     "ssl-mode",
     "sslrootcert",
@@ -52,8 +45,20 @@ pub const KNOWN_KEYS: [&str; 23] = [
     "hostaddr",
     "port",
     "dbname",
+    "user",
+    "password",
     "application_name",
-    "options",
+];
+
+/// The query keys redis-rs and this crate's Sentinel URLs read.
+pub const REDIS_KEYS: [&str; 7] = [
+    "db",
+    "protocol",
+    "user",
+    "pass",
+    "password",
+    "sentinel_username",
+    "sentinel_password",
 ];
 
 /// `url` split as the `url` crate splits it, or `None` without `://` (a libpq keyword string).
@@ -138,7 +143,11 @@ pub fn decode(text: &str) -> String {
 /// Whether the (decoded) query key is one either store reads.
 #[must_use]
 pub fn is_known_key(decoded: &str) -> bool {
-    KNOWN_KEYS.contains(&decoded) || (decoded.starts_with("options[") && decoded.ends_with(']'))
+    REDIS_KEYS.contains(&decoded)
+        || POSTGRES_KEYS.contains(&decoded)
+        // sqlx's `options`, whole or as `options[…]`.
+        || decoded == "options"
+        || (decoded.starts_with("options[") && decoded.ends_with(']'))
 }
 
 /// Why `url` could be read two ways (so that part of a password could be taken for a host,

@@ -283,26 +283,8 @@ impl PostgresOptions {
 pub(crate) const NOT_BUILT: &str = "but bullmq-postgres was built without TLS support: enable \
      its `tls` feature (feature `tls` or `postgres-tls` of bullmq)";
 
-/// The URL parameters sqlx 0.8 reads (`options[…]` too); any other is refused.
-const PG_KEYS: [&str; 17] = [
-    "sslmode",
-    "ssl-mode",
-    "sslrootcert",
-    "ssl-root-cert",
-    "ssl-ca",
-    "sslcert",
-    "ssl-cert",
-    "sslkey",
-    "ssl-key",
-    "statement-cache-capacity",
-    "host",
-    "hostaddr",
-    "port",
-    "dbname",
-    "user",
-    "password",
-    "application_name",
-];
+// The URL parameters sqlx 0.8 reads (`options[…]` too); any other is refused.
+use bullmq_core::url_form::POSTGRES_KEYS as PG_KEYS;
 
 /// `key` for an error message: at most 40 characters, control characters escaped.
 fn printable(key: &str) -> String {

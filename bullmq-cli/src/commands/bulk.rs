@@ -52,6 +52,30 @@ pub(super) struct Step {
     pub(super) more: bool,
 }
 
+impl Step {
+    /// The step after a batch call that answered `batch`, for a command whose `matched` jobs
+    /// leave the selection as they are done: `left` counts what remains, only when a bar
+    /// shows the progress (piped, the jobs are counted once, at the end).
+    pub(super) async fn after<Fut>(
+        batch: bullmq::backend::Batch,
+        matched: u64,
+        left: impl FnOnce() -> Fut,
+    ) -> bullmq::Result<Self>
+    where
+        Fut: Future<Output = bullmq::Result<u64>>,
+    {
+        let done = if progress::visible() {
+            Some(matched.saturating_sub(left().await?))
+        } else {
+            None
+        };
+        Ok(Self {
+            done,
+            more: batch == bullmq::backend::Batch::More,
+        })
+    }
+}
+
 impl Plan<'_> {
     /// The summary of a dry run: how many jobs would change.
     pub(super) fn dry_run(&self, ctx: &Ctx, matched: u64) -> Result<(), Failure> {

@@ -1,7 +1,7 @@
 //! `promote QUEUE`: every delayed job ready now, in bounded batches.
 
 use bullmq::JobState;
-use bullmq::backend::{Admin as _, Batch};
+use bullmq::backend::Admin as _;
 
 use super::Ctx;
 use super::bulk::{Plan, Step, count};
@@ -24,23 +24,13 @@ pub(super) async fn run(ctx: &Ctx, queue_name: &str, bulk: &BulkArgs) -> Result<
     }
     let delayed = [bullmq::job::JobType::State(JobState::Delayed)];
     let left = || queue.get_job_count_by_types(&delayed);
-    // Counting after each batch only feeds the bar: piped, the jobs are counted once, at the end.
-    let show = crate::progress::visible();
     plan.run(
         ctx,
         bulk,
         matched,
         || async {
             let batch = queue.backend().promote_jobs(bulk.batch).await?;
-            let done = if show {
-                Some(matched.saturating_sub(left().await?))
-            } else {
-                None
-            };
-            Ok(Step {
-                done,
-                more: batch == Batch::More,
-            })
+            Step::after(batch, matched, &left).await
         },
         || async { Ok(matched.saturating_sub(left().await?)) },
     )

@@ -4,7 +4,7 @@
 //! while it runs is left for the next run; and a retried job has left the state, so running
 //! the command again (after ctrl-c) never retries a job twice.
 
-use bullmq::backend::{Admin as _, Batch, Lifecycle as _};
+use bullmq::backend::{Admin as _, Lifecycle as _};
 
 use super::Ctx;
 use super::bulk::{Plan, Step, count};
@@ -35,8 +35,6 @@ pub(super) async fn run(
     let before = queue.backend().clock().now_ms();
     let failed_type = [bullmq::job::JobType::State(finished.into())];
     let left = || queue.get_job_count_by_types(&failed_type);
-    // Counting after each batch only feeds the bar: piped, the jobs are counted once, at the end.
-    let show = crate::progress::visible();
     plan.run(
         ctx,
         bulk,
@@ -46,15 +44,7 @@ pub(super) async fn run(
                 .backend()
                 .retry_finished_jobs(finished, bulk.batch, before)
                 .await?;
-            let done = if show {
-                Some(matched.saturating_sub(left().await?))
-            } else {
-                None
-            };
-            Ok(Step {
-                done,
-                more: batch == Batch::More,
-            })
+            Step::after(batch, matched, &left).await
         },
         || async { Ok(matched.saturating_sub(left().await?)) },
     )

@@ -15,9 +15,9 @@ pub enum RunState {
     Closing,
     /// Closed.
     Closed,
-    /// Stopped on its own, not closed: a worker whose main loop ended (its backend was closed
-    /// by another user, or it panicked), or a pool past its restart limit. Not ready, not
-    /// live: restart it.
+    /// Stopped on its own, not closed: a worker whose main loop ended (its backend handle was
+    /// closed from outside the worker, or it panicked), or a pool past its restart limit. Not
+    /// ready, not live: restart it.
     Failed,
 }
 

@@ -77,7 +77,9 @@ async fn run<B: Backend, P: Processor<B>>(
     }
     while !shared.is_closing() {
         if shared.queue.backend().is_closing() {
-            return Err(Error::Closed("worker's backend (closed by another user)"));
+            return Err(Error::Closed(
+                "worker's backend handle (closed from outside the worker)",
+            ));
         }
         let busy =
             shared.active.load(Ordering::SeqCst) >= shared.concurrency.load(Ordering::SeqCst);

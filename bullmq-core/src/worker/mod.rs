@@ -558,7 +558,8 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     }
 
     /// Resolves when the main loop has ended: `Ok` once closed, `Err` with the cause when it
-    /// ended on its own (its backend was closed by another user, or it panicked), which is
+    /// ended on its own (its own backend handle, `worker.queue().backend()`, was closed from
+    /// outside, or it panicked), which is
     /// what a supervisor (a [`WorkerPool`](crate::WorkerPool)) restarts a worker on. Never
     /// resolves before [`run`](Self::run).
     pub async fn stopped(&self) -> std::result::Result<(), Arc<Error>> {

@@ -166,6 +166,8 @@ pub(crate) enum Command {
         #[command(flatten)]
         bulk: BulkArgs,
     },
+    /// A live view of every queue: counts, jobs/s in and out, failures, workers; keys act.
+    Top(crate::commands::TopArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -191,6 +193,7 @@ impl Command {
             | Self::Schedulers { .. }
             | Self::Metrics { .. }
             | Self::Events { .. }
+            | Self::Top(_)
             | Self::Completions { .. } => false,
         }
     }
@@ -214,6 +217,7 @@ impl Command {
             Self::Pause { .. } => "pause",
             Self::Resume { .. } => "resume",
             Self::Obliterate { .. } => "obliterate",
+            Self::Top(_) => "top",
             Self::Completions { .. } => "completions",
         }
     }

@@ -16,8 +16,10 @@ mod queues;
 mod remove;
 mod retry;
 mod schedulers;
+mod top;
 mod workers;
 
+pub(crate) use self::top::TopArgs;
 use crate::cli::{Cli, Command};
 use crate::fail::Failure;
 use crate::store::Store;
@@ -33,7 +35,8 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Completions { shell } = &cli.command {
         return completions::run(*shell);
     }
-    if (cli.read_only || read_only_env()) && cli.command.changes_something() {
+    let read_only = cli.read_only || read_only_env();
+    if read_only && cli.command.changes_something() {
         return Err(Failure::usage(format!(
             "refusing `{}`: read-only mode (--read-only or BULLMQ_READ_ONLY) forbids commands \
              that change something; run it without read-only mode, or with --dry-run to see \
@@ -80,6 +83,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Obliterate { queue, force, bulk } => {
             obliterate::run(&ctx, &queue, force, &bulk).await
         }
+        Command::Top(args) => top::run(&ctx, &args, read_only).await,
         Command::Completions { shell } => completions::run(shell),
     }
 }

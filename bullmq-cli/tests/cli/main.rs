@@ -14,3 +14,4 @@ mod errors;
 mod events;
 mod look;
 mod support;
+mod top;

@@ -168,6 +168,8 @@ pub(crate) enum Command {
     },
     /// A live view of every queue: counts, jobs/s in and out, failures, workers; keys act.
     Top(crate::commands::TopArgs),
+    /// Check the server, the scripts' and schema's versions, permissions and clocks; say each fix.
+    Doctor,
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -194,6 +196,7 @@ impl Command {
             | Self::Metrics { .. }
             | Self::Events { .. }
             | Self::Top(_)
+            | Self::Doctor
             | Self::Completions { .. } => false,
         }
     }
@@ -218,6 +221,7 @@ impl Command {
             Self::Resume { .. } => "resume",
             Self::Obliterate { .. } => "obliterate",
             Self::Top(_) => "top",
+            Self::Doctor => "doctor",
             Self::Completions { .. } => "completions",
         }
     }

@@ -4,6 +4,7 @@ mod add;
 mod bulk;
 mod clean;
 mod completions;
+mod doctor;
 mod drain;
 mod events;
 mod job;
@@ -83,6 +84,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Obliterate { queue, force, bulk } => {
             obliterate::run(&ctx, &queue, force, &bulk).await
         }
+        Command::Doctor => doctor::run(&ctx).await,
         Command::Top(args) => top::run(&ctx, &args, read_only).await,
         Command::Completions { shell } => completions::run(shell),
     }

@@ -10,6 +10,7 @@
 mod act;
 mod bulk_retry;
 mod cluster;
+mod doctor;
 mod errors;
 mod events;
 mod look;

@@ -170,6 +170,13 @@ pub(crate) enum Command {
     Top(crate::commands::TopArgs),
     /// Check the server, the scripts' and schema's versions, permissions and clocks; say each fix.
     Doctor,
+    /// Create, replace or remove a job scheduler.
+    #[command(subcommand)]
+    Scheduler(crate::commands::SchedulerCommand),
+    /// A queue's global concurrency (across all workers): read it, or set it, or --remove it.
+    Concurrency(crate::commands::ConcurrencyArgs),
+    /// A queue's global rate limit: read it, or set it (--max N --duration MS), or --remove it.
+    RateLimit(crate::commands::RateLimitArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -182,6 +189,9 @@ impl Command {
     pub(crate) fn changes_something(&self) -> bool {
         match self {
             Self::Add(_) | Self::Pause { .. } | Self::Resume { .. } => true,
+            Self::Scheduler(_) => true,
+            Self::Concurrency(args) => args.changes_something(),
+            Self::RateLimit(args) => args.changes_something(),
             Self::Retry { bulk, .. }
             | Self::Promote { bulk, .. }
             | Self::Remove { bulk, .. }
@@ -222,6 +232,9 @@ impl Command {
             Self::Obliterate { .. } => "obliterate",
             Self::Top(_) => "top",
             Self::Doctor => "doctor",
+            Self::Scheduler(command) => command.name(),
+            Self::Concurrency(_) => "concurrency",
+            Self::RateLimit(_) => "rate-limit",
             Self::Completions { .. } => "completions",
         }
     }

@@ -9,6 +9,7 @@ mod drain;
 mod events;
 mod job;
 mod jobs;
+mod limits;
 mod metrics;
 mod obliterate;
 mod pause;
@@ -16,10 +17,13 @@ mod promote;
 mod queues;
 mod remove;
 mod retry;
+mod scheduler;
 mod schedulers;
 mod top;
 mod workers;
 
+pub(crate) use self::limits::{ConcurrencyArgs, RateLimitArgs};
+pub(crate) use self::scheduler::SchedulerCommand;
 pub(crate) use self::top::TopArgs;
 use crate::cli::{Cli, Command};
 use crate::fail::Failure;
@@ -85,6 +89,9 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
             obliterate::run(&ctx, &queue, force, &bulk).await
         }
         Command::Doctor => doctor::run(&ctx).await,
+        Command::Scheduler(command) => scheduler::run(&ctx, &command).await,
+        Command::Concurrency(args) => limits::concurrency(&ctx, &args).await,
+        Command::RateLimit(args) => limits::rate_limit(&ctx, &args).await,
         Command::Top(args) => top::run(&ctx, &args, read_only).await,
         Command::Completions { shell } => completions::run(shell),
     }

@@ -13,6 +13,7 @@ mod cluster;
 mod doctor;
 mod errors;
 mod events;
+mod limits;
 mod look;
 mod support;
 mod top;

@@ -177,6 +177,8 @@ pub(crate) enum Command {
     Concurrency(crate::commands::ConcurrencyArgs),
     /// A queue's global rate limit: read it, or set it (--max N --duration MS), or --remove it.
     RateLimit(crate::commands::RateLimitArgs),
+    /// PostgreSQL: show the schema's pending migrations (--dry-run), or apply them.
+    Migrate(crate::commands::MigrateArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -192,6 +194,7 @@ impl Command {
             Self::Scheduler(_) => true,
             Self::Concurrency(args) => args.changes_something(),
             Self::RateLimit(args) => args.changes_something(),
+            Self::Migrate(args) => !args.dry_run,
             Self::Retry { bulk, .. }
             | Self::Promote { bulk, .. }
             | Self::Remove { bulk, .. }
@@ -235,6 +238,7 @@ impl Command {
             Self::Scheduler(command) => command.name(),
             Self::Concurrency(_) => "concurrency",
             Self::RateLimit(_) => "rate-limit",
+            Self::Migrate(_) => "migrate",
             Self::Completions { .. } => "completions",
         }
     }

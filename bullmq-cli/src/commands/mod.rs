@@ -11,6 +11,7 @@ mod job;
 mod jobs;
 mod limits;
 mod metrics;
+mod migrate;
 mod obliterate;
 mod pause;
 mod promote;
@@ -23,6 +24,7 @@ mod top;
 mod workers;
 
 pub(crate) use self::limits::{ConcurrencyArgs, RateLimitArgs};
+pub(crate) use self::migrate::MigrateArgs;
 pub(crate) use self::scheduler::SchedulerCommand;
 pub(crate) use self::top::TopArgs;
 use crate::cli::{Cli, Command};
@@ -92,6 +94,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Scheduler(command) => scheduler::run(&ctx, &command).await,
         Command::Concurrency(args) => limits::concurrency(&ctx, &args).await,
         Command::RateLimit(args) => limits::rate_limit(&ctx, &args).await,
+        Command::Migrate(args) => migrate::run(&ctx, &args).await,
         Command::Top(args) => top::run(&ctx, &args, read_only).await,
         Command::Completions { shell } => completions::run(shell),
     }

@@ -15,5 +15,6 @@ mod errors;
 mod events;
 mod limits;
 mod look;
+mod migrate;
 mod support;
 mod top;

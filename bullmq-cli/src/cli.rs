@@ -281,6 +281,17 @@ pub(crate) struct JobsArgs {
     /// Oldest first (asc) or newest first (desc).
     #[arg(long, value_enum, default_value_t = Sort::Desc)]
     pub(crate) sort: Sort,
+    /// Only jobs whose data contains this: JSON (an object or array, contained as jsonb's @>)
+    /// or else text.
+    #[arg(long, value_name = "JSON|TEXT")]
+    pub(crate) search: Option<String>,
+    /// Resume a search where it stopped (its `next_cursor`).
+    #[arg(long, requires = "search")]
+    pub(crate) cursor: Option<String>,
+    /// Redis: look at no more than this many jobs per search (a bounded scan).
+    #[arg(long, default_value_t = 10_000, requires = "search",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) scan_limit: u64,
 }
 
 /// `add`'s inputs.

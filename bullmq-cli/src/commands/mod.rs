@@ -20,6 +20,7 @@ mod remove;
 mod retry;
 mod scheduler;
 mod schedulers;
+mod search;
 mod top;
 mod workers;
 

@@ -16,5 +16,6 @@ mod events;
 mod limits;
 mod look;
 mod migrate;
+mod search;
 mod support;
 mod top;

@@ -179,6 +179,8 @@ pub(crate) enum Command {
     RateLimit(crate::commands::RateLimitArgs),
     /// PostgreSQL: show the schema's pending migrations (--dry-run), or apply them.
     Migrate(crate::commands::MigrateArgs),
+    /// A quick throughput check: add N jobs, process them at concurrency C, print jobs/s.
+    Bench(crate::commands::BenchArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -195,6 +197,7 @@ impl Command {
             Self::Concurrency(args) => args.changes_something(),
             Self::RateLimit(args) => args.changes_something(),
             Self::Migrate(args) => !args.dry_run,
+            Self::Bench(_) => true,
             Self::Retry { bulk, .. }
             | Self::Promote { bulk, .. }
             | Self::Remove { bulk, .. }
@@ -239,6 +242,7 @@ impl Command {
             Self::Concurrency(_) => "concurrency",
             Self::RateLimit(_) => "rate-limit",
             Self::Migrate(_) => "migrate",
+            Self::Bench(_) => "bench",
             Self::Completions { .. } => "completions",
         }
     }

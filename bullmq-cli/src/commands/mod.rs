@@ -1,6 +1,7 @@
 //! One file per command; [`run`] checks `--read-only`, then hands the command line to it.
 
 mod add;
+mod bench;
 mod bulk;
 mod clean;
 mod completions;
@@ -24,6 +25,7 @@ mod search;
 mod top;
 mod workers;
 
+pub(crate) use self::bench::BenchArgs;
 pub(crate) use self::limits::{ConcurrencyArgs, RateLimitArgs};
 pub(crate) use self::migrate::MigrateArgs;
 pub(crate) use self::scheduler::SchedulerCommand;
@@ -96,6 +98,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Concurrency(args) => limits::concurrency(&ctx, &args).await,
         Command::RateLimit(args) => limits::rate_limit(&ctx, &args).await,
         Command::Migrate(args) => migrate::run(&ctx, &args).await,
+        Command::Bench(args) => bench::run(&ctx, &args).await,
         Command::Top(args) => top::run(&ctx, &args, read_only).await,
         Command::Completions { shell } => completions::run(shell),
     }

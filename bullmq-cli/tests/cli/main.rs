@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod act;
+mod bench;
 mod bulk_retry;
 mod cluster;
 mod doctor;

@@ -99,6 +99,8 @@ async fn watch(
     let (keys_tx, mut keys) = unbounded_channel();
     std::thread::spawn(move || keys::read(&keys_tx));
     let mut ticker = tokio::time::interval(Duration::from_millis(args.interval));
+    // A slow poll delays the next one rather than triggering a burst of catch-up polls.
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let changed = Arc::clone(&board.changed);
     let mut event_redraw: Option<Instant> = None;
     loop {

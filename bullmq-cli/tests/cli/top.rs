@@ -140,8 +140,8 @@ async fn the_counts_move_and_keys_pause(store: Store) {
             .unwrap();
     }
     let top = Tmux::start(&store.args(&["top", "live", "--interval", "300"]));
-    top.until("3 waiting jobs", |s| {
-        shows(s, "live", &[(0, "running"), (1, "3")])
+    top.until("3 waiting jobs, rates from the event stream", |s| {
+        shows(s, "live", &[(0, "running"), (1, "3"), (11, "events")])
     })
     .await;
 
@@ -172,8 +172,8 @@ async fn the_counts_move_and_keys_pause(store: Store) {
     )
     .await
     .unwrap();
-    top.until("6 completed, 1 failed, none waiting", |s| {
-        shows(s, "live", &[(1, "0"), (4, "1"), (5, "6")])
+    top.until("6 completed, 1 failed, none waiting, 1 worker", |s| {
+        shows(s, "live", &[(1, "0"), (4, "1"), (5, "6"), (10, "1")])
     })
     .await;
     worker.close().await;

@@ -28,8 +28,8 @@ pub use bullmq_core::worker::{
 };
 pub use bullmq_core::{
     BackendError, BackendErrorKind, BulkJob, CheckedJobs, DEFAULT_PREFIX, Error, FailOutcome, Job,
-    JobFailure, JobId, JobOptions, JobRef, JobState, Prefix, Queue, QueueMetaInfo, QueueName,
-    Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode,
+    JobFailure, JobId, JobOptions, JobRef, JobState, LIB_VERSION, Prefix, Queue, QueueMetaInfo,
+    QueueName, Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode,
 };
 /// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
 pub use bullmq_cron as cron;

@@ -166,6 +166,21 @@ pub(crate) enum Command {
         #[command(flatten)]
         bulk: BulkArgs,
     },
+    /// A live view of every queue: counts, jobs/s in and out, failures, workers; keys act.
+    Top(crate::commands::TopArgs),
+    /// Check the server, the scripts' and schema's versions, permissions and clocks; say each fix.
+    Doctor,
+    /// Create, replace or remove a job scheduler.
+    #[command(subcommand)]
+    Scheduler(crate::commands::SchedulerCommand),
+    /// A queue's global concurrency (across all workers): read it, or set it, or --remove it.
+    Concurrency(crate::commands::ConcurrencyArgs),
+    /// A queue's global rate limit: read it, or set it (--max N --duration MS), or --remove it.
+    RateLimit(crate::commands::RateLimitArgs),
+    /// PostgreSQL: show the schema's pending migrations (--dry-run), or apply them.
+    Migrate(crate::commands::MigrateArgs),
+    /// A quick throughput check: add N jobs, process them at concurrency C, print jobs/s.
+    Bench(crate::commands::BenchArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -178,6 +193,11 @@ impl Command {
     pub(crate) fn changes_something(&self) -> bool {
         match self {
             Self::Add(_) | Self::Pause { .. } | Self::Resume { .. } => true,
+            Self::Scheduler(_) => true,
+            Self::Concurrency(args) => args.changes_something(),
+            Self::RateLimit(args) => args.changes_something(),
+            Self::Migrate(args) => !args.dry_run,
+            Self::Bench(_) => true,
             Self::Retry { bulk, .. }
             | Self::Promote { bulk, .. }
             | Self::Remove { bulk, .. }
@@ -191,6 +211,8 @@ impl Command {
             | Self::Schedulers { .. }
             | Self::Metrics { .. }
             | Self::Events { .. }
+            | Self::Top(_)
+            | Self::Doctor
             | Self::Completions { .. } => false,
         }
     }
@@ -214,6 +236,13 @@ impl Command {
             Self::Pause { .. } => "pause",
             Self::Resume { .. } => "resume",
             Self::Obliterate { .. } => "obliterate",
+            Self::Top(_) => "top",
+            Self::Doctor => "doctor",
+            Self::Scheduler(command) => command.name(),
+            Self::Concurrency(_) => "concurrency",
+            Self::RateLimit(_) => "rate-limit",
+            Self::Migrate(_) => "migrate",
+            Self::Bench(_) => "bench",
             Self::Completions { .. } => "completions",
         }
     }
@@ -256,6 +285,17 @@ pub(crate) struct JobsArgs {
     /// Oldest first (asc) or newest first (desc).
     #[arg(long, value_enum, default_value_t = Sort::Desc)]
     pub(crate) sort: Sort,
+    /// Only jobs whose data contains this: JSON (an object or array, contained as jsonb's @>)
+    /// or else text.
+    #[arg(long, value_name = "JSON|TEXT")]
+    pub(crate) search: Option<String>,
+    /// Resume a search where it stopped (its `next_cursor`).
+    #[arg(long, requires = "search")]
+    pub(crate) cursor: Option<String>,
+    /// Redis: look at no more than this many jobs per search (a bounded scan).
+    #[arg(long, default_value_t = 10_000, requires = "search",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) scan_limit: u64,
 }
 
 /// `add`'s inputs.

@@ -31,7 +31,7 @@ impl Failure {
 }
 
 /// An error's text as the middle of a sentence: without the full stop it may end with.
-pub(crate) fn cause(err: &impl std::fmt::Display) -> String {
+pub(crate) fn cause(err: &(impl std::fmt::Display + ?Sized)) -> String {
     err.to_string().trim_end().trim_end_matches('.').to_owned()
 }
 

@@ -43,6 +43,10 @@ fn password_of(url: &str) -> Option<&str> {
 /// Where the queues are: a connection's settings and how to name it.
 pub(crate) struct Store {
     options: ConnectOptions,
+    /// The URL as given (with its password: never printed).
+    url: String,
+    prefix: Option<String>,
+    schema: Option<String>,
     /// The URL without its password.
     shown: String,
     /// The prefix or schema asked for, shown in messages.
@@ -64,7 +68,7 @@ impl Store {
             .map_or("", |(s, _)| s)
             .to_ascii_lowercase();
         let is_redis = scheme.starts_with("redis") || scheme == "unix";
-        let mut options = ConnectOptions::new(url);
+        let mut options = ConnectOptions::new(url.clone());
         let mut namespace = None;
         if let Some(prefix) = &cli.prefix {
             let prefix = Prefix::new(prefix.clone()).map_err(|e| {
@@ -83,6 +87,9 @@ impl Store {
         }
         Ok(Self {
             options,
+            url,
+            prefix: cli.prefix.clone(),
+            schema: cli.schema.clone(),
             shown,
             namespace,
         })
@@ -96,10 +103,30 @@ impl Store {
         }
     }
 
+    /// The URL as given, password included: for connecting, never for printing.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `--prefix`, when given.
+    pub(crate) fn prefix(&self) -> Option<&str> {
+        self.prefix.as_deref()
+    }
+
+    /// `--schema`, when given.
+    pub(crate) fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
+    }
+
+    /// A backend for `queue`, or the library's own error.
+    pub(crate) async fn connect(&self, queue: &str) -> Result<AnyBackend, ConnectError> {
+        self.options.connect(queue).await
+    }
+
     /// A backend for `queue`, connected.
     pub(crate) async fn backend(&self, queue: &str) -> Result<AnyBackend, Failure> {
         queue_name(queue)?;
-        self.options.connect(queue).await.map_err(|e| match e {
+        self.connect(queue).await.map_err(|e| match e {
             ConnectError::UnknownScheme { .. } | ConnectError::FeatureNotCompiled { .. } => {
                 Failure::usage(format!("cannot use the store {}: {e}", self.shown))
             }

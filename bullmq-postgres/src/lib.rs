@@ -39,6 +39,10 @@ pub use options::{
     DEFAULT_POLL_INTERVAL, PostgresOptions,
 };
 pub use schema_name::{DEFAULT_SCHEMA, MAX_SCHEMA_NAME_LEN, SchemaName};
+pub use sql::Migration;
+/// Upstream's schema migrations, embedded verbatim and ordered by version: [`migrate`] applies
+/// those above the version a schema's ledger records (to show what is pending).
+pub use sql::migrations::ALL as MIGRATIONS;
 /// The sqlx this crate is built on, for callers that hand it their own connections.
 pub use sqlx;
 pub use transaction::AddInTransaction;

@@ -73,7 +73,7 @@ fn add_error(ctx: &Ctx, queue: &str, e: &bullmq::Error) -> Failure {
 }
 
 /// Job options from Node.js-style JSON (`{"attempts":3}`); `what` names where they came from.
-fn options(text: &str, what: &str) -> Result<JobOptions, Failure> {
+pub(super) fn options(text: &str, what: &str) -> Result<JobOptions, Failure> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         Failure::usage(format!(
             "{what} is not JSON: {e}; pass an object such as '{{\"attempts\":3,\"delay\":1000}}'"

@@ -42,6 +42,9 @@ pub(super) fn job_json(job: &Job, state: Option<JobState>, full: bool) -> Value 
 }
 
 pub(super) async fn run(ctx: &Ctx, args: &JobsArgs) -> Result<(), Failure> {
+    if let Some(search) = &args.search {
+        return super::search::run(ctx, args, search).await;
+    }
     let queue = ctx.store.queue(&args.queue).await?;
     let states: Vec<JobState> = match args.state {
         Some(s) => vec![s.state()],
@@ -71,7 +74,7 @@ pub(super) async fn run(ctx: &Ctx, args: &JobsArgs) -> Result<(), Failure> {
     output::list(ctx.format, &items, || text(&items, ctx.full))
 }
 
-fn text(items: &[Value], full: bool) -> String {
+pub(super) fn text(items: &[Value], full: bool) -> String {
     if items.is_empty() {
         return "no jobs".to_owned();
     }

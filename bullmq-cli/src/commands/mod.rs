@@ -1,23 +1,35 @@
 //! One file per command; [`run`] checks `--read-only`, then hands the command line to it.
 
 mod add;
+mod bench;
 mod bulk;
 mod clean;
 mod completions;
+mod doctor;
 mod drain;
 mod events;
 mod job;
 mod jobs;
+mod limits;
 mod metrics;
+mod migrate;
 mod obliterate;
 mod pause;
 mod promote;
 mod queues;
 mod remove;
 mod retry;
+mod scheduler;
 mod schedulers;
+mod search;
+mod top;
 mod workers;
 
+pub(crate) use self::bench::BenchArgs;
+pub(crate) use self::limits::{ConcurrencyArgs, RateLimitArgs};
+pub(crate) use self::migrate::MigrateArgs;
+pub(crate) use self::scheduler::SchedulerCommand;
+pub(crate) use self::top::TopArgs;
 use crate::cli::{Cli, Command};
 use crate::fail::Failure;
 use crate::store::Store;
@@ -33,7 +45,8 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
     if let Command::Completions { shell } = &cli.command {
         return completions::run(*shell);
     }
-    if (cli.read_only || read_only_env()) && cli.command.changes_something() {
+    let read_only = cli.read_only || read_only_env();
+    if read_only && cli.command.changes_something() {
         return Err(Failure::usage(format!(
             "refusing `{}`: read-only mode (--read-only or BULLMQ_READ_ONLY) forbids commands \
              that change something; run it without read-only mode, or with --dry-run to see \
@@ -80,6 +93,13 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Obliterate { queue, force, bulk } => {
             obliterate::run(&ctx, &queue, force, &bulk).await
         }
+        Command::Doctor => doctor::run(&ctx).await,
+        Command::Scheduler(command) => scheduler::run(&ctx, &command).await,
+        Command::Concurrency(args) => limits::concurrency(&ctx, &args).await,
+        Command::RateLimit(args) => limits::rate_limit(&ctx, &args).await,
+        Command::Migrate(args) => migrate::run(&ctx, &args).await,
+        Command::Bench(args) => bench::run(&ctx, &args).await,
+        Command::Top(args) => top::run(&ctx, &args, read_only).await,
         Command::Completions { shell } => completions::run(shell),
     }
 }

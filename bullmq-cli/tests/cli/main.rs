@@ -8,9 +8,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod act;
+mod bench;
 mod bulk_retry;
 mod cluster;
+mod doctor;
 mod errors;
 mod events;
+mod limits;
 mod look;
+mod migrate;
+mod search;
 mod support;
+mod top;

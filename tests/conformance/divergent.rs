@@ -133,6 +133,61 @@ pub async fn removing_the_unprocessed_children_releases_the_parent<S: Store>() {
     assert!(p.is_waiting().await.unwrap());
 }
 
+/// Removed children are not counted: of three children, one running, `remove_unprocessed_children`
+/// removes the two waiting ones and Redis counts 1 unprocessed (the running one) and lists
+/// it alone. Upstream's PostgreSQL `remove_unprocessed_children` deletes the two jobs but
+/// keeps their pending `job_dependency` rows, so its `get_dependency_counts` (and Node.js's
+/// `getDependenciesCount` on it, the same SQL) says 3, and the unprocessed list still names
+/// the removed two. Nothing of ours is involved: we run both commands as Node.js does.
+pub async fn removed_children_are_not_counted_as_unprocessed<S: Store>() {
+    use bullmq::backend::DependencyKind;
+    use bullmq::flow::{FlowJob, FlowProducer};
+    let ctx = Ctx::<S>::new("prune-count").await;
+    let kids = ctx.other("prune-kids").await;
+    let child =
+        |n: &str| FlowJob::new(kids.name().clone(), n, json!({})).opts(JobOptions::new().job_id(n));
+    let added = FlowProducer::new(ctx.backend().await)
+        .add(
+            FlowJob::new(ctx.name.clone(), "parent", json!({}))
+                .child(child("c1"))
+                .child(child("c2"))
+                .child(child("c3")),
+        )
+        .await
+        .unwrap();
+    let fetch = bullmq::backend::FetchParams {
+        token: LockToken::new("t"),
+        lock_duration: Duration::from_secs(30),
+        limiter: None,
+        worker_name: None,
+    };
+    let running = {
+        use bullmq::backend::Transitions as _;
+        kids.backend()
+            .move_to_active(&fetch)
+            .await
+            .unwrap()
+            .job
+            .unwrap()
+            .id
+    };
+    let p = ctx.queue.job(added.job.id.clone());
+    p.remove_unprocessed_children().await.unwrap();
+    let counts = p
+        .get_dependencies_count(&[DependencyKind::Unprocessed])
+        .await
+        .unwrap();
+    assert_eq!(counts, [(DependencyKind::Unprocessed, 1)]);
+    let page = ctx
+        .queue
+        .get_dependencies(&added.job.id, DependencyKind::Unprocessed, 0, None)
+        .await
+        .unwrap();
+    let listed: Vec<&str> = page.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(listed, [running.as_str()]);
+    assert_eq!(page.items.len(), 1, "{:?}", page.items);
+}
+
 /// Upstream's PostgreSQL keeps `data` (and `returnvalue`) as `jsonb`, which reorders keys
 /// (shorter first), keeps the last of duplicate keys and drops the text's formatting; Redis
 /// keeps the JSON text as written. Values are equal either way (see

@@ -84,7 +84,14 @@ pub async fn remove_checks_locks_at_the_backends_clock<S: Store>() {
 /// A stalled check on a host whose clock runs ahead of the lock holder's by less than the
 /// lock duration takes nothing back, however often it runs.
 pub async fn a_checker_ahead_by_less_than_the_lock_takes_nothing<S: Store>() {
-    let ctx = Ctx::<S>::new("skew-stalled").await;
+    // One second short of the 30 s lock's end at the holder's clock.
+    checks_ahead_take_nothing::<S>("skew-stalled", 29_000).await;
+}
+
+/// A job held with a 30 s lock at the holder's clock, then three stalled checks on a host
+/// `ahead_ms` ahead of it: none takes it back, and it stays active.
+pub(crate) async fn checks_ahead_take_nothing<S: Store>(queue: &str, ahead_ms: u64) {
+    let ctx = Ctx::<S>::new(queue).await;
     let start = now_ms();
     let holder = queue_at(&ctx, &ManualClock::new(start)).await;
     let id = holder
@@ -93,15 +100,15 @@ pub async fn a_checker_ahead_by_less_than_the_lock_takes_nothing<S: Store>() {
         .unwrap()
         .id;
     take_on::<S>(&holder, "t", Duration::from_secs(30)).await;
-    // 29 s ahead of the holder: one second short of the lock's end at the holder's clock.
-    let clock = ManualClock::new(start + 29_000);
+    let clock = ManualClock::new(start + ahead_ms);
     let checker = queue_at(&ctx, &clock).await;
     let check = StalledCheck {
         max_stalled_count: 1,
         stalled_interval: Duration::from_millis(1),
     };
     for _ in 0..3 {
-        // Each pass a little later, past the previous pass's throttle.
+        // Each pass a little later, past the previous pass's throttle (Redis's is a key
+        // that expires after 1 ms of the server's time).
         clock.advance(Duration::from_millis(200));
         tokio::time::sleep(Duration::from_millis(5)).await;
         let taken = checker

@@ -43,6 +43,15 @@ pub async fn an_expired_lock_is_refused<S: Store>() {
     assert!(ctx.job(&id).await.return_value.is_none());
 }
 
+/// The lock is a key that expires by the server's clock, so a stalled check on a host whose
+/// clock runs 31 s ahead of the holder's takes nothing from a 30 s lock. Upstream's
+/// PostgreSQL compares `locked_until_ms` (the holder's clock plus the lock) with the
+/// checker's clock and takes the job back (`tests/postgres/clock_skew.rs`): there, the skew
+/// between workers must stay under the lock duration less the renewal interval (R18).
+pub async fn a_checker_ahead_by_more_than_the_lock_takes_nothing<S: Store>() {
+    crate::clock_skew::checks_ahead_take_nothing::<S>("skew-past-lock", 31_000).await;
+}
+
 /// Upstream's PostgreSQL `move_active_to_wait` leaves the job where it is and answers as if it
 /// had moved it; Redis refuses with the lock's code.
 pub async fn move_to_wait_with_another_token_is_refused<S: Store>() {
@@ -136,9 +145,10 @@ pub async fn removing_the_unprocessed_children_releases_the_parent<S: Store>() {
 /// Removed children are not counted: of three children, one running, `remove_unprocessed_children`
 /// removes the two waiting ones and Redis counts 1 unprocessed (the running one) and lists
 /// it alone. Upstream's PostgreSQL `remove_unprocessed_children` deletes the two jobs but
-/// keeps their pending `job_dependency` rows, so its `get_dependency_counts` (and Node.js's
-/// `getDependenciesCount` on it, the same SQL) says 3, and the unprocessed list still names
-/// the removed two. Nothing of ours is involved: we run both commands as Node.js does.
+/// keeps their pending `job_dependency` rows, so its `get_dependency_counts` says 3 (as Node.js
+/// 6.7.6's `getDependenciesCount` does on its own PostgreSQL backend, checked with a Node.js
+/// script), and the unprocessed list still names the removed two. Nothing of ours is
+/// involved: we run both commands as Node.js does.
 pub async fn removed_children_are_not_counted_as_unprocessed<S: Store>() {
     use bullmq::backend::DependencyKind;
     use bullmq::flow::{FlowJob, FlowProducer};

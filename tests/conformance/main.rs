@@ -251,6 +251,7 @@ macro_rules! divergent_suite {
     ($store:ty) => {
         cases!($store;
             divergent::an_expired_lock_is_refused,
+            divergent::a_checker_ahead_by_more_than_the_lock_takes_nothing,
             divergent::move_to_wait_with_another_token_is_refused,
             divergent::log_by_id_returns_the_number_of_lines,
             divergent::removing_a_job_publishes_removed,

@@ -121,11 +121,11 @@ pub async fn concurrent_duplicate_adds_make_one_job<S: Store>() {
 pub async fn throttle_holds_for_the_ttl_even_after_the_job_ends<S: Store>() {
     let ctx = Ctx::<S>::new("dedup-throttle").await;
     let opts =
-        || JobOptions::new().deduplication(Deduplication::new("t").ttl(Duration::from_secs(3)));
+        || JobOptions::new().deduplication(Deduplication::new("t").ttl(Duration::from_secs(5)));
     let (seen, worker) = recording(&ctx).await;
     let first = ctx.add("d", json!(1), opts()).await;
     ctx.wait_state(&first, JobState::Completed).await;
-    // Finished, but within the 3 s TTL.
+    // Finished, but within the 5 s TTL.
     assert_eq!(ctx.add("d", json!(2), opts()).await, first);
     eventually("the TTL is over", WAIT, || async {
         ctx.queue
@@ -191,7 +191,7 @@ pub async fn replace_runs_only_the_last_delayed_job<S: Store>() {
     let mut sub = events.subscribe();
     let opts = || {
         JobOptions::new()
-            .delay(Duration::from_secs(2))
+            .delay(Duration::from_secs(3))
             .deduplication(
                 Deduplication::new("r")
                     .ttl(Duration::from_secs(10))

@@ -31,6 +31,34 @@ impl Clock for SystemClock {
     }
 }
 
+/// The wall clock set apart by a fixed offset: a host whose clock runs ahead (positive) or
+/// behind (negative) the others, for testing what clock skew does (RELIABILITY R18).
+///
+/// ```
+/// use bullmq_core::clock::{Clock, OffsetClock, SystemClock};
+///
+/// let behind = OffsetClock::new(-5_000);
+/// assert!(behind.now_ms() + 4_000 < SystemClock.now_ms());
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OffsetClock {
+    offset_ms: i64,
+}
+
+impl OffsetClock {
+    /// The wall clock plus `offset_ms` (negative: behind).
+    #[must_use]
+    pub const fn new(offset_ms: i64) -> Self {
+        Self { offset_ms }
+    }
+}
+
+impl Clock for OffsetClock {
+    fn now_ms(&self) -> u64 {
+        SystemClock.now_ms().saturating_add_signed(self.offset_ms)
+    }
+}
+
 /// A clock that only moves when told to.
 ///
 /// ```

@@ -43,6 +43,15 @@ pub async fn an_expired_lock_is_refused<S: Store>() {
     assert!(ctx.job(&id).await.return_value.is_none());
 }
 
+/// The lock is a key that expires by the server's clock, so a stalled check on a host whose
+/// clock runs 31 s ahead of the holder's takes nothing from a 30 s lock. Upstream's
+/// PostgreSQL compares `locked_until_ms` (the holder's clock plus the lock) with the
+/// checker's clock and takes the job back (`tests/postgres/clock_skew.rs`): there, the skew
+/// between workers must stay under the lock duration less the renewal interval (R18).
+pub async fn a_checker_ahead_by_more_than_the_lock_takes_nothing<S: Store>() {
+    crate::clock_skew::checks_ahead_take_nothing::<S>("skew-past-lock", 31_000).await;
+}
+
 /// Upstream's PostgreSQL `move_active_to_wait` leaves the job where it is and answers as if it
 /// had moved it; Redis refuses with the lock's code.
 pub async fn move_to_wait_with_another_token_is_refused<S: Store>() {
@@ -131,6 +140,62 @@ pub async fn removing_the_unprocessed_children_releases_the_parent<S: Store>() {
         .unwrap();
     assert_eq!(counts, [(bullmq::backend::DependencyKind::Unprocessed, 0)]);
     assert!(p.is_waiting().await.unwrap());
+}
+
+/// Removed children are not counted: of three children, one running, `remove_unprocessed_children`
+/// removes the two waiting ones and Redis counts 1 unprocessed (the running one) and lists
+/// it alone. Upstream's PostgreSQL `remove_unprocessed_children` deletes the two jobs but
+/// keeps their pending `job_dependency` rows, so its `get_dependency_counts` says 3 (as Node.js
+/// 6.7.6's `getDependenciesCount` does on its own PostgreSQL backend, checked with a Node.js
+/// script), and the unprocessed list still names the removed two. Nothing of ours is
+/// involved: we run both commands as Node.js does.
+pub async fn removed_children_are_not_counted_as_unprocessed<S: Store>() {
+    use bullmq::backend::DependencyKind;
+    use bullmq::flow::{FlowJob, FlowProducer};
+    let ctx = Ctx::<S>::new("prune-count").await;
+    let kids = ctx.other("prune-kids").await;
+    let child =
+        |n: &str| FlowJob::new(kids.name().clone(), n, json!({})).opts(JobOptions::new().job_id(n));
+    let added = FlowProducer::new(ctx.backend().await)
+        .add(
+            FlowJob::new(ctx.name.clone(), "parent", json!({}))
+                .child(child("c1"))
+                .child(child("c2"))
+                .child(child("c3")),
+        )
+        .await
+        .unwrap();
+    let fetch = bullmq::backend::FetchParams {
+        token: LockToken::new("t"),
+        lock_duration: Duration::from_secs(30),
+        limiter: None,
+        worker_name: None,
+    };
+    let running = {
+        use bullmq::backend::Transitions as _;
+        kids.backend()
+            .move_to_active(&fetch)
+            .await
+            .unwrap()
+            .job
+            .unwrap()
+            .id
+    };
+    let p = ctx.queue.job(added.job.id.clone());
+    p.remove_unprocessed_children().await.unwrap();
+    let counts = p
+        .get_dependencies_count(&[DependencyKind::Unprocessed])
+        .await
+        .unwrap();
+    assert_eq!(counts, [(DependencyKind::Unprocessed, 1)]);
+    let page = ctx
+        .queue
+        .get_dependencies(&added.job.id, DependencyKind::Unprocessed, 0, None)
+        .await
+        .unwrap();
+    let listed: Vec<&str> = page.jobs.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(listed, [running.as_str()]);
+    assert_eq!(page.items.len(), 1, "{:?}", page.items);
 }
 
 /// Upstream's PostgreSQL keeps `data` (and `returnvalue`) as `jsonb`, which reorders keys

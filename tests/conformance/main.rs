@@ -15,7 +15,9 @@
 use bullmq_test_support as support;
 
 mod backend;
+mod clock_skew;
 mod ctx;
+mod dedup;
 mod divergent;
 mod events;
 mod fleet;
@@ -144,6 +146,16 @@ macro_rules! suite {
             fleet::renewed_locks_are_reported,
             fleet::boxed_processors_of_different_types_share_a_collection,
             fleet::a_pool_autoscales_up_under_a_backlog_and_down_when_idle,
+            dedup::simple_deduplication_holds_until_the_job_ends,
+            dedup::concurrent_duplicate_adds_make_one_job,
+            dedup::throttle_holds_for_the_ttl_even_after_the_job_ends,
+            dedup::extend_restarts_the_ttl_with_each_add,
+            dedup::replace_runs_only_the_last_delayed_job,
+            clock_skew::remove_checks_locks_at_the_backends_clock,
+            clock_skew::a_checker_ahead_by_less_than_the_lock_takes_nothing,
+            clock_skew::renewed_locks_survive_a_skewed_stalled_check,
+            clock_skew::a_delay_is_due_at_the_producers_clock,
+            clock_skew::skewed_producers_and_workers_run_each_iteration_once,
         );
     };
 }
@@ -206,6 +218,7 @@ macro_rules! backend_suite {
             queries::get_ranges_orders_pages_and_drops_repeats,
             queries::dependency_counts_lists_and_values,
             queries::paginate_pages_processed_and_unprocessed_children,
+            queries::a_child_that_cannot_be_read_is_reported_beside_the_others,
             queries::scaling_signals_count_the_backlog_and_age_its_oldest_job,
             admin::pause_holds_claims_and_resume_releases_them,
             admin::drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs,
@@ -238,11 +251,13 @@ macro_rules! divergent_suite {
     ($store:ty) => {
         cases!($store;
             divergent::an_expired_lock_is_refused,
+            divergent::a_checker_ahead_by_more_than_the_lock_takes_nothing,
             divergent::move_to_wait_with_another_token_is_refused,
             divergent::log_by_id_returns_the_number_of_lines,
             divergent::removing_a_job_publishes_removed,
             divergent::waiting_for_no_children_skips_the_lock_check,
             divergent::removing_the_unprocessed_children_releases_the_parent,
+            divergent::removed_children_are_not_counted_as_unprocessed,
             divergent::data_is_kept_as_written,
             divergent::a_parent_removed_with_its_last_child_frees_its_own_deduplication_id,
         );

@@ -6,10 +6,10 @@
 use std::future::Future;
 
 use bullmq::backend::Backend;
-use bullmq::clock::ManualClock;
+use bullmq::clock::Clock;
 use bullmq::postgres::PostgresBackend;
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Prefix, QueueName};
+use bullmq::{JobId, Prefix, QueueName};
 
 use crate::support;
 use crate::support::postgres::SchemaGuard;
@@ -27,11 +27,34 @@ pub trait Store: Sized + Send + Sync + 'static {
 
     /// A new backend for `queue` that reads the time from `clock` (the section cases stop
     /// time to check the timestamps a move writes).
-    fn backend_at(
+    fn backend_at<C: Clock + Clone>(
         &self,
         queue: &QueueName,
-        clock: &ManualClock,
+        clock: &C,
     ) -> impl Future<Output = Self::B> + Send;
+
+    /// Writes job `id` of `queue` as another runtime might have, with raw commands: its
+    /// `opts` a JSON string instead of an object, which no reader can decode.
+    fn spoil_opts(&self, queue: &QueueName, id: &JobId) -> impl Future<Output = ()> + Send;
+}
+
+/// What [`Store::spoil_opts`] writes: JSON, but not an object.
+const SPOILED_OPTS: &str = r#""just text""#;
+
+/// The Redis key of job `id` of `queue` under `prefix`.
+fn hash_key(prefix: &Prefix, queue: &QueueName, id: &JobId) -> String {
+    format!("{}:{}:{}", prefix.as_str(), queue.as_str(), id.as_str())
+}
+
+/// `HSET <key> opts …` on `conn`.
+async fn spoil_hash(conn: &mut redis::aio::MultiplexedConnection, key: &str) {
+    let _: i64 = redis::cmd("HSET")
+        .arg(key)
+        .arg("opts")
+        .arg(SPOILED_OPTS)
+        .query_async(conn)
+        .await
+        .unwrap();
 }
 
 /// Redis, under a key prefix no other test uses.
@@ -58,8 +81,13 @@ impl Store for RedisStore {
             .unwrap_or_else(|e| panic!("connect to Redis at {}: {e}", support::redis_url()))
     }
 
-    async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> RedisBackend {
+    async fn backend_at<C: Clock + Clone>(&self, queue: &QueueName, clock: &C) -> RedisBackend {
         self.backend(queue).await.with_clock(clock.clone())
+    }
+
+    async fn spoil_opts(&self, queue: &QueueName, id: &JobId) {
+        let key = hash_key(&self.prefix, queue, id);
+        spoil_hash(&mut support::redis().await, &key).await;
     }
 }
 
@@ -90,8 +118,16 @@ impl Store for RedisClusterStore {
             .unwrap_or_else(|e| panic!("connect to the Redis Cluster at {url}: {e}"))
     }
 
-    async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> RedisBackend {
+    async fn backend_at<C: Clock + Clone>(&self, queue: &QueueName, clock: &C) -> RedisBackend {
         self.backend(queue).await.with_clock(clock.clone())
+    }
+
+    async fn spoil_opts(&self, queue: &QueueName, id: &JobId) {
+        let key = hash_key(&self.prefix, queue, id);
+        let cluster = support::redis_cluster::shared();
+        let port = cluster.owner_of(&key);
+        let mut node = support::redis_cluster::TestCluster::node(port).await;
+        spoil_hash(&mut node, &key).await;
     }
 }
 
@@ -114,7 +150,21 @@ impl Store for PostgresStore {
         self.schema.backend(queue.as_str()).await
     }
 
-    async fn backend_at(&self, queue: &QueueName, clock: &ManualClock) -> PostgresBackend {
+    async fn backend_at<C: Clock + Clone>(&self, queue: &QueueName, clock: &C) -> PostgresBackend {
         self.backend(queue).await.with_clock(clock.clone())
+    }
+
+    async fn spoil_opts(&self, queue: &QueueName, id: &JobId) {
+        use bullmq::postgres::sqlx;
+        let table = format!("\"{}\".job", self.schema.as_str());
+        sqlx::query(&format!(
+            "UPDATE {table} SET opts = $3::jsonb WHERE queue = $1 AND id = $2"
+        ))
+        .bind(queue.as_str())
+        .bind(id.as_str())
+        .bind(SPOILED_OPTS)
+        .execute(&mut support::postgres::admin().await)
+        .await
+        .unwrap();
     }
 }

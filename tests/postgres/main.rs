@@ -6,6 +6,7 @@
 
 use bullmq_test_support as support;
 
+mod clock_skew;
 mod events_load;
 #[cfg(feature = "flow")]
 mod flow_transaction;

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::scaling::ScalingSignals;
 use super::types::{DependencyKind, Range};
-use crate::job::FinishedState;
 use crate::job::JobType;
+use crate::job::{FinishedState, JobDecodeError};
 use crate::{Job, JobId, JobState, Result};
 
 /// Whether a job has finished (upstream: `isFinished`).
@@ -90,8 +90,23 @@ pub struct Page {
     pub items: Vec<(String, Option<String>)>,
     /// Items in the whole list.
     pub total: u64,
-    /// The jobs themselves, when asked for.
+    /// The jobs themselves, when asked for (a child that is gone has none).
     pub jobs: Vec<Job>,
+    /// Children whose stored fields could not be read, each with the reason; they are left
+    /// out of `jobs` (the rule of [`sort_listed`](crate::job::sort_listed)).
+    pub undecodable: Vec<(JobId, JobDecodeError)>,
+}
+
+impl Page {
+    /// Adds child `id` as read from the store (`None`: gone), by the rule of
+    /// [`sort_listed`](crate::job::sort_listed).
+    ///
+    /// # Errors
+    ///
+    /// `read`'s error when it is not [`Error::JobDecode`](crate::Error::JobDecode).
+    pub fn push_read(&mut self, id: &JobId, read: Result<Option<Job>>) -> Result<()> {
+        crate::job::sort_listed(id, read, &mut self.jobs, &mut self.undecodable)
+    }
 }
 
 /// Queries (upstream: `getState`, `isFinished`, `isMaxed`, `isJobInState`, `getJobData`,

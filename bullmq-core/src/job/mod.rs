@@ -1,6 +1,7 @@
 //! The job as stored: every field of upstream's job hash, typed.
 
 mod id;
+mod listed;
 mod state;
 
 use std::time::Duration;
@@ -8,6 +9,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 
 pub use id::JobId;
+pub use listed::sort_listed;
 pub use state::{FinishedState, JobState, JobType, UnknownState};
 
 use crate::options::{InvalidOption, JobOptions};

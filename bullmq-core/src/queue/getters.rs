@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use super::Queue;
 use crate::backend::{DependencyKind, JobLogs, Page, Queries, QueueMeta, Range, RateLimiter};
-use crate::job::{JobDecodeError, JobType};
-use crate::{Error, Job, JobId, JobState, Result};
+use crate::job::{JobDecodeError, JobType, sort_listed};
+use crate::{Job, JobId, JobState, Result};
 
 /// Every state, in the order upstream's `getJobCounts()` lists them when asked for none.
 const ALL_TYPES: [JobType; 7] = [
@@ -180,12 +180,8 @@ impl<B: Queries> Queue<B> {
             if out.jobs.len() >= wanted {
                 break;
             }
-            match self.backend.get_job(id).await {
-                Ok(Some(job)) => out.jobs.push(job),
-                Ok(None) => {}
-                Err(Error::JobDecode(reason)) => out.undecodable.push((id.clone(), reason)),
-                Err(other) => return Err(other),
-            }
+            let read = self.backend.get_job(id).await;
+            sort_listed(id, read, &mut out.jobs, &mut out.undecodable)?;
         }
         Ok(())
     }
@@ -313,6 +309,11 @@ impl<B: Queries> Queue<B> {
     /// failure reason for ignored ones. Upstream reads the unprocessed set for every kind but
     /// `processed`; here each kind reads its own list, so `Ignored` pages the ignored failures.
     /// Failed children are a sorted set the store's pager may not support.
+    ///
+    /// A child whose stored fields cannot be read (another runtime wrote them oddly) does not
+    /// fail the page, as it would in Node.js: its item stays, its job is left out of
+    /// `jobs` and named in the page's `undecodable` with the reason, as
+    /// [`get_jobs_checked`](Self::get_jobs_checked) reports them.
     pub async fn get_dependencies(
         &self,
         parent: &JobId,

@@ -18,6 +18,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod remove_at;
 mod repair;
 mod row;
 mod rows;

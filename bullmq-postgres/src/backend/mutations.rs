@@ -10,8 +10,8 @@ use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
 
 use super::jsonb::js_jsonb;
 use super::{
-    PostgresBackend, answered_refusal, millis, one_value, refusal, refusal_code, script_error,
-    sql_error, to_i32, to_i64, unexpected,
+    PostgresBackend, answered_refusal, millis, one_value, refusal_code, script_error, sql_error,
+    to_i32, to_i64, unexpected,
 };
 use crate::lanes::{OnLane as _, Query};
 use crate::sql::commands;
@@ -151,18 +151,16 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn remove(&self, job_id: &JobId, remove_children: bool) -> Result<bool> {
-        let rows = sqlx::query(commands::REMOVE.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(remove_children)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(refusal("remove", Some(job_id.as_str())))?;
-        // How many jobs went (the subtree counts); 0 when locked, or when the job is missing.
-        let removed: i32 = one_value(rows, "n", "remove")?;
+        // How many jobs went (the subtree counts); 0 when locked at this backend's clock, or
+        // when the job is missing.
+        let removed = self.remove_at_clock(job_id, remove_children).await?;
         Ok(removed > 0)
     }
 
+    /// Upstream's function reads no clock: it skips every active child and every child that
+    /// holds a token, whether or not the lock has run out (Redis removes an active child whose
+    /// lock key expired). Only active jobs hold a token, so no time of ours would change
+    /// what it removes; it runs as it is.
     async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
         sqlx::query(commands::REMOVE_UNPROCESSED_CHILDREN.text)
             .bind(self.queue_name())

@@ -718,8 +718,10 @@ impl Queries for PostgresBackend {
             page.items.push((key, value));
             if fetch_jobs {
                 let id: Option<String> = row.try_get("id").map_err(sql_error(WHAT))?;
-                if id.is_some() {
-                    page.jobs.push(job_from_row(row)?);
+                // No row joined: the child is gone.
+                if let Some(id) = id {
+                    let read = job_from_row(row).map(Some).map_err(Into::into);
+                    page.push_read(&JobId::from(id), read)?;
                 }
             }
         }

@@ -223,9 +223,8 @@ impl RedisBackend {
             for ((member, _), fields) in got.items.iter().zip(got.jobs) {
                 let id = parse_node_key(member).map_or_else(|| member.clone(), |k| k.id);
                 // An empty hash: the child is gone.
-                if let Some(job) = reply::job(&id, fields) {
-                    page.jobs.push(job?);
-                }
+                let read = reply::job(&id, fields).transpose().map_err(Into::into);
+                page.push_read(&JobId::from(id), read)?;
             }
             page.items.extend(got.items);
             let taken = u64::try_from(page.items.len()).unwrap_or(u64::MAX);

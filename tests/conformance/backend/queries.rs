@@ -677,3 +677,44 @@ pub async fn scaling_signals_count_the_backlog_and_age_its_oldest_job<S: Store>(
         None
     );
 }
+
+/// A child another runtime wrote oddly (its `opts` not an object, written with raw commands)
+/// does not fail the listing of its parent's children: its item stays, the others' jobs are
+/// read, and it is named with the field at fault, as `get_jobs_checked` names such jobs.
+pub async fn a_child_that_cannot_be_read_is_reported_beside_the_others<S: Store>() {
+    let s = Sec::<S>::new().await;
+    let kids = s.sibling("kids").await;
+    let children: Vec<(&str, JobOptions)> = ["a", "b", "c"]
+        .into_iter()
+        .map(|c| (c, JobOptions::new()))
+        .collect();
+    s.family("p", "kids", &children).await;
+    complete_on(kids.backend(), &id("a"), r#""A""#).await;
+    s.store.spoil_opts(kids.name(), &id("a")).await;
+    s.store.spoil_opts(kids.name(), &id("c")).await;
+    let p = id("p");
+    for (kind, good, bad) in [
+        (DependencyKind::Unprocessed, vec!["b"], vec!["c"]),
+        (DependencyKind::Processed, vec![], vec!["a"]),
+    ] {
+        for page in [
+            s.b.paginate(&p, kind, 0, u64::MAX, true).await.unwrap(),
+            s.queue.get_dependencies(&p, kind, 0, None).await.unwrap(),
+        ] {
+            let read: Vec<&str> = page.jobs.iter().map(|j| j.id.as_str()).collect();
+            assert_eq!(read, good, "{kind:?}");
+            let named: Vec<&str> = page.undecodable.iter().map(|(id, _)| id.as_str()).collect();
+            assert_eq!(named, bad, "{kind:?}");
+            for (id, reason) in &page.undecodable {
+                assert_eq!(
+                    (reason.field, reason.job_id.as_str()),
+                    ("opts", id.as_str())
+                );
+            }
+            assert_eq!(page.items.len(), good.len() + bad.len(), "{kind:?}");
+        }
+    }
+    // The child itself still reads as undecodable, not as missing.
+    let err = kids.get_job(&id("c")).await.unwrap_err();
+    assert!(matches!(err, Error::JobDecode(_)), "{err}");
+}

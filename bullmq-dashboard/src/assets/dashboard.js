@@ -1,4 +1,5 @@
-// bullmq dashboard: live counts from the page's server-sent events, and confirmations.
+// bullmq dashboard: live counts from the page's server-sent events, a bulk run's progress,
+// and confirmations.
 // The pages work without it; it only keeps numbers fresh.
 (function () {
   "use strict";
@@ -23,6 +24,10 @@
         });
       });
     });
+  }
+  // A bulk run's page reloads itself until the run has finished.
+  if (document.querySelector("[data-reload]")) {
+    window.setTimeout(function () { window.location.reload(); }, 1000);
   }
   document.querySelectorAll("button.danger").forEach(function (button) {
     button.addEventListener("click", function (event) {

@@ -6,6 +6,7 @@ pub(crate) mod layout;
 pub(crate) mod metrics;
 pub(crate) mod overview;
 pub(crate) mod queue;
+pub(crate) mod run;
 pub(crate) mod schedulers;
 pub(crate) mod workers;
 

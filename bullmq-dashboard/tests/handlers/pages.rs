@@ -70,6 +70,21 @@ async fn queue_page_lists_sorts_and_searches(store: Store) {
         body.contains("needle-job") && !body.contains(">later<"),
         "{body}"
     );
+    // A value in the data, in any case, at any depth; and nothing for a value no job has.
+    let by_data = get(&app, &fx.path("?state=waiting&q=ME")).await;
+    let body = by_data.ok();
+    assert!(
+        body.contains("needle-job") && body.contains("Searched"),
+        "{body}"
+    );
+    let by_number = get(&app, &fx.path("?state=failed&q=2")).await;
+    assert!(by_number.ok().contains("fail-one"), "{}", by_number.body);
+    let nothing = get(&app, &fx.path("?state=waiting&q=no-such-value")).await;
+    let body = nothing.ok();
+    assert!(
+        body.contains("No job.") && !body.contains("needle-job"),
+        "{body}"
+    );
     let bad = get(&app, &fx.path("?state=sleeping")).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(

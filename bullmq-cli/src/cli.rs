@@ -166,6 +166,8 @@ pub(crate) enum Command {
         #[command(flatten)]
         bulk: BulkArgs,
     },
+    /// Serve the web dashboard for the store's queues (full access unless --read-only).
+    Dashboard(DashboardArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -191,6 +193,7 @@ impl Command {
             | Self::Schedulers { .. }
             | Self::Metrics { .. }
             | Self::Events { .. }
+            | Self::Dashboard(_)
             | Self::Completions { .. } => false,
         }
     }
@@ -214,9 +217,19 @@ impl Command {
             Self::Pause { .. } => "pause",
             Self::Resume { .. } => "resume",
             Self::Obliterate { .. } => "obliterate",
+            Self::Dashboard(_) => "dashboard",
             Self::Completions { .. } => "completions",
         }
     }
+}
+
+/// `dashboard`'s options.
+#[derive(Debug, Args)]
+pub(crate) struct DashboardArgs {
+    /// The address to serve on; anyone who reaches it may act on the queues unless
+    /// --read-only, so keep it on a loopback address or behind an authenticating proxy.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:3000")]
+    pub(crate) listen: String,
 }
 
 /// What every command that changes many jobs takes.

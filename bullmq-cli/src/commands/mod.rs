@@ -4,6 +4,7 @@ mod add;
 mod bulk;
 mod clean;
 mod completions;
+mod dashboard;
 mod drain;
 mod events;
 mod job;
@@ -42,6 +43,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         )));
     }
     let store = Store::from_cli(&cli)?;
+    let served = dashboard::Served::of(&cli, cli.read_only || read_only_env());
     let ctx = Ctx {
         store,
         format: cli.output,
@@ -80,6 +82,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Obliterate { queue, force, bulk } => {
             obliterate::run(&ctx, &queue, force, &bulk).await
         }
+        Command::Dashboard(args) => dashboard::run(&ctx, &args, served).await,
         Command::Completions { shell } => completions::run(shell),
     }
 }

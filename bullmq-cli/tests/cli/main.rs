@@ -10,6 +10,7 @@
 mod act;
 mod bulk_retry;
 mod cluster;
+mod dashboard;
 mod errors;
 mod events;
 mod look;

@@ -1,6 +1,7 @@
 //! The pages: server-rendered HTML, readable without JavaScript.
 
 pub(crate) mod bulk;
+pub(crate) mod flow;
 pub(crate) mod job;
 pub(crate) mod layout;
 pub(crate) mod metrics;

@@ -100,6 +100,12 @@ async fn job_page_shows_its_fields_and_cuts_a_huge_return_value(store: Store) {
     let app = fx.app();
     let failed = get(&app, &fx.path(&format!("/jobs/{}", fx.failed.as_str()))).await;
     let body = failed.ok();
+    // One attempt, failed, with its worker and the first line of its error.
+    let attempts = &body[body.find("table class=\"attempts\"").expect("the attempts")..];
+    assert!(
+        attempts.contains("<td class=\"num\">1</td><td>failed</td>") && attempts.contains("boom"),
+        "{attempts}"
+    );
     assert!(
         body.contains("fail-one") && body.contains("boom") && body.contains("failed"),
         "{body}"
@@ -248,7 +254,7 @@ async fn a_job_page_links_its_parent_and_children(store: Store) {
     let page = get(&app, &fx.path(&format!("/jobs/{parent}"))).await;
     let body = page.ok();
     assert!(
-        body.contains("Children")
+        body.contains("Flow")
             && body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{child}")))),
         "{body}"
     );
@@ -258,6 +264,16 @@ async fn a_job_page_links_its_parent_and_children(store: Store) {
         body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{parent}")))),
         "{body}"
     );
+    // The tree: the parent, and the child highlighted below it.
+    let tree = &body[body.find("ul class=\"tree\"").expect("a flow tree")..];
+    let (at_parent, at_child) = (
+        tree.find(&format!("/jobs/{parent}\"")).unwrap(),
+        tree.find(&format!(
+            "<strong class=\"current\">{queue} / {child}</strong>"
+        ))
+        .unwrap(),
+    );
+    assert!(at_parent < at_child, "{tree}");
     let waiting_children = get(&app, &fx.path("?state=waiting-children")).await;
     assert!(
         waiting_children.ok().contains(">parent<"),

@@ -80,6 +80,18 @@ try {
   );
   const after = Number(await cell.textContent());
   steps.push(`the overview's live waiting count rose from ${before} to ${after} while a producer ran`);
+  // Its jobs in over the last minute, from the event stream.
+  await page.waitForFunction(
+    (selector) => Number(document.querySelector(selector)?.textContent) > 0,
+    `tr[data-queue="${LIVE_QUEUE}"] td[data-rate="in"]`,
+    { timeout: WAIT },
+  );
+  const rate = await page.locator(`tr[data-queue="${LIVE_QUEUE}"] td[data-rate="in"]`).textContent();
+  steps.push(`the overview shows ${rate} job(s) in over the last minute`);
+  // The queue's page lists its events as they come.
+  await page.goto(`${BASE}/c/main/q/${encodeURIComponent(LIVE_QUEUE)}`);
+  await page.locator("[data-events] li", { hasText: "added" }).first().waitFor();
+  steps.push("the producer's queue page lists its added events live");
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
 
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {

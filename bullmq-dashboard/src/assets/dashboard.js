@@ -22,7 +22,36 @@
             if (cell.textContent !== text) { cell.textContent = text; cell.classList.add("changed"); }
           });
         });
+        if (msg.rates) {
+          Object.keys(msg.rates).forEach(function (rate) {
+            scope.querySelectorAll('[data-rate="' + rate + '"]').forEach(function (cell) {
+              var value = msg.rates[rate];
+              cell.textContent = value === null ? "-" : String(value) + (rate === "failurePct" ? " %" : "");
+            });
+          });
+        }
       });
+    });
+    // A queue's page lists its events as they come, newest first, the last 20.
+    var list = document.querySelector("[data-events]");
+    source.addEventListener("job", function (event) {
+      var msg;
+      if (!list) { return; }
+      try { msg = JSON.parse(event.data); } catch (e) { return; }
+      var item = document.createElement("li");
+      var when = document.createElement("span");
+      when.className = "muted";
+      when.textContent = new Date().toLocaleTimeString() + " ";
+      item.appendChild(when);
+      item.appendChild(document.createTextNode(msg.event + " "));
+      if (msg.jobId) {
+        var link = document.createElement("a");
+        link.href = window.location.pathname + "/jobs/" + encodeURIComponent(msg.jobId);
+        link.textContent = msg.jobId;
+        item.appendChild(link);
+      }
+      list.insertBefore(item, list.firstChild);
+      while (list.children.length > 20) { list.removeChild(list.lastChild); }
     });
   }
   // A bulk run's page reloads itself until the run has finished.

@@ -207,6 +207,11 @@ pub(crate) async fn queue_page(
                 a href=(view.href(&format!("{here}?state={}&sort={}&page={}", state.as_str(), if asc {"oldest"} else {"newest"}, page_no + 1))) { "next →" }
             }
         }
+        section.events {
+            h2 { "Events" }
+            p.muted { "As they happen, from the queue's event stream (needs JavaScript)." }
+            ol.events data-events {}
+        }
         @if opened.access.can_act() { (queue_actions(&view, c, n, state, paused)) }
     };
     let crumbs = [(c.to_owned(), "/".to_owned()), (n.to_owned(), here.clone())];

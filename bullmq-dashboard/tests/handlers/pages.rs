@@ -191,6 +191,29 @@ both_stores!(a_corrupt_job_shows_as_such_in_its_list);
 
 /// The first event of an SSE response.
 async fn first_event(app: &axum::Router, path: &str) -> String {
+    let mut body = event_stream(app, path).await;
+    read_until(&mut body, "\n\n").await
+}
+
+/// The text of an SSE response read until it holds `needle` (a bound on the wait so that a
+/// missing event fails the test instead of hanging it).
+async fn read_until(body: &mut axum::body::Body, needle: &str) -> String {
+    let mut text = String::new();
+    let read = async {
+        while !text.contains(needle) {
+            let frame = body.frame().await.expect("an event").unwrap();
+            if let Ok(data) = frame.into_data() {
+                text.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    };
+    let done = tokio::time::timeout(std::time::Duration::from_secs(120), read).await;
+    assert!(done.is_ok(), "no {needle:?} in the stream: {text}");
+    text
+}
+
+/// An SSE response's body.
+async fn event_stream(app: &axum::Router, path: &str) -> axum::body::Body {
     let request = axum::http::Request::get(path)
         .body(axum::body::Body::empty())
         .unwrap();
@@ -204,15 +227,7 @@ async fn first_event(app: &axum::Router, path: &str) -> String {
         .unwrap()
         .to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
-    let mut body = response.into_body();
-    let mut text = String::new();
-    while !text.contains("\n\n") {
-        let frame = body.frame().await.expect("an event").unwrap();
-        if let Ok(data) = frame.into_data() {
-            text.push_str(&String::from_utf8_lossy(&data));
-        }
-    }
-    text
+    response.into_body()
 }
 
 async fn live_counts_stream(store: Store) {
@@ -233,6 +248,37 @@ async fn live_counts_stream(store: Store) {
     assert_eq!(state, Some(JobState::Waiting));
 }
 both_stores!(live_counts_stream);
+
+async fn live_events_come_from_the_event_stream(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let mut queue_body = event_stream(&app, &fx.path("/live")).await;
+    let first = read_until(&mut queue_body, "\n\n").await;
+    assert!(first.starts_with("event: counts"), "{first}");
+    let mut overview_body = event_stream(&app, "/admin/live").await;
+    read_until(&mut overview_body, &fx.name).await;
+    let added = fx
+        .queue
+        .add(
+            "announced",
+            &serde_json::json!({}),
+            bullmq::JobOptions::default(),
+        )
+        .await
+        .unwrap();
+    // The queue's stream passes the event on, then the counts it changed.
+    let text = read_until(&mut queue_body, "\"waiting\":2").await;
+    assert!(
+        text.contains("event: job")
+            && text.contains(&format!("\"jobId\":\"{}\"", added.id.as_str()))
+            && text.contains("\"event\":\"added\""),
+        "{text}"
+    );
+    // The overview counts the job in its last minute's rates.
+    let text = read_until(&mut overview_body, "\"in\":1").await;
+    assert!(text.contains("\"rates\""), "{text}");
+}
+both_stores!(live_events_come_from_the_event_stream);
 
 async fn a_job_page_links_its_parent_and_children(store: Store) {
     let fx = Fixture::new(store).await;

@@ -1,5 +1,5 @@
-//! Bulk runs on the jobs a search matched: each runs in a task of its own, and its progress
-//! is kept here for the run's page to show while it works.
+//! Bulk runs (every job of a state, or a search's matches): each runs in a task of its own,
+//! and its progress is kept here for the run's page to show while it works.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,9 +20,34 @@ pub(crate) struct Run {
     done: AtomicU64,
     failed: AtomicU64,
     finished: AtomicBool,
+    /// Why it stopped before the end, if it did.
+    stopped: Mutex<Option<String>>,
 }
 
 impl Run {
+    /// Sets the jobs acted on so far (a batch's progress, counted by the store).
+    pub(crate) fn set_done(&self, done: u64) {
+        self.done.store(done, Ordering::Relaxed);
+    }
+
+    /// Adds `n` jobs acted on.
+    pub(crate) fn add_done(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Records why the run stopped early.
+    pub(crate) fn stop(&self, why: String) {
+        *self.stopped.lock().unwrap_or_else(PoisonError::into_inner) = Some(why);
+    }
+
+    /// Why the run stopped early, if it did.
+    pub(crate) fn stopped(&self) -> Option<String> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Jobs acted on so far.
     pub(crate) fn done(&self) -> u64 {
         self.done.load(Ordering::Relaxed)
@@ -67,8 +92,8 @@ pub(crate) struct NewRun {
     pub(crate) queue: String,
     pub(crate) action: BulkAction,
     pub(crate) state: JobState,
-    /// The search it runs on.
-    pub(crate) needle: String,
+    /// The search it runs on, if any (else every job of the state).
+    pub(crate) needle: Option<String>,
     /// Jobs matched when it started.
     pub(crate) total: u64,
 }
@@ -82,6 +107,7 @@ impl Runs {
             done: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             finished: AtomicBool::new(false),
+            stopped: Mutex::new(None),
         });
         // A poisoned lock only means another request panicked; the list is still whole.
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);

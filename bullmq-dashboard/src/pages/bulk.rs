@@ -60,7 +60,7 @@ pub(crate) async fn bulk_page(
             @if let Some(scanned) = partial { p.muted { "Only the first " (scanned) " jobs of the state were searched." } }
         } @else {
             h1 { (action.verb()) " every " (state.as_str()) " job of " (n) }
-            p.count { "This will " (action.verb()) " " strong data-bulk-count { (count) } " job(s) now in state " (state.as_str()) ", in batches." }
+            p.count { "This will " (action.verb()) " " strong data-bulk-count { (count) } " job(s) now in state " (state.as_str()) ", in batches, showing its progress." }
         }
         @if opened.access.can_act() {
             (view.form(&urls::queue_sub(c, n, "bulk"), &format!("{} {count} job(s)", action.verb()), &html!{

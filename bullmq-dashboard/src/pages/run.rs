@@ -31,7 +31,10 @@ pub(crate) async fn run_page(
     let what = &run.what;
     let back = format!("{}?state={}", urls::queue(c, n), what.state.as_str());
     let body = html! {
-        h1 { (what.action.verb()) " " (what.state.as_str()) " jobs of " (n) " matching “" (what.needle) "”" }
+        h1 {
+            (what.action.verb()) " " (what.state.as_str()) " jobs of " (n)
+            @if let Some(needle) = &what.needle { " matching “" (needle) "”" }
+        }
         div.run data-reload[!finished] {
             progress value=(done + failed) max=(what.total.max(1)) {}
             p.run-status {
@@ -41,6 +44,7 @@ pub(crate) async fn run_page(
                 @if failed > 0 { ", " (failed) " skipped (gone, moved or held by a worker meanwhile)" }
                 "."
             }
+            @if let Some(why) = run.stopped() { p.error { "Stopped early: " (why) } }
         }
         p { a href=(view.href(&back)) { "back to the queue" } }
     };

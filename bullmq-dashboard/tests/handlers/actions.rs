@@ -5,13 +5,27 @@ use axum::http::StatusCode;
 use bullmq::job::{JobState, JobType};
 
 use crate::both_stores;
-use crate::support::{Fixture, Session, Store, get};
+use crate::support::{Answer, Fixture, Session, Store, get};
 
 async fn count(fx: &Fixture, state: JobState) -> u64 {
     fx.queue
         .get_job_count_by_types(&[JobType::State(state)])
         .await
         .unwrap()
+}
+
+/// The page of the bulk run `started` redirected to, once the run has finished.
+async fn finished_run(app: &axum::Router, s: &Session, started: &Answer) -> String {
+    assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.body);
+    let run = started.location();
+    assert!(run.contains("/bulk/runs/"), "{run}");
+    bullmq_test_support::eventually(
+        "the bulk run to finish",
+        std::time::Duration::from_secs(60),
+        || async move { s.get(app, run).await.ok().contains("Finished: ") },
+    )
+    .await;
+    s.get(app, run).await.ok().to_owned()
 }
 
 async fn job_actions_retry_promote_and_remove(store: Store) {
@@ -196,12 +210,8 @@ async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
             &[("state", "failed"), ("action", "retry")],
         )
         .await;
-    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
-    assert!(
-        retried.location().contains("retry%201%20failed"),
-        "{}",
-        retried.location()
-    );
+    let page = finished_run(&app, &s, &retried).await;
+    assert!(page.contains("1</span> of 1 job(s) retried"), "{page}");
     assert_eq!(count(&fx, JobState::Failed).await, 0);
     assert_eq!(count(&fx, JobState::Waiting).await, waiting + 1);
     let removed = s
@@ -211,7 +221,8 @@ async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
             &[("state", "completed"), ("action", "remove")],
         )
         .await;
-    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    let page = finished_run(&app, &s, &removed).await;
+    assert!(page.contains("2</span> of 2 job(s) removed"), "{page}");
     assert_eq!(count(&fx, JobState::Completed).await, 0);
     let refused = s
         .post(

@@ -91,7 +91,8 @@ try {
   // The queue's page lists its events as they come.
   await page.goto(`${BASE}/c/main/q/${encodeURIComponent(LIVE_QUEUE)}`);
   await page.locator("[data-events] li", { hasText: "added" }).first().waitFor();
-  steps.push("the producer's queue page lists its added events live");
+  await page.locator("[data-stale]").waitFor({ state: "visible" });
+  steps.push("the producer's queue page lists its added events live and says its list moved");
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
 
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {

@@ -34,8 +34,10 @@
     });
     // A queue's page lists its events as they come, newest first, the last 20.
     var list = document.querySelector("[data-events]");
+    var stale = document.querySelector("[data-stale]");
     source.addEventListener("job", function (event) {
       var msg;
+      if (stale) { stale.hidden = false; }
       if (!list) { return; }
       try { msg = JSON.parse(event.data); } catch (e) { return; }
       var item = document.createElement("li");

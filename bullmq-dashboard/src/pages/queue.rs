@@ -198,6 +198,8 @@ pub(crate) async fn queue_page(
         @if let (Some(found), Some(needle)) = (&search, &needle) {
             (search_note(&view, &opened, state, found, needle))
         }
+        // Shown by the live script when the queue's event stream says a job moved.
+        p.notice.stale data-stale hidden { "Jobs have moved since this list was read: " a href="" { "read it again" } }
         (job_table(&view, &opened, state, &rows))
         nav.pages {
             @if page_no > 0 {

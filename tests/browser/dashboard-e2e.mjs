@@ -3,6 +3,7 @@
 // on a search and see the counts change, watch a live count rise while a producer runs;
 // screenshots at desktop and phone widths, light and dark.
 // Env: BASE (the dashboard's URL, no trailing slash), QUEUE, FAILED (a failed job's id),
+// SHOWN (another failed job's id, the job page of the screenshots),
 // NEEDLE (a value in a waiting job's data), NEEDLE_NAME (that job's name), BULK (a value in
 // the data of BULK_COUNT failed jobs), LIVE_QUEUE (a queue a producer is filling), STORE (a
 // label for the screenshots' names), OUT (where screenshots go). Prints one JSON line.
@@ -11,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-const { BASE, QUEUE, FAILED, NEEDLE, NEEDLE_NAME, BULK, BULK_COUNT, LIVE_QUEUE, STORE, OUT } = process.env;
+const { BASE, QUEUE, FAILED, SHOWN, NEEDLE, NEEDLE_NAME, BULK, BULK_COUNT, LIVE_QUEUE, STORE, OUT } = process.env;
 // Generous: the machine running the suite may be busy; nothing here measures time.
 const WAIT = 60_000;
 const queueUrl = `${BASE}/c/main/q/${encodeURIComponent(QUEUE)}`;
@@ -99,7 +100,7 @@ try {
     await page.setViewportSize(viewport);
     for (const colorScheme of ["light", "dark"]) {
       await page.emulateMedia({ colorScheme });
-      for (const [name, url] of [["overview", BASE], ["queue", `${queueUrl}?state=waiting`], ["job", `${queueUrl}/jobs/${encodeURIComponent(FAILED)}`]]) {
+      for (const [name, url] of [["overview", BASE], ["queue", `${queueUrl}?state=waiting`], ["job", `${queueUrl}/jobs/${encodeURIComponent(SHOWN)}`]]) {
         await page.goto(url);
         const file = `${OUT}/${STORE}-${name}-${label}-${colorScheme}.png`;
         await page.screenshot({ path: file, fullPage: true });

@@ -57,12 +57,26 @@ fn browser_dir() -> Option<PathBuf> {
 /// A value in the data of the waiting job the browser searches for.
 const NEEDLE: &str = "needle-in-data-7";
 
-/// Adds [`BULK_COUNT`] jobs whose data holds [`BULK`] and fails them with a worker; the
-/// fixture's waiting job is taken out meanwhile and added again (with [`NEEDLE`] in its
-/// data) once the worker has closed.
-async fn fail_bulk_jobs(fx: &Fixture) {
+/// Adds [`BULK_COUNT`] jobs whose data holds [`BULK`], and one more tried twice (shown in the
+/// job screenshots, left failed), and fails them with a worker; the fixture's waiting job is
+/// taken out meanwhile and added again (with [`NEEDLE`] in its data) once the worker has
+/// closed. Answers the id of the job tried twice.
+async fn fail_bulk_jobs(fx: &Fixture) -> String {
     assert!(fx.queue.remove(&fx.waiting, false).await.unwrap());
     let failed_before = failed(&fx.queue).await;
+    let twice = fx
+        .queue
+        .add(
+            "declined-card",
+            &serde_json::json!({"card": {"brand": "visa", "last4": "4242"}}),
+            JobOptions {
+                attempts: Some(2),
+                ..JobOptions::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id;
     for i in 0..BULK_COUNT {
         fx.queue
             .add(
@@ -77,7 +91,11 @@ async fn fail_bulk_jobs(fx: &Fixture) {
     let worker = Worker::new(
         qn,
         fx.queue.backend().clone(),
-        WorkerOptions::default(),
+        // Named: the job page shows the worker of the latest attempt.
+        WorkerOptions {
+            name: Some("invoice-worker".to_owned()),
+            ..WorkerOptions::default()
+        },
         |job: bullmq::ActiveJob<AnyBackend>, _| async move {
             // Only the invoices are waiting while it runs.
             Err::<serde_json::Value, _>(JobError::failed(format!("declined: {}", job.name)))
@@ -89,7 +107,7 @@ async fn fail_bulk_jobs(fx: &Fixture) {
     eventually(
         "the invoices to fail",
         Duration::from_secs(60),
-        || async move { failed(q).await == failed_before + BULK_COUNT as u64 },
+        || async move { failed(q).await == failed_before + BULK_COUNT as u64 + 1 },
     )
     .await;
     worker.close().await;
@@ -101,6 +119,7 @@ async fn fail_bulk_jobs(fx: &Fixture) {
         )
         .await
         .unwrap();
+    twice.as_str().to_owned()
 }
 
 async fn failed(queue: &Queue<AnyBackend>) -> u64 {
@@ -129,7 +148,7 @@ async fn in_chromium(store: Store) {
     let Some(dir) = browser_dir() else { return };
     let fx = Fixture::new(store).await;
     // The fixture's own worker has finished: nothing else takes the waiting jobs.
-    fail_bulk_jobs(&fx).await;
+    let shown = fail_bulk_jobs(&fx).await;
     let live_name = unique_name("dash-live");
     let live = Queue::new(
         QueueName::new(live_name.clone()).unwrap(),
@@ -161,6 +180,7 @@ async fn in_chromium(store: Store) {
             .env("BASE", format!("http://{addr}/admin"))
             .env("QUEUE", queue)
             .env("FAILED", failed_id)
+            .env("SHOWN", shown)
             .env("NEEDLE", NEEDLE.to_uppercase())
             .env("NEEDLE_NAME", "needle-job")
             .env("BULK", BULK)
@@ -192,7 +212,8 @@ async fn in_chromium(store: Store) {
         fx.queue.get_job_state(&fx.failed).await.unwrap(),
         Some(JobState::Waiting)
     );
-    assert_eq!(failed(&fx.queue).await, 0);
+    // The job tried twice is the one left failed.
+    assert_eq!(failed(&fx.queue).await, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

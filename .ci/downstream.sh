@@ -108,8 +108,10 @@ SCHEMA="$schema" "$target/debug/downstream"
 
 echo "downstream: cargo install bullmq-cli from its package (offline, without Node.js)"
 tar -xzf "$target/package/bullmq-cli-$version.crate" -C "$work/crates"
+# `bullmq dashboard` serves bullmq-dashboard's router.
+tar -xzf "$target/package/bullmq-dashboard-$version.crate" -C "$work/crates"
 cli_patch=()
-for crate in "${crates[@]}"; do
+for crate in "${crates[@]}" bullmq-dashboard; do
   cli_patch+=(--config "patch.crates-io.$crate.path=\"$work/crates/$crate-$version\"")
 done
 isolated_in "$work" cargo install --quiet --offline --debug --root "$work/install" \

@@ -181,6 +181,8 @@ pub(crate) enum Command {
     Migrate(crate::commands::MigrateArgs),
     /// A quick throughput check: add N jobs, process them at concurrency C, print jobs/s.
     Bench(crate::commands::BenchArgs),
+    /// Serve the web dashboard for the store's queues (full access unless --read-only).
+    Dashboard(DashboardArgs),
     /// Print a shell completion script.
     Completions {
         /// The shell.
@@ -213,6 +215,7 @@ impl Command {
             | Self::Events { .. }
             | Self::Top(_)
             | Self::Doctor
+            | Self::Dashboard(_)
             | Self::Completions { .. } => false,
         }
     }
@@ -243,9 +246,19 @@ impl Command {
             Self::RateLimit(_) => "rate-limit",
             Self::Migrate(_) => "migrate",
             Self::Bench(_) => "bench",
+            Self::Dashboard(_) => "dashboard",
             Self::Completions { .. } => "completions",
         }
     }
+}
+
+/// `dashboard`'s options.
+#[derive(Debug, Args)]
+pub(crate) struct DashboardArgs {
+    /// The address to serve on; anyone who reaches it may act on the queues unless
+    /// --read-only, so keep it on a loopback address or behind an authenticating proxy.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:3000")]
+    pub(crate) listen: String,
 }
 
 /// What every command that changes many jobs takes.

@@ -47,6 +47,9 @@ pub enum DashboardError {
     /// The store failed or refused: 502, or 409 when it refused the operation itself.
     #[error("the store answered: {0}")]
     Store(#[from] bullmq::Error),
+    /// The store failed a search query (PostgreSQL's jsonb search): 502.
+    #[error("the search query failed: {0}")]
+    Search(String),
     /// The system gave no random bytes for a CSRF nonce: 500.
     #[error("no randomness for a CSRF nonce (getrandom failed)")]
     NoRandomness,
@@ -62,7 +65,7 @@ impl DashboardError {
             Self::BadInput { .. } => StatusCode::BAD_REQUEST,
             Self::Connect { .. } => StatusCode::BAD_GATEWAY,
             Self::Store(e) if e.backend_kind().is_none() => StatusCode::CONFLICT,
-            Self::Store(_) => StatusCode::BAD_GATEWAY,
+            Self::Store(_) | Self::Search(_) => StatusCode::BAD_GATEWAY,
             Self::NoRandomness => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -41,6 +41,8 @@ mod pages;
 mod payload;
 mod request;
 mod router;
+mod runs;
+mod search;
 mod state;
 mod urls;
 

@@ -53,6 +53,7 @@ pub(crate) fn router(state: Shared) -> Router {
             &format!("{q}/bulk"),
             get(pages::bulk::bulk_page).post(actions::bulk::bulk_action),
         )
+        .route(&format!("{q}/bulk/runs/{{run}}"), get(pages::run::run_page))
         .route(&format!("{q}/jobs/{{id}}"), get(pages::job::job_page))
         .route(
             &format!("{q}/jobs/{{id}}/{{action}}"),

@@ -108,6 +108,8 @@ pub(crate) struct Inner {
     authorize: Option<Arc<AuthorizeFn>>,
     read_only: bool,
     pub(crate) csrf: CsrfKey,
+    /// The bulk runs on search matches, for their progress pages.
+    pub(crate) runs: crate::runs::Runs,
 }
 
 /// The handlers' state.
@@ -125,6 +127,7 @@ impl Inner {
             authorize,
             read_only,
             csrf,
+            runs: crate::runs::Runs::default(),
         }
     }
 

@@ -1,80 +1,118 @@
-// The dashboard in headless Chromium: open the overview, search a job, retry a failed job and
-// see it move; screenshots at desktop and phone widths, light and dark.
+// The dashboard in headless Chromium (Debian's, at /usr/bin/chromium): open the overview,
+// search a job by a value in its data, retry a failed job and see it move, run a bulk retry
+// on a search and see the counts change, watch a live count rise while a producer runs;
+// screenshots at desktop and phone widths, light and dark.
 // Env: BASE (the dashboard's URL, no trailing slash), QUEUE, FAILED (a failed job's id),
-// NEEDLE (a waiting job's name), OUT (where screenshots go). Prints one JSON line.
+// SHOWN (another failed job's id, the job page of the screenshots),
+// NEEDLE (a value in a waiting job's data), NEEDLE_NAME (that job's name), BULK (a value in
+// the data of BULK_COUNT failed jobs), LIVE_QUEUE (a queue a producer is filling), STORE (a
+// label for the screenshots' names), OUT (where screenshots go). Prints one JSON line.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { chromium } from "playwright-core";
 
-const { BASE, QUEUE, FAILED, NEEDLE, OUT } = process.env;
+const { BASE, QUEUE, FAILED, SHOWN, NEEDLE, NEEDLE_NAME, BULK, BULK_COUNT, LIVE_QUEUE, STORE, OUT } = process.env;
+// Generous: the machine running the suite may be busy; nothing here measures time.
+const WAIT = 60_000;
 const queueUrl = `${BASE}/c/main/q/${encodeURIComponent(QUEUE)}`;
-const browser = await chromium.launch({
+const profile = mkdtempSync(join(tmpdir(), "bullmq-dashboard-chromium-"));
+const context = await chromium.launchPersistentContext(profile, {
   executablePath: "/usr/bin/chromium",
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"],
+  headless: true,
+  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
+context.setDefaultTimeout(WAIT);
 const shots = [];
 const steps = [];
+const errors = [];
+const failedCount = (page) => page.locator('.tab .count[data-state="failed"]').textContent().then(Number);
 try {
-  for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {
-    for (const colorScheme of ["light", "dark"]) {
-      const context = await browser.newContext({ viewport, colorScheme });
-      const page = await context.newPage();
-      for (const [name, url] of [["overview", BASE], ["queue", `${queueUrl}?state=failed`], ["job", `${queueUrl}/jobs/${encodeURIComponent(FAILED)}`]]) {
-        await page.goto(url);
-        const file = `${OUT}/${name}-${label}-${colorScheme}.png`;
-        await page.screenshot({ path: file, fullPage: true });
-        shots.push(file);
-      }
-      await context.close();
-    }
-  }
-
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
-  const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+  page.on("response", (r) => { if (r.status() >= 400) errors.push(`${r.status()} ${r.url()}`); });
+  // The bulk and remove buttons ask for a confirmation.
+  page.on("dialog", (dialog) => dialog.accept());
 
   await page.goto(BASE);
-  await page.getByRole("link", { name: QUEUE }).click();
-  await page.waitForURL(`${queueUrl}`);
+  await page.getByRole("link", { name: QUEUE, exact: true }).click();
+  await page.waitForURL(queueUrl);
   steps.push("overview → queue");
 
-  await page.fill('input[name="name"]', NEEDLE);
+  await page.fill('input[name="q"]', NEEDLE);
   await page.click('form.search button[type="submit"]');
-  await page.getByRole("cell", { name: NEEDLE }).waitFor();
-  steps.push("searched a job by name");
+  await page.getByRole("cell", { name: NEEDLE_NAME, exact: true }).waitFor();
+  await page.getByText("Searched").waitFor();
+  steps.push(`searched "${NEEDLE}" in the data: found ${NEEDLE_NAME}`);
 
   await page.goto(`${queueUrl}?state=failed`);
+  const failedBefore = await failedCount(page);
   await page.getByRole("link", { name: FAILED, exact: true }).click();
-  await page.getByText("failed", { exact: true }).first().waitFor();
+  await page.locator("h1 .badge", { hasText: "failed" }).waitFor();
   await page.getByRole("button", { name: "retry" }).click();
   await page.getByText("Done: retried").waitFor();
   await page.locator("h1 .badge", { hasText: "waiting" }).waitFor();
   steps.push("retried the failed job: it is waiting");
 
   await page.goto(`${queueUrl}?state=failed`);
-  // The live script keeps the tab counts; the failed count is now 0.
-  await page.locator('.tab .count[data-state="failed"]', { hasText: /^0$/ }).waitFor();
-  await page.getByText("No job.").waitFor();
-  steps.push("the failed list is empty");
-  // A live count rises while a job is added from another tab, without a reload.
-  const overview = await context.newPage();
-  overview.on("pageerror", (e) => errors.push(String(e)));
-  await overview.goto(BASE);
-  const cell = overview.locator(`tr[data-queue="${QUEUE}"] td[data-state="waiting"]`);
+  await page.locator('.tab .count[data-state="failed"]', { hasText: new RegExp(`^${failedBefore - 1}$`) }).waitFor();
+  await page.fill('input[name="q"]', BULK);
+  await page.click('form.search button[type="submit"]');
+  await page.getByRole("link", { name: "retry every matching job…" }).click();
+  await page.locator("[data-bulk-count]", { hasText: new RegExp(`^${BULK_COUNT}$`) }).waitFor();
+  await page.getByRole("button", { name: `retry ${BULK_COUNT} job(s)` }).click();
+  await page.getByText("Finished:").waitFor();
+  await page.getByText(`${BULK_COUNT} of ${BULK_COUNT} job(s) retried`).waitFor();
+  await page.getByRole("link", { name: "back to the queue" }).click();
+  const failedAfter = failedBefore - 1 - Number(BULK_COUNT);
+  await page.locator('.tab .count[data-state="failed"]', { hasText: new RegExp(`^${failedAfter}$`) }).waitFor();
+  steps.push(`bulk retry on "${BULK}": the failed count went from ${failedBefore - 1} to ${failedAfter}`);
+
+  // The producer adds jobs to LIVE_QUEUE meanwhile: its waiting count rises with no reload.
+  await page.goto(BASE);
+  const cell = page.locator(`tr[data-queue="${LIVE_QUEUE}"] td[data-state="waiting"]`);
   const before = Number(await cell.textContent());
-  await page.goto(queueUrl);
-  await page.locator("summary", { hasText: "Add a job" }).click();
-  await page.fill('input[name="name"][required]', "from-the-browser");
-  await page.getByRole("button", { name: "add" }).click();
-  await page.getByText("Done: added job").waitFor();
-  await overview.locator(`tr[data-queue="${QUEUE}"] td[data-state="waiting"]`, { hasText: String(before + 1) }).waitFor();
-  steps.push(`the overview's live waiting count rose from ${before} to ${before + 1}`);
+  await page.waitForFunction(
+    ([selector, floor]) => Number(document.querySelector(selector)?.textContent) >= floor,
+    [`tr[data-queue="${LIVE_QUEUE}"] td[data-state="waiting"]`, before + 2],
+    { timeout: WAIT },
+  );
+  const after = Number(await cell.textContent());
+  steps.push(`the overview's live waiting count rose from ${before} to ${after} while a producer ran`);
+  // Its jobs in over the last minute, from the event stream.
+  await page.waitForFunction(
+    (selector) => Number(document.querySelector(selector)?.textContent) > 0,
+    `tr[data-queue="${LIVE_QUEUE}"] td[data-rate="in"]`,
+    { timeout: WAIT },
+  );
+  const rate = await page.locator(`tr[data-queue="${LIVE_QUEUE}"] td[data-rate="in"]`).textContent();
+  steps.push(`the overview shows ${rate} job(s) in over the last minute`);
+  // The queue's page lists its events as they come.
+  await page.goto(`${BASE}/c/main/q/${encodeURIComponent(LIVE_QUEUE)}`);
+  await page.locator("[data-events] li", { hasText: "added" }).first().waitFor();
+  await page.locator("[data-stale]").waitFor({ state: "visible" });
+  steps.push("the producer's queue page lists its added events live and says its list moved");
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
+
+  for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {
+    await page.setViewportSize(viewport);
+    for (const colorScheme of ["light", "dark"]) {
+      await page.emulateMedia({ colorScheme });
+      for (const [name, url] of [["overview", BASE], ["queue", `${queueUrl}?state=waiting`], ["job", `${queueUrl}/jobs/${encodeURIComponent(SHOWN)}`]]) {
+        await page.goto(url);
+        const file = `${OUT}/${STORE}-${name}-${label}-${colorScheme}.png`;
+        await page.screenshot({ path: file, fullPage: true });
+        shots.push(file);
+      }
+    }
+  }
   console.log(JSON.stringify({ ok: true, steps, shots }));
 } catch (e) {
-  console.log(JSON.stringify({ ok: false, steps, shots, error: String(e) }));
+  console.log(JSON.stringify({ ok: false, steps, shots, errors, error: String(e) }));
   process.exitCode = 1;
 } finally {
-  await browser.close();
+  await context.close();
+  rmSync(profile, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ mod bench;
 mod bulk;
 mod clean;
 mod completions;
+mod dashboard;
 mod doctor;
 mod drain;
 mod events;
@@ -55,6 +56,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         )));
     }
     let store = Store::from_cli(&cli)?;
+    let served = dashboard::Served::of(&cli, read_only);
     let ctx = Ctx {
         store,
         format: cli.output,
@@ -100,6 +102,7 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Migrate(args) => migrate::run(&ctx, &args).await,
         Command::Bench(args) => bench::run(&ctx, &args).await,
         Command::Top(args) => top::run(&ctx, &args, read_only).await,
+        Command::Dashboard(args) => dashboard::run(&ctx, &args, served).await,
         Command::Completions { shell } => completions::run(shell),
     }
 }

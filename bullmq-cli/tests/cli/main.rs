@@ -11,6 +11,7 @@ mod act;
 mod bench;
 mod bulk_retry;
 mod cluster;
+mod dashboard;
 mod doctor;
 mod errors;
 mod events;

@@ -1,4 +1,5 @@
-// bullmq dashboard: live counts from the page's server-sent events, and confirmations.
+// bullmq dashboard: live counts from the page's server-sent events, a bulk run's progress,
+// and confirmations.
 // The pages work without it; it only keeps numbers fresh.
 (function () {
   "use strict";
@@ -21,8 +22,43 @@
             if (cell.textContent !== text) { cell.textContent = text; cell.classList.add("changed"); }
           });
         });
+        if (msg.rates) {
+          Object.keys(msg.rates).forEach(function (rate) {
+            scope.querySelectorAll('[data-rate="' + rate + '"]').forEach(function (cell) {
+              var value = msg.rates[rate];
+              cell.textContent = value === null ? "-" : String(value) + (rate === "failurePct" ? " %" : "");
+            });
+          });
+        }
       });
     });
+    // A queue's page lists its events as they come, newest first, the last 20.
+    var list = document.querySelector("[data-events]");
+    var stale = document.querySelector("[data-stale]");
+    source.addEventListener("job", function (event) {
+      var msg;
+      if (stale) { stale.hidden = false; }
+      if (!list) { return; }
+      try { msg = JSON.parse(event.data); } catch (e) { return; }
+      var item = document.createElement("li");
+      var when = document.createElement("span");
+      when.className = "muted";
+      when.textContent = new Date().toLocaleTimeString() + " ";
+      item.appendChild(when);
+      item.appendChild(document.createTextNode(msg.event + " "));
+      if (msg.jobId) {
+        var link = document.createElement("a");
+        link.href = window.location.pathname + "/jobs/" + encodeURIComponent(msg.jobId);
+        link.textContent = msg.jobId;
+        item.appendChild(link);
+      }
+      list.insertBefore(item, list.firstChild);
+      while (list.children.length > 20) { list.removeChild(list.lastChild); }
+    });
+  }
+  // A bulk run's page reloads itself until the run has finished.
+  if (document.querySelector("[data-reload]")) {
+    window.setTimeout(function () { window.location.reload(); }, 1000);
   }
   document.querySelectorAll("button.danger").forEach(function (button) {
     button.addEventListener("click", function (event) {

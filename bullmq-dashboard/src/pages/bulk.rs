@@ -9,9 +9,10 @@ use serde::Deserialize;
 use super::layout::{View, page};
 use super::open;
 use super::queue::parse_state;
-use crate::actions::bulk::{BulkAction, check};
+use crate::actions::bulk::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
 use crate::request::Ctx;
+use crate::search::{self, Needle};
 use crate::state::Shared;
 use crate::urls;
 
@@ -20,6 +21,8 @@ use crate::urls;
 pub(crate) struct BulkQuery {
     state: Option<String>,
     action: Option<String>,
+    /// A search: the action then runs on its matches only.
+    q: Option<String>,
 }
 
 /// `GET /c/{connection}/q/{queue}/bulk?state=…&action=…`.
@@ -35,17 +38,35 @@ pub(crate) async fn bulk_page(
     let state = parse_state("state", q.state.as_deref())?;
     let action = BulkAction::parse(q.action.as_deref())?;
     check(action, state)?;
-    let count = opened
-        .queue
-        .get_job_count_by_types(&[JobType::State(state)])
-        .await?;
+    let needle = Needle::new(q.q.as_deref());
+    let (count, partial) = match &needle {
+        Some(needle) => {
+            let found = search::find(&opened.queue, state, needle, true, RUN_MAX, RUN_SCAN).await?;
+            let partial = (!found.complete).then_some(found.scanned);
+            (u64::try_from(found.ids.len()).unwrap_or(u64::MAX), partial)
+        }
+        None => (
+            opened
+                .queue
+                .get_job_count_by_types(&[JobType::State(state)])
+                .await?,
+            None,
+        ),
+    };
     let body = html! {
-        h1 { (action.verb()) " every " (state.as_str()) " job of " (n) }
-        p.count { "This will " (action.verb()) " " strong data-bulk-count { (count) } " job(s) now in state " (state.as_str()) ", in batches." }
+        @if let Some(needle) = &needle {
+            h1 { (action.verb()) " every " (state.as_str()) " job of " (n) " matching “" (needle.as_str()) "”" }
+            p.count { "This will " (action.verb()) " " strong data-bulk-count { (count) } " matching job(s) now in state " (state.as_str()) ", one by one, showing its progress." }
+            @if let Some(scanned) = partial { p.muted { "Only the first " (scanned) " jobs of the state were searched." } }
+        } @else {
+            h1 { (action.verb()) " every " (state.as_str()) " job of " (n) }
+            p.count { "This will " (action.verb()) " " strong data-bulk-count { (count) } " job(s) now in state " (state.as_str()) ", in batches, showing its progress." }
+        }
         @if opened.access.can_act() {
             (view.form(&urls::queue_sub(c, n, "bulk"), &format!("{} {count} job(s)", action.verb()), &html!{
                 input type="hidden" name="state" value=(state.as_str());
                 input type="hidden" name="action" value=(action.as_str());
+                @if let Some(needle) = &needle { input type="hidden" name="q" value=(needle.as_str()); }
             }, "danger"))
         } @else { p.muted { "Read-only: you may not run it." } }
         p { a href=(view.href(&format!("{}?state={}", urls::queue(c, n), state.as_str()))) { "back" } }

@@ -3,8 +3,9 @@
 
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle as _, Range};
-use bullmq::{Error, JobId};
+use bullmq::backend::{Lifecycle as _, Range};
+use bullmq::job::JobState;
+use bullmq::{Error, Job, JobId};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -68,6 +69,60 @@ fn set_options(opts: &bullmq::JobOptions) -> String {
     out.join("\n")
 }
 
+/// Each attempt: its outcome and the first line of its error where stored, and the worker
+/// where known. BullMQ keeps one stack trace per failed attempt (up to the job's
+/// `stackTraceLimit`, the newest last) and only the latest attempt's worker (`processedBy`).
+fn attempts(job: &Job, state: Option<JobState>) -> Markup {
+    let started = job.attempts_started.max(job.attempts_made);
+    let traces = &job.stacktrace;
+    // Whether the latest attempt failed: the job failed, or waits to be tried again.
+    let last_failed = matches!(
+        state,
+        Some(JobState::Failed | JobState::Delayed | JobState::Waiting | JobState::Prioritized)
+    );
+    let failed_attempts = if last_failed {
+        started
+    } else {
+        started.saturating_sub(1)
+    };
+    html! {
+        @if started == 0 { p.muted { "Not started yet." } }
+        @else {
+            div.scroll { table.attempts {
+                thead { tr { th { "#" } th { "outcome" } th { "worker" } th { "error" } } }
+                tbody {
+                    @for n in 1..=started {
+                        @let last = n == started;
+                        // The traces are the latest failed attempts', oldest first.
+                        @let back = failed_attempts.checked_sub(n).and_then(|k| usize::try_from(k).ok());
+                        @let trace = back.and_then(|k| traces.len().checked_sub(k + 1)).and_then(|i| traces.get(i));
+                        tr {
+                            td.num { (n) }
+                            td { @if last { (outcome(state)) } @else { "failed" } }
+                            td { @if last { (job.processed_by.as_deref().unwrap_or("unknown")) } @else { span.muted { "not kept" } } }
+                            td.preview { @if let Some(t) = trace { span.error { (t.lines().next().unwrap_or("")) } } }
+                        }
+                    }
+                }
+            } }
+        }
+    }
+}
+
+/// What the latest attempt came to, by the job's state.
+fn outcome(state: Option<JobState>) -> &'static str {
+    match state {
+        Some(JobState::Completed) => "completed",
+        Some(JobState::Failed) => "failed",
+        Some(JobState::Active) => "running",
+        Some(JobState::Delayed | JobState::Waiting | JobState::Prioritized) => {
+            "failed, to be retried"
+        }
+        Some(JobState::WaitingChildren) => "waiting for its children",
+        None => "unknown",
+    }
+}
+
 /// `GET /c/{connection}/q/{queue}/jobs/{id}`.
 pub(crate) async fn job_page(
     State(inner): State<Shared>,
@@ -115,20 +170,8 @@ pub(crate) async fn job_page(
             },
         )
         .await?;
-    let deps = opened
-        .queue
-        .job(job_id.clone())
-        .get_dependencies(&DependenciesQuery {
-            lists: vec![
-                (DependencyKind::Processed, 0, LIST),
-                (DependencyKind::Unprocessed, 0, LIST),
-                (DependencyKind::Failed, 0, LIST),
-            ],
-        })
-        .await
-        .unwrap_or_default();
     let backend = opened.queue.backend();
-    let child_link = |key: &str| -> Markup {
+    let parent_link = |key: &str| -> Markup {
         match backend.parse_node_key(key) {
             Some(node) => {
                 html! { a href=(view.href(&urls::job(c, &node.queue, &node.id))) { (node.queue) " / " (node.id) } }
@@ -136,16 +179,7 @@ pub(crate) async fn job_page(
             None => html! { code { (key) } },
         }
     };
-    let mut children: Vec<(Markup, &str)> = Vec::new();
-    if let Some((list, _)) = &deps.processed {
-        children.extend(list.iter().map(|(k, _)| (child_link(k), "completed")));
-    }
-    if let Some((list, _)) = &deps.unprocessed {
-        children.extend(list.iter().map(|k| (child_link(k), "pending")));
-    }
-    if let Some((list, _)) = &deps.failed {
-        children.extend(list.iter().map(|k| (child_link(k), "failed")));
-    }
+    let flow = super::flow::tree(&view, opened.conn, &opened.queue, &job).await;
     let state_text = state.map_or("unknown", |s| s.as_str());
     let options = set_options(&job.opts);
     let progress = job.progress.to_string();
@@ -168,10 +202,11 @@ pub(crate) async fn job_page(
                 dt { "parent" }
                 dd {
                     @let parent_key = format!("{}:{}", parent.queue_key, parent.id.as_deref().unwrap_or(""));
-                    (child_link(job.parent_key.as_deref().unwrap_or(&parent_key)))
+                    (parent_link(job.parent_key.as_deref().unwrap_or(&parent_key)))
                 }
             }
         }
+        h2 { "Attempts" } (attempts(&job, state))
         h2 { "Data" } (value(&job.data, full, &whole))
         h2 { "Progress" } (value(&progress, full, &whole))
         @if let Some(rv) = &job.return_value { h2 { "Return value" } (value(rv, full, &whole)) }
@@ -184,9 +219,10 @@ pub(crate) async fn job_page(
         h2 { "Logs (" (logs.count) ")" }
         @if logs.logs.is_empty() { p.muted { "No log." } }
         @else { ol.logs { @for line in &logs.logs { li { (payload::cut(line, payload::LIMIT, full).text) } } } }
-        @if !children.is_empty() {
-            h2 { "Children" }
-            ul { @for (link, what) in &children { li { (link) " " span.badge { (what) } } } }
+        @if let Some(flow) = flow {
+            h2 { "Flow" }
+            p.muted { "Its place in the flow, across queues (up to 100 jobs, 20 children of each kind per job)." }
+            (flow)
         }
     };
     Ok(page(&ctx, &view, &id, &crumbs, None, &body))

@@ -59,6 +59,8 @@ pub(crate) fn page(
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="color-scheme" content="light dark";
+                // No icon: browsers would otherwise ask the host's root for one.
+                link rel="icon" href="data:,";
                 title { (title) " · bullmq dashboard" }
                 link rel="stylesheet" href=(view.href("/static/dashboard.css"));
                 script src=(view.href("/static/dashboard.js")) defer {}

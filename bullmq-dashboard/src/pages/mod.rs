@@ -1,11 +1,13 @@
 //! The pages: server-rendered HTML, readable without JavaScript.
 
 pub(crate) mod bulk;
+pub(crate) mod flow;
 pub(crate) mod job;
 pub(crate) mod layout;
 pub(crate) mod metrics;
 pub(crate) mod overview;
 pub(crate) mod queue;
+pub(crate) mod run;
 pub(crate) mod schedulers;
 pub(crate) mod workers;
 

@@ -113,11 +113,14 @@ fn connection_section(
                             th { "queue" }
                             @for s in super::STATES { th { (s.as_str()) } }
                             th { "workers" } th { "concurrency" } th { "rate limit" }
+                            th title="jobs added over the last minute (live)" { "in/min" }
+                            th title="jobs finished over the last minute (live)" { "out/min" }
+                            th title="failed among those finished over the last minute (live)" { "failed" }
                         } }
                         tbody {
                             @for item in list {
                                 @match item {
-                                    Err(e) => tr { td colspan="11" .error { (e.to_string()) } },
+                                    Err(e) => tr { td colspan="14" .error { (e.to_string()) } },
                                     Ok(s) => tr data-conn=(conn.name) data-queue=(s.name.as_str()) {
                                         th {
                                             a href=(view.href(&urls::queue(&conn.name, s.name.as_str()))) { (s.name.as_str()) }
@@ -129,6 +132,10 @@ fn connection_section(
                                         td.num data-label="workers" { @match s.workers { Some(n) => (n), None => "-" } }
                                         td.num data-label="concurrency" { @match s.concurrency { Some(n) => (n), None => "-" } }
                                         td data-label="rate limit" { @match s.rate { Some((max, ms)) => { (max) " / " (ms) " ms" }, None => "-" } }
+                                        // Filled by the live script from the event stream.
+                                        td.num data-label="in/min" data-rate="in" { "-" }
+                                        td.num data-label="out/min" data-rate="out" { "-" }
+                                        td.num data-label="failed" data-rate="failurePct" { "-" }
                                     }
                                 }
                             }

@@ -14,13 +14,14 @@ use super::{Opened, STATES, open, time};
 use crate::error::DashboardError;
 use crate::payload;
 use crate::request::Ctx;
+use crate::search::{self, Found, Needle};
 use crate::state::Shared;
 use crate::urls;
 
 /// Jobs per page.
 pub(crate) const PAGE_SIZE: i64 = 50;
-/// How many of a state's jobs a name search reads, at most: a bounded multiple of the page.
-pub(crate) const SEARCH_WINDOW: i64 = 10 * PAGE_SIZE;
+/// How many of a state's jobs a search reads on Redis, at most (PostgreSQL queries them all).
+pub(crate) const SEARCH_SCAN: u64 = 5000;
 /// The most of a job's data a list row shows.
 const PREVIEW: usize = 120;
 
@@ -31,8 +32,18 @@ pub(crate) struct ListQuery {
     pub(crate) page: Option<u64>,
     pub(crate) sort: Option<String>,
     pub(crate) id: Option<String>,
+    /// The search: an id, a part of the name, or a part of a value in the data.
+    pub(crate) q: Option<String>,
+    /// The older name of `q`, still read from links made before it.
     pub(crate) name: Option<String>,
     pub(crate) done: Option<String>,
+}
+
+impl ListQuery {
+    /// What the search asks for, if anything.
+    fn needle(&self) -> Option<Needle> {
+        Needle::new(self.q.as_deref()).or_else(|| Needle::new(self.name.as_deref()))
+    }
 }
 
 /// A state named in a query or form.
@@ -79,47 +90,42 @@ pub(crate) async fn rows(queue: &Queue<AnyBackend>, ids: &[JobId]) -> Vec<Row> {
     out
 }
 
-/// The page's rows, and whether a next page may exist.
+/// What the page lists: its rows, whether a next page may exist, and the search's result.
+struct Listed {
+    rows: Vec<Row>,
+    more: bool,
+    search: Option<Found>,
+}
+
+/// The page's rows: one job by id, the matches of a search, or a page of the state.
 async fn list(
     queue: &Queue<AnyBackend>,
     state: JobState,
     page_no: i64,
     asc: bool,
     q: &ListQuery,
-) -> Result<(Vec<Row>, bool), DashboardError> {
+) -> Result<Listed, DashboardError> {
     if let Some(id) = q.id.as_deref().filter(|s| !s.is_empty()) {
-        return Ok((rows(queue, &[JobId::from(id)]).await, false));
+        return Ok(Listed {
+            rows: rows(queue, &[JobId::from(id)]).await,
+            more: false,
+            search: None,
+        });
     }
-    let types = [JobType::State(state)];
-    let backend = queue.backend();
-    if let Some(name) = q.name.as_deref().filter(|s| !s.is_empty()) {
-        let needle = name.to_lowercase();
-        let ids = backend
-            .get_ranges(
-                &types,
-                Range {
-                    start: 0,
-                    end: SEARCH_WINDOW - 1,
-                    asc,
-                },
-            )
-            .await?;
-        let mut found = Vec::new();
-        for row in rows(queue, &ids).await {
-            let keep = match &row {
-                Row::Job(job) => job.name.to_lowercase().contains(&needle),
-                Row::Broken { .. } => false,
-            };
-            if keep && found.len() < usize::try_from(PAGE_SIZE).unwrap_or(50) {
-                found.push(row);
-            }
-        }
-        return Ok((found, false));
+    if let Some(needle) = q.needle() {
+        let limit = usize::try_from(PAGE_SIZE).unwrap_or(50);
+        let found = search::find(queue, state, &needle, asc, limit, SEARCH_SCAN).await?;
+        return Ok(Listed {
+            rows: rows(queue, &found.ids).await,
+            more: false,
+            search: Some(found),
+        });
     }
     let start = page_no * PAGE_SIZE;
-    let ids = backend
+    let ids = queue
+        .backend()
         .get_ranges(
-            &types,
+            &[JobType::State(state)],
             Range {
                 start,
                 end: start + PAGE_SIZE - 1,
@@ -127,8 +133,11 @@ async fn list(
             },
         )
         .await?;
-    let more = i64::try_from(ids.len()).unwrap_or(0) == PAGE_SIZE;
-    Ok((rows(queue, &ids).await, more))
+    Ok(Listed {
+        more: i64::try_from(ids.len()).unwrap_or(0) == PAGE_SIZE,
+        rows: rows(queue, &ids).await,
+        search: None,
+    })
 }
 
 /// `GET /c/{connection}/q/{queue}`.
@@ -155,7 +164,8 @@ pub(crate) async fn queue_page(
     };
     let counts = super::overview::counts(&opened.queue).await?;
     let paused = opened.queue.is_paused().await?;
-    let (rows, more) = list(&opened.queue, state, page_no, asc, &q).await?;
+    let Listed { rows, more, search } = list(&opened.queue, state, page_no, asc, &q).await?;
+    let needle = q.needle();
     let c = opened.conn.name.as_str();
     let n = opened.name.as_str();
     let here = urls::queue(c, n);
@@ -178,16 +188,18 @@ pub(crate) async fn queue_page(
         form.search method="get" action=(view.href(&here)) {
             input type="hidden" name="state" value=(state.as_str());
             label { "id " input type="search" name="id" value=[q.id.as_deref()]; }
-            label { "name " input type="search" name="name" value=[q.name.as_deref()]; }
+            label { "name or data " input type="search" name="q" value=[needle.as_ref().map(Needle::as_str)]; }
             select name="sort" {
                 option value="newest" selected[!asc] { "newest first" }
                 option value="oldest" selected[asc] { "oldest first" }
             }
             button type="submit" { "search" }
         }
-        @if q.name.as_deref().is_some_and(|s| !s.is_empty()) {
-            p.muted { "Name search reads the first " (SEARCH_WINDOW) " jobs of this state." }
+        @if let (Some(found), Some(needle)) = (&search, &needle) {
+            (search_note(&view, &opened, state, found, needle))
         }
+        // Shown by the live script when the queue's event stream says a job moved.
+        p.notice.stale data-stale hidden { "Jobs have moved since this list was read: " a href="" { "read it again" } }
         (job_table(&view, &opened, state, &rows))
         nav.pages {
             @if page_no > 0 {
@@ -196,6 +208,11 @@ pub(crate) async fn queue_page(
             @if more {
                 a href=(view.href(&format!("{here}?state={}&sort={}&page={}", state.as_str(), if asc {"oldest"} else {"newest"}, page_no + 1))) { "next →" }
             }
+        }
+        section.events {
+            h2 { "Events" }
+            p.muted { "As they happen, from the queue's event stream (needs JavaScript)." }
+            ol.events data-events {}
         }
         @if opened.access.can_act() { (queue_actions(&view, c, n, state, paused)) }
     };
@@ -208,6 +225,48 @@ pub(crate) async fn queue_page(
         Some(urls::queue_sub(c, n, "live")),
         &body,
     ))
+}
+
+/// How far a search got, and the bulk actions on every job it matches.
+fn search_note(
+    view: &View,
+    opened: &Opened<'_>,
+    state: JobState,
+    found: &Found,
+    needle: &Needle,
+) -> Markup {
+    let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
+    let bulk = |action: &str| {
+        format!(
+            "{}?state={}&action={action}&q={}",
+            urls::queue_sub(c, n, "bulk"),
+            state.as_str(),
+            urls::enc(needle.as_str())
+        )
+    };
+    html! {
+        p.muted.search-note {
+            @if found.complete && found.scanned == 0 {
+                "Searched every " (state.as_str()) " job (a jsonb query)"
+                @if found.more { "; the first " (found.ids.len()) " matches are shown" } "."
+            } @else if found.complete {
+                "Searched " (found.scanned) " " (state.as_str()) " job(s)"
+                @if found.more { "; the first " (found.ids.len()) " matches are shown" } "."
+            } @else {
+                "Searched the first " (found.scanned) " " (state.as_str()) " job(s) (at most " (SEARCH_SCAN) " on Redis); later ones were not read."
+            }
+        }
+        @if opened.access.can_act() && !found.ids.is_empty() {
+            p.search-bulk {
+                @if matches!(state, JobState::Failed | JobState::Completed) {
+                    a href=(view.href(&bulk("retry"))) { "retry every matching job…" } " · "
+                }
+                @if !matches!(state, JobState::Active | JobState::WaitingChildren) {
+                    a href=(view.href(&bulk("remove"))) { "remove every matching job…" }
+                }
+            }
+        }
+    }
 }
 
 fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) -> Markup {

@@ -5,13 +5,27 @@ use axum::http::StatusCode;
 use bullmq::job::{JobState, JobType};
 
 use crate::both_stores;
-use crate::support::{Fixture, Session, Store, get};
+use crate::support::{Answer, Fixture, Session, Store, get};
 
 async fn count(fx: &Fixture, state: JobState) -> u64 {
     fx.queue
         .get_job_count_by_types(&[JobType::State(state)])
         .await
         .unwrap()
+}
+
+/// The page of the bulk run `started` redirected to, once the run has finished.
+async fn finished_run(app: &axum::Router, s: &Session, started: &Answer) -> String {
+    assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.body);
+    let run = started.location();
+    assert!(run.contains("/bulk/runs/"), "{run}");
+    bullmq_test_support::eventually(
+        "the bulk run to finish",
+        std::time::Duration::from_secs(60),
+        || async move { s.get(app, run).await.ok().contains("Finished: ") },
+    )
+    .await;
+    s.get(app, run).await.ok().to_owned()
 }
 
 async fn job_actions_retry_promote_and_remove(store: Store) {
@@ -196,12 +210,8 @@ async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
             &[("state", "failed"), ("action", "retry")],
         )
         .await;
-    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
-    assert!(
-        retried.location().contains("retry%201%20failed"),
-        "{}",
-        retried.location()
-    );
+    let page = finished_run(&app, &s, &retried).await;
+    assert!(page.contains("1</span> of 1 job(s) retried"), "{page}");
     assert_eq!(count(&fx, JobState::Failed).await, 0);
     assert_eq!(count(&fx, JobState::Waiting).await, waiting + 1);
     let removed = s
@@ -211,7 +221,8 @@ async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
             &[("state", "completed"), ("action", "remove")],
         )
         .await;
-    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    let page = finished_run(&app, &s, &removed).await;
+    assert!(page.contains("2</span> of 2 job(s) removed"), "{page}");
     assert_eq!(count(&fx, JobState::Completed).await, 0);
     let refused = s
         .post(
@@ -223,3 +234,54 @@ async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
 }
 both_stores!(bulk_retry_and_remove_every_job_of_a_state);
+
+async fn bulk_retry_on_a_search_shows_its_count_then_its_progress(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let waiting = count(&fx, JobState::Waiting).await;
+    // The completed jobs' data hold 1 and 3; only the one with 3 matches.
+    let confirm = Session::open(&app, &fx.path("/bulk?state=completed&action=retry&q=3")).await;
+    let page = confirm
+        .get(&app, &fx.path("/bulk?state=completed&action=retry&q=3"))
+        .await;
+    assert!(
+        page.ok().contains("data-bulk-count>1<") && page.body.contains("name=\"q\" value=\"3\""),
+        "{}",
+        page.body
+    );
+    let started = confirm
+        .post(
+            &app,
+            &fx.path("/bulk"),
+            &[("state", "completed"), ("action", "retry"), ("q", "3")],
+        )
+        .await;
+    assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.body);
+    let run = started.location().to_owned();
+    assert!(run.contains("/bulk/runs/"), "{run}");
+    let (app_ref, s, run_ref) = (&app, &confirm, run.as_str());
+    bullmq_test_support::eventually(
+        "the bulk run to finish",
+        std::time::Duration::from_secs(30),
+        || async move {
+            let page = s.get(app_ref, run_ref).await;
+            page.ok().contains("Finished: ")
+        },
+    )
+    .await;
+    let page = confirm.get(&app, &run).await;
+    assert!(
+        page.ok().contains("1</span> of 1 job(s) retried"),
+        "{}",
+        page.body
+    );
+    assert_eq!(count(&fx, JobState::Completed).await, 1);
+    assert_eq!(count(&fx, JobState::Waiting).await, waiting + 1);
+    assert_eq!(
+        fx.queue.get_job_state(&fx.big).await.unwrap(),
+        Some(JobState::Waiting)
+    );
+    let unknown = confirm.get(&app, &fx.path("/bulk/runs/999999")).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+}
+both_stores!(bulk_retry_on_a_search_shows_its_count_then_its_progress);

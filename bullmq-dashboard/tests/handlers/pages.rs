@@ -70,6 +70,21 @@ async fn queue_page_lists_sorts_and_searches(store: Store) {
         body.contains("needle-job") && !body.contains(">later<"),
         "{body}"
     );
+    // A value in the data, in any case, at any depth; and nothing for a value no job has.
+    let by_data = get(&app, &fx.path("?state=waiting&q=ME")).await;
+    let body = by_data.ok();
+    assert!(
+        body.contains("needle-job") && body.contains("Searched"),
+        "{body}"
+    );
+    let by_number = get(&app, &fx.path("?state=failed&q=2")).await;
+    assert!(by_number.ok().contains("fail-one"), "{}", by_number.body);
+    let nothing = get(&app, &fx.path("?state=waiting&q=no-such-value")).await;
+    let body = nothing.ok();
+    assert!(
+        body.contains("No job.") && !body.contains("needle-job"),
+        "{body}"
+    );
     let bad = get(&app, &fx.path("?state=sleeping")).await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST);
     assert!(
@@ -85,6 +100,12 @@ async fn job_page_shows_its_fields_and_cuts_a_huge_return_value(store: Store) {
     let app = fx.app();
     let failed = get(&app, &fx.path(&format!("/jobs/{}", fx.failed.as_str()))).await;
     let body = failed.ok();
+    // One attempt, failed, with its worker and the first line of its error.
+    let attempts = &body[body.find("table class=\"attempts\"").expect("the attempts")..];
+    assert!(
+        attempts.contains("<td class=\"num\">1</td><td>failed</td>") && attempts.contains("boom"),
+        "{attempts}"
+    );
     assert!(
         body.contains("fail-one") && body.contains("boom") && body.contains("failed"),
         "{body}"
@@ -170,6 +191,29 @@ both_stores!(a_corrupt_job_shows_as_such_in_its_list);
 
 /// The first event of an SSE response.
 async fn first_event(app: &axum::Router, path: &str) -> String {
+    let mut body = event_stream(app, path).await;
+    read_until(&mut body, "\n\n").await
+}
+
+/// The text of an SSE response read until it holds `needle` (a bound on the wait so that a
+/// missing event fails the test instead of hanging it).
+async fn read_until(body: &mut axum::body::Body, needle: &str) -> String {
+    let mut text = String::new();
+    let read = async {
+        while !text.contains(needle) {
+            let frame = body.frame().await.expect("an event").unwrap();
+            if let Ok(data) = frame.into_data() {
+                text.push_str(&String::from_utf8_lossy(&data));
+            }
+        }
+    };
+    let done = tokio::time::timeout(std::time::Duration::from_secs(120), read).await;
+    assert!(done.is_ok(), "no {needle:?} in the stream: {text}");
+    text
+}
+
+/// An SSE response's body.
+async fn event_stream(app: &axum::Router, path: &str) -> axum::body::Body {
     let request = axum::http::Request::get(path)
         .body(axum::body::Body::empty())
         .unwrap();
@@ -183,15 +227,7 @@ async fn first_event(app: &axum::Router, path: &str) -> String {
         .unwrap()
         .to_owned();
     assert!(kind.starts_with("text/event-stream"), "{kind}");
-    let mut body = response.into_body();
-    let mut text = String::new();
-    while !text.contains("\n\n") {
-        let frame = body.frame().await.expect("an event").unwrap();
-        if let Ok(data) = frame.into_data() {
-            text.push_str(&String::from_utf8_lossy(&data));
-        }
-    }
-    text
+    response.into_body()
 }
 
 async fn live_counts_stream(store: Store) {
@@ -213,6 +249,37 @@ async fn live_counts_stream(store: Store) {
 }
 both_stores!(live_counts_stream);
 
+async fn live_events_come_from_the_event_stream(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let mut queue_body = event_stream(&app, &fx.path("/live")).await;
+    let first = read_until(&mut queue_body, "\n\n").await;
+    assert!(first.starts_with("event: counts"), "{first}");
+    let mut overview_body = event_stream(&app, "/admin/live").await;
+    read_until(&mut overview_body, &fx.name).await;
+    let added = fx
+        .queue
+        .add(
+            "announced",
+            &serde_json::json!({}),
+            bullmq::JobOptions::default(),
+        )
+        .await
+        .unwrap();
+    // The queue's stream passes the event on, then the counts it changed.
+    let text = read_until(&mut queue_body, "\"waiting\":2").await;
+    assert!(
+        text.contains("event: job")
+            && text.contains(&format!("\"jobId\":\"{}\"", added.id.as_str()))
+            && text.contains("\"event\":\"added\""),
+        "{text}"
+    );
+    // The overview counts the job in its last minute's rates.
+    let text = read_until(&mut overview_body, "\"in\":1").await;
+    assert!(text.contains("\"rates\""), "{text}");
+}
+both_stores!(live_events_come_from_the_event_stream);
+
 async fn a_job_page_links_its_parent_and_children(store: Store) {
     let fx = Fixture::new(store).await;
     let queue = fx.queue.name().clone();
@@ -233,7 +300,7 @@ async fn a_job_page_links_its_parent_and_children(store: Store) {
     let page = get(&app, &fx.path(&format!("/jobs/{parent}"))).await;
     let body = page.ok();
     assert!(
-        body.contains("Children")
+        body.contains("Flow")
             && body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{child}")))),
         "{body}"
     );
@@ -243,6 +310,16 @@ async fn a_job_page_links_its_parent_and_children(store: Store) {
         body.contains(&format!("href=\"{}\"", fx.path(&format!("/jobs/{parent}")))),
         "{body}"
     );
+    // The tree: the parent, and the child highlighted below it.
+    let tree = &body[body.find("ul class=\"tree\"").expect("a flow tree")..];
+    let (at_parent, at_child) = (
+        tree.find(&format!("/jobs/{parent}\"")).unwrap(),
+        tree.find(&format!(
+            "<strong class=\"current\">{queue} / {child}</strong>"
+        ))
+        .unwrap(),
+    );
+    assert!(at_parent < at_child, "{tree}");
     let waiting_children = get(&app, &fx.path("?state=waiting-children")).await;
     assert!(
         waiting_children.ok().contains(">parent<"),

@@ -33,6 +33,14 @@ fn mutations(fx: &Fixture) -> Vec<(String, Vec<(&'static str, String)>)> {
                 ("action", "retry".to_owned()),
             ],
         ),
+        (
+            fx.path("/bulk"),
+            vec![
+                ("state", "failed".to_owned()),
+                ("action", "retry".to_owned()),
+                ("q", "boom".to_owned()),
+            ],
+        ),
     ]
 }
 

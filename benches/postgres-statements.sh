@@ -71,8 +71,24 @@ SELECT 'WAL records per job | ' || round(wal_records::numeric / $jobs, 2)
   || E'\nWAL full-page images per job | ' || round(wal_fpi::numeric / $jobs, 2)
   FROM pg_stat_wal;
 SELECT 'statements per job (all) | ' || round(sum(calls)::numeric / $jobs, 2)
+  || E'\nstatements per job sent by the client | '
+  || round(sum(calls) FILTER (WHERE toplevel)::numeric / $jobs, 2)
   FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat%';
 SQL
+  echo
+  echo "Sent by the client:"
+  echo
+  echo "| calls/job | ms/call | rows/call | statement |"
+  echo "|---|---|---|---|"
+  psql -qAt -F ' | ' "$DATABASE_URL" <<SQL
+SELECT '| ' || round(calls::numeric / $jobs, 3), round(mean_exec_time::numeric, 3),
+  round(rows::numeric / greatest(calls, 1), 2),
+  left(regexp_replace(query, '\s+', ' ', 'g'), 110) || ' |'
+  FROM pg_stat_statements WHERE toplevel AND query NOT ILIKE '%pg_stat%'
+  ORDER BY calls DESC, total_exec_time DESC LIMIT $top;
+SQL
+  echo
+  echo "All, nested ones included:"
   echo
   echo "| calls/job | ms/call | rows/call | statement |"
   echo "|---|---|---|---|"

@@ -16,6 +16,13 @@
 # Env: BENCH_JOBS (20000 per mode), BENCH_ROUNDS (5), BENCH_MODES (all:
 # instant-c{1,10,100,500}-{keep,remove},sleep10ms-c100); BENCH_WARMUP and REDIS_URL are passed
 # on to the three harnesses. Needs `npm ci --prefix tests/node` and Python 3.
+#
+#   benches/compare-worker.sh --instructions [--mode NAME[,NAME]]
+#
+# counts instead the client's instructions per processed job under valgrind (callgrind), ours
+# and the official port's side by side (default modes instant-c{1,10,100}-keep; see
+# benches/support/instructions.rs for BENCH_JOBS, BENCH_ROUNDS and BENCH_CALLGRIND_DIR). The
+# count does not depend on the machine's load; use a private `redis-server --save ''`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benches/lib.sh
@@ -25,6 +32,7 @@ rounds=${BENCH_ROUNDS:-5}
 all_modes=""
 for c in 1 10 100 500; do all_modes+="instant-c$c-keep,instant-c$c-remove,"; done
 modes=${BENCH_MODES:-${all_modes}sleep10ms-c100}
+counted_jobs=${BENCH_JOBS:-2000}
 export BENCH_JOBS=${BENCH_JOBS:-20000}
 
 ours=$(bench_executable redis_worker)
@@ -32,6 +40,10 @@ echo "building bullmq-official (cargo build --release)..." >&2
 cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
   --target-dir benches/official/target --bin worker
 official=benches/official/target/release/worker
+
+if [[ ${1:-} == --instructions ]]; then
+  BENCH_JOBS=$counted_jobs BENCH_OFFICIAL_WORKER=$official exec "$ours" "$@"
+fi
 
 mkdir -p target/bench-worker
 stamp=$(date +%Y%m%dT%H%M%S)

@@ -203,20 +203,7 @@ fn counted(mode: &str, variant: &str, jobs: u64) -> u64 {
         let mut admin = admin(&url).await;
         delete_prefix(&mut admin, &prefix).await;
     });
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "child {mode}/{variant} under valgrind failed: {stderr}"
-    );
-    // `==pid== Collected : <instructions>`
-    stderr
-        .lines()
-        .find_map(|l| {
-            l.split_once("Collected :")
-                .map(|(_, n)| n.trim().to_owned())
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no instruction count from callgrind: {stderr}"))
+    support::instructions::collected(&out, &format!("child {mode}/{variant}"))
 }
 
 /// One measured run, in this (child) process.

@@ -30,6 +30,9 @@
 //! `-- --test` (CI's smoke run) processes 200 jobs per mode without warm-up. Env:
 //! `BENCH_JOBS` (20,000), `BENCH_WARMUP` (2,000), `DATABASE_URL`
 //! (`postgres://postgres@127.0.0.1:5432/test`, a local server over TCP).
+//!
+//! `benches/postgres-statements.sh` runs it in two steps (fill, then work, see
+//! `support/instructions.rs`) to read the server's statistics per processed job.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -40,8 +43,12 @@ mod pg;
 #[path = "support/ours.rs"]
 mod ours;
 
+use std::sync::Arc;
+
+use bullmq_postgres::SchemaName;
 use pg::{Admin, Meter, Usage, unique_schema};
 use support::cli::{Settings, runtime};
+use support::instructions::{self, Finish, Step};
 use support::measure::PeakRss;
 use support::worker::{Mode, POLL, Run, assert_finished, line};
 
@@ -57,7 +64,7 @@ const DEFAULT_MODES: [&str; 3] = ["instant-c1-keep", "instant-c10-keep", "instan
 async fn run(admin: &mut Admin, mode: Mode, jobs: u64, tag: &str) -> Run<Usage> {
     let schema = unique_schema(HARNESS, tag);
     ours::fill(pg::backend(&schema).await, mode, jobs).await;
-    let worker = ours::worker(pg::backend(&schema).await, mode).await;
+    let worker = ours::worker(pg::backend(&schema).await, mode, None).await;
     let mut rss = PeakRss::start();
     let meter = Meter::start();
     worker.run().expect("run the worker");
@@ -85,7 +92,31 @@ async fn measure(settings: &Settings<Mode>, admin: &mut Admin, mode: Mode) {
     println!("{}", line(IMPL, mode, settings.jobs, &r));
 }
 
+/// A child of `benches/postgres-statements.sh` (the steps of `support/instructions.rs`):
+/// fills the queue in `schema`, or works through it, so that the server's statistics can be
+/// reset between the two.
+async fn counted_child(settings: &Settings<Mode>, step: Step, schema: &str) {
+    let schema = SchemaName::new(schema).expect("a schema name");
+    let mode = settings.modes[0];
+    match step {
+        Step::Fill => ours::fill(pg::backend(&schema).await, mode, settings.jobs).await,
+        Step::Work => {
+            let finish = Finish::new(settings.jobs);
+            let backend = pg::backend(&schema).await;
+            let worker = ours::worker(backend, mode, Some(Arc::clone(&finish))).await;
+            worker.run().expect("run the worker");
+            finish.wait().await;
+            worker.close().await;
+        }
+    }
+}
+
 fn main() {
+    if let Some((step, schema)) = instructions::child() {
+        let settings = Settings::from_env(&Mode::ALL, Mode::parse);
+        runtime(false).block_on(counted_child(&settings, step, &schema));
+        return;
+    }
     let mut settings = Settings::from_env(&Mode::ALL, Mode::parse);
     if support::cli::Args::parse().modes.is_empty() {
         settings.modes = DEFAULT_MODES.iter().map(|m| Mode::parse(m)).collect();

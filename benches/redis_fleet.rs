@@ -269,7 +269,7 @@ async fn workers(
             Some(shared) => shared.clone(),
             None => backend(config, prefix).await,
         };
-        built.push(ours::worker(backend, mode.worker_mode()).await);
+        built.push(ours::worker(backend, mode.worker_mode(), None).await);
     }
     built
 }

@@ -39,6 +39,10 @@
 //! (the worker's `RedisOptions::direct_connections`; 0 sends every call through the
 //! pipelined connection), `BENCH_WAIT_REPLICAS` (the worker's
 //! `RedisOptions::wait_for_replicas`, 1 s timeout; unset: off).
+//!
+//! `-- --instructions` counts instead the client's instructions per processed job, ours and
+//! the official port's side by side, under valgrind (see `support/instructions.rs`; run it
+//! through `benches/compare-worker.sh --instructions`, which builds the official port).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -50,8 +54,11 @@ use bullmq::Prefix;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use redis::aio::MultiplexedConnection;
 
+use std::sync::Arc;
+
 use ours::queue_name;
-use support::cli::{Settings, env_usize, runtime};
+use support::cli::{Args, Settings, env_usize, runtime};
+use support::instructions::{self, Finish, Step};
 use support::measure::{
     Meter, admin, admin_url, delete_prefix, keyed_for, reset_peak_rss, unique_prefix,
 };
@@ -102,7 +109,7 @@ async fn run(
     jobs: u64,
 ) -> Run {
     ours::fill(backend(config, prefix).await, mode, jobs).await;
-    let worker = ours::worker(backend(config, prefix).await, mode).await;
+    let worker = ours::worker(backend(config, prefix).await, mode, None).await;
     let rss_reset = reset_peak_rss();
     let meter = Meter::start(admin).await;
     worker.run().expect("run the worker");
@@ -125,8 +132,46 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
     println!("{}", line(IMPL, mode, config.run.jobs, &r));
 }
 
+/// A child of the instruction count (see `support::instructions`): fills the queue under
+/// `prefix`, or works through it.
+async fn counted_child(config: &Config, step: Step, prefix: &str) {
+    let mode = config.run.modes[0];
+    match step {
+        Step::Fill => ours::fill(backend(config, prefix).await, mode, config.run.jobs).await,
+        Step::Work => {
+            let finish = Finish::new(config.run.jobs);
+            let worker = ours::worker(
+                backend(config, prefix).await,
+                mode,
+                Some(Arc::clone(&finish)),
+            )
+            .await;
+            worker.run().expect("run the worker");
+            finish.wait().await;
+            worker.close().await;
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "--instructions") {
+        let args = Args::parse();
+        let modes: Vec<Mode> = if args.modes.is_empty() {
+            Mode::ALL
+                .into_iter()
+                .filter(|m| m.counted_by_default())
+                .collect()
+        } else {
+            args.modes.iter().map(|m| Mode::parse(m)).collect()
+        };
+        instructions::count_all(&modes);
+        return;
+    }
     let config = Config::from_env();
+    if let Some((step, prefix)) = instructions::child() {
+        runtime(false).block_on(counted_child(&config, step, &prefix));
+        return;
+    }
     runtime(false).block_on(async {
         let mut admin = admin(&admin_url(&config.run.url)).await;
         for &mode in &config.run.modes {

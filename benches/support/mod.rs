@@ -11,6 +11,7 @@
 
 pub mod add;
 pub mod cli;
+pub mod instructions;
 pub mod jobs;
 pub mod measure;
 pub mod worker;

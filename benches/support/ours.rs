@@ -16,6 +16,7 @@ use bullmq::{ActiveJob, BulkJob, CancellationToken, JobOptions, KeepJobs, Proces
 use bullmq::{Queue, QueueName, Worker, WorkerOptions};
 
 use crate::support::add::{CONCURRENCY, Mode};
+use crate::support::instructions::Finish;
 use crate::support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use crate::support::worker;
 
@@ -114,8 +115,12 @@ pub async fn fill<B: Backend>(backend: B, mode: worker::Mode, jobs: u64) {
 }
 
 /// The timed worker of `mode` on `backend`, not running yet (`autorun` off): its processor
-/// sleeps the mode's work, or returns at once.
-pub async fn worker<B: Backend>(backend: B, mode: worker::Mode) -> Worker<B, impl Processor<B>> {
+/// sleeps the mode's work, or returns at once (telling `finish` first, when given).
+pub async fn worker<B: Backend>(
+    backend: B,
+    mode: worker::Mode,
+    finish: Option<Arc<Finish>>,
+) -> Worker<B, impl Processor<B>> {
     let work = Duration::from_millis(mode.work_ms);
     let options = WorkerOptions::new()
         .concurrency(mode.concurrency)
@@ -124,11 +129,16 @@ pub async fn worker<B: Backend>(backend: B, mode: worker::Mode) -> Worker<B, imp
         queue_name(),
         backend,
         options,
-        move |_job: ActiveJob<B>, _cancel: CancellationToken| async move {
-            if !work.is_zero() {
-                tokio::time::sleep(work).await;
+        move |_job: ActiveJob<B>, _cancel: CancellationToken| {
+            if let Some(finish) = &finish {
+                finish.processed();
             }
-            ProcessResult::Ok(serde_json::Value::Null)
+            async move {
+                if !work.is_zero() {
+                    tokio::time::sleep(work).await;
+                }
+                ProcessResult::Ok(serde_json::Value::Null)
+            }
         },
     )
     .await

@@ -47,11 +47,15 @@ pub fn unique_schema(harness: &str, tag: &str) -> SchemaName {
     SchemaName::new(name).expect("a valid schema name")
 }
 
-/// Options for `schema` on the server, migrating it as the backend connects.
+/// Options for `schema` on the server, migrating it as the backend connects; with
+/// `BENCH_PG_LISTEN=0`, waits poll instead of listening for notifications (to tell what the
+/// `LISTEN` connection costs the server).
 pub fn options(schema: &SchemaName) -> PostgresOptions {
+    let listen = std::env::var("BENCH_PG_LISTEN").map_or(true, |v| v != "0");
     PostgresOptions::new(database_url())
         .schema(schema.clone())
         .migrate(true)
+        .listen(listen)
 }
 
 /// A new backend (its own pool) for the benchmarks' queue in `schema`, migrating it.

@@ -48,6 +48,11 @@ impl Mode {
         }
     }
 
+    /// Counted by `--instructions` when no mode is named: instant, kept, concurrency ≤ 100.
+    pub fn counted_by_default(self) -> bool {
+        self.work_ms == 0 && !self.remove && self.concurrency <= 100
+    }
+
     /// The mode's name on the command line and in the JSON lines.
     pub fn name(self) -> String {
         if self.work_ms > 0 {

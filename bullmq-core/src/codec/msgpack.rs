@@ -74,7 +74,8 @@ pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap<'_>) -> Write {
 /// Packs a value as msgpackr (as Node.js BullMQ configures it) would, naming what it is in
 /// the error.
 pub fn pack_msgpack(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, CodecError> {
-    let mut out = Vec::with_capacity(64);
+    // Room for the worker's options (`moveToFinished`'s take some 150 bytes), packed per job.
+    let mut out = Vec::with_capacity(256);
     value(&mut out, v).map_err(|e| CodecError::Encode {
         what,
         reason: e.to_string(),

@@ -42,6 +42,13 @@ pub enum WireValue<'a> {
 pub struct WireMap<'a>(pub(crate) Vec<(Cow<'a, str>, WireValue<'a>)>);
 
 impl<'a> WireMap<'a> {
+    /// An empty map with room for `n` entries (a packer that knows its count saves the
+    /// reallocations of growing one entry at a time).
+    #[must_use]
+    pub fn with_capacity(n: usize) -> Self {
+        Self(Vec::with_capacity(n))
+    }
+
     /// Appends an entry; `None` appends nothing (the key is absent).
     pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: impl Into<Option<WireValue<'a>>>) {
         if let Some(value) = value.into() {

@@ -54,8 +54,12 @@ impl LockTracker {
     /// token, in another slot, and that run's lock must go on being renewed.
     pub(crate) fn untrack(&self, id: &JobId, token: &LockToken) {
         let mut jobs = self.lock();
-        if jobs.get(id).is_some_and(|t| t.token == *token) {
-            jobs.remove(id);
+        // One lookup where the token matches (every job's end): taken out, and put back in
+        // the rare case it is another run's.
+        if let Some((id, tracked)) = jobs.remove_entry(id)
+            && tracked.token != *token
+        {
+            jobs.insert(id, tracked);
         }
     }
 

@@ -113,7 +113,7 @@ pub(crate) fn pack_fetch_opts(o: &FetchOpts<'_>) -> Result<Vec<u8>, CodecError> 
 
 /// Packs the options map of `moveToFinished` (`ARGV[8]`).
 pub(crate) fn pack_finish_opts(o: &FinishOpts<'_>) -> Result<Vec<u8>, CodecError> {
-    let mut m = WireMap::default();
+    let mut m = WireMap::with_capacity(11);
     m.push("token", WireValue::text(o.token));
     m.push(
         "name",

@@ -38,6 +38,7 @@
 //! [--mode NAME[,NAME]]... [--test]` (`--test`: 200 jobs per mode, no warm-up). Env: `BENCH_JOBS` (20,000),
 //! `BENCH_WARMUP` (2,000), `REDIS_URL` (`redis://127.0.0.1:6379`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use bullmq::options::RedisConnectionOptions;
@@ -45,6 +46,7 @@ use bullmq::types::RemoveOnFinish;
 use bullmq::worker::CancellationToken;
 use bullmq::{BulkJob, Job, JobOptions, Queue, QueueOptions, Worker, WorkerOptions};
 use bullmq_official_bench::cli::{Settings, runtime};
+use bullmq_official_bench::instructions::{self, Finish, Step};
 use bullmq_official_bench::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use bullmq_official_bench::measure::{Meter, admin, delete_prefix, reset_peak_rss, unique_prefix};
 use bullmq_official_bench::worker::{Mode, Run, check_finished, drain, line};
@@ -86,6 +88,39 @@ async fn fill(config: &Settings<Mode>, prefix: &str, mode: Mode, jobs: u64) {
     }
 }
 
+/// The worker of `mode` under `prefix`, not running yet: its processor sleeps the mode's work,
+/// or returns at once (telling `finish` first, when given).
+async fn worker(
+    config: &Settings<Mode>,
+    prefix: &str,
+    mode: Mode,
+    finish: Option<Arc<Finish>>,
+) -> Worker {
+    let work = Duration::from_millis(mode.work_ms);
+    let options = WorkerOptions::new()
+        .connection(connection(config))
+        .prefix(prefix)
+        .concurrency(mode.concurrency)
+        .autorun(false);
+    Worker::with_options(
+        QUEUE,
+        move |_job: Job, _cancel: CancellationToken| {
+            if let Some(finish) = &finish {
+                finish.processed();
+            }
+            async move {
+                if !work.is_zero() {
+                    tokio::time::sleep(work).await;
+                }
+                Ok(serde_json::Value::Null)
+            }
+        },
+        options,
+    )
+    .await
+    .expect("the worker")
+}
+
 /// Pre-fills `jobs` jobs under `prefix`, then times a worker processing them all.
 async fn run(
     config: &Settings<Mode>,
@@ -95,24 +130,7 @@ async fn run(
     jobs: u64,
 ) -> Run {
     fill(config, prefix, mode, jobs).await;
-    let work = Duration::from_millis(mode.work_ms);
-    let options = WorkerOptions::new()
-        .connection(connection(config))
-        .prefix(prefix)
-        .concurrency(mode.concurrency)
-        .autorun(false);
-    let worker = Worker::with_options(
-        QUEUE,
-        move |_job: Job, _cancel: CancellationToken| async move {
-            if !work.is_zero() {
-                tokio::time::sleep(work).await;
-            }
-            Ok(serde_json::Value::Null)
-        },
-        options,
-    )
-    .await
-    .expect("the worker");
+    let worker = worker(config, prefix, mode, None).await;
     let rss_reset = reset_peak_rss();
     let meter = Meter::start(admin).await;
     worker.run().await.expect("run the worker");
@@ -137,8 +155,28 @@ async fn measure(config: &Settings<Mode>, admin: &mut MultiplexedConnection, mod
     println!("{}", line(IMPL, mode, config.jobs, &r));
 }
 
+/// A child of ours's instruction count (`benches/support/instructions.rs`): fills the queue
+/// under `prefix`, or works through it.
+async fn counted_child(config: &Settings<Mode>, step: Step, prefix: &str) {
+    let mode = config.modes[0];
+    match step {
+        Step::Fill => fill(config, prefix, mode, config.jobs).await,
+        Step::Work => {
+            let finish = Finish::new(config.jobs);
+            let worker = worker(config, prefix, mode, Some(Arc::clone(&finish))).await;
+            worker.run().await.expect("run the worker");
+            finish.wait().await;
+            worker.close(200).await.expect("close the worker");
+        }
+    }
+}
+
 fn main() {
     let config = Settings::from_env(&Mode::ALL, Mode::parse);
+    if let Some((step, prefix)) = instructions::child() {
+        runtime(false).block_on(counted_child(&config, step, &prefix));
+        return;
+    }
     runtime(false).block_on(async {
         let mut admin = admin(&config.url).await;
         for &mode in &config.modes {

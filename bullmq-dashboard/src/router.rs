@@ -45,7 +45,15 @@ pub(crate) fn router(state: Shared) -> Router {
         .route(&format!("{q}/live"), get(live::queue_live))
         .route(
             &format!("{q}/schedulers"),
-            get(pages::schedulers::schedulers_page),
+            get(pages::schedulers::schedulers_page).post(actions::scheduler::upsert_scheduler),
+        )
+        .route(
+            &format!("{q}/schedulers/{{id}}/remove"),
+            post(actions::scheduler::remove_scheduler),
+        )
+        .route(
+            &format!("{q}/selected"),
+            post(actions::selected::selected_action),
         )
         .route(&format!("{q}/workers"), get(pages::workers::workers_page))
         .route(&format!("{q}/metrics"), get(pages::metrics::metrics_page))

@@ -272,15 +272,17 @@ fn search_note(
 fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) -> Markup {
     let c = opened.conn.name.as_str();
     let n = opened.name.as_str();
+    let pick = opened.access.can_act();
     html! {
         @if rows.is_empty() { p.muted { "No job." } }
         @else {
             div.scroll { table.jobs {
-                thead { tr { th { "id" } th { "name" } th { "added" } th { "attempts" } th { "data" } th { "" } } }
+                thead { tr { @if pick { th { span.visually-hidden { "select" } } } th { "id" } th { "name" } th { "added" } th { "attempts" } th { "data" } th { "" } } }
                 tbody {
                     @for row in rows {
                         @match row {
                             Row::Job(job) => tr {
+                                @if pick { td { (pick_box(job.id.as_str())) } }
                                 td { a href=(view.href(&urls::job(c, n, job.id.as_str()))) { (job.id.as_str()) } }
                                 td { (job.name) }
                                 td { (time(Some(job.timestamp))) }
@@ -292,6 +294,7 @@ fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) ->
                                 td.row-actions { @if opened.access.can_act() { (job_actions(view, c, n, job.id.as_str(), state)) } }
                             },
                             Row::Broken { id, reason } => tr.broken {
+                                @if pick { td { (pick_box(id.as_str())) } }
                                 td { a href=(view.href(&urls::job(c, n, id.as_str()))) { (id.as_str()) } }
                                 td colspan="4" .error { (reason) }
                                 td.row-actions { @if opened.access.can_act() {
@@ -302,6 +305,31 @@ fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) ->
                     }
                 }
             } }
+            @if pick { (selected_form(view, c, n, state)) }
+        }
+    }
+}
+
+/// A row's checkbox, part of the selected-jobs form (rows hold forms of their own, which
+/// cannot nest).
+fn pick_box(id: &str) -> Markup {
+    html! { input type="checkbox" name="id" value=(id) form="selected" aria-label=(format!("select job {id}")); }
+}
+
+/// The form acting on the ticked rows.
+fn selected_form(view: &View, c: &str, n: &str, state: JobState) -> Markup {
+    html! {
+        form #selected .action method="post" action=(view.href(&urls::queue_sub(c, n, "selected"))) {
+            input type="hidden" name=(crate::csrf::FIELD) value=(view.token);
+            input type="hidden" name="state" value=(state.as_str());
+            label { "with the selected jobs: "
+                select name="action" {
+                    @if matches!(state, JobState::Failed | JobState::Completed) { option value="retry" { "retry" } }
+                    @if state == JobState::Delayed { option value="promote" { "promote" } }
+                    option value="remove" { "remove" }
+                }
+            }
+            button type="submit" { "apply" }
         }
     }
 }

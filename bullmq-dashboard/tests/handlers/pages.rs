@@ -32,10 +32,25 @@ async fn overview_lists_the_queue_with_its_counts(store: Store) {
     );
     assert!(body.contains("/admin/static/dashboard.js"), "{body}");
     assert!(!body.contains(SECRET));
+    // The fixture's waiting job has waited some seconds; once it is gone, nothing has.
+    assert!(
+        oldest_waiting(body).ends_with(" s") || oldest_waiting(body).ends_with(" min"),
+        "{body}"
+    );
+    assert!(fx.queue.remove(&fx.waiting, false).await.unwrap());
+    let empty = get(&app, "/admin").await;
+    assert_eq!(oldest_waiting(empty.ok()), "-", "{}", empty.body);
     let css = get(&app, "/admin/static/dashboard.css").await;
     assert!(css.ok().contains("prefers-color-scheme: dark"));
 }
 both_stores!(overview_lists_the_queue_with_its_counts);
+
+/// The overview's "oldest waiting" cell (the page has one queue).
+fn oldest_waiting(body: &str) -> &str {
+    let marker = "data-label=\"oldest waiting\">";
+    let at = body.find(marker).expect("an oldest-waiting cell") + marker.len();
+    body[at..].split("</td>").next().unwrap()
+}
 
 async fn queue_page_lists_sorts_and_searches(store: Store) {
     let fx = Fixture::new(store).await;

@@ -43,6 +43,7 @@ pub(crate) fn router(state: Shared) -> Router {
         )
         .route(q, get(pages::queue::queue_page))
         .route(&format!("{q}/live"), get(live::queue_live))
+        .route(&format!("{q}/rows"), get(pages::rows::rows_fragment))
         .route(
             &format!("{q}/schedulers"),
             get(pages::schedulers::schedulers_page).post(actions::scheduler::upsert_scheduler),

@@ -1,7 +1,7 @@
 // The dashboard in headless Chromium (Debian's, at /usr/bin/chromium): open the overview,
 // search a job by a value in its data, retry a failed job and see it move, run a bulk retry
 // on a search and see the counts change, edit a job's data, promote a ticked delayed job,
-// watch a live count rise while a producer runs; check the overview's table fits 1280 px;
+// watch a live count rise and a queue's rows move while a producer runs; check the overview's table fits 1280 px;
 // screenshots at desktop and phone widths, light and dark.
 // Env: BASE (the dashboard's URL, no trailing slash), QUEUE, FAILED (a failed job's id),
 // SHOWN (another failed job's id, the job page of the screenshots),
@@ -112,8 +112,20 @@ try {
   // The queue's page lists its events as they come.
   await page.goto(`${BASE}/c/main/q/${encodeURIComponent(LIVE_QUEUE)}`);
   await page.locator("[data-events] li", { hasText: "added" }).first().waitFor();
+  // Its list (newest first) gets the producer's new jobs without a reload.
+  const firstId = () => page.locator("[data-rows] tbody tr td a").first().textContent();
+  const firstBefore = await firstId();
+  await page.waitForFunction(
+    (id) => { const a = document.querySelector("[data-rows] tbody tr td a"); return a && a.textContent !== id; },
+    firstBefore,
+    { timeout: WAIT },
+  );
+  const firstAfter = await firstId();
+  steps.push(`the producer's queue page lists its added events live, and its rows moved from job ${firstBefore} to ${firstAfter} first`);
+  // With a job ticked, the rows stay and the page says they moved instead.
+  await page.locator('input[form="selected"]').first().check();
   await page.locator("[data-stale]").waitFor({ state: "visible" });
-  steps.push("the producer's queue page lists its added events live and says its list moved");
+  steps.push("with a job ticked, the rows stay and the page says the list moved");
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
 
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {

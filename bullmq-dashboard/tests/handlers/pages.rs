@@ -343,3 +343,56 @@ async fn a_job_page_links_its_parent_and_children(store: Store) {
     );
 }
 both_stores!(a_job_page_links_its_parent_and_children);
+
+async fn a_queue_pages_rows_are_rendered_alone_for_the_live_swap(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let page = get(&app, &fx.path("?state=waiting")).await;
+    let rows_url = format!(
+        "{}?state=waiting&amp;sort=newest&amp;page=0",
+        fx.path("/rows")
+    );
+    assert!(
+        page.ok().contains(&format!("data-rows=\"{rows_url}\"")),
+        "{}",
+        page.body
+    );
+    let rows = get(&app, &rows_url.replace("&amp;", "&")).await;
+    let fragment = rows.ok();
+    assert!(
+        fragment.starts_with("<table") || fragment.starts_with("<div"),
+        "{fragment}"
+    );
+    assert!(!fragment.contains("<html"), "{fragment}");
+    assert!(
+        fragment.contains(&format!(">{}</a>", fx.waiting.as_str())),
+        "{fragment}"
+    );
+    // A job added since the page was read is in the rows read again.
+    let added = fx
+        .queue
+        .add(
+            "later-one",
+            &serde_json::json!({}),
+            bullmq::JobOptions::default(),
+        )
+        .await
+        .unwrap()
+        .id;
+    let again = get(&app, &rows_url.replace("&amp;", "&")).await;
+    assert!(
+        again.ok().contains(&format!(">{}</a>", added.as_str())),
+        "{}",
+        again.body
+    );
+    // A search is not re-read live: its page has no rows URL, and the endpoint refuses it.
+    let searched = get(&app, &fx.path("?state=waiting&q=needle")).await;
+    assert!(!searched.ok().contains("data-rows=\""), "{}", searched.body);
+    let refused = get(
+        &app,
+        &format!("{}?state=waiting&q=needle", fx.path("/rows")),
+    )
+    .await;
+    assert_eq!(refused.status, axum::http::StatusCode::BAD_REQUEST);
+}
+both_stores!(a_queue_pages_rows_are_rendered_alone_for_the_live_swap);

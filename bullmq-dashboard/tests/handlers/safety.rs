@@ -164,6 +164,7 @@ async fn a_queue_the_hook_hides_is_not_found(store: Store) {
         fx.path("/metrics"),
         fx.path("/schedulers"),
         fx.path("/live"),
+        fx.path("/rows?state=failed"),
         fx.path(&format!("/jobs/{}", fx.failed.as_str())),
     ] {
         assert_eq!(

@@ -43,9 +43,18 @@ pub(crate) fn router(state: Shared) -> Router {
         )
         .route(q, get(pages::queue::queue_page))
         .route(&format!("{q}/live"), get(live::queue_live))
+        .route(&format!("{q}/rows"), get(pages::rows::rows_fragment))
         .route(
             &format!("{q}/schedulers"),
-            get(pages::schedulers::schedulers_page),
+            get(pages::schedulers::schedulers_page).post(actions::scheduler::upsert_scheduler),
+        )
+        .route(
+            &format!("{q}/schedulers/{{id}}/remove"),
+            post(actions::scheduler::remove_scheduler),
+        )
+        .route(
+            &format!("{q}/selected"),
+            post(actions::selected::selected_action),
         )
         .route(&format!("{q}/workers"), get(pages::workers::workers_page))
         .route(&format!("{q}/metrics"), get(pages::metrics::metrics_page))

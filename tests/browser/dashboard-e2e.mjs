@@ -1,6 +1,7 @@
 // The dashboard in headless Chromium (Debian's, at /usr/bin/chromium): open the overview,
 // search a job by a value in its data, retry a failed job and see it move, run a bulk retry
-// on a search and see the counts change, watch a live count rise while a producer runs;
+// on a search and see the counts change, edit a job's data, promote a ticked delayed job,
+// watch a live count rise and a queue's rows move while a producer runs; check the overview's table fits 1280 px;
 // screenshots at desktop and phone widths, light and dark.
 // Env: BASE (the dashboard's URL, no trailing slash), QUEUE, FAILED (a failed job's id),
 // SHOWN (another failed job's id, the job page of the screenshots),
@@ -70,6 +71,25 @@ try {
   await page.locator('.tab .count[data-state="failed"]', { hasText: new RegExp(`^${failedAfter}$`) }).waitFor();
   steps.push(`bulk retry on "${BULK}": the failed count went from ${failedBefore - 1} to ${failedAfter}`);
 
+  // The retried job's data, edited in its page's form.
+  await page.goto(`${queueUrl}/jobs/${encodeURIComponent(FAILED)}`);
+  await page.getByText("Edit the data").click();
+  await page.fill('textarea[name="data"]', '{"edited":"in-the-browser"}');
+  await page.getByRole("button", { name: "update data" }).click();
+  await page.getByText("Done: updated data").waitFor();
+  await page.locator("pre.value", { hasText: "in-the-browser" }).first().waitFor();
+  steps.push("edited the retried job's data from its page");
+
+  // A delayed job ticked in the list, then promoted with the selected-jobs form.
+  await page.goto(`${queueUrl}?state=delayed`);
+  const delayedBefore = Number(await page.locator('.tab .count[data-state="delayed"]').textContent());
+  await page.locator('input[form="selected"]').first().check();
+  await page.selectOption('form#selected select[name="action"]', "promote");
+  await page.getByRole("button", { name: "apply" }).click();
+  await page.getByText("promoted 1 of 1 selected job(s)").waitFor();
+  await page.locator('.tab .count[data-state="delayed"]', { hasText: new RegExp(`^${delayedBefore - 1}$`) }).waitFor();
+  steps.push(`promoted a ticked delayed job: delayed went from ${delayedBefore} to ${delayedBefore - 1}`);
+
   // The producer adds jobs to LIVE_QUEUE meanwhile: its waiting count rises with no reload.
   await page.goto(BASE);
   const cell = page.locator(`tr[data-queue="${LIVE_QUEUE}"] td[data-state="waiting"]`);
@@ -92,8 +112,20 @@ try {
   // The queue's page lists its events as they come.
   await page.goto(`${BASE}/c/main/q/${encodeURIComponent(LIVE_QUEUE)}`);
   await page.locator("[data-events] li", { hasText: "added" }).first().waitFor();
+  // Its list (newest first) gets the producer's new jobs without a reload.
+  const firstId = () => page.locator("[data-rows] tbody tr td a").first().textContent();
+  const firstBefore = await firstId();
+  await page.waitForFunction(
+    (id) => { const a = document.querySelector("[data-rows] tbody tr td a"); return a && a.textContent !== id; },
+    firstBefore,
+    { timeout: WAIT },
+  );
+  const firstAfter = await firstId();
+  steps.push(`the producer's queue page lists its added events live, and its rows moved from job ${firstBefore} to ${firstAfter} first`);
+  // With a job ticked, the rows stay and the page says they moved instead.
+  await page.locator('input[form="selected"]').first().check();
   await page.locator("[data-stale]").waitFor({ state: "visible" });
-  steps.push("the producer's queue page lists its added events live and says its list moved");
+  steps.push("with a job ticked, the rows stay and the page says the list moved");
   if (errors.length) throw new Error(`errors in the page: ${errors.join("; ")}`);
 
   for (const [label, viewport] of [["desktop", { width: 1280, height: 900 }], ["phone", { width: 390, height: 844 }]]) {
@@ -102,6 +134,15 @@ try {
       await page.emulateMedia({ colorScheme });
       for (const [name, url] of [["overview", BASE], ["queue", `${queueUrl}?state=waiting`], ["job", `${queueUrl}/jobs/${encodeURIComponent(SHOWN)}`]]) {
         await page.goto(url);
+        if (name === "overview" && label === "desktop") {
+          // Every column in view: the table is no wider than its box.
+          const [table, box] = await page.evaluate(() => {
+            const t = document.querySelector("table.counts");
+            return [t.scrollWidth, t.parentElement.clientWidth];
+          });
+          if (table > box) throw new Error(`the overview's table is ${table} px wide in a ${box} px box at 1280 px`);
+          if (colorScheme === "light") steps.push(`the overview's table fits 1280 px (${table} of ${box} px)`);
+        }
         const file = `${OUT}/${STORE}-${name}-${label}-${colorScheme}.png`;
         await page.screenshot({ path: file, fullPage: true });
         shots.push(file);

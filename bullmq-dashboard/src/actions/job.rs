@@ -1,4 +1,4 @@
-//! Actions on one job: retry, promote, remove.
+//! Actions on one job: retry, promote, remove, update its data.
 
 use axum::extract::{Form, Path, State};
 use axum::response::Response;
@@ -12,7 +12,7 @@ use crate::request::Ctx;
 use crate::state::Shared;
 use crate::urls;
 
-/// `POST /c/{connection}/q/{queue}/jobs/{id}/{retry|promote|remove}`.
+/// `POST /c/{connection}/q/{queue}/jobs/{id}/{retry|promote|remove|update}`.
 pub(crate) async fn job_action(
     State(inner): State<Shared>,
     Path((connection, queue, id, action)): Path<(String, String, String, String)>,
@@ -46,6 +46,14 @@ pub(crate) async fn job_action(
             )
             .await?;
             format!("{}?done=retried", urls::job(c, n, &id))
+        }
+        "update" => {
+            let data = super::json_field(&fields, "data")?;
+            if opened.queue.get_job_state(&job_id).await?.is_none() {
+                return Err(DashboardError::NotFound);
+            }
+            job.update_data(&data).await?;
+            format!("{}?done=updated%20data", urls::job(c, n, &id))
         }
         "promote" => {
             job.promote().await?;

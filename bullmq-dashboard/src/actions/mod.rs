@@ -5,6 +5,8 @@
 pub(crate) mod bulk;
 pub(crate) mod job;
 pub(crate) mod queue;
+pub(crate) mod scheduler;
+pub(crate) mod selected;
 
 use std::collections::HashMap;
 
@@ -61,4 +63,23 @@ pub(crate) fn number(
             .map(Some)
             .map_err(|_| DashboardError::bad(field, format!("{v:?} is not a whole number"), fix)),
     }
+}
+
+/// A JSON form field (`{}` when empty), refused with a 400 naming it when it is not JSON.
+pub(crate) fn json_field(
+    fields: &Fields,
+    field: &'static str,
+) -> Result<serde_json::Value, DashboardError> {
+    let text = fields
+        .get(field)
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("{}");
+    serde_json::from_str(text).map_err(|e| {
+        DashboardError::bad(
+            field,
+            format!("not JSON: {e}"),
+            "give a JSON value, e.g. {\"to\":\"a@b.c\"}",
+        )
+    })
 }

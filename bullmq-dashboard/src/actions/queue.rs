@@ -37,18 +37,7 @@ pub(crate) async fn queue_action(
                     "give the job a name",
                 ));
             }
-            let text = fields
-                .get("data")
-                .map(|s| s.trim())
-                .filter(|s| !s.is_empty())
-                .unwrap_or("{}");
-            let data: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-                DashboardError::bad(
-                    "data",
-                    format!("not JSON: {e}"),
-                    "give a JSON value, e.g. {\"to\":\"a@b.c\"}",
-                )
-            })?;
+            let data = super::json_field(&fields, "data")?;
             let mut opts = JobOptions::default();
             if let Some(ms) = number(&fields, "delay", "give the delay in whole milliseconds")? {
                 opts.delay = Some(Duration::from_millis(ms));

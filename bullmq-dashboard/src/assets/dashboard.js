@@ -1,5 +1,5 @@
-// bullmq dashboard: live counts from the page's server-sent events, a bulk run's progress,
-// and confirmations.
+// bullmq dashboard: live counts and a queue's rows from the page's server-sent events, a
+// bulk run's progress, and confirmations.
 // The pages work without it; it only keeps numbers fresh.
 (function () {
   "use strict";
@@ -35,9 +35,32 @@
     // A queue's page lists its events as they come, newest first, the last 20.
     var list = document.querySelector("[data-events]");
     var stale = document.querySelector("[data-stale]");
+    // The rows, read again from the server when jobs moved: at most one read at a time,
+    // and none while jobs are ticked (a swap would lose them; the notice shows instead).
+    var rows = document.querySelector("[data-rows]");
+    var reading = false, again = false;
+    function reread() {
+      if (!rows || rows.querySelector('input[form="selected"]:checked')) {
+        if (stale) { stale.hidden = false; }
+        return;
+      }
+      if (reading) { again = true; return; }
+      reading = true;
+      fetch(rows.getAttribute("data-rows"), { credentials: "same-origin" })
+        .then(function (r) { if (!r.ok) { throw new Error(String(r.status)); } return r.text(); })
+        .then(function (html) {
+          if (!rows.querySelector('input[form="selected"]:checked')) { rows.innerHTML = html; }
+          else if (stale) { stale.hidden = false; }
+        })
+        .catch(function () { if (stale) { stale.hidden = false; } })
+        .then(function () {
+          reading = false;
+          if (again) { again = false; window.setTimeout(reread, 1000); }
+        });
+    }
     source.addEventListener("job", function (event) {
       var msg;
-      if (stale) { stale.hidden = false; }
+      reread();
       if (!list) { return; }
       try { msg = JSON.parse(event.data); } catch (e) { return; }
       var item = document.createElement("li");
@@ -60,9 +83,9 @@
   if (document.querySelector("[data-reload]")) {
     window.setTimeout(function () { window.location.reload(); }, 1000);
   }
-  document.querySelectorAll("button.danger").forEach(function (button) {
-    button.addEventListener("click", function (event) {
-      if (!window.confirm(button.textContent.trim() + "?")) { event.preventDefault(); }
-    });
+  // Delegated, so rows swapped in live ask too.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.danger");
+    if (button && !window.confirm(button.textContent.trim() + "?")) { event.preventDefault(); }
   });
 })();

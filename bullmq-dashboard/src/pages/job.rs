@@ -19,6 +19,8 @@ use crate::urls;
 
 /// Log lines and children shown per list.
 const LIST: u64 = 50;
+/// The largest data (bytes) the page offers to edit in a form; larger is edited by code.
+const EDIT_MAX: usize = 256 * 1024;
 
 /// The job page's query.
 #[derive(Debug, Default, Deserialize)]
@@ -208,6 +210,14 @@ pub(crate) async fn job_page(
         }
         h2 { "Attempts" } (attempts(&job, state))
         h2 { "Data" } (value(&job.data, full, &whole))
+        @if opened.access.can_act() && job.data.len() <= EDIT_MAX {
+            details.edit {
+                summary { "Edit the data" }
+                (view.form(&urls::job_action(c, n, &id, "update"), "update data", &html!{
+                    label { "data (JSON) " textarea name="data" rows="8" { (job.data) } }
+                }, ""))
+            }
+        }
         h2 { "Progress" } (value(&progress, full, &whole))
         @if let Some(rv) = &job.return_value { h2 { "Return value" } (value(rv, full, &whole)) }
         @if let Some(reason) = &job.failed_reason { h2 { "Failed reason" } (value(reason, full, &whole)) }

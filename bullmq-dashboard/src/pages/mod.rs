@@ -7,6 +7,7 @@ pub(crate) mod layout;
 pub(crate) mod metrics;
 pub(crate) mod overview;
 pub(crate) mod queue;
+pub(crate) mod rows;
 pub(crate) mod run;
 pub(crate) mod schedulers;
 pub(crate) mod workers;

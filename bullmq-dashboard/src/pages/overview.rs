@@ -1,5 +1,7 @@
 //! The overview: every queue of every connection the request may see, with its counts.
 
+use std::time::Duration;
+
 use axum::extract::State;
 use axum::response::Response;
 use bullmq::job::JobType;
@@ -22,6 +24,9 @@ pub(crate) struct Summary {
     pub(crate) concurrency: Option<u64>,
     pub(crate) rate: Option<(u64, u64)>,
     pub(crate) workers: Option<usize>,
+    /// How long the oldest ready job has waited (`Queue::scaling_signals`); `None` when
+    /// nothing waits.
+    pub(crate) oldest: Option<Duration>,
 }
 
 /// The counts of `queue`, in [`STATES`] order: one store call.
@@ -44,13 +49,14 @@ pub(crate) async fn visible(
         .collect())
 }
 
-/// One queue's summary: three store calls.
+/// One queue's summary: four store calls.
 async fn summary(conn: &ConnEntry, name: QueueName) -> Result<Summary, DashboardError> {
     let queue = conn.queue(&name).await?;
     let counts = counts(&queue).await?;
     let meta = queue.get_meta().await?;
     // Not every store lists its clients; the column then shows a dash.
     let workers = queue.get_workers_count().await.ok();
+    let oldest = queue.scaling_signals().await?.oldest_waiting_age;
     Ok(Summary {
         name,
         counts,
@@ -58,6 +64,7 @@ async fn summary(conn: &ConnEntry, name: QueueName) -> Result<Summary, Dashboard
         concurrency: meta.concurrency,
         rate: meta.max.zip(meta.duration),
         workers,
+        oldest,
     })
 }
 
@@ -112,7 +119,8 @@ fn connection_section(
                         thead { tr {
                             th { "queue" }
                             @for s in super::STATES { th { (s.as_str()) } }
-                            th { "workers" } th { "concurrency" } th { "rate limit" }
+                            th title="how long the oldest ready job has waited" { "oldest waiting" }
+                            th { "workers" } th title="concurrency, and the rate limit (jobs per window)" { "limits" }
                             th title="jobs added over the last minute (live)" { "in/min" }
                             th title="jobs finished over the last minute (live)" { "out/min" }
                             th title="failed among those finished over the last minute (live)" { "failed" }
@@ -129,9 +137,14 @@ fn connection_section(
                                         @for (state, n) in super::STATES.iter().zip(&s.counts) {
                                             td.num data-state=(state.as_str()) data-label=(state.as_str()) { (n) }
                                         }
+                                        td.num data-label="oldest waiting" { (age(s.oldest)) }
                                         td.num data-label="workers" { @match s.workers { Some(n) => (n), None => "-" } }
-                                        td.num data-label="concurrency" { @match s.concurrency { Some(n) => (n), None => "-" } }
-                                        td data-label="rate limit" { @match s.rate { Some((max, ms)) => { (max) " / " (ms) " ms" }, None => "-" } }
+                                        td data-label="limits" {
+                                            @if let Some(n) = s.concurrency { "concurrency " (n) }
+                                            @if s.concurrency.is_some() && s.rate.is_some() { br; }
+                                            @if let Some((max, ms)) = s.rate { (max) " / " (ms) " ms" }
+                                            @if s.concurrency.is_none() && s.rate.is_none() { "-" }
+                                        }
                                         // Filled by the live script from the event stream.
                                         td.num data-label="in/min" data-rate="in" { "-" }
                                         td.num data-label="out/min" data-rate="out" { "-" }
@@ -144,5 +157,33 @@ fn connection_section(
                 }
             }
         }
+    }
+}
+
+/// An age in its largest whole unit (`-` for none): the overview's column is narrow.
+pub(crate) fn age(age: Option<Duration>) -> String {
+    let Some(age) = age else {
+        return "-".to_owned();
+    };
+    let secs = age.as_secs();
+    match secs {
+        0..60 => format!("{secs} s"),
+        60..3600 => format!("{} min", secs / 60),
+        3600..86_400 => format!("{} h", secs / 3600),
+        _ => format!("{} d", secs / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    #[test]
+    fn ages_are_shown_in_their_largest_unit() {
+        assert_eq!(super::age(None), "-");
+        assert_eq!(super::age(Some(Duration::from_millis(1500))), "1 s");
+        assert_eq!(super::age(Some(Duration::from_secs(125))), "2 min");
+        assert_eq!(super::age(Some(Duration::from_secs(7200))), "2 h");
+        assert_eq!(super::age(Some(Duration::from_secs(3 * 86_400))), "3 d");
     }
 }

@@ -40,6 +40,29 @@ pub(crate) struct ListQuery {
 }
 
 impl ListQuery {
+    /// The state, page number and order (true: oldest first) asked for.
+    pub(crate) fn parse(&self) -> Result<(JobState, i64, bool), DashboardError> {
+        let state = parse_state("state", self.state.as_deref())?;
+        let page_no = i64::try_from(self.page.unwrap_or(0).min(1_000_000)).unwrap_or(0);
+        let asc = match self.sort.as_deref() {
+            None | Some("" | "newest") => false,
+            Some("oldest") => true,
+            Some(other) => {
+                return Err(DashboardError::bad(
+                    "sort",
+                    format!("{other:?} is not an order"),
+                    "use newest or oldest",
+                ));
+            }
+        };
+        Ok((state, page_no, asc))
+    }
+
+    /// Whether the list is a search (by id or by name or data), which is not re-read live.
+    pub(crate) fn is_search(&self) -> bool {
+        self.id.as_deref().is_some_and(|s| !s.is_empty()) || self.needle().is_some()
+    }
+
     /// What the search asks for, if anything.
     fn needle(&self) -> Option<Needle> {
         Needle::new(self.q.as_deref()).or_else(|| Needle::new(self.name.as_deref()))
@@ -91,14 +114,14 @@ pub(crate) async fn rows(queue: &Queue<AnyBackend>, ids: &[JobId]) -> Vec<Row> {
 }
 
 /// What the page lists: its rows, whether a next page may exist, and the search's result.
-struct Listed {
-    rows: Vec<Row>,
+pub(crate) struct Listed {
+    pub(crate) rows: Vec<Row>,
     more: bool,
     search: Option<Found>,
 }
 
 /// The page's rows: one job by id, the matches of a search, or a page of the state.
-async fn list(
+pub(crate) async fn list(
     queue: &Queue<AnyBackend>,
     state: JobState,
     page_no: i64,
@@ -149,19 +172,7 @@ pub(crate) async fn queue_page(
 ) -> Result<Response, DashboardError> {
     let opened = open(&inner, &ctx, &connection, &queue).await?;
     let view = View::new(&inner, &mut ctx)?;
-    let state = parse_state("state", q.state.as_deref())?;
-    let page_no = i64::try_from(q.page.unwrap_or(0).min(1_000_000)).unwrap_or(0);
-    let asc = match q.sort.as_deref() {
-        None | Some("" | "newest") => false,
-        Some("oldest") => true,
-        Some(other) => {
-            return Err(DashboardError::bad(
-                "sort",
-                format!("{other:?} is not an order"),
-                "use newest or oldest",
-            ));
-        }
-    };
+    let (state, page_no, asc) = q.parse()?;
     let counts = super::overview::counts(&opened.queue).await?;
     let paused = opened.queue.is_paused().await?;
     let Listed { rows, more, search } = list(&opened.queue, state, page_no, asc, &q).await?;
@@ -198,9 +209,15 @@ pub(crate) async fn queue_page(
         @if let (Some(found), Some(needle)) = (&search, &needle) {
             (search_note(&view, &opened, state, found, needle))
         }
-        // Shown by the live script when the queue's event stream says a job moved.
+        // Shown by the live script when the queue's event stream says a job moved and it
+        // cannot re-read the rows (a search, or jobs ticked).
         p.notice.stale data-stale hidden { "Jobs have moved since this list was read: " a href="" { "read it again" } }
-        (job_table(&view, &opened, state, &rows))
+        // The live script swaps in the rows the server renders again at `data-rows`.
+        @let rows_url = (!q.is_search()).then(|| view.href(&format!(
+            "{}?state={}&sort={}&page={page_no}",
+            urls::queue_sub(c, n, "rows"), state.as_str(), if asc { "oldest" } else { "newest" }
+        )));
+        div data-rows=[rows_url] { (job_table(&view, &opened, state, &rows)) }
         nav.pages {
             @if page_no > 0 {
                 a href=(view.href(&format!("{here}?state={}&sort={}&page={}", state.as_str(), if asc {"oldest"} else {"newest"}, page_no - 1))) { "← previous" }
@@ -269,18 +286,20 @@ fn search_note(
     }
 }
 
-fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) -> Markup {
+pub(crate) fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) -> Markup {
     let c = opened.conn.name.as_str();
     let n = opened.name.as_str();
+    let pick = opened.access.can_act();
     html! {
         @if rows.is_empty() { p.muted { "No job." } }
         @else {
             div.scroll { table.jobs {
-                thead { tr { th { "id" } th { "name" } th { "added" } th { "attempts" } th { "data" } th { "" } } }
+                thead { tr { @if pick { th { span.visually-hidden { "select" } } } th { "id" } th { "name" } th { "added" } th { "attempts" } th { "data" } th { "" } } }
                 tbody {
                     @for row in rows {
                         @match row {
                             Row::Job(job) => tr {
+                                @if pick { td { (pick_box(job.id.as_str())) } }
                                 td { a href=(view.href(&urls::job(c, n, job.id.as_str()))) { (job.id.as_str()) } }
                                 td { (job.name) }
                                 td { (time(Some(job.timestamp))) }
@@ -292,6 +311,7 @@ fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) ->
                                 td.row-actions { @if opened.access.can_act() { (job_actions(view, c, n, job.id.as_str(), state)) } }
                             },
                             Row::Broken { id, reason } => tr.broken {
+                                @if pick { td { (pick_box(id.as_str())) } }
                                 td { a href=(view.href(&urls::job(c, n, id.as_str()))) { (id.as_str()) } }
                                 td colspan="4" .error { (reason) }
                                 td.row-actions { @if opened.access.can_act() {
@@ -302,6 +322,31 @@ fn job_table(view: &View, opened: &Opened<'_>, state: JobState, rows: &[Row]) ->
                     }
                 }
             } }
+            @if pick { (selected_form(view, c, n, state)) }
+        }
+    }
+}
+
+/// A row's checkbox, part of the selected-jobs form (rows hold forms of their own, which
+/// cannot nest).
+fn pick_box(id: &str) -> Markup {
+    html! { input type="checkbox" name="id" value=(id) form="selected" aria-label=(format!("select job {id}")); }
+}
+
+/// The form acting on the ticked rows.
+fn selected_form(view: &View, c: &str, n: &str, state: JobState) -> Markup {
+    html! {
+        form #selected .action method="post" action=(view.href(&urls::queue_sub(c, n, "selected"))) {
+            input type="hidden" name=(crate::csrf::FIELD) value=(view.token);
+            input type="hidden" name="state" value=(state.as_str());
+            label { "with the selected jobs: "
+                select name="action" {
+                    @if matches!(state, JobState::Failed | JobState::Completed) { option value="retry" { "retry" } }
+                    @if state == JobState::Delayed { option value="promote" { "promote" } }
+                    option value="remove" { "remove" }
+                }
+            }
+            button type="submit" { "apply" }
         }
     }
 }

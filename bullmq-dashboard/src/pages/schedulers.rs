@@ -21,6 +21,8 @@ const PAGE: i64 = 50;
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct PageQuery {
     page: Option<u64>,
+    /// What the action that led here did.
+    done: Option<String>,
 }
 
 /// `GET /c/{connection}/q/{queue}/schedulers`.
@@ -45,11 +47,13 @@ pub(crate) async fn schedulers_page(
         records.push((id, *next, backend.get_job_scheduler(id).await?));
     }
     let here = urls::queue_sub(c, n, "schedulers");
+    let can_act = opened.access.can_act();
     let body = html! {
         h1 { "Schedulers of " (n) " (" (total) ")" }
+        @if let Some(done) = &q.done { p.notice { "Done: " (done) } }
         @if records.is_empty() { p.muted { "No scheduler." } }
         @else { div.scroll { table {
-            thead { tr { th { "id" } th { "schedule" } th { "next run" } th { "iterations" } th { "template" } } }
+            thead { tr { th { "id" } th { "schedule" } th { "next run" } th { "iterations" } th { "template" } th { "" } } }
             tbody { @for (id, next, record) in &records { tr {
                 td { (id) }
                 @match record {
@@ -65,11 +69,27 @@ pub(crate) async fn schedulers_page(
                     }
                     None => { td colspan="4" .muted { "gone" } }
                 }
+                td.row-actions { @if can_act {
+                    (view.form(&format!("{here}/{}/remove", urls::enc(id)), "remove", &html!{}, "danger"))
+                } }
             } } }
         } } }
         nav.pages {
             @if page_no > 0 { a href=(view.href(&format!("{here}?page={}", page_no - 1))) { "← previous" } }
             @if i64::try_from(ids.len()).unwrap_or(0) == PAGE { a href=(view.href(&format!("{here}?page={}", page_no + 1))) { "next →" } }
+        }
+        @if can_act {
+            section.actions {
+                h2 { "Add or replace a scheduler" }
+                (view.form(&here, "upsert", &html!{
+                    label { "id " input type="text" name="id" required; }
+                    label { "cron pattern " input type="text" name="pattern" placeholder="0 3 * * *"; }
+                    label { "time zone " input type="text" name="tz" placeholder="Europe/London"; }
+                    label { "or every (ms) " input type="number" name="every" min="1"; }
+                    label { "job name " input type="text" name="name"; }
+                    label { "data (JSON) " textarea name="data" rows="3" { "{}" } }
+                }, ""))
+            }
         }
     };
     let crumbs = [

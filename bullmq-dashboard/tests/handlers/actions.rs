@@ -285,3 +285,220 @@ async fn bulk_retry_on_a_search_shows_its_count_then_its_progress(store: Store) 
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
 }
 both_stores!(bulk_retry_on_a_search_shows_its_count_then_its_progress);
+
+async fn a_jobs_data_is_updated_from_its_page(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let page = fx.path(&format!("/jobs/{}", fx.waiting.as_str()));
+    let s = Session::open(&app, &page).await;
+    let shown = s.get(&app, &page).await;
+    assert!(
+        shown.ok().contains("Edit the data") && shown.body.contains("/update\""),
+        "{}",
+        shown.body
+    );
+    let update = format!("{page}/update");
+    let updated = s
+        .post(&app, &update, &[("data", "{\"find\":\"you\",\"n\":2}")])
+        .await;
+    assert_eq!(updated.status, StatusCode::SEE_OTHER, "{}", updated.body);
+    assert!(
+        updated.location().contains("done=updated"),
+        "{}",
+        updated.location()
+    );
+    let job = fx.queue.get_job(&fx.waiting).await.unwrap().unwrap();
+    let data: serde_json::Value = serde_json::from_str(&job.data).unwrap();
+    assert_eq!(data, serde_json::json!({"find": "you", "n": 2}));
+    let bad = s.post(&app, &update, &[("data", "{nope")]).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("`data`"), "{}", bad.body);
+    let gone = s
+        .post(
+            &app,
+            &fx.path("/jobs/no-such-job/update"),
+            &[("data", "{}")],
+        )
+        .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+    let job = fx.queue.get_job(&fx.waiting).await.unwrap().unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&job.data).unwrap(),
+        data,
+        "a refused update leaves the data as it was"
+    );
+}
+both_stores!(a_jobs_data_is_updated_from_its_page);
+
+async fn selected_jobs_are_retried_promoted_and_removed(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let s = Session::open(&app, &fx.path("?state=completed")).await;
+    let list = s.get(&app, &fx.path("?state=completed")).await;
+    assert!(
+        list.ok().contains("form=\"selected\"")
+            && list
+                .body
+                .contains(&format!("value=\"{}\"", fx.completed.as_str())),
+        "{}",
+        list.body
+    );
+    let selected = fx.path("/selected");
+    let retried = s
+        .post(
+            &app,
+            &selected,
+            &[
+                ("state", "completed"),
+                ("action", "retry"),
+                ("id", fx.completed.as_str()),
+                ("id", fx.failed.as_str()),
+                ("id", fx.waiting.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
+    assert!(
+        retried.location().contains("retried%202%20of%203"),
+        "{}",
+        retried.location()
+    );
+    for id in [&fx.completed, &fx.failed] {
+        assert_eq!(
+            fx.queue.get_job_state(id).await.unwrap(),
+            Some(JobState::Waiting)
+        );
+    }
+    let promoted = s
+        .post(
+            &app,
+            &selected,
+            &[("action", "promote"), ("id", fx.delayed.as_str())],
+        )
+        .await;
+    assert_eq!(promoted.status, StatusCode::SEE_OTHER, "{}", promoted.body);
+    assert_eq!(
+        fx.queue.get_job_state(&fx.delayed).await.unwrap(),
+        Some(JobState::Waiting)
+    );
+    let removed = s
+        .post(
+            &app,
+            &selected,
+            &[
+                ("action", "remove"),
+                ("id", fx.delayed.as_str()),
+                ("id", "no-such-job"),
+            ],
+        )
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    assert!(
+        removed.location().contains("removed%201%20of%202"),
+        "{}",
+        removed.location()
+    );
+    assert!(fx.queue.get_job(&fx.delayed).await.unwrap().is_none());
+    get(&app, removed.location()).await.ok();
+    let none = s.post(&app, &selected, &[("action", "remove")]).await;
+    assert_eq!(none.status, StatusCode::BAD_REQUEST);
+    assert!(none.body.contains("`id`"), "{}", none.body);
+    let odd = s
+        .post(
+            &app,
+            &selected,
+            &[("action", "explode"), ("id", fx.waiting.as_str())],
+        )
+        .await;
+    assert_eq!(odd.status, StatusCode::BAD_REQUEST);
+    assert!(odd.body.contains("`action`"), "{}", odd.body);
+    assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_some());
+}
+both_stores!(selected_jobs_are_retried_promoted_and_removed);
+
+async fn schedulers_are_upserted_and_removed(store: Store) {
+    use bullmq::backend::Schedulers as _;
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let page = fx.path("/schedulers");
+    let s = Session::open(&app, &page).await;
+    assert!(s.get(&app, &page).await.ok().contains("upsert"));
+    let every = s
+        .post(
+            &app,
+            &page,
+            &[
+                ("id", "every-minute"),
+                ("every", "60000"),
+                ("name", "tick"),
+                ("data", "{\"k\":1}"),
+            ],
+        )
+        .await;
+    assert_eq!(every.status, StatusCode::SEE_OTHER, "{}", every.body);
+    let cron = s
+        .post(
+            &app,
+            &page,
+            &[
+                ("id", "nightly"),
+                ("pattern", "0 3 * * *"),
+                ("tz", "Europe/London"),
+            ],
+        )
+        .await;
+    assert_eq!(cron.status, StatusCode::SEE_OTHER, "{}", cron.body);
+    let backend = fx.queue.backend();
+    assert_eq!(backend.get_job_schedulers_count().await.unwrap(), 2);
+    let record = backend
+        .get_job_scheduler("every-minute")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.name, "tick");
+    assert_eq!(
+        record.schedule.every,
+        Some(std::time::Duration::from_secs(60))
+    );
+    let listed = get(&app, every.location()).await;
+    assert!(
+        listed.ok().contains("nightly") && listed.body.contains("Done: "),
+        "{}",
+        listed.body
+    );
+    for (fields, field) in [
+        (
+            vec![("id", "x"), ("every", "1000"), ("pattern", "* * * * *")],
+            "`every`",
+        ),
+        (vec![("id", "x")], "`pattern`"),
+        (vec![("id", "x"), ("pattern", "not a cron")], "`schedule`"),
+        (vec![("id", " "), ("every", "1000")], "`id`"),
+        (
+            vec![("id", "x"), ("every", "1000"), ("data", "{nope")],
+            "`data`",
+        ),
+    ] {
+        let refused = s.post(&app, &page, &fields).await;
+        assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{fields:?}");
+        assert!(refused.body.contains(field), "{fields:?}: {}", refused.body);
+    }
+    assert_eq!(backend.get_job_schedulers_count().await.unwrap(), 2);
+    let removed = s
+        .post(&app, &format!("{page}/every-minute/remove"), &[])
+        .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    assert_eq!(backend.get_job_schedulers_count().await.unwrap(), 1);
+    assert!(
+        backend
+            .get_job_scheduler("every-minute")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let again = s
+        .post(&app, &format!("{page}/every-minute/remove"), &[])
+        .await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
+}
+both_stores!(schedulers_are_upserted_and_removed);

@@ -32,10 +32,25 @@ async fn overview_lists_the_queue_with_its_counts(store: Store) {
     );
     assert!(body.contains("/admin/static/dashboard.js"), "{body}");
     assert!(!body.contains(SECRET));
+    // The fixture's waiting job has waited some seconds; once it is gone, nothing has.
+    assert!(
+        oldest_waiting(body).ends_with(" s") || oldest_waiting(body).ends_with(" min"),
+        "{body}"
+    );
+    assert!(fx.queue.remove(&fx.waiting, false).await.unwrap());
+    let empty = get(&app, "/admin").await;
+    assert_eq!(oldest_waiting(empty.ok()), "-", "{}", empty.body);
     let css = get(&app, "/admin/static/dashboard.css").await;
     assert!(css.ok().contains("prefers-color-scheme: dark"));
 }
 both_stores!(overview_lists_the_queue_with_its_counts);
+
+/// The overview's "oldest waiting" cell (the page has one queue).
+fn oldest_waiting(body: &str) -> &str {
+    let marker = "data-label=\"oldest waiting\">";
+    let at = body.find(marker).expect("an oldest-waiting cell") + marker.len();
+    body[at..].split("</td>").next().unwrap()
+}
 
 async fn queue_page_lists_sorts_and_searches(store: Store) {
     let fx = Fixture::new(store).await;
@@ -328,3 +343,56 @@ async fn a_job_page_links_its_parent_and_children(store: Store) {
     );
 }
 both_stores!(a_job_page_links_its_parent_and_children);
+
+async fn a_queue_pages_rows_are_rendered_alone_for_the_live_swap(store: Store) {
+    let fx = Fixture::new(store).await;
+    let app = fx.app();
+    let page = get(&app, &fx.path("?state=waiting")).await;
+    let rows_url = format!(
+        "{}?state=waiting&amp;sort=newest&amp;page=0",
+        fx.path("/rows")
+    );
+    assert!(
+        page.ok().contains(&format!("data-rows=\"{rows_url}\"")),
+        "{}",
+        page.body
+    );
+    let rows = get(&app, &rows_url.replace("&amp;", "&")).await;
+    let fragment = rows.ok();
+    assert!(
+        fragment.starts_with("<table") || fragment.starts_with("<div"),
+        "{fragment}"
+    );
+    assert!(!fragment.contains("<html"), "{fragment}");
+    assert!(
+        fragment.contains(&format!(">{}</a>", fx.waiting.as_str())),
+        "{fragment}"
+    );
+    // A job added since the page was read is in the rows read again.
+    let added = fx
+        .queue
+        .add(
+            "later-one",
+            &serde_json::json!({}),
+            bullmq::JobOptions::default(),
+        )
+        .await
+        .unwrap()
+        .id;
+    let again = get(&app, &rows_url.replace("&amp;", "&")).await;
+    assert!(
+        again.ok().contains(&format!(">{}</a>", added.as_str())),
+        "{}",
+        again.body
+    );
+    // A search is not re-read live: its page has no rows URL, and the endpoint refuses it.
+    let searched = get(&app, &fx.path("?state=waiting&q=needle")).await;
+    assert!(!searched.ok().contains("data-rows=\""), "{}", searched.body);
+    let refused = get(
+        &app,
+        &format!("{}?state=waiting&q=needle", fx.path("/rows")),
+    )
+    .await;
+    assert_eq!(refused.status, axum::http::StatusCode::BAD_REQUEST);
+}
+both_stores!(a_queue_pages_rows_are_rendered_alone_for_the_live_swap);

@@ -3,6 +3,7 @@
 
 use axum::http::StatusCode;
 use axum::http::header;
+use bullmq::backend::Schedulers as _;
 use bullmq::job::{JobState, JobType};
 use bullmq_dashboard::{Access, Connection, Dashboard};
 
@@ -17,6 +18,26 @@ fn mutations(fx: &Fixture) -> Vec<(String, Vec<(&'static str, String)>)> {
         (job(&fx.failed, "retry"), vec![]),
         (job(&fx.delayed, "promote"), vec![]),
         (job(&fx.completed, "remove"), vec![]),
+        (
+            job(&fx.waiting, "update"),
+            vec![("data", "{\"changed\":true}".to_owned())],
+        ),
+        (
+            fx.path("/selected"),
+            vec![
+                ("action", "remove".to_owned()),
+                ("id", fx.completed.as_str().to_owned()),
+                ("id", fx.failed.as_str().to_owned()),
+            ],
+        ),
+        (
+            fx.path("/schedulers"),
+            vec![
+                ("id", "every-minute".to_owned()),
+                ("every", "60000".to_owned()),
+            ],
+        ),
+        (fx.path("/schedulers/every-minute/remove"), vec![]),
         (fx.path("/add"), vec![("name", "x".to_owned())]),
         (fx.path("/pause"), vec![]),
         (fx.path("/resume"), vec![]),
@@ -44,11 +65,14 @@ fn mutations(fx: &Fixture) -> Vec<(String, Vec<(&'static str, String)>)> {
     ]
 }
 
-/// The queue's counts and pause flag, to show nothing changed.
-async fn snapshot(fx: &Fixture) -> (Vec<(JobType, u64)>, bool) {
+/// The queue's counts, pause flag, waiting job's data and scheduler count, to show nothing
+/// changed.
+async fn snapshot(fx: &Fixture) -> (Vec<(JobType, u64)>, bool, String, u64) {
     (
         fx.queue.get_job_counts(&[]).await.unwrap(),
         fx.queue.is_paused().await.unwrap(),
+        fx.queue.get_job(&fx.waiting).await.unwrap().unwrap().data,
+        fx.queue.backend().get_job_schedulers_count().await.unwrap(),
     )
 }
 
@@ -140,6 +164,7 @@ async fn a_queue_the_hook_hides_is_not_found(store: Store) {
         fx.path("/metrics"),
         fx.path("/schedulers"),
         fx.path("/live"),
+        fx.path("/rows?state=failed"),
         fx.path(&format!("/jobs/{}", fx.failed.as_str())),
     ] {
         assert_eq!(

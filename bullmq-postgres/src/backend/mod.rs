@@ -18,6 +18,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod relay;
 mod repair;
 mod row;
 mod rows;
@@ -54,6 +55,8 @@ pub struct PostgresBackend {
     clock: Arc<dyn Clock>,
     /// The dedicated connection, the closing flag and the client role, shared by clones.
     state: Arc<lifecycle::ConnState>,
+    /// The relay namespace this handle is bound to (`RelayStore::relay_handle`).
+    relay: Option<Arc<relay::PgRelay>>,
 }
 
 impl std::fmt::Debug for PostgresBackend {
@@ -92,6 +95,7 @@ impl PostgresBackend {
             queue,
             clock: Arc::new(SystemClock),
             state,
+            relay: None,
         }
     }
 

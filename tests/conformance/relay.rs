@@ -25,7 +25,9 @@ type Inbox = Arc<Mutex<Vec<RelayMessage<Value>>>>;
 /// A handler that keeps what it receives.
 fn collect(into: &Inbox) -> impl Fn(RelayMessage<Value>) + Send + Sync + 'static {
     let into = Arc::clone(into);
-    move |m| into.lock().unwrap().push(m)
+    move |m| {
+        into.lock().unwrap().push(m);
+    }
 }
 
 async fn received(inbox: &Inbox, n: usize) -> Vec<RelayMessage<Value>> {
@@ -287,7 +289,10 @@ pub async fn a_full_inbox_drops_the_oldest_and_reports_lag<S: Store>() {
     let held = Mutex::new(held);
     let _s = slow
         .subscribe("jobs.>", move |_m: RelayMessage<Value>| {
-            let _ = held.lock().unwrap().recv_timeout(WAIT);
+            // Held up without holding up the runtime's other tasks.
+            tokio::task::block_in_place(|| {
+                let _ = held.lock().unwrap().recv_timeout(WAIT);
+            });
         })
         .await
         .unwrap();

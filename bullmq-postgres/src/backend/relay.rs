@@ -422,11 +422,12 @@ impl RelayStore for PostgresBackend {
                     tokio::select! {
                         () = &mut interrupted => break,
                         () = tokio::time::sleep_until(deadline) => break,
-                        heard = l.recv() => match heard {
-                            Ok(n) if n.payload() == payload => break,
-                            Ok(_) => {}
-                            // A lost LISTEN connection: the next read opens a new one.
-                            Err(_) => {
+                        heard = l.try_recv() => match heard {
+                            Ok(Some(n)) if n.payload() == payload => break,
+                            Ok(Some(_)) => {}
+                            // A lost LISTEN connection: the next read opens a new one, named
+                            // again (`recv` would reconnect unnamed).
+                            Ok(None) | Err(_) => {
                                 *listener = None;
                                 break;
                             }

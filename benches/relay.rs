@@ -112,7 +112,11 @@ async fn run<B: Backend>(backend: &B, store: &str, nodes: usize, messages: usize
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    #[allow(clippy::cast_precision_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
     let line = {
         let mut c = clock
             .lock()
@@ -126,8 +130,8 @@ async fn run<B: Backend>(backend: &B, store: &str, nodes: usize, messages: usize
             "nodes": nodes,
             "messages": messages,
             "delivered": delivered,
-            "publish_per_sec": (messages as f64 / published.as_secs_f64()).round(),
-            "deliveries_per_sec": (delivered as f64 / until_last.as_secs_f64()).round(),
+            "publish_per_sec": (messages as f64 / published.as_secs_f64()).round() as u64,
+            "deliveries_per_sec": (delivered as f64 / until_last.as_secs_f64()).round() as u64,
             "p50_ms": (percentile(&c.latencies, 0.5) * 100.0).round() / 100.0,
             "p99_ms": (percentile(&c.latencies, 0.99) * 100.0).round() / 100.0,
         })

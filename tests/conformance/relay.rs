@@ -180,7 +180,7 @@ pub async fn retained_messages_come_first_then_expire<S: Store>() {
         .await
         .unwrap();
     let short = node
-        .publish("config.short", &1, Some(Duration::from_millis(300)))
+        .publish("config.short", &1, Some(Duration::from_secs(3)))
         .await
         .unwrap();
     let retained = node.retained(0, -1).await.unwrap();
@@ -286,27 +286,25 @@ pub async fn a_full_inbox_drops_the_oldest_and_reports_lag<S: Store>() {
         .unwrap();
     let mut events = slow.events();
     let (release, held) = std::sync::mpsc::channel::<()>();
-    let held = Mutex::new(held);
+    let (entered, in_handler) = std::sync::mpsc::channel::<()>();
+    let held = Mutex::new((held, entered));
     let _s = slow
         .subscribe("jobs.>", move |_m: RelayMessage<Value>| {
             // Held up without holding up the runtime's other tasks.
             tokio::task::block_in_place(|| {
-                let _ = held.lock().unwrap().recv_timeout(WAIT);
+                let (held, entered) = &*held.lock().unwrap();
+                let _ = entered.send(());
+                let _ = held.recv_timeout(WAIT);
             });
         })
         .await
         .unwrap();
     publisher.publish("jobs.first", &0, None).await.unwrap();
-    // Wait until the first message is being handled (its batch read), then pile up more.
-    eventually("the first message to be read", WAIT, || async {
-        slow.nodes(0, -1)
-            .await
-            .unwrap()
-            .iter()
-            .all(|n| n.id != slow.node_id() || n.backlog == 0)
-    })
-    .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Once the first message is in its handler, pile up more than the inbox keeps.
+    tokio::task::spawn_blocking(move || in_handler.recv_timeout(WAIT))
+        .await
+        .unwrap()
+        .expect("the first message handled");
     for i in 0..30 {
         publisher.publish("jobs.more", &i, None).await.unwrap();
     }
@@ -341,6 +339,8 @@ pub async fn expired_nodes_are_swept_with_their_subscriptions<S: Store>() {
     .unwrap();
     let endpoint = RelayId::new("endpoint", "e").unwrap();
     gone.relay_subscribe(&id, &endpoint, "a.b").await.unwrap();
+    // Nothing sweeps before the sweeper starts: expired or not, the node is still there.
+    assert_eq!(gone.relay_counts().await.unwrap().subscriptions, 1);
 
     let sweeper = Relay::new(
         &b,
@@ -351,7 +351,6 @@ pub async fn expired_nodes_are_swept_with_their_subscriptions<S: Store>() {
     .await
     .unwrap();
     let mut events = sweeper.events();
-    assert_eq!(sweeper.counts().await.unwrap().subscriptions, 1);
     let swept = next_event(
         &mut events,
         "the expired node swept",

@@ -170,9 +170,12 @@ impl PostgresBackend {
     ) -> Result<tokio::sync::MutexGuard<'a, Option<PgListener>>> {
         let mut slot = relay.listener.lock().await;
         if slot.is_none() {
-            let mut listener = PgListener::connect_with(self.pool())
-                .await
-                .map_err(sql_error("open the relay's LISTEN connection"))?;
+            // A connection of its own: a pooled one would be held for good, and a few nodes
+            // on one backend would starve the pool.
+            let mut listener =
+                PgListener::connect_with(&self.connection().single_connection_pool())
+                    .await
+                    .map_err(sql_error("open the relay's LISTEN connection"))?;
             if let Some(node) = &relay.node {
                 let (name, _) = self.inbox_name(&relay.namespace, node).await?;
                 sqlx::query("SELECT set_config('application_name', $1, false)")

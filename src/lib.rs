@@ -89,6 +89,10 @@ pub use bullmq_core::backend;
 /// query parameters, libpq keywords), fit for a log line or an error message.
 pub use bullmq_core::redact::redact_url;
 
+/// The relay: fleet-wide publish/subscribe, as Node.js BullMQ 6.7's `Relay`. Experimental,
+/// as upstream's: it follows upstream 6.7.6 and may change with it (docs/guides/relay.md).
+pub use bullmq_core::relay;
+
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod any;
 /// Choosing Redis or PostgreSQL at run time, by the URL (features `redis`, `postgres`).

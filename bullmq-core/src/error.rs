@@ -59,6 +59,9 @@ pub enum Error {
     /// A job is larger than the server accepts; it was refused before anything was sent.
     #[error(transparent)]
     TooLarge(#[from] PayloadTooLarge),
+    /// The store refused a relay operation with one of upstream's relay codes.
+    #[error(transparent)]
+    Relay(#[from] crate::relay::RelayError),
 }
 
 impl From<BulkAddError> for Error {

@@ -13,6 +13,7 @@ pub mod pool;
 mod queue;
 pub mod queue_events;
 pub mod redact;
+pub mod relay;
 pub mod scheduling;
 pub mod shutdown;
 pub mod telemetry;

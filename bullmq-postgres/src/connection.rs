@@ -160,6 +160,16 @@ impl PostgresConnection {
         Ok(conn)
     }
 
+    /// A pool of one connection to the same server, outside the shared pool, opened on first
+    /// use: what a relay's `LISTEN` holds for its whole life, which must not take a
+    /// connection from the pool the commands share.
+    pub(crate) fn single_connection_pool(&self) -> PgPool {
+        sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(self.connect_timeout)
+            .connect_lazy_with(self.connect.clone())
+    }
+
     /// Closes the pool: waits for connections in use to come back, then closes them all.
     pub async fn close(&self) {
         self.lanes.close().await;

@@ -25,6 +25,7 @@ mod flow;
 mod job_api;
 mod outcomes;
 mod queue;
+mod relay;
 mod scheduler;
 mod store;
 mod worker;
@@ -46,6 +47,13 @@ macro_rules! cases {
 macro_rules! suite {
     ($store:ty) => {
         cases!($store;
+            relay::exact_topics_reach_their_subscribers,
+            relay::wildcards_route_as_upstream,
+            relay::retained_messages_come_first_then_expire,
+            relay::a_full_inbox_drops_the_oldest_and_reports_lag,
+            relay::expired_nodes_are_swept_with_their_subscriptions,
+            relay::a_node_that_lost_its_lease_recovers_its_subscriptions,
+            relay::bad_topics_and_options_are_refused_naming_the_fault,
             queue::adds_and_reads_back_a_job,
             queue::add_bulk_keeps_order_and_counts,
             queue::add_bulk_names_what_was_added_when_a_job_is_refused,

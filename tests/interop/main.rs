@@ -41,4 +41,5 @@ mod redis_queue_events;
 #[cfg(feature = "scheduler")]
 mod redis_scheduler;
 mod redis_worker;
+mod relay;
 mod upstream;

@@ -11,5 +11,6 @@ mod events_load;
 #[cfg(feature = "flow")]
 mod flow_transaction;
 mod odd_jobs;
+mod relay;
 mod security;
 mod worker;

@@ -12,6 +12,7 @@ mod flow;
 mod job_api;
 mod odd_jobs;
 mod payload_limit;
+mod relay;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod security;
 mod tls;

@@ -479,3 +479,54 @@ async fn a_worker_gets_over_a_server_that_is_a_replica_for_a_while() {
         "READONLY is reported once per cause, not ten times a second: {reported}"
     );
 }
+
+/// The relay (experimental) under the published ACL: its keys are under the prefix
+/// (`<prefix>::relay:…`), its scripts' commands are in the list, and its blocking `XREAD`
+/// too; only `node_connections` (`CLIENT INFO`, `CLIENT LIST`) is left out, as for
+/// `get_workers`.
+#[tokio::test]
+async fn the_published_acl_runs_the_relay() {
+    use bullmq::relay::{Relay, RelayMessage, RelayOptions};
+    let server = PrivateRedis::start();
+    let prefix = "app7";
+    set_user(&server, "bullmq", &published_acl(prefix)).await;
+    disable_default_user(&server).await;
+    let b = backend(&user_url(&server, "bullmq"), prefix, "relay").await;
+    let opts = || {
+        RelayOptions::new()
+            .block_timeout(std::time::Duration::from_millis(300))
+            .sweep_interval(std::time::Duration::from_millis(100))
+    };
+    let node = Relay::new(&b, opts()).await.unwrap();
+    let publisher = Relay::new(&b, opts()).await.unwrap();
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&got);
+    let _sub = node
+        .subscribe("a.>", move |m: RelayMessage<serde_json::Value>| {
+            sink.lock().unwrap().push(m.mid);
+        })
+        .await
+        .unwrap();
+    publisher
+        .publish(
+            "a.b",
+            &json!({"x": 1}),
+            Some(std::time::Duration::from_secs(5)),
+        )
+        .await
+        .unwrap();
+    support::eventually(
+        "the message",
+        std::time::Duration::from_secs(20),
+        || async { got.lock().unwrap().len() == 1 },
+    )
+    .await;
+    assert_eq!(publisher.counts().await.unwrap().subscriptions, 1);
+    assert_eq!(publisher.retained(0, -1).await.unwrap().len(), 1);
+    assert_eq!(publisher.namespaces().await.unwrap(), ["default"]);
+    assert!(publisher.delete_retained("a.b").await.unwrap());
+    node.close().await;
+    publisher.close().await;
+    let log = acl_log(&mut admin(&server).await).await;
+    assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
+}

@@ -18,6 +18,7 @@
 //! | [`QueueMeta`] | `setQueueMeta`, `getQueueMetaField(s)`, `getQueueMeta`, `removeQueueMetaFields`, `hasQueueMetaField` |
 //! | [`Events`] | `trimEvents`, `publishEvent`, `readEvents` |
 //! | [`Blocking`] | `waitForJob`, `disconnectBlocking`, `reconnectBlocking` |
+//! | [`RelayStore`] | `IRelayBackend` (experimental upstream): `registerNode`, `heartbeat`, `unregisterNode`, `sweep`, `subscribe`, `removeEndpoint`, `publish`, `deleteRetained`, `readInbox`, `trimInbox`, `interruptInbox` and the getters |
 //!
 //! Inputs and outputs are domain types; no `redis::Value` or `PgRow` crosses the trait, and no
 //! connection or transaction type either: a backend owns its connections. Powers only one store
@@ -50,6 +51,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod relay;
 mod scaling;
 mod scheduler_hash;
 mod schedulers;
@@ -67,6 +69,7 @@ pub use mutations::JobMutations;
 pub use queries::{
     ClientInfo, Dependencies, DependenciesQuery, FinishStatus, JobLogs, Metrics, Page, Queries,
 };
+pub use relay::RelayStore;
 pub use scaling::{SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals};
 pub use schedulers::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};
 pub use transitions::{
@@ -90,6 +93,7 @@ pub trait Backend:
     + QueueMeta
     + Events
     + Blocking
+    + RelayStore
     + Clone
     + 'static
 {
@@ -107,6 +111,7 @@ impl<T> Backend for T where
         + QueueMeta
         + Events
         + Blocking
+        + RelayStore
         + Clone
         + 'static
 {

@@ -18,6 +18,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod relay;
 mod remove_at;
 mod repair;
 mod row;
@@ -55,6 +56,8 @@ pub struct PostgresBackend {
     clock: Arc<dyn Clock>,
     /// The dedicated connection, the closing flag and the client role, shared by clones.
     state: Arc<lifecycle::ConnState>,
+    /// The relay namespace this handle is bound to (`RelayStore::relay_handle`).
+    relay: Option<Arc<relay::PgRelay>>,
 }
 
 impl std::fmt::Debug for PostgresBackend {
@@ -93,6 +96,7 @@ impl PostgresBackend {
             queue,
             clock: Arc::new(SystemClock),
             state,
+            relay: None,
         }
     }
 

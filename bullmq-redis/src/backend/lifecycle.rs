@@ -137,6 +137,15 @@ impl ConnState {
         }
     }
 
+    /// Names the blocking connection `name` (a relay's inbox connection).
+    pub(crate) fn with_blocking_name(self, name: Option<String>) -> Self {
+        *self
+            .blocking_name
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = name;
+        self
+    }
+
     /// What the server can do.
     pub(crate) fn capabilities(&self) -> Capabilities {
         self.capabilities

@@ -14,6 +14,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod relay;
 mod repair;
 mod schedulers;
 mod transitions;
@@ -293,6 +294,8 @@ pub struct RedisBackend {
     replica_wait: Option<ReplicaWait>,
     /// The server's `proto-max-bulk-len`, read on the first add of a job over 1 MB.
     payload_limit: Arc<PayloadLimit>,
+    /// The relay namespace this handle is bound to (`RelayStore::relay_handle`).
+    relay: Option<Arc<relay::RelayKeys>>,
 }
 
 impl std::fmt::Debug for RedisBackend {
@@ -362,6 +365,7 @@ impl RedisBackend {
             response_timeout: options.response_timeout,
             replica_wait: options.wait_for_replicas,
             payload_limit: Arc::default(),
+            relay: None,
         })
     }
 

@@ -7,6 +7,8 @@ use bullmq_test_support as support;
 
 #[cfg(all(feature = "redis", feature = "postgres"))]
 mod any_backend;
+#[cfg(all(feature = "redis", feature = "scheduler"))]
+mod api;
 #[cfg(all(feature = "redis", feature = "postgres"))]
 mod k8s_worker;
 #[cfg(feature = "redis")]

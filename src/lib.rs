@@ -24,12 +24,12 @@ pub use bullmq_core::telemetry;
 pub use bullmq_core::telemetry::otel;
 pub use bullmq_core::worker::{
     ActiveJob, BoxProcessor, CancelReason, CancellationToken, JobError, ProcessResult, Processor,
-    ReturnValue, Worker, WorkerEvent, WorkerOptions,
+    ReturnValue, Typed, Worker, WorkerEvent, WorkerOptions, typed,
 };
 pub use bullmq_core::{
     BackendError, BackendErrorKind, BulkJob, CheckedJobs, DEFAULT_PREFIX, Error, FailOutcome, Job,
     JobFailure, JobId, JobOptions, JobRef, JobState, Prefix, Queue, QueueMetaInfo, QueueName,
-    Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode,
+    Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode, TypedQueue,
 };
 /// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
 pub use bullmq_cron as cron;
@@ -108,8 +108,8 @@ pub mod prelude {
     pub use crate::options::UnixMillis;
     pub use crate::{
         ActiveJob, Backend, Backoff, CancellationToken, Error, Job, JobError, JobId, JobOptions,
-        JobState, KeepJobs, ProcessResult, Queue, QueueEvents, QueueName, Result, Worker,
-        WorkerOptions,
+        JobState, KeepJobs, ProcessResult, Queue, QueueEvents, QueueEventsOptions, QueueName,
+        Result, TypedQueue, Worker, WorkerOptions, typed,
     };
     #[cfg(any(feature = "redis", feature = "postgres"))]
     pub use crate::{AnyBackend, DefaultBackend, connect};

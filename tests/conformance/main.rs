@@ -25,6 +25,7 @@ mod outcomes;
 mod queue;
 mod scheduler;
 mod store;
+mod typed;
 mod worker;
 mod worker_control;
 
@@ -144,6 +145,7 @@ macro_rules! suite {
             fleet::renewed_locks_are_reported,
             fleet::boxed_processors_of_different_types_share_a_collection,
             fleet::a_pool_autoscales_up_under_a_backlog_and_down_when_idle,
+            typed::a_typed_processor_gets_its_type_and_a_mismatch_fails_with_the_path,
         );
     };
 }

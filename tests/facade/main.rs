@@ -9,6 +9,13 @@ use bullmq_test_support as support;
 mod any_backend;
 #[cfg(all(feature = "redis", feature = "scheduler"))]
 mod api;
+#[cfg(all(
+    feature = "redis",
+    feature = "postgres",
+    feature = "flow",
+    feature = "scheduler"
+))]
+mod examples;
 #[cfg(all(feature = "redis", feature = "postgres"))]
 mod k8s_worker;
 #[cfg(feature = "redis")]

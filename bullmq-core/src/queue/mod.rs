@@ -11,11 +11,13 @@ mod job_ref;
 mod meta;
 mod observability;
 mod scaling;
+mod typed;
 
 pub use getters::{CheckedJobs, QueueMetaInfo};
 pub use job_ref::{FailOutcome, JobFailure, JobRef};
 pub use meta::QueueMetaWriter;
 pub use scaling::{ScalingReport, ScalingReporter};
+pub use typed::TypedQueue;
 
 use serde::Serialize;
 

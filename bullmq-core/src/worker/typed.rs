@@ -35,7 +35,11 @@ pub struct Typed<T, F> {
 /// });
 /// # let _ = processor;
 /// ```
-pub fn typed<T, F>(run: F) -> Typed<T, F> {
+pub fn typed<B, T, F, Fut, R>(run: F) -> Typed<T, F>
+where
+    F: Fn(T, ActiveJob<B>, CancellationToken) -> Fut,
+    Fut: Future<Output = ProcessResult<R>>,
+{
     Typed {
         run,
         data: PhantomData,

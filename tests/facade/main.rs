@@ -34,6 +34,7 @@ fn features() -> Vec<&'static str> {
         (cfg!(feature = "tls"), "tls"),
         (cfg!(feature = "redis-tls"), "redis-tls"),
         (cfg!(feature = "postgres-tls"), "postgres-tls"),
+        (cfg!(feature = "otel"), "otel"),
     ]
     .into_iter()
     .filter_map(|(on, feature)| on.then_some(feature))

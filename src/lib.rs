@@ -24,12 +24,12 @@ pub use bullmq_core::telemetry;
 pub use bullmq_core::telemetry::otel;
 pub use bullmq_core::worker::{
     ActiveJob, BoxProcessor, CancelReason, CancellationToken, JobError, ProcessResult, Processor,
-    ReturnValue, Worker, WorkerEvent, WorkerOptions,
+    ReturnValue, Typed, Worker, WorkerEvent, WorkerOptions, typed,
 };
 pub use bullmq_core::{
     BackendError, BackendErrorKind, BulkJob, CheckedJobs, DEFAULT_PREFIX, Error, FailOutcome, Job,
     JobFailure, JobId, JobOptions, JobRef, JobState, LIB_VERSION, Prefix, Queue, QueueMetaInfo,
-    QueueName, Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode,
+    QueueName, Result, ScalingReport, ScalingReporter, ScriptError, ScriptErrorCode, TypedQueue,
 };
 /// Cron patterns read exactly as Node.js's cron-parser 5 reads them (`bullmq-cron`).
 pub use bullmq_cron as cron;
@@ -37,8 +37,9 @@ pub use bullmq_cron as cron;
 /// Job options and their parts, as Node.js BullMQ's `JobsOptions` has them.
 pub mod options {
     pub use bullmq_core::options::{
-        Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
-        PRIORITY_LIMIT, ParentOptions, Problem, Telemetry, UnixMillis, ValidationError,
+        Backoff, BackoffStrategy, Deduplication, InvalidInstant, InvalidOption, JobOptions,
+        KeepJobs, KeyOrder, PRIORITY_LIMIT, ParentOptions, Problem, Telemetry, UnixMillis,
+        ValidationError,
     };
     pub use bullmq_core::scheduling::RepeatOptions;
 
@@ -81,9 +82,53 @@ pub mod error {
 pub use bullmq_core::clock;
 
 /// The contract every store implements, one trait per section, with its argument and result
-/// types. For people who write a backend or call a store directly; an application using
-/// [`Queue`], [`Worker`] and [`QueueEvents`] needs none of it.
+/// types.
+///
+/// Application code generic over the store names one bound, [`Backend`] (also at the crate
+/// root and in the [`prelude`]): `async fn enqueue<B: bullmq::Backend>(queue: &Queue<B>)`.
+/// The types some [`Queue`] and [`Worker`] methods take or return are at the crate root too
+/// ([`Range`], [`LockToken`], [`RateLimiter`], [`DependencyKind`]). The section traits and
+/// the rest of this module are for people who write a backend or call a store directly.
 pub use bullmq_core::backend;
+pub use bullmq_core::backend::{Backend, DependencyKind, LockToken, Range, RateLimiter};
+
+/// JSON as a Node.js process writes and reads it: [`json::to_string`] writes a value as
+/// `JSON.stringify` would (the text this crate stores), [`json::js_view`] gives the text of
+/// what `JSON.parse` makes of a stored value (the key order a Node.js processor sees).
+pub mod json {
+    pub use bullmq_core::json::{JsFormatter, js_view, to_string};
+}
+
+/// The `chrono` crate this API takes dates from (schedule start and end dates, a job's
+/// delay instant), re-exported so that its version always matches.
+pub use chrono;
+
+/// What most programs need, in one import: `use bullmq::prelude::*;`.
+pub mod prelude {
+    pub use crate::options::UnixMillis;
+    pub use crate::{
+        ActiveJob, Backend, Backoff, CancellationToken, Error, Job, JobError, JobId, JobOptions,
+        JobState, KeepJobs, ProcessResult, Queue, QueueEvents, QueueEventsOptions, QueueName,
+        Result, TypedQueue, Worker, WorkerOptions, typed,
+    };
+    #[cfg(any(feature = "redis", feature = "postgres"))]
+    pub use crate::{AnyBackend, DefaultBackend, connect};
+    #[cfg(feature = "flow")]
+    pub use crate::{FlowJob, FlowProducer};
+    #[cfg(feature = "scheduler")]
+    pub use crate::{JobScheduler, JobTemplate, RepeatOptions};
+}
+
+/// Every public item of `bullmq-core`, as this crate exported it before its curated surface.
+#[deprecated(
+    since = "0.1.0",
+    note = "import from the facade's own modules instead (`bullmq::options`, `bullmq::job`, \
+            `bullmq::error`, `bullmq::backend`, `bullmq::json`, `bullmq::worker` items at the \
+            root); see CHANGELOG.md, section Unreleased, for each path"
+)]
+pub mod core {
+    pub use bullmq_core::*;
+}
 
 /// `url` with every password it may carry hidden (user information, `pass=`/`password=`
 /// query parameters, libpq keywords), fit for a log line or an error message.

@@ -29,7 +29,7 @@ pub use options::JobOptions;
 pub use pool::{WorkerPool, WorkerPoolBuilder};
 pub use queue::{
     BulkJob, CheckedJobs, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION,
-    Queue, QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter,
+    Queue, QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter, TypedQueue,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
 pub use shutdown::Shutdown;

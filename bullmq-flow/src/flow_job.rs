@@ -52,6 +52,10 @@ impl FlowJob {
     /// A job named `name` in `queue` with `data` (any `Serialize` value, or a reference to
     /// one; a [`RawValue`](serde_json::value::RawValue) is stored as given), no options and no
     /// children. Data that cannot be serialized is reported when the flow is added.
+    ///
+    /// Data parsed from text needs its type named, since any type would do here:
+    /// `serde_json::from_str::<serde_json::Value>(text)?` (a bare `serde_json::from_str(text)?`
+    /// fails to compile with ``the trait `Serialize` is not implemented for `!` ``).
     #[must_use]
     pub fn new(queue: QueueName, name: impl Into<String>, data: impl serde::Serialize) -> Self {
         Self {

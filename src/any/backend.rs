@@ -142,6 +142,10 @@ impl Lifecycle for AnyBackend {
         dispatch!(self, b => b.qualified_name())
     }
 
+    fn bound_queue(&self) -> Option<&QueueName> {
+        dispatch!(self, b => b.bound_queue())
+    }
+
     fn to_key(&self, part: &str) -> String {
         dispatch!(self, b => b.to_key(part))
     }

@@ -67,3 +67,25 @@ pub fn example(name: &str, features: &[&str]) -> PathBuf {
         &format!("examples/{name}"),
     )
 }
+
+/// The facade's examples `names`, built in one `cargo build` with the facade's `features`;
+/// their paths, in the order of `names`.
+pub fn examples(names: &[&str], features: &[&str]) -> Vec<PathBuf> {
+    let features = features.join(",");
+    let mut args = vec![
+        "-p",
+        "bullmq",
+        "--no-default-features",
+        "--features",
+        &features,
+    ];
+    for name in names {
+        args.extend(["--example", name]);
+    }
+    let first = build(&args, &format!("examples/{}", names[0]));
+    let dir = first
+        .parent()
+        .expect("target/<profile>/examples")
+        .to_path_buf();
+    names.iter().map(|name| dir.join(name)).collect()
+}

@@ -28,6 +28,7 @@ mod queue;
 mod relay;
 mod scheduler;
 mod store;
+mod typed;
 mod worker;
 mod worker_control;
 
@@ -164,6 +165,7 @@ macro_rules! suite {
             clock_skew::renewed_locks_survive_a_skewed_stalled_check,
             clock_skew::a_delay_is_due_at_the_producers_clock,
             clock_skew::skewed_producers_and_workers_run_each_iteration_once,
+            typed::a_typed_processor_gets_its_type_and_a_mismatch_fails_with_the_path,
         );
     };
 }

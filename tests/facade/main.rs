@@ -7,6 +7,15 @@ use bullmq_test_support as support;
 
 #[cfg(all(feature = "redis", feature = "postgres"))]
 mod any_backend;
+#[cfg(all(feature = "redis", feature = "scheduler"))]
+mod api;
+#[cfg(all(
+    feature = "redis",
+    feature = "postgres",
+    feature = "flow",
+    feature = "scheduler"
+))]
+mod examples;
 #[cfg(all(feature = "redis", feature = "postgres"))]
 mod k8s_worker;
 #[cfg(feature = "redis")]
@@ -25,6 +34,7 @@ fn features() -> Vec<&'static str> {
         (cfg!(feature = "tls"), "tls"),
         (cfg!(feature = "redis-tls"), "redis-tls"),
         (cfg!(feature = "postgres-tls"), "postgres-tls"),
+        (cfg!(feature = "otel"), "otel"),
     ]
     .into_iter()
     .filter_map(|(on, feature)| on.then_some(feature))

@@ -79,6 +79,13 @@ pub trait Lifecycle: Send + Sync + Sized {
     /// The queue's qualified name: `<prefix>:<queue>` on Redis.
     fn qualified_name(&self) -> &str;
 
+    /// The name of the queue this backend is bound to, when it knows it (both stores of this
+    /// workspace do); [`Queue::from_backend`](crate::Queue::from_backend) takes it from here.
+    /// `None` by default, so that a backend written before this method still builds.
+    fn bound_queue(&self) -> Option<&QueueName> {
+        None
+    }
+
     /// The key (or identifier) of one of the queue's parts: `wait`, `<jobId>:logs`, …
     fn to_key(&self, part: &str) -> String;
 

@@ -56,6 +56,15 @@ impl KeepJobs {
         }
     }
 
+    /// Former name of the [`Number`](Self::Number) variant (a bare `n`), kept as a
+    /// constructor so that `KeepJobs::Newest(n)` still builds; a `match` needs `Number`.
+    #[deprecated(note = "renamed `KeepJobs::Number` (stored as a bare `n`)")]
+    #[allow(non_snake_case)]
+    #[must_use]
+    pub const fn Newest(n: u64) -> Self {
+        Self::Number(n)
+    }
+
     /// Former name of [`policy_count`](Self::policy_count).
     #[deprecated(note = "stored as {\"count\":n}: use `KeepJobs::policy_count` (or \
                          `KeepJobs::Number` for a bare `n`)")]

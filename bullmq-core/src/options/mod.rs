@@ -20,5 +20,5 @@ pub use job::{JobOptions, PRIORITY_LIMIT};
 pub use keep_jobs::KeepJobs;
 pub use key_order::KeyOrder;
 pub use parent::{ParentOptions, Telemetry};
-pub use unix_millis::UnixMillis;
+pub use unix_millis::{InvalidInstant, UnixMillis};
 pub use validation::{Problem, ValidationError};

@@ -11,17 +11,20 @@ mod job_ref;
 mod meta;
 mod observability;
 mod scaling;
+mod typed;
 
 pub use getters::{CheckedJobs, QueueMetaInfo};
 pub use job_ref::{FailOutcome, JobFailure, JobRef};
 pub use meta::QueueMetaWriter;
 pub use scaling::{ScalingReport, ScalingReporter};
+pub use typed::TypedQueue;
 
 use serde::Serialize;
 
 use crate::backend::{AddJobs, Lifecycle, NewJob, ParentKeyOpts, QueueMeta};
 use crate::codec::CodecError;
 use crate::error::{BulkAddError, RefusedJob};
+use crate::options::ValidationError;
 use crate::telemetry::{context, metrics, spans};
 use crate::{Job, JobOptions, QueueName, Result};
 use tracing::{Instrument, Span};
@@ -77,8 +80,61 @@ pub struct BulkJob<T> {
     pub opts: JobOptions,
 }
 
+impl<B: Lifecycle> Queue<B> {
+    /// The queue `backend` is bound to, named as the backend names it: the one constructor
+    /// that cannot disagree with its backend.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`](crate::Error::Invalid) (field `name`) when the backend does not
+    /// say which queue it is bound to (a third-party backend without
+    /// [`Lifecycle::bound_queue`]): build it with [`try_new`](Self::try_new) then.
+    pub fn from_backend(backend: B) -> Result<Self> {
+        let Some(name) = backend.bound_queue().cloned() else {
+            return Err(ValidationError::single(
+                "queue",
+                "name",
+                "the backend does not say which queue it is bound to; \
+                 use Queue::try_new(name, backend)",
+            )
+            .into());
+        };
+        Ok(Self::new(name, backend))
+    }
+
+    /// A queue named `name` on `backend`, checking that the backend is bound to that queue.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`](crate::Error::Invalid) (field `name`) when `backend` is bound to
+    /// another queue: jobs would be written to the backend's queue while spans, metrics and
+    /// events named `name`.
+    pub fn try_new(name: QueueName, backend: B) -> Result<Self> {
+        if let Some(bound) = backend.bound_queue()
+            && *bound != name
+        {
+            return Err(ValidationError::single(
+                "queue",
+                "name",
+                format!(
+                    "the backend is bound to queue `{}`, not `{}`; build the queue with \
+                     Queue::from_backend(backend), or the backend for `{}`",
+                    bound.as_str(),
+                    name.as_str(),
+                    name.as_str()
+                ),
+            )
+            .into());
+        }
+        Ok(Self::new(name, backend))
+    }
+}
+
 impl<B> Queue<B> {
-    /// A queue named `name` on `backend`.
+    /// A queue named `name` on `backend`, as given: the name is not checked against the
+    /// backend's (kept so that existing code builds unchanged). Prefer
+    /// [`from_backend`](Self::from_backend), which takes the name from the backend, or
+    /// [`try_new`](Self::try_new), which checks that the two agree.
     pub fn new(name: QueueName, backend: B) -> Self {
         Self {
             name,

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use bullmq_cron::{CronError, CronExpression, CronOptions};
 
-use crate::options::UnixMillis;
+use crate::options::{InvalidInstant, UnixMillis};
 
 /// A job scheduler's schedule (Node.js's `RepeatOptions`), and `repeat` in the options of the
 /// jobs it produces.
@@ -27,8 +27,10 @@ use crate::options::UnixMillis;
 ///     .limit(30)
 ///     .end_date(SystemTime::now() + Duration::from_secs(30 * 86_400));
 /// let ticks = RepeatOptions::every(Duration::from_secs(5)).start_date(1_900_000_000_000_u64);
-/// assert_eq!(ticks.start_date, Some(1_900_000_000_000));
-/// # let _ = nightly;
+/// assert_eq!(ticks.start_at().map(|at| at.get()), Some(1_900_000_000_000));
+/// let from_text = RepeatOptions::cron("0 3 * * *").start_date_iso("2030-01-31T09:00:00Z")?;
+/// # let _ = (nightly, from_text);
+/// # Ok::<(), bullmq_core::options::InvalidInstant>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RepeatOptions {
@@ -124,6 +126,37 @@ impl RepeatOptions {
     pub fn end_date(mut self, at: impl Into<UnixMillis>) -> Self {
         self.end_date = Some(at.into().get());
         self
+    }
+
+    /// Sets the first allowed run from ISO 8601 text (`2030-01-31T09:00:00Z`), as Node.js
+    /// takes a `startDate` string; see [`UnixMillis`]'s `FromStr` for the forms read.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidInstant`] when `text` is not such an instant.
+    pub fn start_date_iso(self, text: &str) -> Result<Self, InvalidInstant> {
+        Ok(self.start_date(text.parse::<UnixMillis>()?))
+    }
+
+    /// Sets the last allowed run from ISO 8601 text, as Node.js takes an `endDate` string.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidInstant`] when `text` is not such an instant.
+    pub fn end_date_iso(self, text: &str) -> Result<Self, InvalidInstant> {
+        Ok(self.end_date(text.parse::<UnixMillis>()?))
+    }
+
+    /// The first allowed run, typed; the `start_date` field holds it in Unix ms.
+    #[must_use]
+    pub fn start_at(&self) -> Option<UnixMillis> {
+        self.start_date.map(UnixMillis::from)
+    }
+
+    /// The last allowed run, typed; the `end_date` field holds it in Unix ms.
+    #[must_use]
+    pub fn end_at(&self) -> Option<UnixMillis> {
+        self.end_date.map(UnixMillis::from)
     }
 
     /// The cron-parser options of this schedule (zone, start and end dates), searching from

@@ -51,6 +51,7 @@ mod processor;
 mod retry;
 mod shared;
 mod stalled;
+mod typed;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -72,6 +73,7 @@ pub use retry::BackoffFn;
 /// The token a processor gets, cancelled when its job's lock is lost or the worker is closed
 /// with force (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
+pub use typed::{Typed, typed};
 
 use self::shared::Shared;
 use crate::backend::{Backend, ClientRole, LockToken, WorkerSettings};

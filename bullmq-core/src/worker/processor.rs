@@ -12,6 +12,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::active_job::ActiveJob;
+use crate::options::UnixMillis;
 
 /// What a processor returns: the job's return value, or why the attempt did not complete.
 ///
@@ -64,7 +65,8 @@ pub enum JobError {
         message: String,
     },
     /// Move the job to delayed until `until` (Unix ms), without counting an attempt
-    /// (upstream: `job.moveToDelayed` + `DelayedError`).
+    /// (upstream: `job.moveToDelayed` + `DelayedError`). Built from a typed instant with
+    /// [`JobError::delay_until`].
     Delay {
         /// When the job is due again, Unix ms.
         until: u64,
@@ -92,6 +94,24 @@ impl JobError {
         Self::Failed {
             stack: Some(format!("Error: {message}")),
             message,
+        }
+    }
+
+    /// Moves the job to delayed until `at` (Unix ms, a [`SystemTime`](std::time::SystemTime)
+    /// or a [`chrono::DateTime`]), without counting an attempt: the typed way to build
+    /// [`Delay`](Self::Delay).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use bullmq_core::worker::JobError;
+    ///
+    /// let later = JobError::delay_until(SystemTime::now() + Duration::from_secs(60));
+    /// assert!(matches!(later, JobError::Delay { .. }));
+    /// ```
+    #[must_use]
+    pub fn delay_until(at: impl Into<UnixMillis>) -> Self {
+        Self::Delay {
+            until: at.into().get(),
         }
     }
 

@@ -278,6 +278,10 @@ impl Lifecycle for PostgresBackend {
         self.queue_name()
     }
 
+    fn bound_queue(&self) -> Option<&QueueName> {
+        Some(self.queue())
+    }
+
     /// `<queue>:<part>`.
     fn to_key(&self, part: &str) -> String {
         format!("{}:{part}", self.queue_name())

@@ -374,6 +374,10 @@ impl Lifecycle for RedisBackend {
         &self.keys().qualified_name
     }
 
+    fn bound_queue(&self) -> Option<&QueueName> {
+        Some(self.queue())
+    }
+
     fn to_key(&self, part: &str) -> String {
         self.keys().to_key(part)
     }

@@ -42,6 +42,10 @@ impl JobTemplate {
     /// Sets the data: any `Serialize` value, or a reference to one (a
     /// [`RawValue`](serde_json::value::RawValue) is stored as given). Data that cannot be
     /// serialized is reported by the upsert.
+    ///
+    /// Data parsed from text needs its type named, since any type would do here:
+    /// `serde_json::from_str::<serde_json::Value>(text)?` (a bare `serde_json::from_str(text)?`
+    /// fails to compile with ``the trait `Serialize` is not implemented for `!` ``).
     #[must_use]
     pub fn data(mut self, data: impl serde::Serialize) -> Self {
         self.data = Some(JsonPayload::new(data));

@@ -1,0 +1,59 @@
+//! Delayed jobs: a job added with a delay waits in the `delayed` set until its time comes,
+//! while a job added after it without one runs first.
+//!
+//! `cargo run --example delayed_jobs` (Redis at `REDIS_URL`).
+
+use std::error::Error;
+use std::time::Duration;
+
+use bullmq::prelude::*;
+use tokio::sync::mpsc;
+
+#[path = "support/env.rs"]
+mod env;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let queue = Queue::from_backend(env::redis("delayed-jobs").await?)?;
+    let later = queue
+        .add(
+            "later",
+            &"reminder",
+            JobOptions::new().delay(Duration::from_millis(300)),
+        )
+        .await?;
+    queue.add("now", &"welcome", JobOptions::new()).await?;
+    println!(
+        "{} is {}",
+        later.name,
+        queue.get_job_state(&later.id).await?.ok_or("job gone")?
+    );
+
+    let (done, mut finished) = mpsc::unbounded_channel();
+    let worker = Worker::new(
+        queue.name().clone(),
+        queue.backend().clone(),
+        WorkerOptions::new(),
+        move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
+            let done = done.clone();
+            async move {
+                // Unix ms when the worker took it, against when it was added.
+                let waited = job.processed_on.unwrap_or(0).saturating_sub(job.timestamp);
+                let _ = done.send((job.name.clone(), waited >= 300));
+                Ok(serde_json::Value::Null)
+            }
+        },
+    )
+    .await?;
+    for _ in 0..2 {
+        let (name, waited) = finished.recv().await.ok_or("the worker stopped")?;
+        println!("processed {name} (waited its delay: {waited})");
+    }
+    worker.close().await;
+    Ok(())
+}
+
+// Output:
+// later is delayed
+// processed now (waited its delay: false)
+// processed later (waited its delay: true)

@@ -1,0 +1,73 @@
+//! A Node.js producer, a Rust worker: Node.js BullMQ 6.7.6 adds jobs to a queue and this
+//! process works them, with the data, options and results both runtimes read the same way.
+//!
+//! `npm ci --prefix tests/node` once, then `cargo run --example node_producer`
+//! (Redis at `REDIS_URL`).
+
+use std::error::Error;
+use std::process::Command;
+
+use bullmq::prelude::*;
+use tokio::sync::mpsc;
+
+#[path = "support/env.rs"]
+mod env;
+
+/// The Node.js side: add two jobs to `node-producer`, under `BULLMQ_PREFIX`.
+const PRODUCER: &str = r#"
+import { Queue } from 'bullmq';
+const url = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const connection = { host: url.hostname, port: Number(url.port || 6379) };
+const queue = new Queue('node-producer', { connection, prefix: process.env.BULLMQ_PREFIX ?? 'bull' });
+for (const [name, data] of [['resize', { width: 320 }], ['resize', { width: 640 }]]) {
+  const job = await queue.add(name, data, { attempts: 2, priority: 1 });
+  console.log(`node added job ${job.id} ${JSON.stringify(job.data)}`);
+}
+await queue.close();
+"#;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let node = Command::new("node")
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node"))
+        .args(["--input-type=module", "-e", PRODUCER])
+        .output()?;
+    if !node.status.success() {
+        return Err(format!("node: {}", String::from_utf8_lossy(&node.stderr)).into());
+    }
+    print!("{}", String::from_utf8_lossy(&node.stdout));
+
+    let queue = Queue::from_backend(env::redis("node-producer").await?)?;
+    let (done, mut finished) = mpsc::unbounded_channel();
+    let worker = Worker::new(
+        queue.name().clone(),
+        queue.backend().clone(),
+        WorkerOptions::new(),
+        move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
+            let done = done.clone();
+            async move {
+                let width = job.data_as::<serde_json::Value>()?["width"]
+                    .as_u64()
+                    .unwrap_or(0);
+                let line = format!(
+                    "rust processed job {} (attempts {:?}): width {width}",
+                    job.id, job.opts.attempts
+                );
+                let _ = done.send(line);
+                Ok(serde_json::json!({ "thumbnail": width / 4 }))
+            }
+        },
+    )
+    .await?;
+    for _ in 0..2 {
+        println!("{}", finished.recv().await.ok_or("the worker stopped")?);
+    }
+    worker.close().await;
+    Ok(())
+}
+
+// Output:
+// node added job 1 {"width":320}
+// node added job 2 {"width":640}
+// rust processed job 1 (attempts Some(2)): width 320
+// rust processed job 2 (attempts Some(2)): width 640

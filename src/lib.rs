@@ -121,7 +121,7 @@ pub mod prelude {
 
 /// Every public item of `bullmq-core`, as this crate exported it before its curated surface.
 #[deprecated(
-    since = "0.1.0",
+    since = "0.2.0",
     note = "import from the facade's own modules instead (`bullmq::options`, `bullmq::job`, \
             `bullmq::error`, `bullmq::backend`, `bullmq::json`, `bullmq::worker` items at the \
             root); see CHANGELOG.md, section Unreleased, for each path"

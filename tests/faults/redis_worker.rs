@@ -192,7 +192,7 @@ impl Ctx {
 }
 
 /// The worker binary, built once per test process.
-fn test_worker() -> &'static Path {
+pub(crate) fn test_worker() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(support::workspace_bin::test_worker)
 }
@@ -203,8 +203,8 @@ async fn connect(url: &str, prefix: &str, name: &QueueName) -> RedisBackend {
 }
 
 /// A worker process and the lines it prints.
-struct WorkerProcess {
-    child: Child,
+pub(crate) struct WorkerProcess {
+    pub(crate) child: Child,
     lines: UnboundedReceiver<(Instant, String)>,
     seen: Vec<String>,
     /// When each line of `seen` was read.
@@ -212,7 +212,7 @@ struct WorkerProcess {
 }
 
 impl WorkerProcess {
-    fn spawn(mut cmd: Command) -> Self {
+    pub(crate) fn spawn(mut cmd: Command) -> Self {
         let mut child = cmd.spawn().expect("start bullmq-test-worker");
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = unbounded_channel();
@@ -259,7 +259,7 @@ impl WorkerProcess {
         }
     }
 
-    async fn expect_line(&mut self, line: &str) {
+    pub(crate) async fn expect_line(&mut self, line: &str) {
         self.expect(line, |l| l == line).await;
     }
 
@@ -272,7 +272,7 @@ impl WorkerProcess {
     }
 
     /// Everything printed so far, with when it was read.
-    fn drain_timed(&mut self) -> impl Iterator<Item = (Instant, &str)> {
+    pub(crate) fn drain_timed(&mut self) -> impl Iterator<Item = (Instant, &str)> {
         self.drain();
         self.seen_at
             .iter()
@@ -290,7 +290,7 @@ impl WorkerProcess {
     }
 
     /// SIGKILL, and reap it.
-    fn crash(&mut self) {
+    pub(crate) fn crash(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }

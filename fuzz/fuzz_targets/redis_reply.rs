@@ -13,7 +13,10 @@ fuzz_target!(|bytes: &[u8]| {
     if let Ok(next) = reply::next_job("fuzz", &v)
         && let Some(fields) = reply::fetched_fields(&v)
     {
-        assert!(next.job.is_some(), "a fetch reply with fields must give a job");
+        assert!(
+            next.job.is_some(),
+            "a fetch reply with fields must give a job"
+        );
         let _ = reply::needs_attention(fields);
     }
     let _ = reply::needs_attention(&v);

@@ -3,8 +3,18 @@
 //! that were read are read back the same from the JSON (both styles) and msgpack they write.
 #![no_main]
 
+use bullmq_core::JobOptions;
 use bullmq_core::codec::{self, KeyStyle};
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common/js_value.rs"]
+mod js_value;
+
+/// Options with the values kept raw as JavaScript sees them.
+fn as_javascript(mut opts: JobOptions) -> JobOptions {
+    opts.extra.values_mut().for_each(js_value::normalize);
+    opts
+}
 
 fuzz_target!(|bytes: &[u8]| {
     let Some((mode, rest)) = bytes.split_first() else {
@@ -24,14 +34,18 @@ fuzz_target!(|bytes: &[u8]| {
     let Ok(decoded) = decoded else {
         return;
     };
-    let opts = decoded.options;
+    let opts = as_javascript(decoded.options);
     for style in [KeyStyle::Short, KeyStyle::Long] {
         let json = codec::options_to_json(&opts, style);
         let back = codec::options_from_json(&json)
             .unwrap_or_else(|e| panic!("options written as {json} must read back: {e}"));
-        assert_eq!(back.options, opts, "JSON round trip ({style:?}): {json}");
+        assert_eq!(
+            as_javascript(back.options),
+            opts,
+            "JSON round trip ({style:?}): {json}"
+        );
     }
     let packed = codec::options_to_msgpack(&opts).expect("options encode as msgpack");
     let back = codec::options_from_msgpack(&packed).expect("packed options read back");
-    assert_eq!(back.options, opts, "msgpack round trip");
+    assert_eq!(as_javascript(back.options), opts, "msgpack round trip");
 });

@@ -8,6 +8,9 @@ use arbitrary::Arbitrary;
 use bullmq_postgres::__private::JobRow;
 use libfuzzer_sys::fuzz_target;
 
+#[path = "common/js_value.rs"]
+mod js_value;
+
 /// The columns, each from the fuzzer's bytes.
 #[derive(Debug, Arbitrary)]
 struct Row {
@@ -30,24 +33,6 @@ struct Row {
     scheduler_id: Option<String>,
     dedup_id: Option<String>,
     deferred_failure: Option<String>,
-}
-
-/// Equal as JavaScript values: a number is its double (`0.0` and `0` are one number), an
-/// object's keys in any order.
-fn same_in_javascript(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_in_javascript(x, y))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same_in_javascript(v, w)))
-        }
-        _ => a == b,
-    }
 }
 
 fuzz_target!(|row: Row| {
@@ -92,7 +77,7 @@ fuzz_target!(|row: Row| {
     let seen: serde_json::Value = serde_json::from_str(&job.data)
         .unwrap_or_else(|e| panic!("the data view {:?} must be JSON: {e}", job.data));
     assert!(
-        same_in_javascript(&seen, &stored),
+        js_value::same(&seen, &stored),
         "the data view changed the value: {seen} for {stored}"
     );
     assert_eq!(

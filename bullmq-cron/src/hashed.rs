@@ -38,13 +38,12 @@ fn fnv1a(text: &str) -> u32 {
     })
 }
 
-/// `floor(r * n)` for the small, non-negative `n` of a cron field, in floating point as Node.js
-/// computes it.
-#[allow(clippy::cast_possible_truncation)]
+/// `floor(r * n)` for a non-negative `n` (a field's width, or a step as large as written), in
+/// floating point as Node.js computes it.
+#[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
 fn scale(r: f64, n: i64) -> i64 {
-    let n = f64::from(i32::try_from(n).unwrap_or(i32::MAX));
-    // In [0, n), an integer: the truncating conversion is exact.
-    (r * n).floor() as i64
+    // In [0, n), an integer: the truncating conversion is exact (saturating past 2^63).
+    (r * n as f64).floor() as i64
 }
 
 /// One number parsed as JavaScript's `parseInt` reads an all-digit string.
@@ -77,7 +76,8 @@ pub(crate) fn expand(
             (Some((a, b)), Some(s)) => {
                 let (lo, hi) = hashed_range(number(a), number(b), bounds, field)?;
                 let s = positive_step(s, field)?;
-                count += (hi - lo + 1 + s - 1) / s;
+                // ceil((hi - lo + 1) / s), without overflow for a step as large as written.
+                count += (hi - lo) / s + 1;
                 check_count(count, field)?;
                 hashed_step(r, lo, hi, s)
             }
@@ -87,7 +87,7 @@ pub(crate) fn expand(
             }
             (None, Some(s)) => {
                 let s = positive_step(s, field)?;
-                count += (bounds.max - bounds.min + 1 + s - 1) / s;
+                count += (bounds.max - bounds.min) / s + 1;
                 check_count(count, field)?;
                 hashed_step(r, bounds.min, bounds.max, s)
             }
@@ -177,7 +177,11 @@ fn hashed_step(r: f64, min: i64, max: i64, step: i64) -> String {
         if i >= min {
             values.push(i.to_string());
         }
-        i += step;
+        // A step past `i64` ends the values rather than wrapping.
+        let Some(next) = i.checked_add(step) else {
+            break;
+        };
+        i = next;
     }
     if values.is_empty() {
         return (scale(r, max - min + 1) + min).to_string();

@@ -112,8 +112,24 @@ pub struct CronExpression {
     current: CronDate,
 }
 
-fn to_i64(millis: u64) -> i64 {
-    i64::try_from(millis).unwrap_or(i64::MAX)
+/// The last instant a JavaScript `Date` holds (8.64e15 ms, in the year 275760): a later date
+/// option is refused ([`CronError::DateOutOfRange`]), and no run is found past it.
+pub const MAX_DATE_MS: u64 = 8_640_000_000_000_000;
+
+/// A date option as the search's `i64`, refused past [`MAX_DATE_MS`].
+fn checked_date(option: &'static str, millis: Option<u64>) -> Result<Option<i64>, CronError> {
+    let Some(millis) = millis else {
+        return Ok(None);
+    };
+    let out_of_range = CronError::DateOutOfRange {
+        option,
+        millis,
+        max: MAX_DATE_MS,
+    };
+    if millis > MAX_DATE_MS {
+        return Err(out_of_range);
+    }
+    i64::try_from(millis).map(Some).map_err(|_| out_of_range)
 }
 
 impl CronExpression {
@@ -122,19 +138,18 @@ impl CronExpression {
     /// # Errors
     ///
     /// A [`CronError`] naming what cron-parser would refuse: too many fields, a value out of
-    /// range, an unknown name or time zone, and so on.
+    /// range, an unknown name or time zone, a date past [`MAX_DATE_MS`], and so on.
     pub fn parse(pattern: &str, options: &CronOptions) -> Result<Self, CronError> {
         let fields = parse::parse(pattern, options.hash_seed.as_deref())?;
         let zone = Zone::resolve(options.tz.as_deref())?;
         // 0 is the epoch, not a missing date (cron-parser 5.10.4; 5.10.3 ignored it).
         let span = TimeSpan {
-            start: options.start_date.map(to_i64),
-            end: options.end_date.map(to_i64),
+            start: checked_date("start_date", options.start_date)?,
+            end: checked_date("end_date", options.end_date)?,
         };
-        let mut from = options
-            .current_date
-            .or(options.start_date)
-            .map_or_else(now_ms, to_i64);
+        let mut from = checked_date("current_date", options.current_date)?
+            .or(span.start)
+            .unwrap_or_else(now_ms);
         if let Some(start) = span.start.filter(|s| from < *s) {
             from = start;
         } else if let Some(end) = span.end.filter(|e| from > *e) {

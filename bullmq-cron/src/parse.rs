@@ -365,7 +365,11 @@ fn parse_range(
         if !values.contains(&i) {
             values.push(i);
         }
-        i += step;
+        // A step past `i64` (an over-long number reads as its largest) ends the range.
+        let Some(next) = i.checked_add(step) else {
+            break;
+        };
+        i = next;
     }
     Ok(Item::Many(values))
 }

@@ -8,6 +8,9 @@ use crate::error::CronError;
 use crate::fields::{Field, Fields};
 use crate::zoned::Unit;
 
+/// [`crate::MAX_DATE_MS`] as the cursor's type.
+const MAX_DATE_MS: i64 = 8_640_000_000_000_000;
+
 /// cron-parser gives up after this many steps.
 const LOOP_LIMIT: u32 = 10_000;
 
@@ -34,7 +37,12 @@ pub(crate) fn find_next(
     let mut steps = 1;
     while steps < LOOP_LIMIT {
         steps += 1;
-        if span.start.is_some_and(|s| date.ts() < s) || span.end.is_some_and(|e| date.ts() > e) {
+        // Past JavaScript's last date cron-parser has no date; the bound also keeps the
+        // cursor's arithmetic far from `i64`'s limits.
+        if span.start.is_some_and(|s| date.ts() < s)
+            || span.end.is_some_and(|e| date.ts() > e)
+            || date.ts() > MAX_DATE_MS
+        {
             return Err(CronError::OutOfTimeSpan);
         }
         let c = date.civil();

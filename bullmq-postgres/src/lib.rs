@@ -59,5 +59,8 @@ pub mod __private {
     pub mod client_name {
         pub use crate::client_name::*;
     }
+    /// A `job` row's columns and their decoding into a job (`src/backend/row.rs`), for the
+    /// fuzz targets.
+    pub use crate::backend::JobRow;
     pub use crate::migrator::{CLIENT_MAJOR_VERSION, UPSTREAM_VERSION};
 }

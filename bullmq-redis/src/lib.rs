@@ -37,6 +37,11 @@ pub mod __private {
         pub use crate::scripts::*;
     }
 
+    /// The decoders of script and command replies (`src/reply.rs`), for the fuzz targets.
+    pub mod reply {
+        pub use crate::reply::*;
+    }
+
     /// When the backend (behind Redis Sentinel) heard each `+switch-master` of its primary, or
     /// resubscribed to them (a switch may have gone unheard): from then on it sends nothing
     /// more to the old one. The last 16, oldest first; empty elsewhere.

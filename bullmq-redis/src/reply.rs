@@ -10,7 +10,7 @@ use redis::Value;
 use crate::error::unexpected;
 
 /// Text of a string reply (bulk or simple); `None` for nil.
-pub(crate) fn text(v: &Value) -> Option<String> {
+pub fn text(v: &Value) -> Option<String> {
     match v {
         Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
         Value::SimpleString(s) => Some(s.clone()),
@@ -21,7 +21,7 @@ pub(crate) fn text(v: &Value) -> Option<String> {
 }
 
 /// An integer reply, or a string holding one (Lua numbers can come back either way).
-pub(crate) fn int(v: &Value) -> Option<i64> {
+pub fn int(v: &Value) -> Option<i64> {
     match v {
         Value::Int(n) => Some(*n),
         Value::BulkString(b) => std::str::from_utf8(b).ok()?.trim().parse().ok(),
@@ -36,12 +36,12 @@ pub(crate) fn int(v: &Value) -> Option<i64> {
 }
 
 /// An integer reply, or an error naming what was being read.
-pub(crate) fn expect_int(context: &'static str, v: &Value) -> bullmq_core::Result<i64> {
+pub fn expect_int(context: &'static str, v: &Value) -> bullmq_core::Result<i64> {
     int(v).ok_or_else(|| unexpected(context, v))
 }
 
 /// The items of an array reply (nil reads as empty).
-pub(crate) fn items(v: &Value) -> &[Value] {
+pub fn items(v: &Value) -> &[Value] {
     match v {
         Value::Array(items) | Value::Set(items) => items,
         _ => &[],
@@ -49,11 +49,11 @@ pub(crate) fn items(v: &Value) -> &[Value] {
 }
 
 /// A hash field and its value, borrowed from the reply where they can be.
-pub(crate) type TextPair<'a> = (Cow<'a, str>, Cow<'a, str>);
+pub type TextPair<'a> = (Cow<'a, str>, Cow<'a, str>);
 
 /// A flat `[field, value, field, value, …]` reply (what `HGETALL` and the scripts' `HGETALL`
 /// return) as pairs of UTF-8 strings; `Err` names the field that is not UTF-8.
-pub(crate) fn field_pairs<'a>(id: &str, v: &'a Value) -> Result<Vec<TextPair<'a>>, JobDecodeError> {
+pub fn field_pairs<'a>(id: &str, v: &'a Value) -> Result<Vec<TextPair<'a>>, JobDecodeError> {
     // Borrowed from the reply where it holds bulk strings (always, from the scripts): a job
     // hash is read on every fetch, and copying each field would cost an allocation apiece.
     let pair = |k: &'a Value, v: &'a Value| {
@@ -83,7 +83,7 @@ pub(crate) fn field_pairs<'a>(id: &str, v: &'a Value) -> Result<Vec<TextPair<'a>
 }
 
 /// A job from its hash fields; `None` when the hash is empty (no such job).
-pub(crate) fn job(id: &str, v: &Value) -> Option<Result<Job, JobDecodeError>> {
+pub fn job(id: &str, v: &Value) -> Option<Result<Job, JobDecodeError>> {
     match field_pairs(id, v) {
         Ok(pairs) if pairs.is_empty() => None,
         Ok(pairs) => Some(Job::from_hash(id, pairs)),
@@ -93,17 +93,14 @@ pub(crate) fn job(id: &str, v: &Value) -> Option<Result<Job, JobDecodeError>> {
 
 /// The string items of an array reply (a list of job ids, say); items that are not strings are
 /// skipped, nil reads as empty.
-pub(crate) fn text_items(v: &Value) -> Vec<String> {
+pub fn text_items(v: &Value) -> Vec<String> {
     items(v).iter().filter_map(text).collect()
 }
 
 /// A `WITHSCORES` reply as `(member, score)` pairs, scores read as whole numbers the way
 /// Node.js's `parseInt` reads them: flat `[member, score, …]` on RESP2, `[[member, score], …]`
 /// on RESP3.
-pub(crate) fn scored_members(
-    context: &'static str,
-    v: &Value,
-) -> bullmq_core::Result<Vec<(String, u64)>> {
+pub fn scored_members(context: &'static str, v: &Value) -> bullmq_core::Result<Vec<(String, u64)>> {
     let whole = |score: &Value| -> Option<u64> {
         let n = int(score).or_else(|| {
             let f = match score {
@@ -134,7 +131,7 @@ pub(crate) fn scored_members(
 }
 
 /// A job id reply with its exact bytes (another runtime may have written one that is not UTF-8).
-pub(crate) fn job_id(v: &Value) -> Option<JobId> {
+pub fn job_id(v: &Value) -> Option<JobId> {
     match v {
         Value::BulkString(b) => Some(JobId::from_bytes(b)),
         other => text(other).map(JobId::from),
@@ -142,7 +139,7 @@ pub(crate) fn job_id(v: &Value) -> Option<JobId> {
 }
 
 /// The job ids of an array reply, each with its exact bytes; nil reads as empty.
-pub(crate) fn id_items(v: &Value) -> Vec<JobId> {
+pub fn id_items(v: &Value) -> Vec<JobId> {
     items(v).iter().filter_map(job_id).collect()
 }
 
@@ -152,7 +149,7 @@ const FETCH_WRITES: [&str; 3] = ["processedOn", "ats", "pb"];
 
 /// A fetched job from its id and its hash fields, as the scripts return them. A hash that
 /// cannot be read still gives the id, with the reason, so that the worker can fail the job.
-pub(crate) fn fetched_job(id: JobId, fields: &Value) -> bullmq_core::backend::FetchedJob {
+pub fn fetched_job(id: JobId, fields: &Value) -> bullmq_core::backend::FetchedJob {
     let decoded = match field_pairs(id.as_str(), fields) {
         Ok(pairs)
             if pairs
@@ -183,7 +180,7 @@ pub(crate) fn fetched_job(id: JobId, fields: &Value) -> bullmq_core::backend::Fe
 /// scripts that fetch the next job), as upstream's `raw2NextJobData` reads it: `0` in the first
 /// slot means no job. A job whose hash cannot be read still comes back, with the reason, so that
 /// the worker holding its lock can fail it.
-pub(crate) fn next_job(
+pub fn next_job(
     context: &'static str,
     v: &Value,
 ) -> bullmq_core::Result<bullmq_core::backend::NextJob> {
@@ -207,7 +204,7 @@ pub(crate) fn next_job(
 }
 
 /// The hash fields of a fetch reply (the first slot of [`next_job`]'s reply).
-pub(crate) fn fetched_fields(v: &Value) -> Option<&Value> {
+pub fn fetched_fields(v: &Value) -> Option<&Value> {
     match items(v).first() {
         Some(fields @ (Value::Array(_) | Value::Map(_))) => Some(fields),
         _ => None,
@@ -218,7 +215,7 @@ pub(crate) fn fetched_fields(v: &Value) -> Option<&Value> {
 /// scripts cannot increment, a legacy `attemptsMade`, a `parent` that may not be an object, or a
 /// `finishedOn` (a finished job fetched again: its id was in the list twice). Reads the reply
 /// in place, without copying, since it runs on every fetch.
-pub(crate) fn needs_attention(fields: &Value) -> bool {
+pub fn needs_attention(fields: &Value) -> bool {
     fn bytes(v: &Value) -> Option<&[u8]> {
         match v {
             Value::BulkString(b) => Some(b.as_slice()),
@@ -258,17 +255,17 @@ pub(crate) fn needs_attention(fields: &Value) -> bool {
 // Decoders for the queries, events, blocking and lifecycle sections.
 
 /// A count: an integer reply, nil and anything unreadable reading as 0 (Node.js' `res || 0`).
-pub(crate) fn count(v: &Value) -> u64 {
+pub fn count(v: &Value) -> u64 {
     int(v).and_then(|n| u64::try_from(n).ok()).unwrap_or(0)
 }
 
 /// An array of counts, in reply order.
-pub(crate) fn counts(v: &Value) -> Vec<u64> {
+pub fn counts(v: &Value) -> Vec<u64> {
     items(v).iter().map(count).collect()
 }
 
 /// A flat `[field, value, …]` reply (or a RESP3 map) as text pairs; nil values read as empty.
-pub(crate) fn text_pairs(v: &Value) -> Vec<(String, String)> {
+pub fn text_pairs(v: &Value) -> Vec<(String, String)> {
     let pair = |k: &Value, v: &Value| (text(k).unwrap_or_default(), text(v).unwrap_or_default());
     match v {
         Value::Map(map) => map.iter().map(|(k, v)| pair(k, v)).collect(),
@@ -280,10 +277,7 @@ pub(crate) fn text_pairs(v: &Value) -> Vec<(String, String)> {
 }
 
 /// A `SCAN`-family page, `[cursor, items]`: the next cursor and the items' reply.
-pub(crate) fn scan_page<'a>(
-    context: &'static str,
-    v: &'a Value,
-) -> bullmq_core::Result<(u64, &'a Value)> {
+pub fn scan_page<'a>(context: &'static str, v: &'a Value) -> bullmq_core::Result<(u64, &'a Value)> {
     match items(v) {
         [cursor, page] => int(cursor)
             .and_then(|c| u64::try_from(c).ok())
@@ -295,7 +289,7 @@ pub(crate) fn scan_page<'a>(
 
 /// `isFinished`'s reply when asked for the value: `{code, value?}` with code -1 (no job),
 /// 0 (pending), 1 (completed, return value) or 2 (failed, reason).
-pub(crate) fn finish_status(v: &Value) -> bullmq_core::Result<bullmq_core::backend::FinishStatus> {
+pub fn finish_status(v: &Value) -> bullmq_core::Result<bullmq_core::backend::FinishStatus> {
     use bullmq_core::backend::FinishStatus;
     let parts = items(v);
     let value = || parts.get(1).and_then(text);
@@ -310,7 +304,7 @@ pub(crate) fn finish_status(v: &Value) -> bullmq_core::Result<bullmq_core::backe
 
 /// `getMetrics`' `[[count, prevTS, prevCount], dataPoints, numPoints]`, read as Node.js'
 /// `Queue#getMetrics` does: missing or unreadable numbers are 0.
-pub(crate) fn metrics(v: &Value) -> bullmq_core::Result<bullmq_core::backend::Metrics> {
+pub fn metrics(v: &Value) -> bullmq_core::Result<bullmq_core::backend::Metrics> {
     let [meta, data, points] = items(v) else {
         return Err(unexpected("read metrics", v));
     };
@@ -338,7 +332,7 @@ fn whole_score(v: &Value) -> Option<u64> {
 
 /// `BZPOPMIN`'s `[key, member, score]`, or nil on timeout. An empty member reads as no marker,
 /// as in Node.js.
-pub(crate) fn marker(v: &Value) -> bullmq_core::Result<Option<bullmq_core::backend::Marker>> {
+pub fn marker(v: &Value) -> bullmq_core::Result<Option<bullmq_core::backend::Marker>> {
     if matches!(v, Value::Nil) {
         return Ok(None);
     }
@@ -355,9 +349,7 @@ pub(crate) fn marker(v: &Value) -> bullmq_core::Result<Option<bullmq_core::backe
 
 /// `XREAD`'s entries of every stream in the reply (RESP2 `[[key, entries]]` or a RESP3 map);
 /// nil (timeout) reads as none.
-pub(crate) fn stream_events(
-    v: &Value,
-) -> bullmq_core::Result<Vec<bullmq_core::backend::StreamEvent>> {
+pub fn stream_events(v: &Value) -> bullmq_core::Result<Vec<bullmq_core::backend::StreamEvent>> {
     use bullmq_core::backend::{EventId, StreamEvent};
     let streams: Vec<&Value> = match v {
         Value::Nil => return Ok(Vec::new()),
@@ -382,21 +374,21 @@ pub(crate) fn stream_events(
 }
 
 /// One call of the `paginate` script: `[cursor, offset, items, total, jobs?]`.
-pub(crate) struct PaginateReply<'a> {
+pub struct PaginateReply<'a> {
     /// Where the scan stopped; `0` when it went round.
-    pub(crate) cursor: u64,
+    pub cursor: u64,
     /// How many members the scan has passed, to resume from.
-    pub(crate) offset: u64,
+    pub offset: u64,
     /// Members, with their value for a hash.
-    pub(crate) items: Vec<(String, Option<String>)>,
+    pub items: Vec<(String, Option<String>)>,
     /// Members in the whole set or hash.
-    pub(crate) total: u64,
+    pub total: u64,
     /// Each item's job hash, in item order, when asked for.
-    pub(crate) jobs: &'a [Value],
+    pub jobs: &'a [Value],
 }
 
 /// Reads a `paginate` reply.
-pub(crate) fn paginate(v: &Value) -> bullmq_core::Result<PaginateReply<'_>> {
+pub fn paginate(v: &Value) -> bullmq_core::Result<PaginateReply<'_>> {
     let parts = items(v);
     let (Some(cursor), Some(offset), Some(page), Some(total)) =
         (parts.first(), parts.get(1), parts.get(2), parts.get(3))

@@ -1,8 +1,10 @@
 //! `bullmq-test-worker`: a Rust worker in a process of its own, for the fault tests
-//! (`tests/faults/redis_worker.rs`) to kill with SIGKILL, freeze with SIGSTOP or stop with
-//! SIGTERM, which only a real process allows.
+//! (`tests/faults/redis_worker.rs`, `tests/faults/postgres_soak.rs`) to kill with SIGKILL,
+//! freeze with SIGSTOP or stop with SIGTERM, which only a real process allows.
 //!
-//! Configured by environment: `REDIS_URL`, `PREFIX`, `QUEUE`, `NAME` (worker name),
+//! Configured by environment: `REDIS_URL`, `PREFIX`, or on PostgreSQL `DATABASE_URL` and
+//! `SCHEMA` (which the worker migrates, and whose server it waits for: up to 60 s when it is
+//! down at the start), `QUEUE`, `NAME` (worker name),
 //! `CONCURRENCY` (1), `LOCK_MS` (1000), `STALLED_MS` (100), `MAX_STALLED` (1), `DRAIN_MS` (500),
 //! `JOB_MS` (processing time unless the job's data has `ms`), `CLOSE_MS` (how long a SIGTERM
 //! waits for the jobs in flight, 5000) and `RUN_RETRY_MS` (the pause after a failed fetch;
@@ -20,6 +22,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use bullmq::backend::Backend;
+use bullmq::postgres::{PostgresBackend, PostgresOptions, SchemaName};
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{Error, Prefix, QueueName, Worker, WorkerEvent, WorkerOptions};
 use serde_json::json;
@@ -68,17 +72,46 @@ fn describe(event: &WorkerEvent) -> Option<String> {
     })
 }
 
+/// The PostgreSQL backend of `DATABASE_URL`, retried while the server is down (a worker
+/// restarted by a fault test may start during a server restart).
+async fn postgres(url: String, queue: &QueueName) -> Result<PostgresBackend, String> {
+    let mut options = PostgresOptions::new(url)
+        .migrate(true)
+        .connect_timeout(Duration::from_secs(2))
+        .poll_interval(Duration::from_millis(100));
+    if let Ok(schema) = std::env::var("SCHEMA") {
+        options = options.schema(SchemaName::new(&schema).map_err(|e| e.to_string())?);
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match PostgresBackend::connect(&options, queue.clone()).await {
+            Ok(backend) => return Ok(backend),
+            Err(e) if std::time::Instant::now() >= deadline => return Err(e.to_string()),
+            // Retry interval while the server is down.
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+}
+
 async fn run() -> Result<(), String> {
-    let name = env_or("NAME", "test-worker");
-    let job_time = env_ms("JOB_MS", 0)?;
+    let queue = QueueName::new(env_or("QUEUE", "faults")).map_err(|e| e.to_string())?;
+    if let Ok(url) = std::env::var("DATABASE_URL") {
+        return serve(queue.clone(), postgres(url, &queue).await?).await;
+    }
     let mut options = RedisOptions::new(env_or("REDIS_URL", "redis://127.0.0.1:6379"));
     if let Ok(prefix) = std::env::var("PREFIX") {
         options = options.prefix(Prefix::new(&prefix).map_err(|e| e.to_string())?);
     }
-    let queue = QueueName::new(env_or("QUEUE", "faults")).map_err(|e| e.to_string())?;
     let backend = RedisBackend::connect(&options, queue.clone())
         .await
         .map_err(|e| e.to_string())?;
+    serve(queue, backend).await
+}
+
+/// Runs the worker on `backend` until SIGTERM.
+async fn serve<B: Backend>(queue: QueueName, backend: B) -> Result<(), String> {
+    let name = env_or("NAME", "test-worker");
+    let job_time = env_ms("JOB_MS", 0)?;
     let opts = WorkerOptions::new()
         .autorun(false)
         .name(name.clone())

@@ -28,3 +28,29 @@ pub fn next_random(state: &mut u64) -> u64 {
     *state ^= *state >> 27;
     state.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
+
+/// Counts the runs beyond each job's first (`runs`: when each job was seen starting) and
+/// panics on one that no fault explains: a job runs again only within `window` after one of
+/// the `faults` (when each began).
+pub fn explained_reruns(
+    runs: &mut std::collections::HashMap<String, Vec<std::time::Instant>>,
+    faults: &[std::time::Instant],
+    window: Duration,
+) -> usize {
+    let last_fault = faults.iter().max().copied();
+    let mut reruns = 0;
+    for (id, times) in runs {
+        times.sort();
+        for &at in times.iter().skip(1) {
+            reruns += 1;
+            assert!(
+                faults
+                    .iter()
+                    .any(|&f| f <= at && at.duration_since(f) <= window),
+                "job {id} ran again {:?} after the last fault, with no fault to explain it",
+                last_fault.map(|f| at.saturating_duration_since(f))
+            );
+        }
+    }
+    reruns
+}

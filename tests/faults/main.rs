@@ -11,6 +11,8 @@ use bullmq_test_support as support;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(all(feature = "postgres", feature = "redis"))]
+mod postgres_soak;
 mod redis_network;
 mod redis_reliability;
 #[cfg(feature = "redis")]

@@ -39,7 +39,7 @@ use crate::support::wait::eventually;
 
 /// `url` with `application_name=name` added: every pooled connection then carries the name,
 /// which is how this file finds (and kills) its own sessions and no one else's.
-fn named_url(url: &str, name: &str) -> String {
+pub(crate) fn named_url(url: &str, name: &str) -> String {
     let sep = if url.contains('?') { '&' } else { '?' };
     format!("{url}{sep}application_name={name}")
 }
@@ -55,7 +55,7 @@ fn unique(tag: &str) -> String {
 /// tests' own business.
 static LIBRARY_PANICS: AtomicUsize = AtomicUsize::new(0);
 
-fn watch_panics() {
+pub(crate) fn watch_panics() {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         let default = std::panic::take_hook();
@@ -70,7 +70,7 @@ fn watch_panics() {
     });
 }
 
-fn assert_no_library_panic() {
+pub(crate) fn assert_no_library_panic() {
     assert_eq!(
         LIBRARY_PANICS.load(Ordering::SeqCst),
         0,
@@ -79,7 +79,7 @@ fn assert_no_library_panic() {
 }
 
 /// A connection of the test's own, outside every pool under test.
-async fn admin(url: &str) -> Result<PgConnection, sqlx::Error> {
+pub(crate) async fn admin(url: &str) -> Result<PgConnection, sqlx::Error> {
     connect(&named_url(url, "bullmq_faults_admin")).await
 }
 
@@ -92,7 +92,7 @@ async fn sessions(admin: &mut PgConnection, application_name: &str) -> i64 {
 }
 
 /// A small pool of the test's own in `schema`, to read the tables with.
-async fn check_pool(url: &str, schema: &SchemaName) -> PgPool {
+pub(crate) async fn check_pool(url: &str, schema: &SchemaName) -> PgPool {
     let options: sqlx::postgres::PgConnectOptions = named_url(url, "bullmq_faults_check")
         .parse()
         .expect("the URL parses");
@@ -227,7 +227,7 @@ fn produce(
 }
 
 /// Per state, the queue's jobs (read straight from the table).
-async fn states(pool: &PgPool, queue: &str) -> BTreeMap<String, i64> {
+pub(crate) async fn states(pool: &PgPool, queue: &str) -> BTreeMap<String, i64> {
     sqlx::query_as::<_, (String, i64)>(
         "SELECT state::text, count(*) FROM job WHERE queue = $1 GROUP BY 1",
     )
@@ -295,7 +295,7 @@ async fn assert_completed_once(pool: &PgPool, queue: &str, ids: &BTreeSet<String
 
 /// No row is half-moved: an active job holds a lock, a finished one has its finish time, a
 /// waiting or delayed one holds no lock.
-async fn assert_invariants(pool: &PgPool, queue: &str) {
+pub(crate) async fn assert_invariants(pool: &PgPool, queue: &str) {
     let broken: Vec<(String, String)> = sqlx::query_as(
         "SELECT id, state::text FROM job WHERE queue = $1 AND ( \
            (state = 'active' AND (lock_token IS NULL OR locked_until_ms IS NULL)) \
@@ -329,7 +329,7 @@ fn unexpected_errors(errors: &[Arc<Error>], also_allowed: &[&str]) -> Vec<String
 }
 
 /// A backend on `url` in `schema` (migrating it), with short timeouts so outages show fast.
-async fn backend(url: &str, schema: &SchemaName, queue: &QueueName) -> PostgresBackend {
+pub(crate) async fn backend(url: &str, schema: &SchemaName, queue: &QueueName) -> PostgresBackend {
     backend_polling(url, schema, queue, Duration::from_millis(100)).await
 }
 

@@ -140,7 +140,7 @@ pub fn options_from_json(json: &str) -> Result<DecodedOptions, CodecError> {
         return Err(CodecError::OptionsNotJson(format!("found {}", json.trim())));
     };
     let mut out = DecodedOptions::default();
-    for (key, raw) in entries {
+    for (key, raw) in options::last_value_wins(entries) {
         let value: serde_json::Value = serde_json::from_str(raw.get()).map_err(not_json)?;
         options::decode_entry(&mut out, &key, &value);
     }

@@ -537,9 +537,36 @@ fn put<T>(
                 key: key.to_owned(),
                 reason,
             });
-            out.options.extra.insert(key.to_owned(), value.clone());
+            // Under one spelling whatever the key style read: the writer puts it back under
+            // the style it writes, so a raw option reads back the same from either store.
+            out.options
+                .extra
+                .insert(long_name(key).to_owned(), value.clone());
         }
     }
+}
+
+/// The long name of a compressible option (`kl` is `keepLogs`); other keys as they are.
+fn long_name(key: &str) -> &str {
+    keys::COMPRESSIBLE
+        .iter()
+        .find(|c| c.short == key || c.long == key)
+        .map_or(key, |c| c.long)
+}
+
+/// The entries of a stored object as `JSON.parse` and Node's short-key decoding leave them: a
+/// key written twice, or an option under both spellings, keeps its first place and its last
+/// value.
+pub(crate) fn last_value_wins<K: AsRef<str>, V>(entries: Vec<(K, V)>) -> Vec<(K, V)> {
+    let mut out: Vec<(K, V)> = Vec::with_capacity(entries.len());
+    for (key, value) in entries {
+        let name = long_name(key.as_ref());
+        match out.iter_mut().find(|(k, _)| long_name(k.as_ref()) == name) {
+            Some(earlier) => *earlier = (key, value),
+            None => out.push((key, value)),
+        }
+    }
+    out
 }
 
 fn telemetry_slot(o: &mut JobOptions) -> &mut Telemetry {
@@ -549,7 +576,7 @@ fn telemetry_slot(o: &mut JobOptions) -> &mut Telemetry {
 /// Reads stored options written in either key style by any runtime.
 pub(crate) fn from_map(map: &Map<String, Value>) -> DecodedOptions {
     let mut out = DecodedOptions::default();
-    for (key, value) in map {
+    for (key, value) in last_value_wins(map.iter().collect()) {
         decode_entry(&mut out, key, value);
     }
     out
@@ -577,10 +604,7 @@ fn record_order(order: &mut KeyOrder, long: &str, value: &Value) {
 
 /// Reads one stored option into `out`.
 pub(crate) fn decode_entry(out: &mut DecodedOptions, k: &str, value: &Value) {
-    let long = keys::COMPRESSIBLE
-        .iter()
-        .find(|c| c.short == k || c.long == k)
-        .map_or(k, |c| c.long);
+    let long = long_name(k);
     record_order(&mut out.options.key_order, long, value);
     match long {
         "attempts" => put(out, k, value, read_u32, |o| &mut o.attempts),

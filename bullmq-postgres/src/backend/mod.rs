@@ -39,6 +39,7 @@ use crate::connection::PostgresConnection;
 use crate::options::PostgresOptions;
 
 pub(crate) use add::{add_flow_on, add_job_on, add_jobs_on};
+pub use row::JobRow;
 pub(crate) use row::job_from_row;
 pub(crate) use rows::{id_column, one_row, one_value};
 

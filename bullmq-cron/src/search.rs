@@ -9,7 +9,8 @@ use crate::fields::{Field, Fields};
 use crate::zoned::Unit;
 
 /// [`crate::MAX_DATE_MS`] as the cursor's type.
-const MAX_DATE_MS: i64 = 8_640_000_000_000_000;
+#[allow(clippy::cast_possible_wrap)] // 8.64e15 fits an i64 many times over.
+const MAX_DATE_MS: i64 = crate::MAX_DATE_MS as i64;
 
 /// cron-parser gives up after this many steps.
 const LOOP_LIMIT: u32 = 10_000;

@@ -414,12 +414,14 @@ impl RelayStore for PostgresBackend {
         // Listening before reading, so a row committed right after the read wakes the wait.
         let mut listener = self.listening(relay).await?;
         let mut rows = self.read_rows(node, &acks(cursor), count).await?;
+        // Armed before the flag is read, so an interrupt landing between the two still wakes
+        // the wait below.
+        let interrupted = relay.interrupt.notified();
+        tokio::pin!(interrupted);
+        interrupted.as_mut().enable();
         if rows.is_empty() && !block.is_zero() && !relay.interrupted.load(Ordering::SeqCst) {
             let payload = format!("{}:{}", relay.namespace, node.as_str());
             let deadline = tokio::time::Instant::now() + block;
-            let interrupted = relay.interrupt.notified();
-            tokio::pin!(interrupted);
-            interrupted.as_mut().enable();
             if let Some(l) = listener.as_mut() {
                 loop {
                     tokio::select! {

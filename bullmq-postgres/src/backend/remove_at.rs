@@ -90,14 +90,23 @@ impl PostgresBackend {
             tx.rollback().await.map_err(sql_error("remove"))?;
             return Ok(0);
         }
-        let removed: i32 = sqlx::query(commands::REMOVE.text)
+        let removed: i32 = match sqlx::query(commands::REMOVE.text)
             .bind(self.queue_name())
             .bind(job_id.as_str())
             .bind(remove_children)
             .fetch_one(&mut *tx)
             .await
             .and_then(|row| row.try_get("n"))
-            .map_err(refusal("remove", Some(job_id.as_str())))?;
+        {
+            Ok(removed) => removed,
+            Err(err) => {
+                // End the aborted transaction before the connection is pooled again: a
+                // dropped sqlx transaction only queues its ROLLBACK, and the rows locked above
+                // would stay locked until the connection is next used.
+                tx.rollback().await.map_err(sql_error("remove"))?;
+                return Err(refusal("remove", Some(job_id.as_str()))(err));
+            }
+        };
         if removed > 0 {
             tx.commit().await.map_err(sql_error("remove"))?;
         } else {

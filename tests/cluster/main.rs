@@ -9,6 +9,8 @@ use bullmq_test_support as support;
 
 mod counting;
 mod faults;
+mod relay_cluster;
+mod relay_sentinel;
 mod replica_wait;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod routing;

@@ -1,6 +1,7 @@
 //! The relay (Node.js BullMQ 6.7's experimental pub/sub) on every store: exact topics, both
 //! wildcards, retained messages delivered first and expiring, inbox trimming and lag, lease
-//! expiry and sweeping, recovery after a lost lease. Every node is a `Relay` of its own, in a
+//! expiry and sweeping, recovery after a lost lease and after a killed inbox connection.
+//! Every node is a `Relay` of its own, in a
 //! namespace of its own within the test's store.
 
 use std::sync::{Arc, Mutex};
@@ -462,4 +463,54 @@ pub async fn bad_topics_and_options_are_refused_naming_the_fault<S: Store>() {
     node.close().await;
     let err = node.publish("a", &1, None).await.unwrap_err();
     assert!(matches!(err, bullmq::Error::Closed(_)), "{err}");
+}
+
+/// The node's inbox connection killed (`CLIENT KILL` on Redis, `pg_terminate_backend` of the
+/// `LISTEN` connection on PostgreSQL): the node opens a new one (named again) and reads on
+/// from its cursor, every message published meanwhile delivered once, in order.
+pub async fn a_killed_inbox_connection_loses_and_repeats_nothing<S: Store>() {
+    let store = S::isolated().await;
+    let b = backend(&store).await;
+    let node = Relay::new(&b, opts("killed")).await.unwrap();
+    let publisher = Relay::new(&b, opts("killed")).await.unwrap();
+    let got: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = Arc::clone(&got);
+    let _sub = node
+        .subscribe("k.>", move |m: RelayMessage<Value>| {
+            sink.lock().unwrap().push(m.mid);
+        })
+        .await
+        .unwrap();
+    let mut sent = vec![publisher.publish("k.0", &0, None).await.unwrap().mid];
+    arrived(&got, 1).await;
+    // Its inbox connection, as the store sees it (blocked in `XREAD`, or `LISTEN`ing).
+    eventually("the named inbox connection", WAIT, || async {
+        node.node_connections(None).await.unwrap().len() == 1
+    })
+    .await;
+    let inbox = node.node_connections(None).await.unwrap();
+    assert_eq!(store.kill_connection(&inbox[0].address).await, 1);
+    for i in 1..=5 {
+        sent.push(publisher.publish("k.n", &i, None).await.unwrap().mid);
+    }
+    arrived(&got, sent.len()).await;
+    // A late duplicate would show up here.
+    sent.push(publisher.publish("k.last", &6, None).await.unwrap().mid);
+    arrived(&got, sent.len()).await;
+    assert_eq!(*got.lock().unwrap(), sent, "each once, in order");
+    eventually("a new named inbox connection", WAIT, || async {
+        let now = node.node_connections(None).await.unwrap();
+        now.len() == 1 && now[0].address != inbox[0].address
+    })
+    .await;
+    node.close().await;
+    publisher.close().await;
+}
+
+/// Waits until `n` message ids arrived.
+async fn arrived(got: &Mutex<Vec<String>>, n: usize) {
+    eventually(&format!("{n} message(s)"), WAIT, || async {
+        got.lock().unwrap().len() >= n
+    })
+    .await;
 }

@@ -36,6 +36,24 @@ pub trait Store: Sized + Send + Sync + 'static {
     /// Writes job `id` of `queue` as another runtime might have, with raw commands: its
     /// `opts` a JSON string instead of an object, which no reader can decode.
     fn spoil_opts(&self, queue: &QueueName, id: &JobId) -> impl Future<Output = ()> + Send;
+
+    /// Kills the client connection at `address` (as `Relay::node_connections` reports it) on
+    /// the server holding this store's keys, as an operator or a network fault would
+    /// (`CLIENT KILL`, `pg_terminate_backend`); how many it killed.
+    fn kill_connection(&self, address: &str) -> impl Future<Output = u64> + Send;
+}
+
+/// `CLIENT KILL ADDR <address> SKIPME yes` on `conn`.
+async fn client_kill(conn: &mut redis::aio::MultiplexedConnection, address: &str) -> u64 {
+    redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ADDR")
+        .arg(address)
+        .arg("SKIPME")
+        .arg("yes")
+        .query_async(conn)
+        .await
+        .unwrap()
 }
 
 /// What [`Store::spoil_opts`] writes: JSON, but not an object.
@@ -89,6 +107,10 @@ impl Store for RedisStore {
         let key = hash_key(&self.prefix, queue, id);
         spoil_hash(&mut support::redis().await, &key).await;
     }
+
+    async fn kill_connection(&self, address: &str) -> u64 {
+        client_kill(&mut support::redis().await, address).await
+    }
 }
 
 /// Redis Cluster: the six-node cluster this binary starts once (thrown away when the binary
@@ -129,6 +151,14 @@ impl Store for RedisClusterStore {
         let mut node = support::redis_cluster::TestCluster::node(port).await;
         spoil_hash(&mut node, &key).await;
     }
+
+    /// On the primary of the prefix's hash tag, which holds every key of the store (the
+    /// relay's too: the prefix's tag comes first in them).
+    async fn kill_connection(&self, address: &str) -> u64 {
+        let port = support::redis_cluster::shared().owner_of(self.prefix.as_str());
+        let mut node = support::redis_cluster::TestCluster::node(port).await;
+        client_kill(&mut node, address).await
+    }
 }
 
 /// PostgreSQL, in a schema no other test uses (migrated by the first backend), dropped when
@@ -166,5 +196,20 @@ impl Store for PostgresStore {
         .execute(&mut support::postgres::admin().await)
         .await
         .unwrap();
+    }
+
+    /// Only a relay's `LISTEN` connection (named `bullmq:relay:…`) at `address`.
+    async fn kill_connection(&self, address: &str) -> u64 {
+        let killed: i64 = bullmq::postgres::sqlx::query_scalar(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) AS killed \
+             FROM pg_stat_activity WHERE application_name LIKE 'bullmq:relay:%' \
+               AND COALESCE(host(client_addr) || ':' || client_port, 'local') = $1) t \
+             WHERE killed",
+        )
+        .bind(address)
+        .fetch_one(&mut support::postgres::admin().await)
+        .await
+        .unwrap();
+        u64::try_from(killed).unwrap()
     }
 }

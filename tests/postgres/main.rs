@@ -11,6 +11,5 @@ mod events_load;
 #[cfg(feature = "flow")]
 mod flow_transaction;
 mod odd_jobs;
-mod relay;
 mod security;
 mod worker;

@@ -12,7 +12,6 @@ mod flow;
 mod job_api;
 mod odd_jobs;
 mod payload_limit;
-mod relay;
 #[cfg(all(feature = "flow", feature = "scheduler"))]
 mod security;
 mod tls;

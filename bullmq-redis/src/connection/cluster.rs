@@ -137,6 +137,8 @@ pub(crate) struct Topology {
     pub(crate) owner: Option<(String, u16)>,
     /// Every node of the reply, primaries and replicas.
     pub(crate) nodes: Vec<(String, u16)>,
+    /// The primary of each slot range, once each.
+    pub(crate) primaries: Vec<(String, u16)>,
 }
 
 /// Reads the topology from the node `client` reaches, within `timeout`; `asked` is that
@@ -170,6 +172,7 @@ fn parse_slots(reply: &Value, asked: &str, slot: u16) -> Topology {
     let mut topology = Topology {
         owner: None,
         nodes: Vec::new(),
+        primaries: Vec::new(),
     };
     let Value::Array(ranges) = reply else {
         return topology;
@@ -186,6 +189,11 @@ fn parse_slots(reply: &Value, asked: &str, slot: u16) -> Topology {
             .collect();
         if (start..=end).contains(&i64::from(slot)) {
             topology.owner = nodes.first().cloned();
+        }
+        if let Some(primary) = nodes.first()
+            && !topology.primaries.contains(primary)
+        {
+            topology.primaries.push(primary.clone());
         }
         for node in nodes {
             if !topology.nodes.contains(&node) {

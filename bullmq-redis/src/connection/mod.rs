@@ -261,6 +261,14 @@ impl SharedConnection {
         }
     }
 
+    /// The clients of every primary: a cluster's all, else the one server calls go to.
+    pub(crate) async fn primary_clients(&self) -> RedisResult<Vec<redis::Client>> {
+        match &self.route {
+            Route::Fixed(pool) => Ok(vec![pool.client.clone()]),
+            Route::Routed(route) => route.primary_clients().await,
+        }
+    }
+
     /// Notes that a call on a dedicated connection failed with `e`: on a cluster, a lost
     /// connection, a redirect or a demoted primary means the slot may have moved, so the next
     /// call asks where it is; `true` then (the dedicated connection must go to the new

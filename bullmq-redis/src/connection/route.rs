@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use tokio::task::AbortHandle;
 
-use super::cluster::{ClusterUrl, Redirect, read_topology};
+use super::cluster::{ClusterUrl, Redirect, Topology, read_topology};
 use super::fence::Fence;
 use super::sentinel::{SentinelUrl, Switches, ask_sentinel, is_primary, watch_switches};
 use super::{Pool, Request, command, link};
@@ -221,30 +221,52 @@ impl NodeClients {
     }
 
     async fn cluster_owner_of(&self, slot: u16, timeout: Duration) -> RedisResult<(String, u16)> {
+        let topology = self.cluster_topology(Some(slot), timeout).await?;
+        topology.owner.ok_or_else(|| unserved(slot))
+    }
+
+    /// The clients of every primary of the cluster, as the first node that answers lists
+    /// them.
+    async fn cluster_primaries(&self, timeout: Duration) -> RedisResult<Vec<redis::Client>> {
+        let topology = self.cluster_topology(None, timeout).await?;
+        topology
+            .primaries
+            .iter()
+            .map(|(host, port)| self.client(host, *port))
+            .collect()
+    }
+
+    /// The topology the first known node that answers reads (its nodes are known from then
+    /// on); with a `slot`, the first that names its owner.
+    async fn cluster_topology(
+        &self,
+        slot: Option<u16>,
+        timeout: Duration,
+    ) -> RedisResult<Topology> {
         let known = self.known();
         let mut last_error = None;
         for (host, port) in &known {
             let topology = match self.client(host, *port) {
-                Ok(client) => read_topology(&client, host, slot, timeout).await,
+                Ok(client) => read_topology(&client, host, slot.unwrap_or(0), timeout).await,
                 Err(e) => Err(e),
             };
             match topology {
                 Ok(topology) => {
                     let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-                    for node in topology.nodes {
-                        if !known.contains(&node) {
-                            known.push(node);
+                    for node in &topology.nodes {
+                        if !known.contains(node) {
+                            known.push(node.clone());
                         }
                     }
-                    match topology.owner {
-                        Some(owner) => return Ok(owner),
-                        None => last_error = Some(unserved(slot)),
+                    if slot.is_none() || topology.owner.is_some() {
+                        return Ok(topology);
                     }
+                    last_error = Some(unserved(slot.unwrap_or(0)));
                 }
                 Err(e) => last_error = Some(e),
             }
         }
-        Err(last_error.unwrap_or_else(|| unserved(slot)))
+        Err(last_error.unwrap_or_else(|| unserved(slot.unwrap_or(0))))
     }
 }
 
@@ -334,6 +356,16 @@ impl ClusterRoute {
     /// Whether the route is a cluster slot's (not a sentinel primary's).
     pub(super) fn is_cluster(&self) -> bool {
         self.nodes.is_cluster()
+    }
+
+    /// The clients of every primary: a cluster's, as its nodes list them now; behind
+    /// sentinels, the one primary.
+    pub(super) async fn primary_clients(&self) -> RedisResult<Vec<redis::Client>> {
+        if self.is_cluster() {
+            self.nodes.cluster_primaries(self.response_timeout).await
+        } else {
+            Ok(vec![self.pool().await?.client.clone()])
+        }
     }
 
     fn lock_current(&self) -> std::sync::MutexGuard<'_, Option<Served>> {

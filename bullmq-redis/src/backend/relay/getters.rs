@@ -177,8 +177,9 @@ impl RedisBackend {
         Ok(used)
     }
 
-    /// The clients named `name` in the database this backend uses, from `CLIENT LIST` of the
-    /// server holding the namespace (where its inbox connections go).
+    /// The clients named `name` in the database this backend uses, from `CLIENT LIST` of
+    /// every primary (as upstream asks every node of a cluster: a slot's inbox connections
+    /// follow it when it moves).
     pub(super) async fn relay_get_node_connections(
         &self,
         name: &str,
@@ -190,13 +191,30 @@ impl RedisBackend {
             .await
             .map_err(wrap("read this connection's client info"))?;
         let db = client_field(&info, "db").unwrap_or("0").to_owned();
-        let list: String = redis::cmd("CLIENT")
-            .arg("LIST")
-            .query_async(&mut con)
-            .await
-            .map_err(wrap("list the server's clients"))?;
-        Ok(list
-            .lines()
+        // Through this connection when its server is the only primary.
+        let lists = if con.is_cluster() {
+            let primaries = con
+                .primary_clients()
+                .await
+                .map_err(wrap("list the cluster's primaries"))?;
+            let config = redis::AsyncConnectionConfig::new()
+                .set_connection_timeout(Some(self.response_timeout))
+                .set_response_timeout(Some(self.response_timeout));
+            let mut lists = Vec::with_capacity(primaries.len());
+            for client in primaries {
+                let mut node = client
+                    .get_multiplexed_async_connection_with_config(&config)
+                    .await
+                    .map_err(wrap("connect to a primary"))?;
+                lists.push(client_list(&mut node).await?);
+            }
+            lists
+        } else {
+            vec![client_list(&mut con).await?]
+        };
+        Ok(lists
+            .iter()
+            .flat_map(|list| list.lines())
             .filter(|line| {
                 client_field(line, "name") == Some(name) && client_field(line, "db") == Some(&db)
             })
@@ -211,6 +229,15 @@ impl RedisBackend {
             })
             .collect())
     }
+}
+
+/// `CLIENT LIST` of the server `con` reaches.
+async fn client_list(con: &mut impl redis::aio::ConnectionLike) -> Result<String> {
+    redis::cmd("CLIENT")
+        .arg("LIST")
+        .query_async(con)
+        .await
+        .map_err(wrap("list the server's clients"))
 }
 
 /// A `key=value` field of a `CLIENT LIST` / `CLIENT INFO` line.

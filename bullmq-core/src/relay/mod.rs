@@ -5,8 +5,9 @@
 //! wherever it runs. Topics are dot-separated keypaths (`queues.emails.jobs.42.progress`);
 //! patterns use `*` (one segment) and `>` (one or more trailing segments). The routing is the
 //! store's (upstream's `relay*` Lua scripts, its `relay_*` SQL functions), behind
-//! [`RelayStore`]: this type registers the node with a lease, renews it, sweeps expired nodes,
-//! reads its inbox and calls handlers, as upstream's `Relay` class does.
+//! [`RelayStore`](crate::backend::RelayStore): this type registers the node with a lease,
+//! renews it, sweeps expired nodes, reads its inbox and calls handlers, as upstream's `Relay`
+//! class does.
 //!
 //! ```no_run
 //! # async fn run(backend: impl bullmq_core::backend::Backend) -> bullmq_core::Result<()> {

@@ -2,9 +2,9 @@
 //! (`tests/faults/redis_worker.rs`, `tests/faults/postgres_soak.rs`) to kill with SIGKILL,
 //! freeze with SIGSTOP or stop with SIGTERM, which only a real process allows.
 //!
-//! Configured by environment: `REDIS_URL`, `PREFIX`, or on PostgreSQL `DATABASE_URL` and
-//! `SCHEMA` (which the worker migrates, and whose server it waits for: up to 60 s when it is
-//! down at the start), `QUEUE`, `NAME` (worker name),
+//! Configured by environment: `REDIS_URL`, `PREFIX`, or with `STORE=postgres` `DATABASE_URL`
+//! and `SCHEMA` (which the worker migrates, and whose server it waits for: up to 60 s when it
+//! is down at the start), `QUEUE`, `NAME` (worker name),
 //! `CONCURRENCY` (1), `LOCK_MS` (1000), `STALLED_MS` (100), `MAX_STALLED` (1), `DRAIN_MS` (500),
 //! `JOB_MS` (processing time unless the job's data has `ms`), `CLOSE_MS` (how long a SIGTERM
 //! waits for the jobs in flight, 5000) and `RUN_RETRY_MS` (the pause after a failed fetch;
@@ -95,7 +95,11 @@ async fn postgres(url: String, queue: &QueueName) -> Result<PostgresBackend, Str
 
 async fn run() -> Result<(), String> {
     let queue = QueueName::new(env_or("QUEUE", "faults")).map_err(|e| e.to_string())?;
-    if let Ok(url) = std::env::var("DATABASE_URL") {
+    // Chosen by name, not by `DATABASE_URL` being set: CI exports both services' URLs to every
+    // test, and the Redis fault tests' workers must stay on Redis.
+    if std::env::var("STORE").as_deref() == Ok("postgres") {
+        let url = std::env::var("DATABASE_URL")
+            .map_err(|_| "STORE=postgres needs DATABASE_URL".to_owned())?;
         return serve(queue.clone(), postgres(url, &queue).await?).await;
     }
     let mut options = RedisOptions::new(env_or("REDIS_URL", "redis://127.0.0.1:6379"));

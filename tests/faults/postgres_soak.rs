@@ -53,7 +53,8 @@ enum Fault {
 /// when it starts during a restart).
 fn spawn_worker(url: &str, schema: &SchemaName, queue: &QueueName, i: usize) -> WorkerProcess {
     let mut cmd = Command::new(test_worker());
-    cmd.env("DATABASE_URL", url)
+    cmd.env("STORE", "postgres")
+        .env("DATABASE_URL", url)
         .env("SCHEMA", schema.as_str())
         .env("QUEUE", queue.as_str())
         .env("NAME", format!("soak-{i}"))

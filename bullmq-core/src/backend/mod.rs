@@ -51,6 +51,7 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod ranges;
 mod relay;
 mod scaling;
 mod scheduler_hash;
@@ -69,6 +70,7 @@ pub use mutations::JobMutations;
 pub use queries::{
     ClientInfo, Dependencies, DependenciesQuery, FinishStatus, JobLogs, Metrics, Page, Queries,
 };
+pub use ranges::RangeIds;
 pub use relay::RelayStore;
 pub use scaling::{SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals};
 pub use schedulers::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};

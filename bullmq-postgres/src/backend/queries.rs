@@ -9,12 +9,11 @@
 //! "Paused" and "prioritized" are no physical states on PostgreSQL: a prioritized job is a
 //! waiting job with `priority > 0`, and a paused queue is a `meta` flag over its waiting jobs.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use bullmq_core::backend::{
     ClientInfo, Dependencies, DependenciesQuery, DependencyKind, FinishStatus, JobLogs, Metrics,
-    Page, Queries, Range, SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals,
+    Page, Queries, Range, RangeIds, SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals,
 };
 use bullmq_core::codec;
 use bullmq_core::job::{FinishedState, JobType};
@@ -73,12 +72,6 @@ fn present(rows: Vec<PgRow>, what: &'static str) -> Result<bool> {
 /// does not claim; its binary form is the label's UTF-8 text, so it decodes unchecked.
 fn state_column(row: &PgRow, what: &'static str) -> Result<String> {
     row.try_get_unchecked("state").map_err(sql_error(what))
-}
-
-/// The types kept in lists on Redis (`wait`, `active`): Node.js' `Queue#getRanges` turns
-/// their slices around when asked oldest first, and `get_range` returns them newest first.
-fn is_list(t: JobType) -> bool {
-    matches!(codec::job_type_arg(t), "wait" | "active")
 }
 
 /// The `dep_status` label of a dependency list.
@@ -493,10 +486,9 @@ impl Queries for PostgresBackend {
     async fn get_ranges(&self, types: &[JobType], range: Range) -> Result<Vec<JobId>> {
         const WHAT: &str = "get_range";
         let clamp = |i: i64| i32::try_from(i).unwrap_or(if i < 0 { i32::MIN } else { i32::MAX });
-        let mut seen = HashSet::new();
-        let mut ids = Vec::new();
+        let mut merged = RangeIds::new(range);
         for t in types {
-            let oldest_first = range.asc && is_list(*t);
+            let oldest_first = merged.reads_backwards(*t);
             let (start, end) = if oldest_first {
                 let len = self.list_len(*t).await?;
                 match mirrored_window(range.start, range.end, len) {
@@ -515,17 +507,10 @@ impl Queries for PostgresBackend {
                 .fetch_all_on(self.lanes())
                 .await
                 .map_err(sql_error(WHAT))?;
-            let mut list: Vec<String> = id_column(&rows, WHAT)?;
-            if oldest_first {
-                list.reverse();
-            }
-            ids.extend(
-                list.into_iter()
-                    .filter(|id| seen.insert(id.clone()))
-                    .map(JobId::from),
-            );
+            let list: Vec<String> = id_column(&rows, WHAT)?;
+            merged.push(*t, list.into_iter().map(JobId::from));
         }
-        Ok(ids)
+        Ok(merged.into_ids())
     }
 
     async fn get_dependency_counts(

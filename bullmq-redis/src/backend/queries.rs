@@ -2,12 +2,11 @@
 //! `getRateLimitTtl`, `getCounts`, `getCountsPerPriority`, `getRanges`, `getDependencyCounts`,
 //! `getMetrics`, `paginate`) and the plain commands Node.js issues for the rest.
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use bullmq_core::backend::{
     ClientInfo, ClientRole, Dependencies, DependenciesQuery, DependencyKind, FinishStatus, JobLogs,
-    Lifecycle, Metrics, Page, Queries, Range, SCALING_LOOKAHEAD, ScalingObservation,
+    Lifecycle, Metrics, Page, Queries, Range, RangeIds, SCALING_LOOKAHEAD, ScalingObservation,
     ScalingSignals,
 };
 use bullmq_core::codec;
@@ -32,12 +31,6 @@ const DELAYED_SCORE_SHIFT: u32 = 12;
 /// A legacy (BullMQ 5) marker at the tail of the wait list, which no job's id looks like.
 fn is_legacy_marker(entry: &str) -> bool {
     entry.starts_with("0:")
-}
-
-/// The types kept in lists, which `getRanges` reads newest first even when asked oldest first;
-/// Node.js turns those slices around.
-fn is_list(t: JobType) -> bool {
-    matches!(codec::job_type_arg(t), "wait" | "active")
 }
 
 /// The key suffix of a parent's dependency list.
@@ -410,17 +403,12 @@ impl Queries for RedisBackend {
             call = call.arg(codec::job_type_arg(*t));
         }
         let lists = self.run(call, &scripts::GET_RANGES, "list job ids").await?;
-        let mut seen = HashSet::new();
-        let mut ids = Vec::new();
+        let mut merged = RangeIds::new(range);
         // Ids with their exact bytes: one another runtime wrote may not be UTF-8.
         for (t, list) in types.iter().zip(reply::items(&lists)) {
-            let mut list = reply::id_items(list);
-            if range.asc && is_list(*t) {
-                list.reverse();
-            }
-            ids.extend(list.into_iter().filter(|id| seen.insert(id.clone())));
+            merged.push(*t, reply::id_items(list));
         }
-        Ok(ids)
+        Ok(merged.into_ids())
     }
 
     async fn get_dependency_counts(

@@ -111,6 +111,15 @@ impl Error {
             _ => None,
         }
     }
+
+    /// True for a failure of the connection itself (the caller waits and tries again), as
+    /// opposed to a refusal or a bad reply.
+    pub(crate) fn is_connection_failure(&self) -> bool {
+        matches!(
+            self.backend_kind(),
+            Some(BackendErrorKind::Connection | BackendErrorKind::Timeout)
+        )
+    }
 }
 
 /// The refusal codes that upstream's Lua scripts and SQL functions return (`ErrorCode`, -1..-11).

@@ -16,7 +16,7 @@ use super::subscription::{EventItem, EventSubscription};
 use crate::backend::{ClientRole, EventId, Events, Lifecycle, StreamEvent};
 use crate::options::ValidationError;
 use crate::telemetry::{HealthTracker, ReaderHealth, RunState};
-use crate::{BackendErrorKind, Error, Result};
+use crate::{Error, Result};
 
 /// How a job finished, as its stream event tells (raw values, decoded by the waiter).
 #[derive(Debug)]
@@ -52,10 +52,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Shared {
     fn report(&self, sender: &broadcast::Sender<EventItem>, error: Error) {
-        if matches!(
-            error.backend_kind(),
-            Some(BackendErrorKind::Connection | BackendErrorKind::Timeout)
-        ) {
+        if error.is_connection_failure() {
             self.health.record_failure();
         }
         tracing::warn!(%error, "queue events: reading the event stream failed; retrying");

@@ -11,7 +11,7 @@ use crate::backend::{Backend, FetchParams, FetchedJob, LockToken, NextJob};
 use crate::options::ValidationError;
 use crate::scheduling::advance::advance_job_scheduler;
 use crate::telemetry::{metrics, spans};
-use crate::{BackendErrorKind, Error, Job, Result};
+use crate::{Error, Job, Result};
 
 /// The pause after a failed blocking wait (upstream: `DELAY_TIME_1`).
 const WAIT_RETRY_DELAY: Duration = Duration::from_millis(100);
@@ -19,15 +19,6 @@ const WAIT_RETRY_DELAY: Duration = Duration::from_millis(100);
 /// The longest pause between two fetches while the blocking wait is refused (see
 /// `wait_for_job`): how late a job added meanwhile may be taken.
 const REFUSED_WAIT_POLL: Duration = Duration::from_secs(1);
-
-/// True for a failure of the connection itself (the worker waits and tries again), as opposed
-/// to a refusal or a bad reply.
-pub(crate) fn is_connection_error(err: &Error) -> bool {
-    matches!(
-        err.backend_kind(),
-        Some(BackendErrorKind::Connection | BackendErrorKind::Timeout)
-    )
-}
 
 impl<B: Backend> Shared<B> {
     /// The next job for `token`, if any: waits on the marker first when the queue was found
@@ -143,7 +134,7 @@ impl<B: Backend> Shared<B> {
             Ok(Some(marker)) if block_until != 0 && marker.score > block_until => block_until,
             Ok(Some(marker)) => marker.score,
             Ok(None) => 0,
-            Err(err) if !is_connection_error(&err) => {
+            Err(err) if !err.is_connection_failure() => {
                 // Refused (`NOPERM`, `READONLY`, …) on a working connection: retrying the
                 // wait at once would only repeat the refusal, and never take a job. Fetch
                 // without blocking instead, after a bounded pause; say so once per cause.
@@ -160,7 +151,7 @@ impl<B: Backend> Shared<B> {
                 self.health.record_failure();
                 if !self.is_closing() {
                     if let Err(err) = self.queue.backend().reconnect_blocking().await
-                        && !is_connection_error(&err)
+                        && !err.is_connection_failure()
                     {
                         self.emit_error(err);
                     }

@@ -9,7 +9,6 @@ use std::time::Duration;
 use super::active_job::ActiveJob;
 use super::cancel::CancelCell;
 use super::events::WorkerEvent;
-use super::fetch::is_connection_error;
 use super::processor::{JobError, ProcessResult, Processor, ReturnValue};
 use super::retry::{self, RetryDecision};
 use super::shared::Shared;
@@ -236,7 +235,7 @@ pub(crate) async fn finish<B: Backend>(
             Err(err) => {
                 // As Node's `retryIfFailed`: each failure of the move on the attempt's span.
                 spans::record_current_exception(&err.to_string());
-                let connection = is_connection_error(&err);
+                let connection = err.is_connection_failure();
                 let refusal = refused_move(&outcome, &err);
                 shared.emit_error(err);
                 if let Some(failure) = refusal {

@@ -7,7 +7,6 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use super::events::WorkerEvent;
-use super::fetch::is_connection_error;
 use super::finish;
 use super::processor::Processor;
 use super::shared::Shared;
@@ -111,7 +110,7 @@ async fn run<B: Backend, P: Processor<B>>(
         match fetched {
             Ok(()) => shared.fetch_failures.recovered(),
             Err(err) => {
-                let connection = is_connection_error(&err);
+                let connection = err.is_connection_failure();
                 let delay = if connection {
                     shared.opts.run_retry_delay
                 } else {

@@ -44,6 +44,7 @@ mod events;
 mod failure_report;
 mod fetch;
 mod finish;
+mod lock_tracker;
 mod locks;
 mod main_loop;
 mod options;

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::events::WorkerEvent;
 use super::failure_report::FailureReport;
-use super::locks::LockTracker;
+use super::lock_tracker::LockTracker;
 use super::options::WorkerOptions;
 use super::retry::BackoffFn;
 use crate::backend::{Lifecycle, LockToken, NextJob, WorkerSettings};
@@ -174,7 +174,7 @@ impl<B> Shared<B> {
     }
 
     pub(crate) fn emit_error(&self, err: Error) {
-        if super::fetch::is_connection_error(&err) {
+        if err.is_connection_failure() {
             self.health.record_failure();
         }
         tracing::warn!(queue = %self.queue.name(), error = %err, "worker error");

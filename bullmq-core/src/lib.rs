@@ -5,6 +5,7 @@ pub mod backend;
 pub mod clock;
 pub mod codec;
 pub mod error;
+mod failed_attempt;
 pub mod job;
 pub mod json;
 mod names;
@@ -23,13 +24,14 @@ pub mod worker;
 pub use error::{
     BackendError, BackendErrorKind, BulkAddError, Error, Result, ScriptError, ScriptErrorCode,
 };
+pub use failed_attempt::{FailOutcome, JobFailure};
 pub use job::{Job, JobId, JobState};
 pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
 pub use pool::{WorkerPool, WorkerPoolBuilder};
 pub use queue::{
-    BulkJob, CheckedJobs, DEFAULT_MAX_LEN_EVENTS, FailOutcome, JobFailure, JobRef, LIB_VERSION,
-    Queue, QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter, TypedQueue,
+    BulkJob, CheckedJobs, DEFAULT_MAX_LEN_EVENTS, JobRef, LIB_VERSION, Queue,
+    QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter, TypedQueue,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};
 pub use shutdown::Shutdown;

@@ -8,10 +8,10 @@ use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle, Range, Repro
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::job::FinishedState;
 use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobState, ParentOptions, ScriptErrorCode};
-use bullmq::{FailOutcome, JobFailure};
+use bullmq::{FailOutcome, JobError, JobFailure};
 use serde_json::json;
 
-use crate::ctx::{Ctx, now_ms};
+use crate::ctx::{Ctx, fast, now_ms};
 use crate::store::Store;
 use crate::support::{script_code as code, token};
 
@@ -328,6 +328,46 @@ pub async fn move_to_failed_retries_and_trims_stacktraces<S: Store>() {
             .unwrap(),
         0
     );
+}
+
+/// `attempts` past `u32`, as Node.js may store it (kept raw in the options' `extra`), still
+/// leaves attempts to go: a job failed by hand and one failed by a worker are both retried.
+/// The manual path once read it as 0 and failed the job for good.
+pub async fn an_out_of_range_attempts_retries_by_hand_as_in_a_worker<S: Store>() {
+    let ctx = Ctx::<S>::new("attempts-range").await;
+    let mut opts = JobOptions::new();
+    opts.extra.insert("attempts".to_owned(), json!(1e10));
+    ctx.add_id("by-hand", opts.clone()).await;
+    ctx.take("t").await;
+    let failure = JobFailure::new("boom").stack("Error: boom");
+    let outcome = ctx
+        .queue
+        .job(id("by-hand"))
+        .move_to_failed(&failure, &token("t"), false)
+        .await
+        .unwrap();
+    assert_eq!(outcome, FailOutcome::Retried);
+    let by_hand = ctx.job(&id("by-hand")).await;
+    assert_eq!(by_hand.attempts_made, 1);
+    assert_eq!(ctx.state(&id("by-hand")).await, Some(JobState::Waiting));
+
+    let by_worker = ctx.add_id("by-worker", opts).await.id;
+    let worker = ctx
+        .worker(fast(), |job, _| async move {
+            if job.attempts_made == 0 {
+                Err(JobError::failed("boom"))
+            } else {
+                Ok(json!("done"))
+            }
+        })
+        .await;
+    for job_id in [&id("by-hand"), &by_worker] {
+        ctx.wait_state(job_id, JobState::Completed).await;
+        let job = ctx.job(job_id).await;
+        assert_eq!(job.failed_reason.as_deref(), Some("boom"), "{job_id}");
+        assert_eq!(job.attempts_made, 2, "{job_id}");
+    }
+    worker.close().await;
 }
 
 pub async fn retry_completed_and_failed_jobs<S: Store>() {

@@ -111,6 +111,7 @@ macro_rules! suite {
             job_api::manual_moves_refuse_another_token,
             job_api::move_to_delayed_and_back_to_wait,
             job_api::move_to_failed_retries_and_trims_stacktraces,
+            job_api::an_out_of_range_attempts_retries_by_hand_as_in_a_worker,
             job_api::retry_completed_and_failed_jobs,
             job_api::retry_jobs_and_promote_jobs_in_bulk,
             job_api::remove_refuses_a_locked_job_and_takes_its_logs,

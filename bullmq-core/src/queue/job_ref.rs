@@ -14,14 +14,15 @@ use serde::Serialize;
 
 use super::Queue;
 use crate::backend::{
-    CompleteArgs, DelayArgs, Dependencies, DependenciesQuery, DependencyKind, FailArgs,
-    FieldUpdates, Finished, JobMutations, Lifecycle, LockToken, Locks, NextJob, Queries,
-    ReprocessOptions, Transitions, WorkerSettings,
+    CompleteArgs, DelayArgs, Dependencies, DependenciesQuery, DependencyKind, FieldUpdates,
+    Finished, JobMutations, Lifecycle, LockToken, Locks, Queries, ReprocessOptions, Transitions,
+    WorkerSettings,
 };
 use crate::codec::CodecError;
+use crate::failed_attempt::retry::{self, RetryRules};
+use crate::failed_attempt::{self, FailOutcome, JobFailure, Mover};
 use crate::job::{FinishedState, JobDecodeError};
 use crate::options::{ParentOptions, ValidationError};
-use crate::telemetry::context;
 use crate::telemetry::spans::{self, Settle};
 use crate::{Error, Job, JobId, JobState, Result, ScriptError, ScriptErrorCode};
 use tracing::Instrument;
@@ -57,6 +58,8 @@ pub struct JobRef<'q, B> {
     job: Option<&'q Job>,
     /// The settings of the worker moving the job; none for a queue's own handle.
     worker: Option<Arc<WorkerSettings>>,
+    /// That worker's retry rules (`maxStartedAttempts`, custom backoffs), when it has any.
+    retry: Option<&'q RetryRules>,
 }
 
 impl<B> Clone for JobRef<'_, B> {
@@ -66,6 +69,7 @@ impl<B> Clone for JobRef<'_, B> {
             id: self.id.clone(),
             job: self.job,
             worker: self.worker.clone(),
+            retry: self.retry,
         }
     }
 }
@@ -88,6 +92,7 @@ impl<B> Queue<B> {
             id,
             job: None,
             worker: None,
+            retry: None,
         }
     }
 
@@ -98,68 +103,9 @@ impl<B> Queue<B> {
             id: job.id.clone(),
             job: Some(job),
             worker: None,
+            retry: None,
         }
     }
-}
-
-/// Why a job attempt failed: what Node.js reads from the `Error` given to `moveToFailed`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct JobFailure {
-    /// The error message, stored as `failedReason`.
-    pub message: String,
-    /// The stack trace, appended to the job's `stacktrace` when present.
-    pub stack: Option<String>,
-    /// Fail for good whatever attempts remain (upstream: an `UnrecoverableError`).
-    pub unrecoverable: bool,
-}
-
-impl JobFailure {
-    /// A failure with `message` and no stack trace.
-    #[must_use]
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-            ..Self::default()
-        }
-    }
-
-    /// Sets the stack trace.
-    #[must_use]
-    pub fn stack(mut self, stack: impl Into<String>) -> Self {
-        self.stack = Some(stack.into());
-        self
-    }
-
-    /// Marks the failure unrecoverable: no retry.
-    #[must_use]
-    pub fn unrecoverable(mut self) -> Self {
-        self.unrecoverable = true;
-        self
-    }
-}
-
-impl fmt::Display for JobFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for JobFailure {}
-
-/// What [`JobRef::move_to_failed`] did with the job.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FailOutcome {
-    /// No attempts left (or unrecoverable): the job is failed.
-    Failed(Finished),
-    /// Attempts remain and the backoff asked for a wait: the job is delayed by `delay`.
-    RetryDelayed {
-        /// The backoff delay.
-        delay: Duration,
-        /// The next job, when one was asked for.
-        next: Option<NextJob>,
-    },
-    /// Attempts remain with no backoff delay: the job is back in wait.
-    Retried,
 }
 
 impl<'q, B> JobRef<'q, B> {
@@ -169,6 +115,13 @@ impl<'q, B> JobRef<'q, B> {
     #[must_use]
     pub fn by_worker(mut self, settings: Arc<WorkerSettings>) -> Self {
         self.worker = Some(settings);
+        self
+    }
+
+    /// Fails attempts by `rules`, the retry rules of the worker this handle came from.
+    #[must_use]
+    pub(crate) fn with_retry_rules(mut self, rules: &'q RetryRules) -> Self {
+        self.retry = Some(rules);
         self
     }
 
@@ -216,53 +169,6 @@ fn encode<T: Serialize + ?Sized>(what: &'static str, value: &T) -> Result<String
         }
         .into()
     })
-}
-
-/// The stack traces Node.js stores after a failed attempt: the new one appended, then only the
-/// newest `limit` kept (none at all when the limit is 0; every one when there is no limit).
-#[must_use]
-pub(crate) fn next_stacktrace(
-    previous: &[String],
-    stack: Option<&str>,
-    limit: Option<u32>,
-) -> Vec<String> {
-    let Some(stack) = stack else {
-        return previous.to_vec();
-    };
-    let mut traces = previous.to_vec();
-    traces.push(stack.to_owned());
-    match limit.map(|n| usize::try_from(n).unwrap_or(usize::MAX)) {
-        Some(0) => Vec::new(),
-        Some(n) if traces.len() > n => traces.split_off(traces.len() - n),
-        _ => traces,
-    }
-}
-
-/// A number in `[0, 1)` standing in for `Math.random()` in backoff jitter.
-fn math_random() -> f64 {
-    fastrand::f64()
-}
-
-/// Node.js `shouldRetryJob` without worker settings: `None` to fail for good, else the delay
-/// before the retry (zero: at once).
-fn retry_delay(job: &Job, failure: &JobFailure) -> Result<Option<Duration>> {
-    let attempts = job.opts.attempts.unwrap_or(0);
-    if failure.unrecoverable || job.attempts_made.saturating_add(1) >= attempts {
-        return Ok(None);
-    }
-    let Some(backoff) = &job.opts.backoff else {
-        return Ok(Some(Duration::ZERO));
-    };
-    match backoff.delay_for_attempt(job.attempts_made.saturating_add(1), math_random()) {
-        Some(delay) => Ok(Some(delay)),
-        // A custom strategy lives in a worker; a queue handle has none, as Node.js reports.
-        None => Err(ValidationError::single(
-            "backoff",
-            "backoff.type",
-            "unknown backoff strategy: a custom strategy is only known to a worker",
-        )
-        .into()),
-    }
 }
 
 impl<'q, B: Queries> JobRef<'q, B> {
@@ -559,7 +465,14 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
     /// Fails the attempt of the job held with `token`, as Node.js does: the stack is appended
     /// to the job's stack traces (trimmed to `stackTraceLimit`), then, while attempts remain
     /// and the failure is recoverable, the job is retried after its backoff (delayed, or at
-    /// once), else it fails for good with `removeOnFail` retention.
+    /// once), else it fails for good with `removeOnFail` retention. The rule is the worker's
+    /// own; on a handle from [`Worker::job`](crate::Worker::job) it also applies that worker's
+    /// `max_started_attempts` and custom backoff strategies.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Invalid`] (field `backoff.type`) when the job's backoff names a custom
+    /// strategy this handle does not know; nothing is moved then.
     pub async fn move_to_failed(
         &self,
         failure: &JobFailure,
@@ -568,100 +481,15 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
     ) -> Result<FailOutcome> {
         self.check_fetch(fetch_next)?;
         let job = self.load("moveToFinished").await?;
-        let decision = retry_delay(&job, failure)?;
-        // Node's `Job#moveToFailed` span, whose context goes to the job hash's `tm`.
-        let how = match decision {
-            Some(delay) if !delay.is_zero() => Settle::Delay,
-            Some(_) => Settle::Retry,
-            None => Settle::Fail,
+        let no_rules = RetryRules::default();
+        let rules = self.retry.unwrap_or(&no_rules);
+        let decision = retry::decide(&job, &failure.message, failure.unrecoverable, rules)
+            .map_err(|unknown| unknown.refusal("the job was not moved"))?;
+        let mover = Mover {
+            token,
+            worker: self.worker_settings(),
+            fetch_next,
         };
-        let span = spans::settle(self.queue.name.as_str(), how, &job);
-        let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
-        let fields = FieldUpdates {
-            stacktrace: Some(next_stacktrace(
-                &job.stacktrace,
-                failure.stack.as_deref(),
-                job.opts.stack_trace_limit,
-            )),
-            failed_reason: Some(failure.message.clone()),
-            telemetry_metadata: if omit {
-                None
-            } else {
-                context::metadata_of(&span)
-            },
-        };
-        self.fail_move(&job, failure, token, fetch_next, decision, fields)
-            .instrument(span)
-            .await
-    }
-
-    /// The move of a failed attempt that `decision` (its retry delay, if retried) asks for.
-    async fn fail_move(
-        &self,
-        job: &Job,
-        failure: &JobFailure,
-        token: &LockToken,
-        fetch_next: bool,
-        decision: Option<Duration>,
-        fields: FieldUpdates,
-    ) -> Result<FailOutcome> {
-        let backend = &self.queue.backend;
-        match decision {
-            Some(delay) if !delay.is_zero() => {
-                let args = DelayArgs {
-                    timestamp: self.queue.now_ms(),
-                    delay,
-                    token: Some(token.clone()),
-                    skip_attempt: false,
-                    fields,
-                    worker: self.worker_settings(),
-                    fetch_next,
-                };
-                let next = backend.move_to_delayed(&self.id, &args).await?;
-                Ok(FailOutcome::RetryDelayed { delay, next })
-            }
-            Some(_) => {
-                let lifo = job.opts.lifo.unwrap_or(false);
-                backend
-                    .retry_job(&self.id, lifo, Some(token), &fields)
-                    .await?;
-                Ok(FailOutcome::Retried)
-            }
-            None => {
-                let worker = self.worker_settings();
-                let args = FailArgs {
-                    token: token.clone(),
-                    failed_reason: failure.message.clone(),
-                    keep: worker.keep_for(job, FinishedState::Failed),
-                    fields,
-                    worker,
-                    fetch_next,
-                };
-                Ok(FailOutcome::Failed(
-                    backend.move_to_failed(job, &args).await?,
-                ))
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::next_stacktrace;
-
-    fn traces(n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("s{i}")).collect()
-    }
-
-    #[test]
-    fn stacktrace_is_trimmed_like_node() {
-        assert_eq!(next_stacktrace(&traces(2), Some("new"), None).len(), 3);
-        assert_eq!(
-            next_stacktrace(&traces(3), Some("new"), Some(2)),
-            vec!["s2".to_owned(), "new".to_owned()]
-        );
-        assert!(next_stacktrace(&traces(3), Some("new"), Some(0)).is_empty());
-        // No stack: nothing appended and nothing trimmed, as upstream's `updateStacktrace`.
-        assert_eq!(next_stacktrace(&traces(3), None, Some(1)), traces(3));
+        failed_attempt::fail_attempt(self.queue, &job, failure, decision, mover).await
     }
 }

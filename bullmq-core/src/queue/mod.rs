@@ -14,7 +14,7 @@ mod scaling;
 mod typed;
 
 pub use getters::{CheckedJobs, QueueMetaInfo};
-pub use job_ref::{FailOutcome, JobFailure, JobRef};
+pub use job_ref::JobRef;
 pub use meta::QueueMetaWriter;
 pub use scaling::{ScalingReport, ScalingReporter};
 pub use typed::TypedQueue;

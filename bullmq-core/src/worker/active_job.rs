@@ -85,10 +85,7 @@ impl<B> ActiveJob<B> {
     /// The job's handle, moving it as this worker does.
     #[must_use]
     pub fn handle(&self) -> JobRef<'_, B> {
-        self.shared
-            .queue
-            .job_of(&self.job)
-            .by_worker(Arc::clone(&self.shared.settings))
+        self.shared.job_handle(&self.job)
     }
 }
 

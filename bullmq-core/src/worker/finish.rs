@@ -10,14 +10,13 @@ use super::active_job::ActiveJob;
 use super::cancel::CancelCell;
 use super::events::WorkerEvent;
 use super::processor::{JobError, ProcessResult, Processor, ReturnValue};
-use super::retry::{self, RetryDecision};
 use super::shared::Shared;
 use crate::backend::{
-    Backend, CompleteArgs, DelayArgs, FailArgs, FetchedJob, FieldUpdates, Lifecycle, LockToken,
-    NextJob,
+    Backend, CompleteArgs, DelayArgs, FetchedJob, FieldUpdates, Lifecycle, LockToken, NextJob,
 };
+use crate::failed_attempt::retry::{self, RetryDecision};
+use crate::failed_attempt::{self, FailOutcome, JobFailure, Mover};
 use crate::job::FinishedState;
-use crate::options::ValidationError;
 use crate::telemetry::context;
 use crate::telemetry::metrics::{self, Outcome};
 use crate::telemetry::spans::{self, Settle};
@@ -314,29 +313,20 @@ async fn finish_once<B: Backend>(
             Ok(next_of(shared, done.next))
         }
         Err(JobError::Failed { message, stack }) => {
-            fail(
-                shared,
-                job,
-                token,
-                message,
-                stack.as_deref(),
-                false,
-                FailMove { fetch_next, traced },
-            )
-            .await
+            let failure = JobFailure {
+                message: message.clone(),
+                stack: stack.clone(),
+                unrecoverable: false,
+            };
+            fail(shared, job, token, failure, FailMove { fetch_next, traced }).await
         }
         Err(JobError::Unrecoverable { message }) => {
-            let stack = format!("UnrecoverableError: {message}");
-            fail(
-                shared,
-                job,
-                token,
-                message,
-                Some(&stack),
-                true,
-                FailMove { fetch_next, traced },
-            )
-            .await
+            let failure = JobFailure {
+                stack: Some(format!("UnrecoverableError: {message}")),
+                message: message.clone(),
+                unrecoverable: true,
+            };
+            fail(shared, job, token, failure, FailMove { fetch_next, traced }).await
         }
         Err(JobError::Delay { until }) => {
             let now = shared.now_ms();
@@ -418,67 +408,32 @@ struct FailMove {
     traced: bool,
 }
 
-/// A failed attempt, as `Job#moveToFailed` handles it: stack trace appended, then retried
-/// after its backoff, at once, or failed for good.
+/// A failed attempt, as `Job#moveToFailed` handles it (see [`failed_attempt`]): retried
+/// after its backoff, at once, or failed for good; then the attempt's metrics, span events and
+/// `failed` event, which are the worker's own.
 async fn fail<B: Backend>(
     shared: &Arc<Shared<B>>,
     job: &Arc<Job>,
     token: &LockToken,
-    message: &str,
-    stack: Option<&str>,
-    unrecoverable: bool,
+    failure: JobFailure,
     FailMove { fetch_next, traced }: FailMove,
 ) -> Result<Option<FetchedJob>> {
-    let decision = retry::decide(
-        job,
-        message,
-        unrecoverable,
-        shared.opts.max_started_attempts,
-        &shared.backoffs,
-    )
-    .unwrap_or_else(|unknown| {
-        shared.emit_error(
-            ValidationError::single(
-                "backoff",
-                "backoff.type",
-                format!(
-                    "unknown backoff strategy {:?}: register it on the worker; job {} failed \
-                     without retry",
-                    unknown.0, job.id
-                ),
-            )
-            .into(),
-        );
-        RetryDecision::Fail
-    });
-    let how = match decision {
-        RetryDecision::After(_) => Settle::Delay,
-        RetryDecision::Now => Settle::Retry,
-        RetryDecision::Fail => Settle::Fail,
+    let decision = retry::decide(job, &failure.message, failure.unrecoverable, &shared.retry)
+        .unwrap_or_else(|unknown| {
+            let outcome = format!("job {} failed without retry", job.id);
+            shared.emit_error(unknown.refusal(&outcome).into());
+            RetryDecision::Fail
+        });
+    let mover = Mover {
+        token,
+        worker: Arc::clone(&shared.settings),
+        fetch_next,
     };
-    let settle = settle_span(shared, job, how);
-    // The move's context goes to the job hash's own `tm` field, as Node writes it.
-    let omit = job.opts.telemetry.as_ref().and_then(|t| t.omit_context) == Some(true);
-    let fields = FieldUpdates {
-        stacktrace: Some(next_stacktrace(
-            &job.stacktrace,
-            stack,
-            job.opts.stack_trace_limit,
-        )),
-        failed_reason: Some(message.to_owned()),
-        telemetry_metadata: if omit {
-            None
-        } else {
-            context::metadata_of(&settle)
-        },
-    };
-    let (next, retried) = fail_move(shared, job, token, message, decision, fields, fetch_next)
-        .instrument(settle)
-        .await?;
-    let outcome = match how {
-        Settle::Delay => Outcome::Delayed,
-        Settle::Retry => Outcome::Retried,
-        _ => Outcome::Failed,
+    let moved = failed_attempt::fail_attempt(&shared.queue, job, &failure, decision, mover).await?;
+    let (outcome, next, retried) = match moved {
+        FailOutcome::RetryDelayed { next, .. } => (Outcome::Delayed, next, true),
+        FailOutcome::Retried => (Outcome::Retried, None, true),
+        FailOutcome::Failed(finished) => (Outcome::Failed, finished.next, false),
     };
     attempt_ended(
         shared,
@@ -486,6 +441,11 @@ async fn fail<B: Backend>(
         outcome,
         Some(job.attempts_made.saturating_add(1)),
     );
+    let JobFailure {
+        message,
+        stack,
+        unrecoverable,
+    } = failure;
     if traced {
         // Node 6.7.6 records the error on the attempt's span before its `job failed` event.
         let kind = if unrecoverable {
@@ -493,62 +453,17 @@ async fn fail<B: Backend>(
         } else {
             "Error"
         };
-        spans::record_attempt_exception(kind, message, stack.unwrap_or_default());
-        spans::record_failed(message);
+        spans::record_attempt_exception(kind, &message, stack.as_deref().unwrap_or_default());
+        spans::record_failed(&message);
     }
     if shared.observed() {
         shared.emit(WorkerEvent::Failed {
             job: Arc::clone(job),
-            reason: message.to_owned(),
+            reason: message,
             retried,
         });
     }
     Ok(next_of(shared, next))
-}
-
-/// The move of a failed attempt `decision` asks for; true when the job is retried.
-async fn fail_move<B: Backend>(
-    shared: &Arc<Shared<B>>,
-    job: &Arc<Job>,
-    token: &LockToken,
-    message: &str,
-    decision: RetryDecision,
-    fields: FieldUpdates,
-    fetch_next: bool,
-) -> Result<(Option<NextJob>, bool)> {
-    let backend = shared.queue.backend();
-    Ok(match decision {
-        RetryDecision::After(delay) => {
-            let args = DelayArgs {
-                timestamp: shared.now_ms(),
-                delay,
-                token: Some(token.clone()),
-                skip_attempt: false,
-                fields,
-                worker: Arc::clone(&shared.settings),
-                fetch_next,
-            };
-            (backend.move_to_delayed(&job.id, &args).await?, true)
-        }
-        RetryDecision::Now => {
-            let lifo = job.opts.lifo.unwrap_or(false);
-            backend
-                .retry_job(&job.id, lifo, Some(token), &fields)
-                .await?;
-            (None, true)
-        }
-        RetryDecision::Fail => {
-            let args = FailArgs {
-                token: token.clone(),
-                failed_reason: message.to_owned(),
-                keep: shared.settings.keep_for(job, FinishedState::Failed),
-                fields,
-                worker: Arc::clone(&shared.settings),
-                fetch_next,
-            };
-            (backend.move_to_failed(job, &args).await?.next, false)
-        }
-    })
 }
 
 /// The span of an attempt's finishing move.
@@ -570,19 +485,4 @@ fn attempt_ended<B: Lifecycle>(
     let duration = Duration::from_millis(job.processed_on.map_or(0, |s| now.saturating_sub(s)));
     metrics::attempt(shared.queue.name().as_str(), &job.name, outcome, duration);
     spans::record_attempt_end(now, attempts_made);
-}
-
-/// The job's stack traces with `stack` appended and trimmed to `stackTraceLimit`, as
-/// upstream's `updateStacktrace` does (no stack: unchanged).
-fn next_stacktrace(current: &[String], stack: Option<&str>, limit: Option<u32>) -> Vec<String> {
-    let mut traces = current.to_vec();
-    let Some(stack) = stack else {
-        return traces;
-    };
-    traces.push(stack.to_owned());
-    match limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)) {
-        Some(0) => Vec::new(),
-        Some(limit) if traces.len() > limit => traces.split_off(traces.len() - limit),
-        _ => traces,
-    }
 }

@@ -49,7 +49,6 @@ mod locks;
 mod main_loop;
 mod options;
 mod processor;
-mod retry;
 mod shared;
 mod stalled;
 mod typed;
@@ -64,13 +63,13 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
+pub use crate::failed_attempt::BackoffFn;
 pub use active_job::ActiveJob;
 pub use boxed::BoxProcessor;
 pub use cancel::CancelReason;
 pub use events::WorkerEvent;
 pub use options::WorkerOptions;
 pub use processor::{JobError, ProcessResult, Processor, ReturnValue};
-pub use retry::BackoffFn;
 /// The token a processor gets, cancelled when its job's lock is lost or the worker is closed
 /// with force (re-exported from `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
@@ -495,10 +494,7 @@ impl<B: Backend, P: Processor<B>> Worker<B, P> {
     /// worker's settings, as a Node.js job taken by a worker does.
     #[must_use]
     pub fn job<'a>(&'a self, job: &'a Job) -> JobRef<'a, B> {
-        self.shared
-            .queue
-            .job_of(job)
-            .by_worker(Arc::clone(&self.shared.settings))
+        self.shared.job_handle(job)
     }
 
     /// Closes gracefully: stops taking jobs, waits for those in progress, then closes the

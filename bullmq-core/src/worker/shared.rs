@@ -12,11 +12,12 @@ use super::events::WorkerEvent;
 use super::failure_report::FailureReport;
 use super::lock_tracker::LockTracker;
 use super::options::WorkerOptions;
-use super::retry::BackoffFn;
 use crate::backend::{Lifecycle, LockToken, NextJob, WorkerSettings};
+use crate::failed_attempt::BackoffFn;
+use crate::failed_attempt::retry::RetryRules;
 use crate::scheduling::RepeatStrategy;
 use crate::telemetry::HealthTracker;
-use crate::{Error, Queue};
+use crate::{Error, Job, JobRef, Queue};
 
 /// How many events a subscriber may fall behind before it misses some.
 const EVENT_BUFFER: usize = 1024;
@@ -26,7 +27,8 @@ pub(crate) struct Shared<B> {
     pub(crate) queue: Queue<B>,
     pub(crate) opts: WorkerOptions,
     pub(crate) settings: Arc<WorkerSettings>,
-    pub(crate) backoffs: HashMap<String, BackoffFn>,
+    /// How a failed attempt is retried: `max_started_attempts` and the custom backoffs.
+    pub(crate) retry: RetryRules,
     /// Overrides how cron-pattern schedulers' next runs are computed (none: Node's default).
     pub(crate) repeat_strategy: Option<RepeatStrategy>,
     /// The local events, made on the first subscription: an idle worker nobody listens to
@@ -91,11 +93,14 @@ impl<B> Shared<B> {
         let id = uuid_v4();
         Self {
             settings: Arc::new(opts.settings()),
+            retry: RetryRules {
+                max_started_attempts: opts.max_started_attempts,
+                backoffs,
+            },
             concurrency: AtomicUsize::new(opts.concurrency),
             locks: LockTracker::default(),
             queue,
             opts,
-            backoffs,
             repeat_strategy,
             events: OnceLock::new(),
             id,
@@ -131,6 +136,15 @@ impl<B> Shared<B> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// A handle on `job` that moves it as this worker does: with its settings and its retry
+    /// rules, as a Node.js job taken by a worker reads the worker's options.
+    pub(crate) fn job_handle<'a>(&'a self, job: &'a Job) -> JobRef<'a, B> {
+        self.queue
+            .job_of(job)
+            .by_worker(Arc::clone(&self.settings))
+            .with_retry_rules(&self.retry)
     }
 
     /// The worker's id (Node's `worker.id`, the prefix of its lock tokens).

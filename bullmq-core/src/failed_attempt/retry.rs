@@ -1,12 +1,13 @@
 //! Whether a failed attempt is retried, and after how long: upstream's
-//! `Job#shouldRetryJob` with the worker's custom backoff strategies.
+//! `Job#shouldRetryJob`, with the settings of the worker moving the job.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::Job;
-use crate::options::BackoffStrategy;
+use crate::options::{BackoffStrategy, ValidationError};
+use crate::telemetry::spans::Settle;
 
 /// A custom backoff strategy, registered on the worker under the `type` name jobs use
 /// (upstream: `settings.backoffStrategy`). Given the attempts made so far (this one included),
@@ -25,22 +26,61 @@ pub(crate) enum RetryDecision {
     After(Duration),
 }
 
+impl RetryDecision {
+    /// The move's span, named as Node's `Job#moveToFailed` names it (`delay`, `retry`, `fail`).
+    pub(crate) fn settle(self) -> Settle {
+        match self {
+            Self::After(_) => Settle::Delay,
+            Self::Now => Settle::Retry,
+            Self::Fail => Settle::Fail,
+        }
+    }
+}
+
+/// What a worker adds to the rule (upstream reads both from the options of the queue the job
+/// came through, which for a job taken by a worker are the worker's): its
+/// `maxStartedAttempts` and its custom backoff strategies. A queue's own handle has neither.
+#[derive(Default)]
+pub(crate) struct RetryRules {
+    /// Fail without retry a job started this many times (`maxStartedAttempts`).
+    pub(crate) max_started_attempts: Option<u32>,
+    /// The custom strategies, by the `backoff.type` jobs name them with.
+    pub(crate) backoffs: HashMap<String, BackoffFn>,
+}
+
 /// Why no decision could be made: the job names a strategy nobody registered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct UnknownStrategy(pub(crate) String);
 
+impl UnknownStrategy {
+    /// The refusal, naming the strategy and where it must be registered; `outcome` says what
+    /// became of the job.
+    pub(crate) fn refusal(&self, outcome: &str) -> ValidationError {
+        ValidationError::single(
+            "backoff",
+            "backoff.type",
+            format!(
+                "unknown backoff strategy {:?}: register it on the worker (a queue's own \
+                 handle knows none; take the handle from `Worker::job`); {outcome}",
+                self.0
+            ),
+        )
+    }
+}
+
 /// Upstream's rule: retry while `attemptsMade + 1 < attempts`, unless the failure is
 /// unrecoverable or the job was started `max_started_attempts` times; the delay comes from
-/// the job's backoff (none: at once).
+/// the job's backoff (none: at once), a custom strategy from `rules`.
 pub(crate) fn decide(
     job: &Job,
     message: &str,
     unrecoverable: bool,
-    max_started_attempts: Option<u32>,
-    custom: &HashMap<String, BackoffFn>,
+    rules: &RetryRules,
 ) -> Result<RetryDecision, UnknownStrategy> {
     let attempts = max_attempts(job);
-    let started_out = max_started_attempts.is_some_and(|m| m > 0 && m <= job.attempts_started);
+    let started_out = rules
+        .max_started_attempts
+        .is_some_and(|m| m > 0 && m <= job.attempts_started);
     let next_attempt = job.attempts_made.saturating_add(1);
     if unrecoverable || started_out || next_attempt >= attempts {
         return Ok(RetryDecision::Fail);
@@ -50,7 +90,8 @@ pub(crate) fn decide(
     };
     let delay = match &backoff.strategy {
         BackoffStrategy::Custom(name) => {
-            let strategy = custom
+            let strategy = rules
+                .backoffs
                 .get(name)
                 .ok_or_else(|| UnknownStrategy(name.clone()))?;
             match strategy(next_attempt, job, message) {
@@ -96,13 +137,20 @@ mod tests {
         job
     }
 
+    fn started_at_most(max: u32) -> RetryRules {
+        RetryRules {
+            max_started_attempts: Some(max),
+            ..RetryRules::default()
+        }
+    }
+
     #[test]
     fn retries_while_attempts_remain() {
-        let none = HashMap::new();
+        let none = RetryRules::default();
         let opts = JobOptions::new()
             .attempts(3)
             .backoff(Backoff::exponential(Duration::from_millis(100)));
-        let after = |made| decide(&job(opts.clone(), made), "x", false, None, &none);
+        let after = |made| decide(&job(opts.clone(), made), "x", false, &none);
         assert_eq!(
             after(0),
             Ok(RetryDecision::After(Duration::from_millis(100)))
@@ -113,24 +161,18 @@ mod tests {
         );
         assert_eq!(after(2), Ok(RetryDecision::Fail));
         let plain = job(JobOptions::new().attempts(2), 0);
+        assert_eq!(decide(&plain, "x", false, &none), Ok(RetryDecision::Now));
+        assert_eq!(decide(&plain, "x", true, &none), Ok(RetryDecision::Fail));
         assert_eq!(
-            decide(&plain, "x", false, None, &none),
-            Ok(RetryDecision::Now)
-        );
-        assert_eq!(
-            decide(&plain, "x", true, None, &none),
-            Ok(RetryDecision::Fail)
-        );
-        assert_eq!(
-            decide(&plain, "x", false, Some(1), &none),
+            decide(&plain, "x", false, &started_at_most(1)),
             Ok(RetryDecision::Fail)
         );
     }
 
     #[test]
     fn custom_strategies_are_found_by_name() {
-        let mut custom: HashMap<String, BackoffFn> = HashMap::new();
-        custom.insert(
+        let mut custom = RetryRules::default();
+        custom.backoffs.insert(
             "linear".to_owned(),
             Arc::new(|n, _job: &Job, _msg: &str| {
                 (n < 2).then(|| Duration::from_millis(u64::from(n) * 10))
@@ -140,19 +182,39 @@ mod tests {
             .attempts(5)
             .backoff(Backoff::custom("linear"));
         assert_eq!(
-            decide(&job(opts.clone(), 0), "x", false, None, &custom),
+            decide(&job(opts.clone(), 0), "x", false, &custom),
             Ok(RetryDecision::After(Duration::from_millis(10)))
         );
         assert_eq!(
-            decide(&job(opts.clone(), 1), "x", false, None, &custom),
+            decide(&job(opts.clone(), 1), "x", false, &custom),
             Ok(RetryDecision::Fail)
         );
         let unknown = JobOptions::new()
             .attempts(5)
             .backoff(Backoff::custom("nope"));
         assert_eq!(
-            decide(&job(unknown, 0), "x", false, None, &custom),
+            decide(&job(unknown, 0), "x", false, &custom),
             Err(UnknownStrategy("nope".to_owned()))
+        );
+    }
+
+    #[test]
+    fn an_attempts_count_past_u32_still_retries() {
+        // Node.js compares the stored number as it is: `1e10` attempts leave attempts to go.
+        let mut opts = JobOptions::new();
+        opts.extra
+            .insert("attempts".to_owned(), serde_json::json!(1e10));
+        assert_eq!(
+            decide(&job(opts, 7), "x", false, &RetryRules::default()),
+            Ok(RetryDecision::Now)
+        );
+        let mut unreadable = JobOptions::new();
+        unreadable
+            .extra
+            .insert("attempts".to_owned(), serde_json::json!("three"));
+        assert_eq!(
+            decide(&job(unreadable, 0), "x", false, &RetryRules::default()),
+            Ok(RetryDecision::Fail)
         );
     }
 }

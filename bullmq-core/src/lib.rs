@@ -30,7 +30,7 @@ pub use names::{DEFAULT_PREFIX, Prefix, QueueName};
 pub use options::JobOptions;
 pub use pool::{WorkerPool, WorkerPoolBuilder};
 pub use queue::{
-    BulkJob, CheckedJobs, DEFAULT_MAX_LEN_EVENTS, JobRef, LIB_VERSION, Queue,
+    BulkJob, CheckedJobs, DEFAULT_MAX_LEN_EVENTS, JobRef, LIB_VERSION, ProducerSettings, Queue,
     QueueMetaInfo, QueueMetaWriter, ScalingReport, ScalingReporter, TypedQueue,
 };
 pub use queue_events::{QueueEvents, QueueEventsOptions, QueueEventsProducer};

@@ -10,12 +10,14 @@ mod getters;
 mod job_ref;
 mod meta;
 mod observability;
+mod producer;
 mod scaling;
 mod typed;
 
 pub use getters::{CheckedJobs, QueueMetaInfo};
 pub use job_ref::JobRef;
 pub use meta::QueueMetaWriter;
+pub use producer::ProducerSettings;
 pub use scaling::{ScalingReport, ScalingReporter};
 pub use typed::TypedQueue;
 
@@ -48,9 +50,9 @@ use tracing::{Instrument, Span};
 pub struct Queue<B> {
     name: QueueName,
     backend: B,
-    defaults: Option<JobOptions>,
-    /// Writes the queue's `meta` hash once, as Node.js writes it on start.
-    meta: QueueMetaWriter,
+    /// The default job options, and the queue's `meta` hash written once, as Node.js writes
+    /// it on start.
+    producer: ProducerSettings,
 }
 
 /// The library name and version written to a queue's `meta.version`: the Node.js BullMQ
@@ -139,8 +141,7 @@ impl<B> Queue<B> {
         Self {
             name,
             backend,
-            defaults: None,
-            meta: QueueMetaWriter::default(),
+            producer: ProducerSettings::default(),
         }
     }
 
@@ -148,14 +149,14 @@ impl<B> Queue<B> {
     /// `streams.events.maxLen`, 10,000 by default).
     #[must_use]
     pub fn max_len_events(mut self, max: u64) -> Self {
-        self.meta = QueueMetaWriter::new(max);
+        self.producer = self.producer.max_len_events(max);
         self
     }
 
     /// Options every job starts from; a job's own options win, field by field, as in Node.js.
     #[must_use]
     pub fn default_job_options(mut self, defaults: JobOptions) -> Self {
-        self.defaults = Some(defaults);
+        self.producer = self.producer.default_job_options(defaults);
         self
     }
 
@@ -189,8 +190,7 @@ impl<B: Lifecycle> Queue<B> {
         Self {
             name: self.name.clone(),
             backend: self.backend.clone(),
-            defaults: self.defaults.clone(),
-            meta: QueueMetaWriter::new(self.meta.max_len_events()),
+            producer: self.producer.duplicate(),
         }
     }
 
@@ -213,10 +213,7 @@ impl<B: Lifecycle> Queue<B> {
             what: "job data",
             reason: e.to_string(),
         })?;
-        let opts = match &self.defaults {
-            Some(defaults) => opts.or(defaults),
-            None => opts,
-        };
+        let opts = self.producer.job_options(opts);
         opts.validate()?;
         opts.check_data_size(name, &data)?;
         Ok(Job::new(
@@ -276,7 +273,7 @@ impl<B: QueueMeta> Queue<B> {
     /// Writes the queue's `meta` (`opts.maxLenEvents`, `version`) as a Node.js `Queue` does when
     /// it starts; done once, before the first job is added.
     pub async fn write_meta(&self) -> Result<()> {
-        self.meta.write(&self.backend).await
+        self.producer.write_meta(&self.backend).await
     }
 }
 

@@ -16,7 +16,7 @@ use bullmq_core::__private::advance_job_scheduler;
 use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, QueueMeta, Schedulers};
 use bullmq_core::json::JsonPayload;
 use bullmq_core::scheduling::{RepeatOptions, plan_iteration};
-use bullmq_core::{Job, JobId, JobOptions, QueueMetaWriter};
+use bullmq_core::{Job, JobId, JobOptions, ProducerSettings};
 
 /// The job a scheduler creates at each iteration: its name, data and options.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -82,8 +82,8 @@ pub struct ScheduledIteration {
 /// ```
 pub struct JobScheduler<B> {
     backend: B,
-    defaults: JobOptions,
-    meta: QueueMetaWriter,
+    /// The queue's default job options and its meta, as the `Queue` Node.js upserts through.
+    producer: ProducerSettings,
 }
 
 impl<B> std::fmt::Debug for JobScheduler<B> {
@@ -97,23 +97,25 @@ impl<B: Schedulers> JobScheduler<B> {
     pub fn new(backend: B) -> Self {
         Self {
             backend,
-            defaults: JobOptions::default(),
-            meta: QueueMetaWriter::default(),
+            producer: ProducerSettings::default(),
         }
     }
 
     /// The approximate length the queue's event stream is trimmed to, written into its meta
     /// on the first upsert (upstream: the queue's `streams.events.maxLen`, 10,000 by default).
     #[must_use]
-    pub fn max_len_events(mut self, max: u64) -> Self {
-        self.meta = QueueMetaWriter::new(max);
-        self
+    pub fn max_len_events(self, max: u64) -> Self {
+        self.with_producer(|p| p.max_len_events(max))
     }
 
     /// Options under every template's (Node's queue `defaultJobOptions`).
     #[must_use]
-    pub fn default_job_options(mut self, defaults: JobOptions) -> Self {
-        self.defaults = defaults;
+    pub fn default_job_options(self, defaults: JobOptions) -> Self {
+        self.with_producer(|p| p.default_job_options(defaults))
+    }
+
+    fn with_producer(mut self, set: impl FnOnce(ProducerSettings) -> ProducerSettings) -> Self {
+        self.producer = set(self.producer);
         self
     }
 
@@ -240,7 +242,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             return Err(SchedulerError::EndDateInPast { end_date, now });
         }
         // Node's `Queue` writes its meta when it connects, whether or not an iteration follows.
-        self.meta.write(&self.backend).await?;
+        self.producer.write_meta(&self.backend).await?;
         let name = template.name.unwrap_or_else(|| id.to_owned());
         // Node's `add <queue>.<job name>` producer span; the iterations carry its context.
         let span = spans::scheduler_add(&self.queue_name(), &name, id);
@@ -252,7 +254,7 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             None => "{}".to_owned(),
         };
         // Node's `{...defaultJobOptions, ...template.opts}`: the template's set options win.
-        let opts = template.opts.or(&self.defaults);
+        let opts = self.producer.job_options(template.opts);
         let Some(mut plan) = plan_iteration(id, schedule, &opts, now)? else {
             return Ok(None);
         };

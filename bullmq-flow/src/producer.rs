@@ -5,7 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use tracing::Instrument;
 
-use bullmq_core::backend::{Backend, DependenciesQuery, DependencyKind, FlowNode};
+use bullmq_core::backend::{Backend, DependenciesQuery, FlowNode};
 use bullmq_core::{Error, JobId, Prefix, QueueName, Result, ScriptError};
 
 use crate::tree::{Builder, prefix_of};
@@ -192,17 +192,7 @@ impl<B: Backend> FlowProducer<B> {
             if depth <= 1 {
                 return Ok(Some(node));
             }
-            let query = DependenciesQuery {
-                lists: [
-                    DependencyKind::Processed,
-                    DependencyKind::Unprocessed,
-                    DependencyKind::Failed,
-                    DependencyKind::Ignored,
-                ]
-                .into_iter()
-                .map(|kind| (kind, 0, max_children))
-                .collect(),
-            };
+            let query = DependenciesQuery::first_pages(max_children);
             let deps = backend.get_dependencies(&id, &query).await?;
             let keys = deps
                 .processed

@@ -1,7 +1,7 @@
 //! `job QUEUE ID`: everything about one job, its logs and its children included.
 
 use bullmq::JobId;
-use bullmq::backend::{DependenciesQuery, DependencyKind, Range};
+use bullmq::backend::{DependenciesQuery, Range};
 use serde_json::{Value, json};
 
 use super::Ctx;
@@ -36,17 +36,7 @@ pub(super) async fn run(ctx: &Ctx, queue_name: &str, id: &str) -> Result<(), Fai
         )
         .await
         .map_err(fail)?;
-    let query = DependenciesQuery {
-        lists: [
-            DependencyKind::Processed,
-            DependencyKind::Unprocessed,
-            DependencyKind::Failed,
-            DependencyKind::Ignored,
-        ]
-        .into_iter()
-        .map(|kind| (kind, 0, CHILDREN_SHOWN))
-        .collect(),
-    };
+    let query = DependenciesQuery::first_pages(CHILDREN_SHOWN);
     let deps = queue
         .job(id.clone())
         .get_dependencies(&query)

@@ -51,6 +51,31 @@ pub struct DependenciesQuery {
     pub lists: Vec<(DependencyKind, u64, u64)>,
 }
 
+impl DependenciesQuery {
+    /// The first page, of up to `count` items, of every list: processed, unprocessed, failed
+    /// and ignored children (what a job's view or a flow's tree shows).
+    ///
+    /// ```
+    /// use bullmq_core::backend::{DependenciesQuery, DependencyKind};
+    ///
+    /// let query = DependenciesQuery::first_pages(20);
+    /// assert_eq!(query.lists.len(), 4);
+    /// assert_eq!(query.lists[0], (DependencyKind::Processed, 0, 20));
+    /// ```
+    #[must_use]
+    pub fn first_pages(count: u64) -> Self {
+        let kinds = [
+            DependencyKind::Processed,
+            DependencyKind::Unprocessed,
+            DependencyKind::Failed,
+            DependencyKind::Ignored,
+        ];
+        Self {
+            lists: kinds.into_iter().map(|kind| (kind, 0, count)).collect(),
+        }
+    }
+}
+
 /// Per-minute counts of finished jobs (upstream: `getMetrics`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Metrics {

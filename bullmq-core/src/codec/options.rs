@@ -10,9 +10,8 @@ use super::wire::{WireMap, WireValue};
 use crate::job::JobId;
 use crate::options::{
     Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
-    ParentOptions, Telemetry,
+    ParentOptions, RepeatOptions, Telemetry,
 };
-use crate::scheduling::RepeatOptions;
 
 // ---------- encoding ----------
 
@@ -115,7 +114,7 @@ fn reorder(map: &mut WireMap<'_>, order: &KeyOrder, name: fn(&str) -> &str) {
 
 /// The names of the options set in `o`, in the order Rust writes options it did not read
 /// (long names, as [`KeyOrder`] lists them).
-pub(crate) fn canonical_order(o: &JobOptions) -> KeyOrder {
+fn canonical_order(o: &JobOptions) -> KeyOrder {
     let fixed = JobOptions {
         key_order: KeyOrder::default(),
         ..o.clone()
@@ -127,12 +126,24 @@ pub(crate) fn canonical_order(o: &JobOptions) -> KeyOrder {
         .collect()
 }
 
-/// The keys set in `r`, in the order Rust writes them.
-pub(crate) fn canonical_repeat_order(r: &RepeatOptions) -> KeyOrder {
+/// The keys set in `r`, in the order Rust writes them when no order is known.
+fn canonical_repeat_order(r: &RepeatOptions) -> KeyOrder {
     match repeat(r, None) {
         WireValue::Map(m) => m.0.iter().map(|(k, _)| k.as_ref()).collect(),
         _ => KeyOrder::default(),
     }
+}
+
+/// Every key of `o`, in the order [`to_wire`] writes them: its [`KeyOrder`], then the keys it
+/// does not list in the fixed order.
+pub(crate) fn written_order(o: &JobOptions) -> KeyOrder {
+    o.key_order.completed_by(&canonical_order(o))
+}
+
+/// Every key of `r`, in the order it is written: its [`KeyOrder`], then the keys it does not
+/// list in the fixed order.
+pub(crate) fn written_repeat_order(r: &RepeatOptions) -> KeyOrder {
+    r.key_order.completed_by(&canonical_repeat_order(r))
 }
 
 /// Writes the options map in order, putting an option that was read but could not be typed
@@ -276,9 +287,10 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> W
     }
     w.put(
         "repeat",
-        o.repeat
-            .as_ref()
-            .map(|r| repeat(r, o.key_order.child("repeat"))),
+        o.repeat.as_ref().map(|r| {
+            let given = o.key_order.child("repeat").filter(|c| !c.is_empty());
+            repeat(r, given.or(Some(&r.key_order)))
+        }),
     );
     w.put("prevMillis", o.prev_millis.map(WireValue::uint));
     match parent_at {
@@ -516,6 +528,7 @@ fn read_repeat(v: &Value) -> Read<RepeatOptions> {
             .filter(|(k, _)| !REPEAT_KEYS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        key_order: KeyOrder::of_object(v),
     })
 }
 

@@ -10,7 +10,9 @@ use bullmq_core::scheduling::{RepeatOptions, truthy};
 ///
 /// Node.js always sends the same eight keys in the same order (`name`, `startDate`, `endDate`,
 /// `tz`, `pattern`, `every`, `limit`, `offset`), writing the ones it has no value for as nil;
-/// so do we, which keeps the bytes identical. As in Node.js, `offset` is only sent alongside
+/// so do we, which keeps the bytes identical. The caller's order of the schedule's keys
+/// ([`RepeatOptions::key_order`]) does not reach this map: Node builds it key by key; it
+/// reaches the `repeat` options of the iteration's job instead. As in Node.js, `offset` is only sent alongside
 /// `every`, and a zero offset or date counts as none.
 pub(crate) fn pack_job_scheduler_opts(
     name: &str,
@@ -79,6 +81,23 @@ mod tests {
         entry("limit", &[0xc0]);
         entry("offset", &[0xcc, 0xfa]);
         assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn the_callers_order_does_not_reach_the_scheduler_hash() {
+        let given = RepeatOptions::new()
+            .limit(3)
+            .tz("UTC")
+            .pattern("* * * * *")
+            .end_date(9_u64);
+        let fixed = RepeatOptions::cron("* * * * *")
+            .tz("UTC")
+            .limit(3)
+            .end_date(9_u64);
+        assert_eq!(
+            pack_job_scheduler_opts("n", &given).unwrap(),
+            pack_job_scheduler_opts("n", &fixed).unwrap()
+        );
     }
 
     #[test]

@@ -386,13 +386,15 @@ fn caller_orders() -> Vec<InOrder> {
                 .end_date(end),
             node: json!({"pattern": YEARLY, "tz": "Europe/Paris", "limit": 5, "endDate": end}),
             template: Some((
-                JobTemplate::named("yearly").data(json!({"z": 1, "a": [2]})).opts(
-                    JobOptions::new()
-                        .remove_on_complete(KeepJobs::Number(5))
-                        .priority(2)
-                        .attempts(3)
-                        .backoff(Backoff::fixed(Duration::from_millis(100))),
-                ),
+                JobTemplate::named("yearly")
+                    .data(json!({"z": 1, "a": [2]}))
+                    .opts(
+                        JobOptions::new()
+                            .remove_on_complete(KeepJobs::Number(5))
+                            .priority(2)
+                            .attempts(3)
+                            .backoff(Backoff::fixed(Duration::from_millis(100))),
+                    ),
                 json!({"name": "yearly", "data": {"z": 1, "a": [2]}, "opts": {
                     "removeOnComplete": 5,
                     "priority": 2,

@@ -267,19 +267,19 @@ impl JobOptions {
         self.extra.get(key).and_then(serde_json::Value::as_f64)
     }
 
-    /// Fills the defaults Node.js writes into every job's options (`attempts: 0`), so that a job
-    /// added from Rust stores the same options as its Node.js twin.
+    /// Fills the defaults Node.js writes into every job's options (`attempts: 0`, first in
+    /// the key order, as Node's `Job` constructor puts it), so that a job added from Rust
+    /// stores the same options as its Node.js twin.
     #[must_use]
     pub fn with_node_defaults(mut self) -> Self {
         // A stored `attempts` we could not type (kept in `extra`) is still Node's value.
         if !self.extra.contains_key("attempts") {
             self.attempts.get_or_insert(0);
         }
-        // Node's `Job` constructor: `{attempts: 0, ...opts}` puts `attempts` first.
-        if !self.key_order.is_empty() {
-            self.key_order.push("attempts", KeyOrder::default());
-            self.key_order.move_to_front("attempts");
-        }
+        // Node's `Job` constructor: `{attempts: 0, ...opts}` puts `attempts` first, also
+        // before the options set after this call.
+        self.key_order.push("attempts", KeyOrder::default());
+        self.key_order.move_to_front("attempts");
         self
     }
 
@@ -412,12 +412,8 @@ mod tests {
         assert_eq!(merged.lifo, Some(false));
         let job = JobOptions::new().delay(Duration::ZERO).with_node_defaults();
         assert_eq!(keys(&job), ["attempts", "delay"]);
-        // Built without setters: no order, the fixed one is used.
-        assert!(
-            JobOptions::default()
-                .with_node_defaults()
-                .key_order
-                .is_empty()
-        );
+        // Options set after it still come after `attempts`.
+        let later = JobOptions::new().with_node_defaults().delay(Duration::ZERO);
+        assert_eq!(keys(&later), ["attempts", "delay"]);
     }
 }

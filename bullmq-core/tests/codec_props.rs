@@ -228,20 +228,25 @@ fn repeat() -> BoxedStrategy<RepeatOptions> {
             |(
                 (pattern, every, limit, immediately, count, offset),
                 (start_date, end_date, tz, prev_millis, key, extra),
-            )| RepeatOptions {
-                pattern,
-                every,
-                limit,
-                immediately,
-                count,
-                offset,
-                start_date,
-                end_date,
-                tz,
-                prev_millis,
-                key,
-                extra,
-                ..RepeatOptions::default()
+            )| {
+                // Every field, the deprecated raw dates included.
+                #[allow(deprecated)]
+                let repeat = RepeatOptions {
+                    pattern,
+                    every,
+                    limit,
+                    immediately,
+                    count,
+                    offset,
+                    start_date,
+                    end_date,
+                    tz,
+                    prev_millis,
+                    key,
+                    extra,
+                    ..RepeatOptions::default()
+                };
+                repeat
             },
         )
         .boxed()

@@ -10,7 +10,7 @@ use super::wire::{WireMap, WireValue};
 use crate::job::JobId;
 use crate::options::{
     Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
-    ParentOptions, RepeatOptions, Telemetry,
+    ParentOptions, RepeatOptions, Telemetry, UnixMillis,
 };
 
 // ---------- encoding ----------
@@ -60,11 +60,12 @@ fn repeat<'a>(r: &'a RepeatOptions, order: Option<&KeyOrder>) -> WireValue<'a> {
     m.push("tz", r.tz.as_deref().map(WireValue::text));
     m.push("key", r.key.as_deref().map(WireValue::text));
     m.push("immediately", r.immediately.map(WireValue::Bool));
-    m.push("prevMillis", r.prev_millis.map(WireValue::uint));
+    let millis = |at: Option<UnixMillis>| at.map(|at| WireValue::uint(at.get()));
+    m.push("prevMillis", millis(r.prev_at()));
     m.push("offset", r.offset.map(WireValue::millis));
     m.push("count", r.count.map(WireValue::uint));
-    m.push("startDate", r.start_date.map(WireValue::uint));
-    m.push("endDate", r.end_date.map(WireValue::uint));
+    m.push("startDate", millis(r.start_at()));
+    m.push("endDate", millis(r.end_at()));
     for (k, v) in &r.extra {
         m.push(k.as_str(), WireValue::from(v));
     }
@@ -509,6 +510,8 @@ const REPEAT_KEYS: [&str; 11] = [
     "endDate",
 ];
 
+// Fills the raw date fields: this is the store's shape, not a caller's.
+#[allow(deprecated)]
 fn read_repeat(v: &Value) -> Read<RepeatOptions> {
     let obj = read_object(v)?;
     Ok(RepeatOptions {

@@ -376,6 +376,8 @@ impl JobOptions {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn keys(o: &JobOptions) -> Vec<&str> {

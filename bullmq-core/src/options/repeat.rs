@@ -18,6 +18,9 @@ use super::{InvalidInstant, KeyOrder, UnixMillis};
 /// end dates take Unix milliseconds, a [`SystemTime`](std::time::SystemTime) or a
 /// [`chrono::DateTime`] (see [`UnixMillis`]).
 ///
+/// The dates are set and read typed ([`start_date`](Self::start_date) /
+/// [`start_at`](Self::start_at), …): the public `u64` fields are deprecated.
+///
 /// The setters remember the order they were called in ([`key_order`](Self::key_order)), as a
 /// JavaScript object remembers the order its keys were written in: Node.js keeps a caller's
 /// order in the `repeat` options of the jobs a scheduler produces, so a schedule set up in the
@@ -54,12 +57,24 @@ pub struct RepeatOptions {
     /// Offset of `every` iterations (`offset`).
     pub offset: Option<Duration>,
     /// First allowed run, Unix ms (`startDate`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "set it with the typed `start_date(..)` / `start_date_iso(..)` (which keep the key order) and read it with `start_at()`; the field becomes private in the next breaking release"
+    )]
     pub start_date: Option<u64>,
     /// Last allowed run, Unix ms (`endDate`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "set it with the typed `end_date(..)` / `end_date_iso(..)` (which keep the key order) and read it with `end_at()`; the field becomes private in the next breaking release"
+    )]
     pub end_date: Option<u64>,
     /// IANA time zone of the pattern (`tz`).
     pub tz: Option<String>,
-    /// Previous run, Unix ms (`prevMillis`).
+    /// Previous run, Unix ms (`prevMillis`; legacy, kept as read).
+    #[deprecated(
+        since = "0.2.0",
+        note = "read it with the typed `prev_at()`; the field becomes private in the next breaking release"
+    )]
     pub prev_millis: Option<u64>,
     /// Legacy custom key (`key`).
     pub key: Option<String>,
@@ -71,6 +86,8 @@ pub struct RepeatOptions {
     pub key_order: KeyOrder,
 }
 
+// The accessors of the raw fields, deprecated for everyone else.
+#[allow(deprecated)]
 impl RepeatOptions {
     /// A schedule on a cron `pattern` (Node.js's `pattern`).
     #[must_use]
@@ -182,6 +199,12 @@ impl RepeatOptions {
         write(&mut self);
         self.key_order.push(key, KeyOrder::default());
         self
+    }
+
+    /// The previous run (`prevMillis`), typed.
+    #[must_use]
+    pub fn prev_at(&self) -> Option<UnixMillis> {
+        self.prev_millis.map(UnixMillis::from)
     }
 
     /// The first allowed run, typed; the `start_date` field holds it in Unix ms.

@@ -10,7 +10,7 @@ use super::next_run::truthy;
 use super::{RepeatOptions, next_cron_millis};
 use crate::JobId;
 use crate::codec;
-use crate::options::{JobOptions, KeyOrder};
+use crate::options::{JobOptions, KeyOrder, UnixMillis};
 
 /// The keys Node.js sets on an iteration's options, in the order it sets them: `repeat` and
 /// `telemetry` by `upsertJobScheduler`, the rest by `getNextJobOpts`. Those the options have
@@ -84,7 +84,11 @@ pub fn plan_iteration_with(
     if schedule.limit.is_some_and(|limit| iteration > limit) {
         return Ok(None);
     }
-    if truthy(schedule.end_date).is_some_and(|end| now > end) {
+    let (start_date, end_date) = (
+        truthy(schedule.start_at().map(UnixMillis::get)),
+        truthy(schedule.end_at().map(UnixMillis::get)),
+    );
+    if end_date.is_some_and(|end| now > end) {
         return Ok(None);
     }
     let created = now;
@@ -120,14 +124,17 @@ pub fn plan_iteration_with(
     opts.delay = Some(Duration::from_millis(delay));
     opts.timestamp = Some(created);
     opts.prev_millis = next_millis;
-    opts.repeat = Some(RepeatOptions {
+    // Node's `getNextJobOpts` writes the dates as numbers, 0 as none.
+    #[allow(deprecated)]
+    let repeat = RepeatOptions {
         immediately: None,
         offset,
         count: Some(iteration),
-        start_date: truthy(schedule.start_date),
-        end_date: truthy(schedule.end_date),
+        start_date,
+        end_date,
         ..schedule.clone()
-    });
+    };
+    opts.repeat = Some(repeat);
     Ok(Some(IterationPlan {
         next_millis,
         delayed_job_opts: opts,
@@ -210,10 +217,7 @@ mod tests {
         };
         let opts = JobOptions::default();
         assert_eq!(plan_iteration("s", &limited, &opts, 1_000).unwrap(), None);
-        let ended = RepeatOptions {
-            end_date: Some(999),
-            ..cron("* * * * *")
-        };
+        let ended = cron("* * * * *").end_date(999_u64);
         assert_eq!(plan_iteration("s", &ended, &opts, 1_000).unwrap(), None);
     }
 

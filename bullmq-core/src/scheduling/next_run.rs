@@ -2,7 +2,7 @@
 
 use bullmq_cron::{CronError, CronExpression};
 
-use crate::options::RepeatOptions;
+use crate::options::{RepeatOptions, UnixMillis};
 
 /// JavaScript truthiness of a stored number (a timestamp, a count): 0 means none, as Node.js
 /// reads a scheduler's `startDate`/`endDate`; shared by the stores that write them.
@@ -29,7 +29,8 @@ pub fn next_cron_millis(
     let Some(pattern) = schedule.pattern.as_deref().filter(|p| !p.is_empty()) else {
         return Ok(None);
     };
-    let current = truthy(schedule.start_date).map_or(millis, |s| s.max(millis));
+    let start = schedule.start_at().map(UnixMillis::get);
+    let current = truthy(start).map_or(millis, |s| s.max(millis));
     let mut cron = CronExpression::parse(pattern, &schedule.cron_options(current))?;
     if schedule.immediately == Some(true) {
         return Ok(Some(now));

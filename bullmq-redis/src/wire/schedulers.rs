@@ -4,6 +4,7 @@
 //! (`bullmq_core::codec::options_to_msgpack`); only the schedule has a shape of its own.
 
 use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::{RepeatOptions, truthy};
 
 /// Packs `ARGV[2]` of `addJobScheduler`.
@@ -27,11 +28,11 @@ pub(crate) fn pack_job_scheduler_opts(
     m.push("name", WireValue::text(name));
     m.push(
         "startDate",
-        WireValue::or_nil(truthy(schedule.start_date).map(WireValue::UInt)),
+        WireValue::or_nil(truthy(schedule.start_at().map(UnixMillis::get)).map(WireValue::UInt)),
     );
     m.push(
         "endDate",
-        WireValue::or_nil(truthy(schedule.end_date).map(WireValue::UInt)),
+        WireValue::or_nil(truthy(schedule.end_at().map(UnixMillis::get)).map(WireValue::UInt)),
     );
     m.push(
         "tz",

@@ -228,19 +228,25 @@ fn repeat() -> BoxedStrategy<RepeatOptions> {
             |(
                 (pattern, every, limit, immediately, count, offset),
                 (start_date, end_date, tz, prev_millis, key, extra),
-            )| RepeatOptions {
-                pattern,
-                every,
-                limit,
-                immediately,
-                count,
-                offset,
-                start_date,
-                end_date,
-                tz,
-                prev_millis,
-                key,
-                extra,
+            )| {
+                // Every field, the deprecated raw dates included.
+                #[allow(deprecated)]
+                let repeat = RepeatOptions {
+                    pattern,
+                    every,
+                    limit,
+                    immediately,
+                    count,
+                    offset,
+                    start_date,
+                    end_date,
+                    tz,
+                    prev_millis,
+                    key,
+                    extra,
+                    ..RepeatOptions::default()
+                };
+                repeat
             },
         )
         .boxed()
@@ -573,8 +579,8 @@ fn whole_floats_in_extra_are_written_as_integers() {
 #[test]
 fn integers_past_2_pow_53_lose_precision_in_msgpack_but_not_in_json() {
     let opts = JobOptions::new()
-        .size_limit(MAX_SAFE + 1)
-        .timestamp(u64::MAX);
+        .timestamp(u64::MAX)
+        .size_limit(MAX_SAFE + 1);
     let json = codec::options_to_json(&opts, KeyStyle::Short);
     assert_eq!(
         json,

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobOptions, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
@@ -80,13 +81,10 @@ fn cases(now: u64) -> Vec<Case> {
         Case {
             id: "cron-tz",
             repeat_js: json!({"pattern": "0 12 1 * *", "tz": "Asia/Kolkata", "limit": 5, "endDate": end}),
-            repeat: RepeatOptions {
-                pattern: Some("0 12 1 * *".into()),
-                tz: Some("Asia/Kolkata".into()),
-                limit: Some(5),
-                end_date: Some(end),
-                ..RepeatOptions::default()
-            },
+            repeat: RepeatOptions::cron("0 12 1 * *")
+                .tz("Asia/Kolkata")
+                .limit(5)
+                .end_date(end),
             template_js: json!({"name": "report", "data": {"b": [1, 2]}}),
             template: JobTemplate::named("report").data(json!({"b": [1, 2]})),
             stable_next: true,
@@ -94,12 +92,9 @@ fn cases(now: u64) -> Vec<Case> {
         Case {
             id: "cron-start",
             repeat_js: json!({"pattern": "30 2 1 * *", "tz": "America/New_York", "startDate": start}),
-            repeat: RepeatOptions {
-                pattern: Some("30 2 1 * *".into()),
-                tz: Some("America/New_York".into()),
-                start_date: Some(start),
-                ..RepeatOptions::default()
-            },
+            repeat: RepeatOptions::cron("30 2 1 * *")
+                .tz("America/New_York")
+                .start_date(start),
             template_js: json!({}),
             template: JobTemplate::default(),
             stable_next: true,
@@ -217,7 +212,7 @@ async fn node_upserts_read_by_rust() {
     assert_eq!(record.schedule.pattern.as_deref(), Some("0 3 * * *"));
     assert_eq!(record.schedule.tz.as_deref(), Some("Europe/London"));
     assert_eq!(record.schedule.limit, Some(7));
-    assert_eq!(record.schedule.end_date, Some(end));
+    assert_eq!(record.schedule.end_at().map(UnixMillis::get), Some(end));
     assert_eq!(record.iteration_count, 1);
     assert_eq!(record.template_data.as_deref(), Some(r#"{"x":"y"}"#));
     let opts = record.template_opts.unwrap();
@@ -325,19 +320,14 @@ async fn bad_schedules_are_refused_before_anything_is_written() {
         "{err}"
     );
     let now = now_ms();
-    let reversed = RepeatOptions {
-        start_date: Some(now + 10_000),
-        end_date: Some(now + 5_000),
-        ..cron("0 0 * * *")
-    };
+    let reversed = cron("0 0 * * *")
+        .start_date(now + 10_000)
+        .end_date(now + 5_000);
     assert!(matches!(
         refused(reversed).await,
         SchedulerError::EndBeforeStart { .. }
     ));
-    let past = RepeatOptions {
-        end_date: Some(now - 5_000),
-        ..every(1000)
-    };
+    let past = every(1000).end_date(now - 5_000);
     assert!(matches!(
         refused(past).await,
         SchedulerError::EndDateInPast { .. }

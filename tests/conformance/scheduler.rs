@@ -14,10 +14,7 @@ use crate::store::Store;
 use crate::support::eventually;
 
 fn every(ms: u64) -> RepeatOptions {
-    RepeatOptions {
-        every: Some(Duration::from_millis(ms)),
-        ..RepeatOptions::default()
-    }
+    RepeatOptions::every(Duration::from_millis(ms))
 }
 
 /// The millis of an iteration id `repeat:<scheduler>:<millis>`.
@@ -142,10 +139,7 @@ pub async fn upsert_replaces_and_remove_removes<S: Store>() {
     let ctx = Ctx::<S>::new("upsert").await;
     let schedulers = JobScheduler::new(ctx.backend().await);
     // Starting later, so that the pending iteration is delayed.
-    let later = |start: u64| RepeatOptions {
-        start_date: Some(now_ms() + start),
-        ..every(3_600_000)
-    };
+    let later = |start: u64| every(3_600_000).start_date(now_ms() + start);
     let hourly = later(3_600_000);
     schedulers
         .upsert(
@@ -245,12 +239,10 @@ pub async fn a_limited_scheduler_stops_after_its_limit<S: Store>() {
 pub async fn an_upsert_ignores_a_given_iteration_count<S: Store>() {
     let ctx = Ctx::<S>::new("count").await;
     let schedulers = JobScheduler::new(ctx.backend().await);
-    let schedule = RepeatOptions {
-        limit: Some(2),
-        count: Some(5),
-        start_date: Some(now_ms() + 3_600_000),
-        ..every(1_000)
-    };
+    let schedule = every(1_000)
+        .limit(2)
+        .count(5)
+        .start_date(now_ms() + 3_600_000);
     let first = schedulers
         .upsert("cnt", &schedule, JobTemplate::named("c"))
         .await

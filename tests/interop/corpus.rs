@@ -23,7 +23,9 @@ pub fn raw(opts: JobOptions, key: &str, value: Value) -> JobOptions {
     opts
 }
 
-/// The typed value each corpus case must decode to.
+/// The typed value each corpus case must decode to, built as `Queue::add` hands options to
+/// the store: setters in the order the Node.js case writes its keys, then
+/// [`JobOptions::with_node_defaults`] (`attempts` first, as Node's `Job` constructor puts it).
 #[allow(clippy::too_many_lines)]
 pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
     let o = || JobOptions::new().with_node_defaults();
@@ -186,7 +188,8 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
                 }),
             "attempts",
             json!(4_294_967_296_u64),
-        ),
+        )
+        .with_node_defaults(),
         "combo-parent" => o()
             .job_id("child-1")
             .priority(3)
@@ -210,7 +213,8 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
                 .remove_dependency_on_failure(true),
             "attempts",
             json!(-1),
-        ),
+        )
+        .with_node_defaults(),
         _ => return None,
     })
 }

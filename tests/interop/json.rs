@@ -452,11 +452,7 @@ async fn postgres_scheduler_templates_hold_javascripts_numbers() {
     .await
     .unwrap();
 
-    let schedule = RepeatOptions {
-        every: Some(Duration::from_secs(60)),
-        start_date: Some(start),
-        ..RepeatOptions::default()
-    };
+    let schedule = RepeatOptions::every(Duration::from_secs(60)).start_date(start);
     let data = serde_json::json!({"b": 1.0, "10": 0.5, "9": 1e21, "n": -0.0});
     let opts = JobOptions::new()
         .attempts(2)

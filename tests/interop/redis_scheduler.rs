@@ -10,6 +10,11 @@
 //!   `startDate + k * every`), none before its slot, with identical job hashes (`opts` compared
 //!   as text: the same key order, only its `timestamp` and `delay` masked), scheduler hashes
 //!   and queue meta.
+//! - Caller order (issue 24): a Node.js producer and a Rust producer upsert the same scheduler
+//!   with the schedule's keys (and the template's options) in the same caller order, for cron
+//!   and `every` schedules in several orders; every key both leave is compared byte for byte
+//!   (hash fields in order, sorted-set members and scores), the iteration's clock readings
+//!   masked.
 //! - R17 in docs/RELIABILITY.md: two Rust workers and a Node.js worker on one queue while a
 //!   Rust and a Node.js producer upsert the same scheduler at once: exactly one job per tick,
 //!   none skipped, none doubled, over several ticks.
@@ -350,6 +355,225 @@ async fn a_bounded_every_scheduler_with_nested_template_options_leaves_nodes_byt
 #[tokio::test]
 async fn a_bounded_every_scheduler_upserted_by_node_is_iterated_alike_by_rust() {
     iterated_by_both((Runtime::Node, Runtime::Node), Kind::EveryBounded).await;
+}
+
+/// A schedule (and template) set in one caller order: for Rust, by calling the setters in that
+/// order, and as the JSON a Node.js caller writes (its keys in that order).
+struct InOrder {
+    case: &'static str,
+    rust: RepeatOptions,
+    node: Value,
+    template: Option<(JobTemplate, Value)>,
+}
+
+/// Schedules in the orders Node.js callers write them. Their first slot does not depend on
+/// the clock (a yearly pattern, a start date, or an `every` of a day with an offset), so both
+/// producers create the same iteration.
+fn caller_orders() -> Vec<InOrder> {
+    const YEARLY: &str = "0 0 1 1 *";
+    const DAY: u64 = 86_400_000;
+    let now = now_ms();
+    let (start, end) = (start_after(3_600_000), now + 2 * 366 * DAY);
+    let end_iso = bullmq::chrono::DateTime::from_timestamp_millis(i64::try_from(end).unwrap())
+        .unwrap()
+        .to_rfc3339_opts(bullmq::chrono::SecondsFormat::Millis, true);
+    vec![
+        InOrder {
+            case: "cron: pattern, tz, limit, endDate",
+            rust: RepeatOptions::cron(YEARLY)
+                .tz("Europe/Paris")
+                .limit(5)
+                .end_date(end),
+            node: json!({"pattern": YEARLY, "tz": "Europe/Paris", "limit": 5, "endDate": end}),
+            template: Some((
+                JobTemplate::named("yearly")
+                    .data(json!({"z": 1, "a": [2]}))
+                    .opts(
+                        JobOptions::new()
+                            .remove_on_complete(KeepJobs::Number(5))
+                            .priority(2)
+                            .attempts(3)
+                            .backoff(Backoff::fixed(Duration::from_millis(100))),
+                    ),
+                json!({"name": "yearly", "data": {"z": 1, "a": [2]}, "opts": {
+                    "removeOnComplete": 5,
+                    "priority": 2,
+                    "attempts": 3,
+                    "backoff": {"type": "fixed", "delay": 100},
+                }}),
+            )),
+        },
+        InOrder {
+            case: "cron: tz, endDate (ISO text), pattern, startDate, limit",
+            rust: RepeatOptions::new()
+                .tz("America/New_York")
+                .end_date_iso(&end_iso)
+                .unwrap()
+                .pattern(YEARLY)
+                .start_date(start)
+                .limit(3),
+            node: json!({"tz": "America/New_York", "endDate": end_iso, "pattern": YEARLY,
+                "startDate": start, "limit": 3}),
+            template: None,
+        },
+        InOrder {
+            case: "cron: limit, startDate, pattern",
+            rust: RepeatOptions::new()
+                .limit(2)
+                .start_date(start)
+                .pattern(YEARLY),
+            node: json!({"limit": 2, "startDate": start, "pattern": YEARLY}),
+            template: Some((
+                JobTemplate::named("t").opts(JobOptions::new().attempts(2).delay(Duration::ZERO)),
+                json!({"name": "t", "opts": {"attempts": 2, "delay": 0}}),
+            )),
+        },
+        InOrder {
+            case: "every: startDate, every, count, limit",
+            rust: RepeatOptions::new()
+                .start_date(start)
+                .interval(Duration::from_millis(DAY))
+                .count(7)
+                .limit(4),
+            node: json!({"startDate": start, "every": DAY, "count": 7, "limit": 4}),
+            template: Some((
+                JobTemplate::named("e")
+                    .data(json!({"k": "v"}))
+                    .opts(JobOptions::new().lifo(true).attempts(1)),
+                json!({"name": "e", "data": {"k": "v"}, "opts": {"lifo": true, "attempts": 1}}),
+            )),
+        },
+        InOrder {
+            case: "every: offset, limit, every, immediately",
+            rust: RepeatOptions::new()
+                .offset(Duration::from_millis(3_600_000))
+                .limit(9)
+                .interval(Duration::from_millis(DAY))
+                .immediately(true),
+            node: json!({"offset": 3_600_000, "limit": 9, "every": DAY, "immediately": true}),
+            template: None,
+        },
+        InOrder {
+            case: "every: every, limit, offset, startDate",
+            rust: RepeatOptions::every(Duration::from_millis(DAY))
+                .limit(6)
+                .offset(Duration::from_millis(1_000))
+                .start_date(start),
+            node: json!({"every": DAY, "limit": 6, "offset": 1_000, "startDate": start}),
+            template: None,
+        },
+    ]
+}
+
+/// A hash's fields and values in the order Redis holds them (insertion order, for the small
+/// hashes schedulers write).
+async fn hash_in_order(key: &str) -> Vec<(String, String)> {
+    redis::cmd("HGETALL")
+        .arg(key)
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap()
+}
+
+/// A sorted set's members with their scores, in order.
+async fn scored(key: &str) -> Vec<(String, String)> {
+    redis::cmd("ZRANGE")
+        .arg(key)
+        .arg(0)
+        .arg(-1)
+        .arg("WITHSCORES")
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap()
+}
+
+/// Every key a producer's upsert left on queue `queue` but the event stream (whose entry ids
+/// are clock readings): the keys' names, then each key's bytes; the iteration's clock
+/// readings (`timestamp`, `delay`, and the delayed set's score, which is made of them) masked.
+async fn upsert_bytes(prefix: &str, queue: &str) -> Vec<(String, Value)> {
+    let base = format!("{prefix}:{queue}");
+    let mut names: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{base}:*"))
+        .query_async(&mut support::redis().await)
+        .await
+        .unwrap();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let short = name[base.len() + 1..].to_owned();
+        let kind: String = redis::cmd("TYPE")
+            .arg(&name)
+            .query_async(&mut support::redis().await)
+            .await
+            .unwrap();
+        let bytes = match (kind.as_str(), short.as_str()) {
+            ("hash", _) if short.starts_with("repeat:sch:") => {
+                let fields = hash_in_order(&name).await;
+                let names: Vec<&String> = fields.iter().map(|(k, _)| k).collect();
+                json!({"fields": names, "masked": without_clock(fields.iter().cloned().collect())})
+            }
+            ("hash", _) => json!(hash_in_order(&name).await),
+            ("zset", "delayed") => {
+                let members: Vec<String> = scored(&name).await.into_iter().map(|m| m.0).collect();
+                json!(members)
+            }
+            ("zset", _) => json!(scored(&name).await),
+            ("stream", "events") => json!("<clock>"),
+            _ => {
+                let value: redis::Value = redis::cmd("DUMP")
+                    .arg(&name)
+                    .query_async(&mut support::redis().await)
+                    .await
+                    .unwrap();
+                json!(format!("{kind}: {value:?}"))
+            }
+        };
+        out.push((short, bytes));
+    }
+    out
+}
+
+/// Issue 24: for every scheduler kind and several caller orders, a Rust producer setting the
+/// schedule (and the template's options) in the order a Node.js caller writes them leaves the
+/// bytes Node.js leaves: the scheduler hash, the `repeat` set, the iteration's job hash (`opts`
+/// as text, its `repeat` included) and the delayed set's member, and the queue's meta.
+#[tokio::test]
+async fn schedules_set_in_a_callers_order_leave_nodes_bytes() {
+    for order in caller_orders() {
+        let prefix = support::unique_prefix();
+        let _guard = support::PrefixGuard(prefix.clone());
+        let schedulers = JobScheduler::new(backend(&prefix, "r").await);
+        let template = order.template.as_ref().map(|t| t.0.clone());
+        let made = schedulers
+            .upsert("sch", &order.rust, template.unwrap_or_default())
+            .await
+            .unwrap();
+        assert!(made.is_some(), "{}: an iteration", order.case);
+        let (node_prefix, repeat) = (prefix.clone(), order.node.to_string());
+        let template = order.template.as_ref().map(|t| t.1.to_string());
+        tokio::task::spawn_blocking(move || {
+            let mut env = vec![
+                ("MODE", "upsert"),
+                ("PREFIX", node_prefix.as_str()),
+                ("QUEUES", "n"),
+                ("ID", "sch"),
+                ("REPEAT", repeat.as_str()),
+            ];
+            if let Some(template) = &template {
+                env.push(("TEMPLATE", template));
+            }
+            support::run_node("scheduler-interop.mjs", &env)
+        })
+        .await
+        .unwrap();
+        let theirs = upsert_bytes(&prefix, "n").await;
+        assert!(
+            theirs.iter().any(|(k, _)| k.starts_with("repeat:sch:")),
+            "{}: Node.js made an iteration: {theirs:?}",
+            order.case
+        );
+        assert_eq!(upsert_bytes(&prefix, "r").await, theirs, "{}", order.case);
+    }
 }
 
 /// R17: three workers (two Rust, one Node.js) on one queue, a Rust and a Node.js producer

@@ -47,7 +47,10 @@ impl JobSchedulerRecord {
                 "name" => record.name = value,
                 "ic" => record.iteration_count = parse_int(&value).unwrap_or_default(),
                 "limit" => s.limit = parse_int(&value),
+                // The hash's raw numbers, as stored (0 included).
+                #[allow(deprecated)]
                 "startDate" => s.start_date = parse_int(&value),
+                #[allow(deprecated)]
                 "endDate" => s.end_date = parse_int(&value),
                 "tz" => s.tz = Some(value),
                 "pattern" => s.pattern = Some(value),

@@ -4,7 +4,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::options::JobOptions;
-use crate::scheduling::RepeatOptions;
+use crate::options::RepeatOptions;
 use crate::{JobId, Result};
 
 /// Arguments of [`Schedulers::add_job_scheduler`].

@@ -71,7 +71,7 @@ pub use job_type::job_type_arg;
 pub use keys::KeyStyle;
 pub use msgpack::pack_msgpack;
 pub use options::{DecodedOptions, ParentAt};
-pub(crate) use options::{canonical_order, canonical_repeat_order};
+pub(crate) use options::{written_order, written_repeat_order};
 pub use wire::{WireMap, WireValue};
 
 use crate::options::JobOptions;

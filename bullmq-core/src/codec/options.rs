@@ -10,9 +10,8 @@ use super::wire::{WireMap, WireValue};
 use crate::job::JobId;
 use crate::options::{
     Backoff, BackoffStrategy, Deduplication, InvalidOption, JobOptions, KeepJobs, KeyOrder,
-    ParentOptions, Telemetry,
+    ParentOptions, RepeatOptions, Telemetry, UnixMillis,
 };
-use crate::scheduling::RepeatOptions;
 
 // ---------- encoding ----------
 
@@ -61,11 +60,12 @@ fn repeat<'a>(r: &'a RepeatOptions, order: Option<&KeyOrder>) -> WireValue<'a> {
     m.push("tz", r.tz.as_deref().map(WireValue::text));
     m.push("key", r.key.as_deref().map(WireValue::text));
     m.push("immediately", r.immediately.map(WireValue::Bool));
-    m.push("prevMillis", r.prev_millis.map(WireValue::uint));
+    let millis = |at: Option<UnixMillis>| at.map(|at| WireValue::uint(at.get()));
+    m.push("prevMillis", millis(r.prev_at()));
     m.push("offset", r.offset.map(WireValue::millis));
     m.push("count", r.count.map(WireValue::uint));
-    m.push("startDate", r.start_date.map(WireValue::uint));
-    m.push("endDate", r.end_date.map(WireValue::uint));
+    m.push("startDate", millis(r.start_at()));
+    m.push("endDate", millis(r.end_at()));
     for (k, v) in &r.extra {
         m.push(k.as_str(), WireValue::from(v));
     }
@@ -115,7 +115,7 @@ fn reorder(map: &mut WireMap<'_>, order: &KeyOrder, name: fn(&str) -> &str) {
 
 /// The names of the options set in `o`, in the order Rust writes options it did not read
 /// (long names, as [`KeyOrder`] lists them).
-pub(crate) fn canonical_order(o: &JobOptions) -> KeyOrder {
+fn canonical_order(o: &JobOptions) -> KeyOrder {
     let fixed = JobOptions {
         key_order: KeyOrder::default(),
         ..o.clone()
@@ -127,12 +127,24 @@ pub(crate) fn canonical_order(o: &JobOptions) -> KeyOrder {
         .collect()
 }
 
-/// The keys set in `r`, in the order Rust writes them.
-pub(crate) fn canonical_repeat_order(r: &RepeatOptions) -> KeyOrder {
+/// The keys set in `r`, in the order Rust writes them when no order is known.
+fn canonical_repeat_order(r: &RepeatOptions) -> KeyOrder {
     match repeat(r, None) {
         WireValue::Map(m) => m.0.iter().map(|(k, _)| k.as_ref()).collect(),
         _ => KeyOrder::default(),
     }
+}
+
+/// Every key of `o`, in the order [`to_wire`] writes them: its [`KeyOrder`], then the keys it
+/// does not list in the fixed order.
+pub(crate) fn written_order(o: &JobOptions) -> KeyOrder {
+    o.key_order.completed_by(&canonical_order(o))
+}
+
+/// Every key of `r`, in the order it is written: its [`KeyOrder`], then the keys it does not
+/// list in the fixed order.
+pub(crate) fn written_repeat_order(r: &RepeatOptions) -> KeyOrder {
+    r.key_order.completed_by(&canonical_repeat_order(r))
 }
 
 /// Writes the options map in order, putting an option that was read but could not be typed
@@ -276,9 +288,10 @@ pub(crate) fn to_wire(o: &JobOptions, style: KeyStyle, parent_at: ParentAt) -> W
     }
     w.put(
         "repeat",
-        o.repeat
-            .as_ref()
-            .map(|r| repeat(r, o.key_order.child("repeat"))),
+        o.repeat.as_ref().map(|r| {
+            let given = o.key_order.child("repeat").filter(|c| !c.is_empty());
+            repeat(r, given.or(Some(&r.key_order)))
+        }),
     );
     w.put("prevMillis", o.prev_millis.map(WireValue::uint));
     match parent_at {
@@ -497,6 +510,8 @@ const REPEAT_KEYS: [&str; 11] = [
     "endDate",
 ];
 
+// Fills the raw date fields: this is the store's shape, not a caller's.
+#[allow(deprecated)]
 fn read_repeat(v: &Value) -> Read<RepeatOptions> {
     let obj = read_object(v)?;
     Ok(RepeatOptions {
@@ -516,6 +531,7 @@ fn read_repeat(v: &Value) -> Read<RepeatOptions> {
             .filter(|(k, _)| !REPEAT_KEYS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
+        key_order: KeyOrder::of_object(v),
     })
 }
 

@@ -4,9 +4,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::validation::{Problem, ValidationError};
-use super::{Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, Telemetry};
+use super::{Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, RepeatOptions, Telemetry};
 use crate::job::JobId;
-use crate::scheduling::RepeatOptions;
 
 /// The highest priority upstream accepts: `2^21 - 1`.
 pub const PRIORITY_LIMIT: u32 = (1 << 21) - 1;
@@ -99,9 +98,10 @@ pub struct JobOptions {
     /// stored key so that nothing another runtime wrote is lost.
     #[garde(skip)]
     pub extra: BTreeMap<String, serde_json::Value>,
-    /// The order the options were stored in, for options read from a store: they are written
-    /// back in it, as Node.js writes back a job's options (see [`KeyOrder`]). Empty for
-    /// options built here; ignored by `==`.
+    /// The order the options are written in: for options read from a store the order they
+    /// were stored in, written back as Node.js writes back a job's options; for options built
+    /// with setters the order the setters were called in, as a JavaScript object keeps the
+    /// order its keys were written in (see [`KeyOrder`]). Ignored by `==`.
     #[garde(skip)]
     pub key_order: KeyOrder,
 }
@@ -118,12 +118,13 @@ fn priority_in_range(priority: &Option<u32>, _ctx: &()) -> garde::Result {
 }
 
 macro_rules! setters {
-    ($($(#[$doc:meta])* $name:ident: $ty:ty),* $(,)?) => {
+    ($($(#[$doc:meta])* $name:ident($key:literal): $ty:ty),* $(,)?) => {
         $(
             $(#[$doc])*
             #[must_use]
             pub fn $name(mut self, value: $ty) -> Self {
                 self.$name = Some(value);
+                self.key_order.push($key, KeyOrder::default());
                 self
             }
         )*
@@ -139,45 +140,51 @@ impl JobOptions {
 
     setters! {
         /// Sets `attempts`.
-        attempts: u32,
+        attempts("attempts"): u32,
         /// Sets `timestamp` (Unix ms).
-        timestamp: u64,
+        timestamp("timestamp"): u64,
         /// Sets `priority`.
-        priority: u32,
+        priority("priority"): u32,
         /// Sets `delay`.
-        delay: Duration,
+        delay("delay"): Duration,
         /// Sets `backoff`.
-        backoff: Backoff,
+        backoff("backoff"): Backoff,
         /// Sets `lifo`.
-        lifo: bool,
+        lifo("lifo"): bool,
         /// Sets `removeOnComplete`.
-        remove_on_complete: KeepJobs,
+        remove_on_complete("removeOnComplete"): KeepJobs,
         /// Sets `removeOnFail`.
-        remove_on_fail: KeepJobs,
+        remove_on_fail("removeOnFail"): KeepJobs,
         /// Sets `keepLogs`.
-        keep_logs: u32,
+        keep_logs("keepLogs"): u32,
         /// Sets `stackTraceLimit`.
-        stack_trace_limit: u32,
+        stack_trace_limit("stackTraceLimit"): u32,
         /// Sets `sizeLimit` (bytes).
-        size_limit: u64,
+        size_limit("sizeLimit"): u64,
         /// Sets `parent`.
-        parent: ParentOptions,
+        parent("parent"): ParentOptions,
         /// Sets `failParentOnFailure`.
-        fail_parent_on_failure: bool,
+        fail_parent_on_failure("failParentOnFailure"): bool,
         /// Sets `continueParentOnFailure`.
-        continue_parent_on_failure: bool,
+        continue_parent_on_failure("continueParentOnFailure"): bool,
         /// Sets `ignoreDependencyOnFailure`.
-        ignore_dependency_on_failure: bool,
+        ignore_dependency_on_failure("ignoreDependencyOnFailure"): bool,
         /// Sets `removeDependencyOnFailure`.
-        remove_dependency_on_failure: bool,
+        remove_dependency_on_failure("removeDependencyOnFailure"): bool,
         /// Sets `deduplication`.
-        deduplication: Deduplication,
+        deduplication("deduplication"): Deduplication,
         /// Sets `telemetry`.
-        telemetry: Telemetry,
-        /// Sets `repeat` (scheduler-produced jobs only).
-        repeat: RepeatOptions,
+        telemetry("telemetry"): Telemetry,
         /// Sets `prevMillis` (scheduler-produced jobs only).
-        prev_millis: u64,
+        prev_millis("prevMillis"): u64,
+    }
+
+    /// Sets `repeat` (scheduler-produced jobs only), in the order its own setters were called.
+    #[must_use]
+    pub fn repeat(mut self, value: RepeatOptions) -> Self {
+        self.key_order.set_child("repeat", value.key_order.clone());
+        self.repeat = Some(value);
+        self
     }
 
     /// Sets a custom `jobId`; [`validate`](Self::validate) checks it. An empty id means "no
@@ -185,11 +192,13 @@ impl JobOptions {
     #[must_use]
     pub fn job_id(mut self, id: impl Into<String>) -> Self {
         self.job_id = Some(JobId::from(id.into()));
+        self.key_order.push("jobId", KeyOrder::default());
         self
     }
 
     /// These options over `defaults`, field by field: a field set here wins (Node.js merges a
-    /// queue's `defaultJobOptions` the same way, shallowly). Unknown options merge by key.
+    /// queue's `defaultJobOptions` the same way, shallowly). Unknown options merge by key; the
+    /// keys are written as `{...defaults, ...self}` orders them.
     #[must_use]
     pub fn or(self, defaults: &Self) -> Self {
         let d = defaults.clone();
@@ -226,8 +235,10 @@ impl JobOptions {
             extra,
             key_order: if self.key_order.is_empty() {
                 d.key_order
-            } else {
+            } else if d.key_order.is_empty() {
                 self.key_order
+            } else {
+                KeyOrder::spread(&d.key_order, &self.key_order)
             },
         }
     }
@@ -256,14 +267,19 @@ impl JobOptions {
         self.extra.get(key).and_then(serde_json::Value::as_f64)
     }
 
-    /// Fills the defaults Node.js writes into every job's options (`attempts: 0`), so that a job
-    /// added from Rust stores the same options as its Node.js twin.
+    /// Fills the defaults Node.js writes into every job's options (`attempts: 0`, first in
+    /// the key order, as Node's `Job` constructor puts it), so that a job added from Rust
+    /// stores the same options as its Node.js twin.
     #[must_use]
     pub fn with_node_defaults(mut self) -> Self {
         // A stored `attempts` we could not type (kept in `extra`) is still Node's value.
         if !self.extra.contains_key("attempts") {
             self.attempts.get_or_insert(0);
         }
+        // Node's `Job` constructor: `{attempts: 0, ...opts}` puts `attempts` first, also
+        // before the options set after this call.
+        self.key_order.push("attempts", KeyOrder::default());
+        self.key_order.move_to_front("attempts");
         self
     }
 
@@ -355,5 +371,51 @@ impl JobOptions {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn keys(o: &JobOptions) -> Vec<&str> {
+        o.key_order.keys().collect()
+    }
+
+    #[test]
+    fn setters_record_their_order_and_a_key_set_again_keeps_its_place() {
+        let opts = JobOptions::new()
+            .priority(1)
+            .job_id("a")
+            .delay(Duration::ZERO)
+            .priority(2)
+            .repeat(RepeatOptions::new().tz("UTC").pattern("* * * * *"));
+        assert_eq!(keys(&opts), ["priority", "jobId", "delay", "repeat"]);
+        let repeat = opts.key_order.child("repeat").unwrap();
+        assert_eq!(repeat.keys().collect::<Vec<_>>(), ["tz", "pattern"]);
+        // The order is how options are written, not what they mean.
+        assert_eq!(
+            opts,
+            JobOptions::new()
+                .delay(Duration::ZERO)
+                .job_id("a")
+                .priority(2)
+                .repeat(RepeatOptions::cron("* * * * *").tz("UTC"))
+        );
+    }
+
+    #[test]
+    fn defaults_come_first_as_in_a_javascript_spread_and_attempts_first_in_a_job() {
+        let defaults = JobOptions::new().lifo(true).attempts(3);
+        let merged = JobOptions::new().priority(2).lifo(false).or(&defaults);
+        assert_eq!(keys(&merged), ["lifo", "attempts", "priority"]);
+        assert_eq!(merged.lifo, Some(false));
+        let job = JobOptions::new().delay(Duration::ZERO).with_node_defaults();
+        assert_eq!(keys(&job), ["attempts", "delay"]);
+        // Options set after it still come after `attempts`.
+        let later = JobOptions::new().with_node_defaults().delay(Duration::ZERO);
+        assert_eq!(keys(&later), ["attempts", "delay"]);
     }
 }

@@ -13,7 +13,10 @@ use std::borrow::Cow;
 /// the typed nested options (`repeat`, `backoff`, `removeOnComplete`, …).
 ///
 /// Names are the long ones Node.js uses in memory (`keepLogs`, not `kl`; `telemetry` for
-/// `tm`/`omc`). Empty for options built in Rust, which are written in a fixed order.
+/// `tm`/`omc`). Options read from a store hold the store's order; options built with setters
+/// the order the setters were called in. Keys not listed (set without a setter) are written
+/// after the listed ones, in the fixed order Rust writes options; empty means that order
+/// throughout.
 ///
 /// The order is how the options are written, not what they mean: two options that differ only
 /// in it compare equal.
@@ -126,6 +129,39 @@ impl KeyOrder {
             Some((_, c)) => *c = child,
             None => self.0.push((name(key), child)),
         }
+    }
+
+    /// Moves `key` to the front, if listed: Node's `Job` constructor builds its options as
+    /// `{attempts: 0, ...opts}`, so `attempts` comes first whatever the caller's order.
+    pub(crate) fn move_to_front(&mut self, key: &str) {
+        if let Some(at) = self.position(key) {
+            let entry = self.0.remove(at);
+            self.0.insert(0, entry);
+        }
+    }
+
+    /// The order of JavaScript's `{...defaults, ...own}`: the keys of `defaults` in their
+    /// place, then those only `own` has; a key both have takes its nested order from `own`,
+    /// as its value comes from there.
+    #[must_use]
+    pub(crate) fn spread(defaults: &KeyOrder, own: &KeyOrder) -> KeyOrder {
+        let mut out = KeyOrder::default();
+        for (key, child) in defaults.0.iter().chain(&own.0) {
+            let child = own.child(key).unwrap_or(child);
+            out.push(key, child.clone());
+        }
+        out
+    }
+
+    /// This order followed by the keys of `all` it does not list (in `all`'s order): what
+    /// the writer does with keys set without a setter.
+    #[must_use]
+    pub(crate) fn completed_by(&self, all: &KeyOrder) -> KeyOrder {
+        let mut out = self.clone();
+        for (key, child) in &all.0 {
+            out.push(key, child.clone());
+        }
+        out
     }
 
     /// The keys of a JSON object in their order, without nested orders.

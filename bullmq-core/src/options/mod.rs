@@ -10,6 +10,7 @@ mod job;
 mod keep_jobs;
 mod key_order;
 mod parent;
+mod repeat;
 mod unix_millis;
 mod validation;
 
@@ -20,5 +21,6 @@ pub use job::{JobOptions, PRIORITY_LIMIT};
 pub use keep_jobs::KeepJobs;
 pub use key_order::KeyOrder;
 pub use parent::{ParentOptions, Telemetry};
+pub use repeat::RepeatOptions;
 pub use unix_millis::{InvalidInstant, UnixMillis};
 pub use validation::{Problem, ValidationError};

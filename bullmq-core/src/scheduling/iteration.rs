@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use bullmq_cron::CronError;
 
-use super::repeat::truthy;
+use super::next_run::truthy;
 use super::{RepeatOptions, next_cron_millis};
 use crate::JobId;
 use crate::codec;
-use crate::options::{JobOptions, KeyOrder};
+use crate::options::{JobOptions, KeyOrder, UnixMillis};
 
 /// The keys Node.js sets on an iteration's options, in the order it sets them: `repeat` and
 /// `telemetry` by `upsertJobScheduler`, the rest by `getNextJobOpts`. Those the options have
@@ -84,7 +84,11 @@ pub fn plan_iteration_with(
     if schedule.limit.is_some_and(|limit| iteration > limit) {
         return Ok(None);
     }
-    if truthy(schedule.end_date).is_some_and(|end| now > end) {
+    let (start_date, end_date) = (
+        truthy(schedule.start_at().map(UnixMillis::get)),
+        truthy(schedule.end_at().map(UnixMillis::get)),
+    );
+    if end_date.is_some_and(|end| now > end) {
         return Ok(None);
     }
     let created = now;
@@ -120,14 +124,17 @@ pub fn plan_iteration_with(
     opts.delay = Some(Duration::from_millis(delay));
     opts.timestamp = Some(created);
     opts.prev_millis = next_millis;
-    opts.repeat = Some(RepeatOptions {
+    // Node's `getNextJobOpts` writes the dates as numbers, 0 as none.
+    #[allow(deprecated)]
+    let repeat = RepeatOptions {
         immediately: None,
         offset,
         count: Some(iteration),
-        start_date: truthy(schedule.start_date),
-        end_date: truthy(schedule.end_date),
+        start_date,
+        end_date,
         ..schedule.clone()
-    });
+    };
+    opts.repeat = Some(repeat);
     Ok(Some(IterationPlan {
         next_millis,
         delayed_job_opts: opts,
@@ -135,19 +142,13 @@ pub fn plan_iteration_with(
 }
 
 /// The order Node.js gives an iteration's options: those of the job (or template) it comes
-/// from as they were read (`attempts` first and `repeatJobKey` taken out, as its `Job`
-/// constructor does), then [`ITERATION_KEYS`]; in `repeat`, the schedule's keys but
+/// from in their order (`repeatJobKey` taken out; a job read back has `attempts` first, as
+/// [`JobOptions::with_node_defaults`] leaves it, while a template keeps its caller's order),
+/// then [`ITERATION_KEYS`]; in `repeat`, the schedule's keys in their order but
 /// `immediately`, then [`REPEAT_ITERATION_KEYS`].
 fn iteration_order(job_opts: &JobOptions, schedule: &RepeatOptions) -> KeyOrder {
-    let read = if job_opts.key_order.is_empty() {
-        codec::canonical_order(job_opts)
-    } else {
-        job_opts.key_order.clone()
-    };
+    let read = codec::written_order(job_opts);
     let mut order = KeyOrder::default();
-    if job_opts.attempts.is_some() || job_opts.extra.contains_key("attempts") {
-        order.push("attempts", KeyOrder::default());
-    }
     for key in read.keys().filter(|k| *k != "repeatJobKey") {
         order.push(key, read.child(key).cloned().unwrap_or_default());
     }
@@ -156,7 +157,7 @@ fn iteration_order(job_opts: &JobOptions, schedule: &RepeatOptions) -> KeyOrder 
     }
     let mut repeat = match read.child("repeat").filter(|c| !c.is_empty()) {
         Some(stored) => stored.clone(),
-        None => codec::canonical_repeat_order(schedule),
+        None => codec::written_repeat_order(schedule),
     };
     repeat.remove("immediately");
     for key in REPEAT_ITERATION_KEYS {
@@ -216,10 +217,7 @@ mod tests {
         };
         let opts = JobOptions::default();
         assert_eq!(plan_iteration("s", &limited, &opts, 1_000).unwrap(), None);
-        let ended = RepeatOptions {
-            end_date: Some(999),
-            ..cron("* * * * *")
-        };
+        let ended = cron("* * * * *").end_date(999_u64);
         assert_eq!(plan_iteration("s", &ended, &opts, 1_000).unwrap(), None);
     }
 
@@ -273,6 +271,48 @@ mod tests {
         assert_eq!(
             codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
             r#"{"attempts":0,"timestamp":1704067200500,"prevMillis":1704067320000,"jobId":"repeat:s:1704067320000","repeat":{"tz":"UTC","count":2,"pattern":"* * * * *","offset":null},"delay":119500,"priority":3,"repeatJobKey":"s"}"#
+        );
+    }
+
+    #[test]
+    fn a_callers_order_reaches_the_iteration() {
+        use crate::codec::{self, KeyStyle};
+        use crate::options::Backoff;
+        let now = 1_704_067_200_500;
+        // Set in the order a Node.js caller writes `{pattern, tz, limit, endDate}` and a
+        // template's `{priority, attempts, backoff}`: a template is not built by Node's `Job`
+        // constructor, so `attempts` keeps its place.
+        let schedule = RepeatOptions::new()
+            .pattern("* * * * *")
+            .tz("UTC")
+            .limit(9)
+            .end_date(1_804_067_200_000_u64);
+        let template = JobOptions::new()
+            .priority(3)
+            .attempts(2)
+            .backoff(Backoff::fixed(Duration::from_millis(5)));
+        let plan = plan_iteration("s", &schedule, &template, now)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            codec::options_to_json(&plan.delayed_job_opts, KeyStyle::Long),
+            r#"{"priority":3,"attempts":2,"backoff":{"type":"fixed","delay":5},"repeat":{"pattern":"* * * * *","tz":"UTC","limit":9,"endDate":1804067200000,"count":1,"offset":null},"jobId":"repeat:s:1704067260000","delay":59500,"timestamp":1704067200500,"prevMillis":1704067260000,"repeatJobKey":"s"}"#
+        );
+        // Another order of the same keys: other bytes, as in Node.js.
+        let other = RepeatOptions::new()
+            .limit(9)
+            .tz("UTC")
+            .end_date(1_804_067_200_000_u64)
+            .pattern("* * * * *");
+        let plan = plan_iteration("s", &other, &JobOptions::new(), now)
+            .unwrap()
+            .unwrap();
+        let repeat =
+            codec::options_to_value(&plan.delayed_job_opts, KeyStyle::Long)["repeat"].clone();
+        let keys: Vec<&String> = repeat.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["limit", "tz", "endDate", "pattern", "count", "offset"]
         );
     }
 

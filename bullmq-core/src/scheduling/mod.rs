@@ -26,8 +26,11 @@
 // `pub(crate)` so that `crate::__private` can hand the advance to `bullmq-scheduler`.
 pub(crate) mod advance;
 mod iteration;
-mod repeat;
+mod next_run;
 
+/// The schedule type lives with the other job options (it is a job's `repeat` option); it is
+/// named here too, where schedulers are planned.
+pub use crate::options::RepeatOptions;
 pub use advance::RepeatStrategy;
 pub use iteration::{IterationPlan, plan_iteration, plan_iteration_with};
-pub use repeat::{RepeatOptions, next_cron_millis, truthy};
+pub use next_run::{next_cron_millis, truthy};

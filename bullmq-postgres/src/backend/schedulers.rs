@@ -13,6 +13,7 @@ use bullmq_core::backend::{
     AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
 };
 use bullmq_core::codec::{self, CodecError, KeyStyle};
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, Result};
 use serde_json::value::RawValue;
@@ -46,10 +47,10 @@ fn template_data(text: &str) -> Result<&RawValue> {
 fn schedule_opts(name: &str, schedule: &RepeatOptions) -> Value {
     let mut m = Map::new();
     m.insert("name".to_owned(), name.into());
-    if let Some(start) = schedule.start_date.filter(|d| *d != 0) {
+    if let Some(start) = schedule.start_at().map(UnixMillis::get).filter(|d| *d != 0) {
         m.insert("startDate".to_owned(), start.into());
     }
-    if let Some(end) = schedule.end_date.filter(|d| *d != 0) {
+    if let Some(end) = schedule.end_at().map(UnixMillis::get).filter(|d| *d != 0) {
         m.insert("endDate".to_owned(), end.into());
     }
     if let Some(tz) = &schedule.tz {

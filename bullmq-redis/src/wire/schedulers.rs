@@ -4,13 +4,16 @@
 //! (`bullmq_core::codec::options_to_msgpack`); only the schedule has a shape of its own.
 
 use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::{RepeatOptions, truthy};
 
 /// Packs `ARGV[2]` of `addJobScheduler`.
 ///
 /// Node.js always sends the same eight keys in the same order (`name`, `startDate`, `endDate`,
 /// `tz`, `pattern`, `every`, `limit`, `offset`), writing the ones it has no value for as nil;
-/// so do we, which keeps the bytes identical. As in Node.js, `offset` is only sent alongside
+/// so do we, which keeps the bytes identical. The caller's order of the schedule's keys
+/// ([`RepeatOptions::key_order`]) does not reach this map: Node builds it key by key; it
+/// reaches the `repeat` options of the iteration's job instead. As in Node.js, `offset` is only sent alongside
 /// `every`, and a zero offset or date counts as none.
 pub(crate) fn pack_job_scheduler_opts(
     name: &str,
@@ -25,11 +28,11 @@ pub(crate) fn pack_job_scheduler_opts(
     m.push("name", WireValue::text(name));
     m.push(
         "startDate",
-        WireValue::or_nil(truthy(schedule.start_date).map(WireValue::UInt)),
+        WireValue::or_nil(truthy(schedule.start_at().map(UnixMillis::get)).map(WireValue::UInt)),
     );
     m.push(
         "endDate",
-        WireValue::or_nil(truthy(schedule.end_date).map(WireValue::UInt)),
+        WireValue::or_nil(truthy(schedule.end_at().map(UnixMillis::get)).map(WireValue::UInt)),
     );
     m.push(
         "tz",
@@ -79,6 +82,23 @@ mod tests {
         entry("limit", &[0xc0]);
         entry("offset", &[0xcc, 0xfa]);
         assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn the_callers_order_does_not_reach_the_scheduler_hash() {
+        let given = RepeatOptions::new()
+            .limit(3)
+            .tz("UTC")
+            .pattern("* * * * *")
+            .end_date(9_u64);
+        let fixed = RepeatOptions::cron("* * * * *")
+            .tz("UTC")
+            .limit(3)
+            .end_date(9_u64);
+        assert_eq!(
+            pack_job_scheduler_opts("n", &given).unwrap(),
+            pack_job_scheduler_opts("n", &fixed).unwrap()
+        );
     }
 
     #[test]

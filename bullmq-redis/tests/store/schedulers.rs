@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, NextIterationArgs, Schedulers};
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{Error, JobId, JobOptions, ScriptErrorCode};
 use support::{Ctx, T0};
@@ -17,17 +18,11 @@ use support::{Ctx, T0};
 const PATTERN: &str = "*/5 * * * *";
 
 fn cron() -> RepeatOptions {
-    RepeatOptions {
-        pattern: Some(PATTERN.to_owned()),
-        ..RepeatOptions::default()
-    }
+    RepeatOptions::cron(PATTERN)
 }
 
 fn every(ms: u64) -> RepeatOptions {
-    RepeatOptions {
-        every: Some(Duration::from_millis(ms)),
-        ..RepeatOptions::default()
-    }
+    RepeatOptions::every(Duration::from_millis(ms))
 }
 
 /// The options of an iteration, shaped as Node.js's `getNextJobOpts` shapes them.
@@ -254,12 +249,10 @@ async fn next_iteration_is_added_once_by_the_producing_job() {
 #[tokio::test]
 async fn get_job_scheduler_decodes_the_record() {
     let ctx = Ctx::new().await;
-    let schedule = RepeatOptions {
-        tz: Some("Europe/Paris".to_owned()),
-        limit: Some(10),
-        end_date: Some(T0 + 86_400_000),
-        ..cron()
-    };
+    let schedule = cron()
+        .tz("Europe/Paris")
+        .limit(10)
+        .end_date(T0 + 86_400_000);
     ctx.backend
         .add_job_scheduler(&upsert_args("s1", T0 + 60_000, schedule))
         .await
@@ -273,7 +266,10 @@ async fn get_job_scheduler_decodes_the_record() {
     assert_eq!(record.schedule.pattern.as_deref(), Some(PATTERN));
     assert_eq!(record.schedule.tz.as_deref(), Some("Europe/Paris"));
     assert_eq!(record.schedule.limit, Some(10));
-    assert_eq!(record.schedule.end_date, Some(T0 + 86_400_000));
+    assert_eq!(
+        record.schedule.end_at().map(UnixMillis::get),
+        Some(T0 + 86_400_000)
+    );
     assert_eq!(record.template_data.as_deref(), Some(r#"{"a":1}"#));
     assert_eq!(record.template_opts, Some(JobOptions::new().attempts(3)));
 

@@ -15,6 +15,7 @@ use tracing::Instrument;
 use bullmq_core::__private::advance_job_scheduler;
 use bullmq_core::backend::{AddJobSchedulerArgs, JobSchedulerRecord, QueueMeta, Schedulers};
 use bullmq_core::json::JsonPayload;
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::{RepeatOptions, plan_iteration};
 use bullmq_core::{Job, JobId, JobOptions, ProducerSettings};
 
@@ -238,7 +239,8 @@ impl<B: Schedulers + QueueMeta> JobScheduler<B> {
             ..schedule.clone()
         };
         validate_schedule(schedule)?;
-        if let Some(end_date) = schedule.end_date.filter(|e| *e != 0 && *e < now) {
+        let end_date = schedule.end_at().map(UnixMillis::get);
+        if let Some(end_date) = end_date.filter(|e| *e != 0 && *e < now) {
             return Err(SchedulerError::EndDateInPast { end_date, now });
         }
         // Node's `Queue` writes its meta when it connects, whether or not an iteration follows.

@@ -1,6 +1,7 @@
 //! The checks an upsert makes before anything is written. The iteration itself is planned by
 //! `bullmq_core::scheduling::plan_iteration`, shared with the workers that advance schedulers.
 
+use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::{RepeatOptions, truthy};
 use bullmq_cron::CronExpression;
 
@@ -20,11 +21,12 @@ pub fn validate_schedule(schedule: &RepeatOptions) -> Result<(), SchedulerError>
         (None, None) => return Err(SchedulerError::NoSchedule),
         _ => {}
     }
-    if schedule.immediately == Some(true) && truthy(schedule.start_date).is_some() {
+    let start = truthy(schedule.start_at().map(UnixMillis::get));
+    let end = truthy(schedule.end_at().map(UnixMillis::get));
+    if schedule.immediately == Some(true) && start.is_some() {
         return Err(SchedulerError::ImmediatelyWithStartDate);
     }
-    if let (Some(start_date), Some(end_date)) =
-        (truthy(schedule.start_date), truthy(schedule.end_date))
+    if let (Some(start_date), Some(end_date)) = (start, end)
         && end_date <= start_date
     {
         return Err(SchedulerError::EndBeforeStart {

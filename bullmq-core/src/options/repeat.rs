@@ -3,9 +3,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bullmq_cron::{CronError, CronExpression, CronOptions};
+use bullmq_cron::CronOptions;
 
-use crate::options::{InvalidInstant, UnixMillis};
+use super::{InvalidInstant, KeyOrder, UnixMillis};
 
 /// A job scheduler's schedule (Node.js's `RepeatOptions`), and `repeat` in the options of the
 /// jobs it produces.
@@ -16,7 +16,16 @@ use crate::options::{InvalidInstant, UnixMillis};
 ///
 /// Built with [`cron`](Self::cron) or [`every`](Self::every) and consuming setters; start and
 /// end dates take Unix milliseconds, a [`SystemTime`](std::time::SystemTime) or a
-/// [`chrono::DateTime`] (see [`UnixMillis`]):
+/// [`chrono::DateTime`] (see [`UnixMillis`]).
+///
+/// The dates are set and read typed ([`start_date`](Self::start_date) /
+/// [`start_at`](Self::start_at), …): the public `u64` fields are deprecated.
+///
+/// The setters remember the order they were called in ([`key_order`](Self::key_order)), as a
+/// JavaScript object remembers the order its keys were written in: Node.js keeps a caller's
+/// order in the `repeat` options of the jobs a scheduler produces, so a schedule set up in the
+/// order a Node.js caller writes it (`pattern`, `tz`, `limit`, `endDate`, …) is stored with
+/// the bytes Node.js stores.
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
@@ -48,84 +57,121 @@ pub struct RepeatOptions {
     /// Offset of `every` iterations (`offset`).
     pub offset: Option<Duration>,
     /// First allowed run, Unix ms (`startDate`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "set it with the typed `start_date(..)` / `start_date_iso(..)` (which keep the key order) and read it with `start_at()`; the field becomes private in the next breaking release"
+    )]
     pub start_date: Option<u64>,
     /// Last allowed run, Unix ms (`endDate`).
+    #[deprecated(
+        since = "0.2.0",
+        note = "set it with the typed `end_date(..)` / `end_date_iso(..)` (which keep the key order) and read it with `end_at()`; the field becomes private in the next breaking release"
+    )]
     pub end_date: Option<u64>,
     /// IANA time zone of the pattern (`tz`).
     pub tz: Option<String>,
-    /// Previous run, Unix ms (`prevMillis`).
+    /// Previous run, Unix ms (`prevMillis`; legacy, kept as read).
+    #[deprecated(
+        since = "0.2.0",
+        note = "read it with the typed `prev_at()`; the field becomes private in the next breaking release"
+    )]
     pub prev_millis: Option<u64>,
     /// Legacy custom key (`key`).
     pub key: Option<String>,
     /// Keys this version does not know, kept verbatim.
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// The order the keys are written in: the order the setters were called in, or the order
+    /// a store held them in. Keys set without a setter come after the listed ones, in the
+    /// order Rust writes them; empty means that order throughout. Ignored by `==`.
+    pub key_order: KeyOrder,
 }
 
-/// JavaScript truthiness of a stored number (a timestamp, a count): 0 means none, as Node.js
-/// reads a scheduler's `startDate`/`endDate`; shared by the stores that write them.
-pub fn truthy(millis: Option<u64>) -> Option<u64> {
-    millis.filter(|m| *m != 0)
-}
-
+// The accessors of the raw fields, deprecated for everyone else.
+#[allow(deprecated)]
 impl RepeatOptions {
     /// A schedule on a cron `pattern` (Node.js's `pattern`).
     #[must_use]
     pub fn cron(pattern: impl Into<String>) -> Self {
-        Self {
-            pattern: Some(pattern.into()),
-            ..Self::default()
-        }
+        Self::new().pattern(pattern)
     }
 
     /// A schedule every `interval` (Node.js's `every`).
     #[must_use]
     pub fn every(interval: Duration) -> Self {
-        Self {
-            every: Some(interval),
-            ..Self::default()
-        }
+        Self::new().interval(interval)
+    }
+
+    /// A schedule with nothing set yet: for setting its keys in the order a Node.js caller
+    /// writes them, the pattern or interval not first (`{tz, pattern}`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bullmq_core::options::RepeatOptions;
+    ///
+    /// let nightly = RepeatOptions::new().tz("Europe/Paris").pattern("0 3 * * *").limit(7);
+    /// assert_eq!(nightly.key_order.keys().collect::<Vec<_>>(), ["tz", "pattern", "limit"]);
+    /// let hourly = RepeatOptions::new().limit(24).interval(Duration::from_secs(3_600));
+    /// assert_eq!(hourly.every, Some(Duration::from_secs(3_600)));
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the cron pattern (`pattern`); [`cron`](Self::cron) starts a schedule with it.
+    #[must_use]
+    pub fn pattern(self, pattern: impl Into<String>) -> Self {
+        self.set("pattern", |r| r.pattern = Some(pattern.into()))
+    }
+
+    /// Sets the fixed interval (`every`); [`every`](Self::every) starts a schedule with it.
+    #[must_use]
+    pub fn interval(self, interval: Duration) -> Self {
+        self.set("every", |r| r.every = Some(interval))
     }
 
     /// Sets the IANA time zone of the pattern (`tz`).
     #[must_use]
-    pub fn tz(mut self, tz: impl Into<String>) -> Self {
-        self.tz = Some(tz.into());
-        self
+    pub fn tz(self, tz: impl Into<String>) -> Self {
+        self.set("tz", |r| r.tz = Some(tz.into()))
     }
 
     /// Sets the maximum number of iterations (`limit`).
     #[must_use]
-    pub fn limit(mut self, limit: u64) -> Self {
-        self.limit = Some(limit);
-        self
+    pub fn limit(self, limit: u64) -> Self {
+        self.set("limit", |r| r.limit = Some(limit))
     }
 
     /// Runs the first iteration right away (`immediately`).
     #[must_use]
-    pub fn immediately(mut self, immediately: bool) -> Self {
-        self.immediately = Some(immediately);
-        self
+    pub fn immediately(self, immediately: bool) -> Self {
+        self.set("immediately", |r| r.immediately = Some(immediately))
+    }
+
+    /// Sets the iteration count (`count`). An upsert starts counting from 1 whatever it is
+    /// given, as Node.js 6.7.6 does; the key keeps its place in the order all the same, as it
+    /// does in the object a Node.js caller passes.
+    #[must_use]
+    pub fn count(self, count: u64) -> Self {
+        self.set("count", |r| r.count = Some(count))
     }
 
     /// Sets the offset of `every` iterations within their interval (`offset`).
     #[must_use]
-    pub fn offset(mut self, offset: Duration) -> Self {
-        self.offset = Some(offset);
-        self
+    pub fn offset(self, offset: Duration) -> Self {
+        self.set("offset", |r| r.offset = Some(offset))
     }
 
     /// Sets the first allowed run (`startDate`).
     #[must_use]
-    pub fn start_date(mut self, at: impl Into<UnixMillis>) -> Self {
-        self.start_date = Some(at.into().get());
-        self
+    pub fn start_date(self, at: impl Into<UnixMillis>) -> Self {
+        self.set("startDate", |r| r.start_date = Some(at.into().get()))
     }
 
     /// Sets the last allowed run (`endDate`).
     #[must_use]
-    pub fn end_date(mut self, at: impl Into<UnixMillis>) -> Self {
-        self.end_date = Some(at.into().get());
-        self
+    pub fn end_date(self, at: impl Into<UnixMillis>) -> Self {
+        self.set("endDate", |r| r.end_date = Some(at.into().get()))
     }
 
     /// Sets the first allowed run from ISO 8601 text (`2030-01-31T09:00:00Z`), as Node.js
@@ -145,6 +191,20 @@ impl RepeatOptions {
     /// [`InvalidInstant`] when `text` is not such an instant.
     pub fn end_date_iso(self, text: &str) -> Result<Self, InvalidInstant> {
         Ok(self.end_date(text.parse::<UnixMillis>()?))
+    }
+
+    /// Sets a key with `write` and notes it in [`key_order`](Self::key_order) (a key set
+    /// again keeps its place, as in a JavaScript object).
+    fn set(mut self, key: &str, write: impl FnOnce(&mut Self)) -> Self {
+        write(&mut self);
+        self.key_order.push(key, KeyOrder::default());
+        self
+    }
+
+    /// The previous run (`prevMillis`), typed.
+    #[must_use]
+    pub fn prev_at(&self) -> Option<UnixMillis> {
+        self.prev_millis.map(UnixMillis::from)
     }
 
     /// The first allowed run, typed; the `start_date` field holds it in Unix ms.
@@ -173,32 +233,4 @@ impl RepeatOptions {
             hash_seed: None,
         }
     }
-}
-
-/// The next run (Unix ms) of a cron `pattern` schedule after `millis`, exactly as Node.js's
-/// default repeat strategy computes it: the search starts at the later of `millis` and the
-/// start date, and `immediately` means `now`. `Ok(None)` when there is no pattern or no further
-/// run (past the end date, or a pattern that never matches).
-///
-/// The one place both the worker (advancing a scheduler) and the job scheduler (upserting
-/// one) get cron run times from.
-///
-/// # Errors
-///
-/// An invalid pattern or time zone (upstream throws these too).
-pub fn next_cron_millis(
-    schedule: &RepeatOptions,
-    millis: u64,
-    now: u64,
-) -> Result<Option<u64>, CronError> {
-    let Some(pattern) = schedule.pattern.as_deref().filter(|p| !p.is_empty()) else {
-        return Ok(None);
-    };
-    let current = truthy(schedule.start_date).map_or(millis, |s| s.max(millis));
-    let mut cron = CronExpression::parse(pattern, &schedule.cron_options(current))?;
-    if schedule.immediately == Some(true) {
-        return Ok(Some(now));
-    }
-    // Upstream swallows the search's errors (end date passed, no match): no next run.
-    Ok(cron.next_run().ok())
 }

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bullmq::backend::{Admin as _, Lifecycle as _};
 
-use super::Ctx;
 use super::bulk::{Plan, Step, count};
 use crate::cli::{BulkArgs, StateArg};
+use crate::context::Ctx;
 use crate::fail::Failure;
 
 pub(super) async fn run(

@@ -32,9 +32,11 @@
 mod access;
 mod actions;
 mod builder;
+mod bulk_action;
 mod chart;
 mod csrf;
 mod error;
+mod fields;
 mod headers;
 mod live;
 mod pages;

@@ -11,82 +11,17 @@ use bullmq::job::{FinishedState, JobState, JobType};
 use bullmq::{AnyBackend, JobId, Queue};
 
 use super::{Fields, guard};
+use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
-use crate::pages::queue::parse_state;
+use crate::fields::parse_state;
 use crate::request::Ctx;
 use crate::runs::{NewRun, Run};
 use crate::search::{self, Needle};
 use crate::state::Shared;
 use crate::urls;
 
-/// The most jobs a bulk run on a search acts on.
-pub(crate) const RUN_MAX: usize = 100_000;
-/// How many of a state's jobs a bulk run's search reads on Redis, at most.
-pub(crate) const RUN_SCAN: u64 = 100_000;
-
 /// Jobs one store call retries or removes.
 const RETRY_BATCH: u32 = 1000;
-
-/// What a bulk action does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BulkAction {
-    Retry,
-    Remove,
-}
-
-impl BulkAction {
-    pub(crate) fn parse(text: Option<&str>) -> Result<Self, DashboardError> {
-        match text {
-            Some("retry") => Ok(Self::Retry),
-            Some("remove") => Ok(Self::Remove),
-            other => Err(DashboardError::bad(
-                "action",
-                format!("{:?} is not a bulk action", other.unwrap_or("")),
-                "use retry or remove",
-            )),
-        }
-    }
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Retry => "retry",
-            Self::Remove => "remove",
-        }
-    }
-
-    pub(crate) fn verb(self) -> &'static str {
-        self.as_str()
-    }
-
-    /// The verb in the past tense.
-    pub(crate) fn past(self) -> &'static str {
-        match self {
-            Self::Retry => "retried",
-            Self::Remove => "removed",
-        }
-    }
-}
-
-/// Whether `action` applies to jobs in `state`.
-pub(crate) fn check(action: BulkAction, state: JobState) -> Result<(), DashboardError> {
-    let fits = match action {
-        BulkAction::Retry => matches!(state, JobState::Failed | JobState::Completed),
-        BulkAction::Remove => !matches!(state, JobState::Active | JobState::WaitingChildren),
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(DashboardError::bad(
-            "state",
-            format!(
-                "{} does not apply to {} jobs",
-                action.as_str(),
-                state.as_str()
-            ),
-            "retry failed or completed jobs; remove jobs that are neither active nor waiting for children",
-        ))
-    }
-}
 
 /// The finished state a retry of `state`'s jobs names (`check` has let only these through).
 fn finished(state: JobState) -> FinishedState {
@@ -109,7 +44,7 @@ pub(crate) async fn bulk_action(
     let state = parse_state("state", fields.get("state").map(String::as_str))?;
     let action = BulkAction::parse(fields.get("action").map(String::as_str))?;
     check(action, state)?;
-    let needle = Needle::new(fields.get("q").map(String::as_str));
+    let needle = search::needle(fields.get("q").map(String::as_str));
     let (c, n) = (c.to_owned(), n.to_owned());
     let targets = match &needle {
         Some(needle) => Targets::Matches(

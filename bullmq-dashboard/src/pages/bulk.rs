@@ -8,11 +8,11 @@ use serde::Deserialize;
 
 use super::layout::{View, page};
 use super::open;
-use super::queue::parse_state;
-use crate::actions::bulk::{BulkAction, RUN_MAX, RUN_SCAN, check};
+use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
+use crate::fields::parse_state;
 use crate::request::Ctx;
-use crate::search::{self, Needle};
+use crate::search;
 use crate::state::Shared;
 use crate::urls;
 
@@ -38,7 +38,7 @@ pub(crate) async fn bulk_page(
     let state = parse_state("state", q.state.as_deref())?;
     let action = BulkAction::parse(q.action.as_deref())?;
     check(action, state)?;
-    let needle = Needle::new(q.q.as_deref());
+    let needle = search::needle(q.q.as_deref());
     let (count, partial) = match &needle {
         Some(needle) => {
             let found = search::find(&opened.queue, state, needle, true, RUN_MAX, RUN_SCAN).await?;

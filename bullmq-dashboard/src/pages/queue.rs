@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::layout::{View, page};
 use super::{Opened, STATES, open, time};
 use crate::error::DashboardError;
+use crate::fields::parse_state;
 use crate::payload;
 use crate::request::Ctx;
 use crate::search::{self, Found, Needle};
@@ -65,24 +66,7 @@ impl ListQuery {
 
     /// What the search asks for, if anything.
     fn needle(&self) -> Option<Needle> {
-        Needle::new(self.q.as_deref()).or_else(|| Needle::new(self.name.as_deref()))
-    }
-}
-
-/// A state named in a query or form.
-pub(crate) fn parse_state(
-    field: &'static str,
-    text: Option<&str>,
-) -> Result<JobState, DashboardError> {
-    match text.filter(|t| !t.is_empty()) {
-        None => Ok(JobState::Waiting),
-        Some(t) => t.parse().map_err(|_| {
-            DashboardError::bad(
-                field,
-                format!("{t:?} is not a job state"),
-                "use waiting, prioritized, delayed, active, waiting-children, completed or failed",
-            )
-        }),
+        search::needle(self.q.as_deref()).or_else(|| search::needle(self.name.as_deref()))
     }
 }
 

@@ -41,6 +41,7 @@ mod headers;
 mod live;
 mod pages;
 mod payload;
+mod queue_route;
 mod request;
 mod router;
 mod runs;

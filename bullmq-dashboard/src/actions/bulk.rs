@@ -4,20 +4,19 @@
 
 use std::time::Duration;
 
-use axum::extract::{Form, Path, State};
+use axum::extract::Form;
 use axum::response::Response;
 use bullmq::backend::{Admin as _, Batch, ReprocessOptions};
 use bullmq::job::{FinishedState, JobState, JobType};
 use bullmq::{AnyBackend, JobId, Queue};
 
-use super::{Fields, guard};
+use super::Fields;
 use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
 use crate::fields::parse_state;
-use crate::request::Ctx;
+use crate::queue_route::QueueRoute;
 use crate::runs::{NewRun, Run};
 use crate::search::{self, Needle};
-use crate::state::Shared;
 use crate::urls;
 
 /// Jobs one store call retries or removes.
@@ -34,12 +33,10 @@ fn finished(state: JobState) -> FinishedState {
 
 /// `POST /c/{connection}/q/{queue}/bulk`.
 pub(crate) async fn bulk_action(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
     Form(fields): Form<Fields>,
 ) -> Result<Response, DashboardError> {
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let opened = route.guard(&fields).await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let state = parse_state("state", fields.get("state").map(String::as_str))?;
     let action = BulkAction::parse(fields.get("action").map(String::as_str))?;
@@ -63,7 +60,7 @@ pub(crate) async fn bulk_action(
         Targets::Matches(ids) => u64::try_from(ids.len()).unwrap_or(u64::MAX),
         Targets::State(count) => *count,
     };
-    let (id, run) = inner.runs.start(NewRun {
+    let (id, run) = route.inner.runs.start(NewRun {
         connection: c.clone(),
         queue: n.clone(),
         action,
@@ -84,7 +81,9 @@ pub(crate) async fn bulk_action(
         run.finish();
         tracing::info!(target: "bullmq_dashboard", connection = %run.what.connection, queue = %run.what.queue, action = run.what.action.as_str(), done = run.done(), failed = run.failed(), error = outcome.err().map(|e| e.to_string()), run = id, "bulk run finished");
     });
-    Ok(ctx.redirect(&format!("{}/{id}", urls::queue_sub(&c, &n, "bulk/runs"))))
+    Ok(route
+        .ctx
+        .redirect(&format!("{}/{id}", urls::queue_sub(&c, &n, "bulk/runs"))))
 }
 
 /// The jobs a bulk run acts on.

@@ -3,7 +3,9 @@
 // The doc comments here are the `--help` text, where backticks would show as they are.
 #![allow(clippy::doc_markdown)]
 
+use bullmq::JobState;
 use clap::ValueEnum;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 
 /// How results are written on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -16,31 +18,11 @@ pub(crate) enum Format {
     Jsonl,
 }
 
-/// A job state, as typed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum StateArg {
-    Waiting,
-    Prioritized,
-    Delayed,
-    Active,
-    Completed,
-    Failed,
-    WaitingChildren,
-}
-
-impl StateArg {
-    pub(crate) fn state(self) -> bullmq::JobState {
-        use bullmq::JobState as S;
-        match self {
-            Self::Waiting => S::Waiting,
-            Self::Prioritized => S::Prioritized,
-            Self::Delayed => S::Delayed,
-            Self::Active => S::Active,
-            Self::Completed => S::Completed,
-            Self::Failed => S::Failed,
-            Self::WaitingChildren => S::WaitingChildren,
-        }
-    }
+/// `--state`'s parser: a job state by upstream's name (the names --help and the completions
+/// list), read by the library's own parser.
+pub(crate) fn job_state() -> impl TypedValueParser<Value = JobState> {
+    PossibleValuesParser::new(JobState::ALL.map(JobState::as_str))
+        .try_map(|name| name.parse::<JobState>())
 }
 
 /// A finished state, as typed.

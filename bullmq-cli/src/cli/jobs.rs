@@ -5,7 +5,9 @@
 
 use clap::Args;
 
-use super::choices::{Sort, StateArg};
+use bullmq::JobState;
+
+use super::choices::{Sort, job_state};
 
 /// `jobs`' selection.
 #[derive(Debug, Args)]
@@ -13,8 +15,8 @@ pub(crate) struct JobsArgs {
     /// The queue.
     pub(crate) queue: String,
     /// Only jobs in this state (default: every state, each paged).
-    #[arg(long, value_enum)]
-    pub(crate) state: Option<StateArg>,
+    #[arg(long, value_parser = job_state())]
+    pub(crate) state: Option<JobState>,
     /// Only jobs with this name (filters the page read).
     #[arg(long)]
     pub(crate) name: Option<String>,

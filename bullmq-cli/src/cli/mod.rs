@@ -15,7 +15,7 @@ pub(crate) use self::admin::{
     BenchArgs, ConcurrencyArgs, DashboardArgs, MigrateArgs, RateLimitArgs, SchedulerCommand,
     TopArgs, UpsertArgs,
 };
-pub(crate) use self::choices::{Finished, Format, Sort, StateArg};
+pub(crate) use self::choices::{Finished, Format, Sort};
 pub(crate) use self::jobs::{AddArgs, BulkArgs, JobsArgs};
 
 /// The operators' command line for BullMQ queues on Redis and PostgreSQL.
@@ -127,8 +127,8 @@ pub(crate) enum Command {
         /// The queue.
         queue: String,
         /// Which jobs: completed, failed, delayed, waiting, prioritized, active, waiting-children.
-        #[arg(long, value_enum)]
-        state: StateArg,
+        #[arg(long, value_parser = self::choices::job_state())]
+        state: bullmq::JobState,
         /// Keep the jobs finished (or added) less than this many seconds ago.
         #[arg(long, value_name = "SECS")]
         grace: u64,

@@ -17,7 +17,7 @@ pub(super) async fn run(ctx: &Ctx, args: &JobsArgs) -> Result<(), Failure> {
     }
     let queue = ctx.store.queue(&args.queue).await?;
     let states: Vec<JobState> = match args.state {
-        Some(s) => vec![s.state()],
+        Some(s) => vec![s],
         None => JobState::ALL.to_vec(),
     };
     let per_page = i64::try_from(args.per_page).unwrap_or(i64::MAX);

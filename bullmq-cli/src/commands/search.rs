@@ -64,7 +64,7 @@ pub(super) async fn run(ctx: &Ctx, args: &JobsArgs, search: &str) -> Result<(), 
 /// The states searched: the one asked for, or all.
 fn states(args: &JobsArgs) -> Vec<JobState> {
     args.state
-        .map_or_else(|| JobState::ALL.to_vec(), |s| vec![s.state()])
+        .map_or_else(|| JobState::ALL.to_vec(), |s| vec![s])
 }
 
 /// The library's bounded scan; the cursor is `<state>:<offset>`.
@@ -151,7 +151,7 @@ async fn postgres(
           ORDER BY seq {order} LIMIT $5",
         matching.condition
     );
-    let state = args.state.map(|s| s.state().as_str().to_owned());
+    let state = args.state.map(|s| s.as_str().to_owned());
     let mut con = PgConnection::connect(ctx.store.url()).await.map_err(fail)?;
     let mut query = sqlx::query_as(&sql)
         .bind(&args.queue)

@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::JobState;
 
-/// Where a [`scan`](super::scan) stopped: the state it was in and how many of that state's
+/// Where a [`scan`](fn@super::scan) stopped: the state it was in and how many of that state's
 /// jobs it had passed. Its text form is `<state>:<offset>`, e.g. `waiting:500`.
 ///
 /// ```

@@ -4,7 +4,7 @@
 //! [`Needle`] is the rule: a JSON object or array is looked for by containment in the data
 //! (as PostgreSQL's `jsonb @>`); any other text matches a job whose id equals it, or whose
 //! name or any string, number or boolean in its data contains it, ignoring case.
-//! [`scan`] applies it store-neutrally, window by window up to a bound, and says how far it
+//! [`scan()`] applies it store-neutrally, window by window up to a bound, and says how far it
 //! got; a store that can query data (PostgreSQL) may answer the same rule in one query.
 //!
 //! ```

@@ -13,6 +13,8 @@ pub use bullmq_core::queue_events::{
     ReceivedEvent, WaitError,
 };
 pub use bullmq_core::scheduling::RepeatOptions;
+/// Finding jobs by what they hold: the search rule of the command line and the dashboard.
+pub use bullmq_core::search;
 /// Graceful shutdown on `SIGTERM` / `SIGINT`.
 pub use bullmq_core::shutdown;
 pub use bullmq_core::shutdown::Shutdown;

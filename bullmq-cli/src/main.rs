@@ -10,8 +10,10 @@
 mod cli;
 mod commands;
 mod confirm;
+mod context;
 mod fail;
 mod interrupt;
+mod job_rows;
 mod output;
 mod progress;
 mod store;

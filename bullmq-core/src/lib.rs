@@ -16,6 +16,7 @@ pub mod queue_events;
 pub mod redact;
 pub mod relay;
 pub mod scheduling;
+pub mod search;
 pub mod shutdown;
 pub mod telemetry;
 pub mod url_form;

@@ -32,13 +32,16 @@
 mod access;
 mod actions;
 mod builder;
+mod bulk_action;
 mod chart;
 mod csrf;
 mod error;
+mod fields;
 mod headers;
 mod live;
 mod pages;
 mod payload;
+mod queue_route;
 mod request;
 mod router;
 mod runs;

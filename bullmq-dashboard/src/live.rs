@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::{Duration, Instant};
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use bullmq::backend::{EventId, Events as _, Lifecycle as _, StreamEvent};
@@ -19,8 +19,9 @@ use futures_util::stream::{self, Stream, StreamExt as _};
 use serde_json::{Map, Value, json};
 
 use crate::error::DashboardError;
+use crate::pages::STATES;
 use crate::pages::overview::{counts, visible};
-use crate::pages::{STATES, open};
+use crate::queue_route::QueueRoute;
 use crate::request::Ctx;
 use crate::state::Shared;
 
@@ -78,12 +79,8 @@ async fn feed_of(queue: &Queue<AnyBackend>) -> Feed {
 
 /// `GET /c/{connection}/q/{queue}/live`: the queue's counts (event `counts`) when something
 /// happened, and each event (`job`).
-pub(crate) async fn queue_live(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    ctx: Ctx,
-) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
+pub(crate) async fn queue_live(route: QueueRoute) -> Result<Response, DashboardError> {
+    let opened = route.open().await?;
     // A handle of its own: its blocking reads hold a connection no other request waits on.
     let queue = Queue::new(opened.name.clone(), opened.queue.backend().handle());
     let feed = feed_of(&queue).await;

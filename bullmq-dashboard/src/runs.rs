@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bullmq::job::JobState;
 
-use crate::actions::bulk::BulkAction;
+use crate::bulk_action::BulkAction;
 
 /// Runs kept for their pages; older ones are forgotten.
 const KEPT: usize = 64;

@@ -12,6 +12,7 @@
 //!   `hashtext(schema)`, one transaction); schemas migrated by Node.js are accepted here and
 //!   the other way round. Errors are typed ([`PostgresError`]).
 //! - [`AddInTransaction`]: enqueueing inside the caller's own transaction.
+//! - [`JobSearch`]: the operators' job search rule as one SQL condition.
 #![forbid(unsafe_code)]
 
 mod backend;
@@ -19,6 +20,7 @@ mod client_name;
 mod connect_failure;
 mod connection;
 mod error;
+mod job_search;
 mod lanes;
 mod link;
 mod migrator;
@@ -31,6 +33,7 @@ pub use backend::PostgresBackend;
 pub use connect_failure::{ConnectFailure, TlsFailure};
 pub use connection::PostgresConnection;
 pub use error::PostgresError;
+pub use job_search::JobSearch;
 pub use migrator::{
     MIGRATION_ADVISORY_LOCK_KEY, MINIMUM_POSTGRES_VERSION, RECOMMENDED_POSTGRES_VERSION, migrate,
 };

@@ -7,8 +7,8 @@ use bullmq::options::options_from_value;
 use bullmq::{AnyBackend, BulkJob, JobOptions, Queue};
 use serde_json::{Value, json};
 
-use super::Ctx;
 use crate::cli::AddArgs;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::interrupt::Interrupt;
 use crate::{output, progress};

@@ -12,7 +12,8 @@ use bullmq::{
 };
 use serde_json::json;
 
-use super::Ctx;
+use crate::cli::BenchArgs;
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
 use crate::output;
 
@@ -21,17 +22,6 @@ const QUEUE: &str = "bench";
 
 /// How long the worker may go without finishing a job before the run is abandoned.
 const STALL: Duration = Duration::from_secs(60);
-
-/// `bench`'s inputs.
-#[derive(Debug, clap::Args)]
-pub(crate) struct BenchArgs {
-    /// Jobs to add and process.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    jobs: u64,
-    /// The worker's concurrency.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    concurrency: u64,
-}
 
 pub(super) async fn run(ctx: &Ctx, args: &BenchArgs) -> Result<(), Failure> {
     let url = ctx.store.url();

@@ -8,9 +8,9 @@ use bullmq::job::JobType;
 use bullmq::{AnyBackend, JobState, Queue};
 use serde_json::json;
 
-use super::Ctx;
 use crate::cli::BulkArgs;
 use crate::confirm::confirm;
+use crate::context::Ctx;
 use crate::fail::{Failure, count_of};
 use crate::interrupt::Interrupt;
 use crate::{output, progress};

@@ -3,23 +3,23 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bullmq::JobState;
 use bullmq::backend::{Admin as _, Lifecycle as _};
 
-use super::Ctx;
 use super::bulk::{Plan, Step, count};
-use crate::cli::{BulkArgs, StateArg};
+use crate::cli::BulkArgs;
+use crate::context::Ctx;
 use crate::fail::Failure;
 
 pub(super) async fn run(
     ctx: &Ctx,
     queue_name: &str,
-    state: StateArg,
+    state: JobState,
     grace: u64,
     limit: Option<u64>,
     bulk: &BulkArgs,
 ) -> Result<(), Failure> {
     let queue = ctx.store.queue(queue_name).await?;
-    let state = state.state();
     let in_state = count(ctx, &queue, &[state]).await?;
     // Jobs within the grace period are counted too: the count is an upper bound.
     let matched = limit.map_or(in_state, |l| l.min(in_state));

@@ -3,8 +3,8 @@
 
 use bullmq_dashboard::{Access, Connection, Dashboard};
 
-use super::Ctx;
 use crate::cli::{Cli, DashboardArgs};
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
 use crate::store::url_of;
 

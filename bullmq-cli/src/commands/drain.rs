@@ -5,9 +5,9 @@
 use bullmq::JobState;
 use bullmq::backend::Admin as _;
 
-use super::Ctx;
 use super::bulk::{Plan, Step, count};
 use crate::cli::BulkArgs;
+use crate::context::Ctx;
 use crate::fail::Failure;
 
 pub(super) async fn run(

@@ -3,8 +3,8 @@
 use bullmq::{QueueEvents, QueueEventsOptions};
 use serde_json::{Map, Value, json};
 
-use super::Ctx;
 use crate::cli::Format;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::output;
 

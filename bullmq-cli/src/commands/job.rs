@@ -4,9 +4,9 @@ use bullmq::JobId;
 use bullmq::backend::{DependenciesQuery, Range};
 use serde_json::{Value, json};
 
-use super::Ctx;
-use super::jobs::job_json;
+use crate::context::Ctx;
 use crate::fail::Failure;
+use crate::job_rows::job_json;
 use crate::output;
 use crate::values;
 

@@ -5,54 +5,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::Ctx;
+use crate::cli::{ConcurrencyArgs, RateLimitArgs};
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::output;
-
-/// `concurrency`'s inputs.
-#[derive(Debug, clap::Args)]
-pub(crate) struct ConcurrencyArgs {
-    /// The queue.
-    queue: String,
-    /// Set it: at most this many jobs of the queue run at once, across all workers.
-    #[arg(conflicts_with = "remove", value_parser = clap::value_parser!(u64).range(1..))]
-    set: Option<u64>,
-    /// Lift the limit.
-    #[arg(long)]
-    remove: bool,
-}
-
-impl ConcurrencyArgs {
-    /// Whether it changes the queue (else it only reads).
-    pub(crate) fn changes_something(&self) -> bool {
-        self.set.is_some() || self.remove
-    }
-}
-
-/// `rate-limit`'s inputs.
-#[derive(Debug, clap::Args)]
-pub(crate) struct RateLimitArgs {
-    /// The queue.
-    queue: String,
-    /// Set it: at most this many jobs per --duration, across all workers.
-    #[arg(long, requires = "duration", conflicts_with = "remove",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    max: Option<u64>,
-    /// The window of --max, in milliseconds.
-    #[arg(long, value_name = "MS", requires = "max",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    duration: Option<u64>,
-    /// Lift the limit.
-    #[arg(long)]
-    remove: bool,
-}
-
-impl RateLimitArgs {
-    /// Whether it changes the queue (else it only reads).
-    pub(crate) fn changes_something(&self) -> bool {
-        self.max.is_some() || self.remove
-    }
-}
 
 pub(super) async fn concurrency(ctx: &Ctx, args: &ConcurrencyArgs) -> Result<(), Failure> {
     let name = args.queue.as_str();

@@ -4,7 +4,7 @@ use bullmq::backend::Metrics;
 use bullmq::job::FinishedState;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::output;
 

@@ -5,21 +5,10 @@ use bullmq::postgres::sqlx::{self, Connection as _, PgConnection};
 use bullmq::postgres::{DEFAULT_SCHEMA, MIGRATIONS, PostgresOptions, SchemaName};
 use serde_json::{Value, json};
 
-use super::Ctx;
-use crate::cli::BulkArgs;
+use crate::cli::{BulkArgs, MigrateArgs};
+use crate::context::Ctx;
 use crate::fail::{Failure, cause, fix_for};
 use crate::{confirm, output};
-
-/// `migrate`'s inputs.
-#[derive(Debug, clap::Args)]
-pub(crate) struct MigrateArgs {
-    /// Show the pending migrations, and apply nothing.
-    #[arg(long)]
-    pub(crate) dry_run: bool,
-    /// Do not ask before migrating (needed when stdin is not a terminal).
-    #[arg(short = 'y', long)]
-    yes: bool,
-}
 
 pub(super) async fn run(ctx: &Ctx, args: &MigrateArgs) -> Result<(), Failure> {
     let url = ctx.store.url();

@@ -26,12 +26,8 @@ mod search;
 mod top;
 mod workers;
 
-pub(crate) use self::bench::BenchArgs;
-pub(crate) use self::limits::{ConcurrencyArgs, RateLimitArgs};
-pub(crate) use self::migrate::MigrateArgs;
-pub(crate) use self::scheduler::SchedulerCommand;
-pub(crate) use self::top::TopArgs;
 use crate::cli::{Cli, Command};
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::store::Store;
 
@@ -105,11 +101,4 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         Command::Dashboard(args) => dashboard::run(&ctx, &args, served).await,
         Command::Completions { shell } => completions::run(shell),
     }
-}
-
-/// What every command needs: the store and how to write.
-pub(crate) struct Ctx {
-    pub(crate) store: Store,
-    pub(crate) format: crate::cli::Format,
-    pub(crate) full: bool,
 }

@@ -3,9 +3,9 @@
 
 use bullmq::backend::{Admin as _, Batch, ObliterateArgs};
 
-use super::Ctx;
 use super::bulk::{Plan, Step, count};
 use crate::cli::BulkArgs;
+use crate::context::Ctx;
 use crate::fail::Failure;
 
 pub(super) async fn run(

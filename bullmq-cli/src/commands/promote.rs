@@ -3,9 +3,9 @@
 use bullmq::JobState;
 use bullmq::backend::Admin as _;
 
-use super::Ctx;
 use super::bulk::{Plan, Step, count};
 use crate::cli::BulkArgs;
+use crate::context::Ctx;
 use crate::fail::Failure;
 
 pub(super) async fn run(ctx: &Ctx, queue_name: &str, bulk: &BulkArgs) -> Result<(), Failure> {

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::Ctx;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::output;
 use crate::store::queue_on;

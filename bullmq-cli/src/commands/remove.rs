@@ -5,9 +5,9 @@
 use bullmq::JobId;
 use serde_json::json;
 
-use super::Ctx;
 use crate::cli::BulkArgs;
 use crate::confirm::confirm;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::interrupt::Interrupt;
 use crate::{output, progress};

@@ -6,9 +6,9 @@
 
 use bullmq::backend::{Admin as _, Lifecycle as _};
 
-use super::Ctx;
 use super::bulk::{Plan, Step, count};
 use crate::cli::{BulkArgs, Finished};
+use crate::context::Ctx;
 use crate::fail::Failure;
 
 pub(super) async fn run(

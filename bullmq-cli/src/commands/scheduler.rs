@@ -5,64 +5,10 @@ use std::time::Duration;
 use bullmq::{JobScheduler, JobTemplate, RepeatOptions};
 use serde_json::{Value, json};
 
-use super::Ctx;
+use crate::cli::{SchedulerCommand, UpsertArgs};
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
 use crate::output;
-
-/// `scheduler`'s subcommands.
-#[derive(Debug, clap::Subcommand)]
-pub(crate) enum SchedulerCommand {
-    /// Create or replace a scheduler (cron --pattern or --every), and add its next job.
-    Upsert(UpsertArgs),
-    /// Remove a scheduler and its pending job.
-    Remove {
-        /// The queue.
-        queue: String,
-        /// The scheduler's id.
-        id: String,
-    },
-}
-
-impl SchedulerCommand {
-    /// Its name, as typed.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Self::Upsert(_) => "scheduler upsert",
-            Self::Remove { .. } => "scheduler remove",
-        }
-    }
-}
-
-/// `scheduler upsert`'s inputs.
-#[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("schedule").required(true).args(["pattern", "every"])))]
-pub(crate) struct UpsertArgs {
-    /// The queue.
-    queue: String,
-    /// The scheduler's id.
-    id: String,
-    /// A cron pattern (as Node.js's cron-parser reads it), e.g. '0 */5 * * * *'.
-    #[arg(long)]
-    pattern: Option<String>,
-    /// Every this many milliseconds.
-    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..))]
-    every: Option<u64>,
-    /// The IANA time zone of the pattern, e.g. Europe/Paris.
-    #[arg(long)]
-    tz: Option<String>,
-    /// Stop after this many jobs.
-    #[arg(long)]
-    limit: Option<u64>,
-    /// The jobs' name (default: the scheduler's id).
-    #[arg(long)]
-    name: Option<String>,
-    /// The jobs' data, as JSON.
-    #[arg(long)]
-    data: Option<String>,
-    /// The jobs' options as Node.js writes them, e.g. '{"attempts":3}'.
-    #[arg(long)]
-    opts: Option<String>,
-}
 
 pub(super) async fn run(ctx: &Ctx, command: &SchedulerCommand) -> Result<(), Failure> {
     match command {

@@ -3,7 +3,7 @@
 use bullmq::JobScheduler;
 use serde_json::{Value, json};
 
-use super::Ctx;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::output;
 use crate::values;

@@ -1,65 +1,20 @@
-//! `jobs QUEUE --search NEEDLE`: jobs whose data contains a JSON value (containment, as
-//! PostgreSQL's `jsonb @>`) or a text. On PostgreSQL one query (upstream's schema has no index
-//! on `data`: it reads every job of the queue, or of the state); on Redis a bounded scan that
-//! says how far it got and resumes from `--cursor`.
+//! `jobs QUEUE --search NEEDLE`: the jobs the search rule of [`bullmq::search::Needle`]
+//! matches (a JSON object or array contained in the data; else the id, or a part of the name
+//! or of a value in the data, ignoring case). On PostgreSQL one query (upstream's schema has
+//! no index on `data`: it reads every job of the queue, or of the state); on Redis the
+//! library's bounded scan, which says how far it got and resumes from `--cursor`.
 
-use bullmq::backend::Range;
-use bullmq::job::JobType;
-use bullmq::postgres::DEFAULT_SCHEMA;
 use bullmq::postgres::sqlx::{self, Connection as _, PgConnection};
+use bullmq::postgres::{DEFAULT_SCHEMA, JobSearch};
+use bullmq::search::{Match, Needle, ScanCursor, ScanRequest};
 use bullmq::{AnyBackend, JobId, JobState, Queue};
 use serde_json::{Value, json};
 
-use super::Ctx;
-use super::jobs::job_json;
-use crate::cli::JobsArgs;
+use crate::cli::{Format, JobsArgs, Sort};
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
+use crate::job_rows::{job_json, table};
 use crate::output;
-
-/// Jobs read per call of a Redis scan.
-const SCAN_PAGE: u64 = 500;
-
-/// What to look for in the data.
-#[derive(Debug)]
-enum Needle {
-    /// Contained, as `jsonb @>`: every key of an object, every element of an array.
-    Json(Value),
-    /// A piece of the data's JSON text.
-    Text(String),
-}
-
-impl Needle {
-    fn of(text: &str) -> Self {
-        match serde_json::from_str::<Value>(text) {
-            Ok(v @ (Value::Object(_) | Value::Array(_))) => Self::Json(v),
-            _ => Self::Text(text.to_owned()),
-        }
-    }
-
-    fn matches(&self, data: &str) -> bool {
-        match self {
-            Self::Text(t) => data.contains(t.as_str()),
-            Self::Json(needle) => {
-                serde_json::from_str::<Value>(data).is_ok_and(|hay| contains(&hay, needle))
-            }
-        }
-    }
-}
-
-/// `hay @> needle`, as PostgreSQL defines containment for jsonb.
-fn contains(hay: &Value, needle: &Value) -> bool {
-    match (hay, needle) {
-        (Value::Object(h), Value::Object(n)) => n
-            .iter()
-            .all(|(k, v)| h.get(k).is_some_and(|hv| contains(hv, v))),
-        (Value::Array(h), Value::Array(n)) => {
-            n.iter().all(|nv| h.iter().any(|hv| contains(hv, nv)))
-        }
-        // A top-level array contains a scalar it holds.
-        (Value::Array(h), n) if !n.is_object() && !n.is_array() => h.contains(n),
-        (h, n) => h == n,
-    }
-}
 
 /// What a search found, and how far it looked.
 struct Found {
@@ -70,13 +25,30 @@ struct Found {
 }
 
 pub(super) async fn run(ctx: &Ctx, args: &JobsArgs, search: &str) -> Result<(), Failure> {
-    let needle = Needle::of(search);
+    let needle = Needle::parse(search).ok_or_else(|| {
+        Failure::usage(
+            "--search is empty; pass a JSON object or array to find in the data, or a text to \
+             find in the id, the name or a value of the data",
+        )
+    })?;
     let queue = ctx.store.queue(&args.queue).await?;
     let found = match queue.backend() {
         AnyBackend::Postgres(_) => postgres(ctx, args, &queue, &needle).await?,
-        _ => redis(ctx, args, &queue, &needle).await?,
+        _ => scan(ctx, args, &queue, &needle).await?,
     };
-    let summary = format!(
+    if ctx.format == Format::Json {
+        return output::print(
+            &serde_json::to_string_pretty(&json!({
+                "jobs": found.jobs,
+                "scanned": found.scanned,
+                "total": found.total,
+                "next_cursor": found.next_cursor,
+            }))
+            .unwrap_or_default(),
+        );
+    }
+    output::list(ctx.format, &found.jobs, || table(&found.jobs, ctx.full))?;
+    eprintln!(
         "{} found; scanned {} of {} jobs{}",
         found.jobs.len(),
         found.scanned,
@@ -86,106 +58,55 @@ pub(super) async fn run(ctx: &Ctx, args: &JobsArgs, search: &str) -> Result<(), 
             .as_ref()
             .map_or_else(String::new, |c| format!("; more with --cursor {c}"))
     );
-    match ctx.format {
-        crate::cli::Format::Json => output::print(
-            &serde_json::to_string_pretty(&json!({
-                "jobs": found.jobs,
-                "scanned": found.scanned,
-                "total": found.total,
-                "next_cursor": found.next_cursor,
-            }))
-            .unwrap_or_default(),
-        ),
-        format => {
-            output::list(format, &found.jobs, || {
-                super::jobs::text(&found.jobs, ctx.full)
-            })?;
-            eprintln!("{summary}");
-            Ok(())
-        }
-    }
+    Ok(())
 }
 
 /// The states searched: the one asked for, or all.
 fn states(args: &JobsArgs) -> Vec<JobState> {
     args.state
-        .map_or_else(|| JobState::ALL.to_vec(), |s| vec![s.state()])
+        .map_or_else(|| JobState::ALL.to_vec(), |s| vec![s])
 }
 
-/// A bounded scan: state by state, a page at a time, until `per_page` matches or
-/// `scan_limit` jobs looked at; the cursor is `<state>:<offset>`.
-async fn redis(
+/// The library's bounded scan; the cursor is `<state>:<offset>`.
+async fn scan(
     ctx: &Ctx,
     args: &JobsArgs,
     queue: &Queue<AnyBackend>,
     needle: &Needle,
 ) -> Result<Found, Failure> {
-    let fail = |e: bullmq::Error| ctx.store.error("search the jobs of", &args.queue, &e);
     let states = states(args);
-    let (mut state_at, mut offset) = match &args.cursor {
-        Some(c) => parse_cursor(c, &states)?,
-        None => (0, 0),
+    let from = args
+        .cursor
+        .as_deref()
+        .map(|c| ScanCursor::parse(c, &states))
+        .transpose()
+        .map_err(|e| Failure::usage(format!("--cursor: {e}")))?;
+    let request = ScanRequest {
+        states: &states,
+        name: args.name.as_deref(),
+        asc: args.sort == Sort::Asc,
+        limit: usize::try_from(args.per_page).unwrap_or(usize::MAX),
+        scan_limit: args.scan_limit,
+        from,
     };
-    let types: Vec<JobType> = states.iter().map(|s| JobType::State(*s)).collect();
-    let total = queue.get_job_count_by_types(&types).await.map_err(fail)?;
-    let mut found = Found {
-        jobs: Vec::new(),
-        scanned: 0,
-        total,
-        next_cursor: None,
-    };
-    while state_at < states.len() {
-        let state = states[state_at];
-        if found.scanned >= args.scan_limit || found.jobs.len() as u64 >= args.per_page {
-            found.next_cursor = Some(format!("{}:{offset}", state.as_str()));
-            return Ok(found);
-        }
-        let page = SCAN_PAGE.min(args.scan_limit - found.scanned);
-        let start = i64::try_from(offset).unwrap_or(i64::MAX);
-        let range = Range {
-            start,
-            end: start.saturating_add(i64::try_from(page).unwrap_or(i64::MAX) - 1),
-            asc: args.sort == crate::cli::Sort::Asc,
-        };
-        let jobs = queue
-            .get_jobs(&[JobType::State(state)], range)
-            .await
-            .map_err(fail)?;
-        let read = jobs.len() as u64;
-        for job in jobs {
-            found.scanned += 1;
-            offset += 1;
-            if needle.matches(&job.data) && args.name.as_ref().is_none_or(|n| *n == job.name) {
-                found.jobs.push(job_json(&job, Some(state), ctx.full));
-                if found.jobs.len() as u64 >= args.per_page {
-                    // Resume after this job (the rest of the page is read again).
-                    found.next_cursor = Some(format!("{}:{offset}", state.as_str()));
-                    return Ok(found);
-                }
-            }
-        }
-        if read < page {
-            state_at += 1;
-            offset = 0;
-        }
-    }
-    Ok(found)
+    let found = bullmq::search::scan(queue, needle, &request)
+        .await
+        .map_err(|e| ctx.store.error("search the jobs of", &args.queue, &e))?;
+    Ok(Found {
+        jobs: found.matches.iter().map(|m| shown(m, ctx.full)).collect(),
+        scanned: found.scanned,
+        total: found.total,
+        next_cursor: found.next.map(|c| c.to_string()),
+    })
 }
 
-/// `<state>:<offset>` as the index of the state among `states` and the offset.
-fn parse_cursor(cursor: &str, states: &[JobState]) -> Result<(usize, u64), Failure> {
-    let bad = || {
-        Failure::usage(format!(
-            "--cursor {cursor:?} is not one this search printed; pass the value of its \
-             `next_cursor` (e.g. waiting:500) with the same --state"
-        ))
-    };
-    let (state, offset) = cursor.rsplit_once(':').ok_or_else(bad)?;
-    let at = states
-        .iter()
-        .position(|s| s.as_str() == state)
-        .ok_or_else(bad)?;
-    Ok((at, offset.parse().map_err(|_| bad())?))
+/// A match as `jobs` shows it; one whose fields cannot be read (it matched by id) as its id
+/// and state.
+fn shown(found: &Match, full: bool) -> Value {
+    match &found.job {
+        Some(job) => job_json(job, Some(found.state), full),
+        None => json!({"id": found.id.as_str(), "state": found.state.as_str(), "unreadable": true}),
+    }
 }
 
 /// One query on the job table; the cursor is the last job's `seq`.
@@ -216,37 +137,34 @@ async fn postgres(
     // The state as the library names it: `prioritized` is `waiting` with a priority.
     let shown_state = "CASE WHEN state = 'waiting' AND priority > 0 THEN 'prioritized' \
                        ELSE state::text END";
-    let (condition, value) = match needle {
-        Needle::Json(v) => ("data @> $2::jsonb", v.to_string()),
-        Needle::Text(t) => ("strpos(data::text, $2) > 0", t.clone()),
-    };
-    let (after_op, order) = if args.sort == crate::cli::Sort::Asc {
+    let matching = JobSearch::of(needle, 6);
+    let (after_op, order) = if args.sort == Sort::Asc {
         (">", "ASC")
     } else {
         ("<", "DESC")
     };
-    let state_filter = "($3::text IS NULL OR {shown} = $3)".replace("{shown}", shown_state);
+    let state_filter = format!("($2::text IS NULL OR {shown_state} = $2)");
     let sql = format!(
         "SELECT id, {shown_state}, seq FROM {table}
-          WHERE queue = $1 AND {condition} AND {state_filter}
-            AND ($4::text IS NULL OR name = $4) AND ($5::bigint IS NULL OR seq {after_op} $5)
-          ORDER BY seq {order} LIMIT $6"
+          WHERE queue = $1 AND {state_filter} AND ($3::text IS NULL OR name = $3)
+            AND ($4::bigint IS NULL OR seq {after_op} $4) AND {}
+          ORDER BY seq {order} LIMIT $5",
+        matching.condition
     );
-    let state = args.state.map(|s| s.state().as_str().to_owned());
+    let state = args.state.map(|s| s.as_str().to_owned());
     let mut con = PgConnection::connect(ctx.store.url()).await.map_err(fail)?;
-    let rows: Vec<(String, String, i64)> = sqlx::query_as(&sql)
+    let mut query = sqlx::query_as(&sql)
         .bind(&args.queue)
-        .bind(&value)
         .bind(&state)
         .bind(&args.name)
         .bind(after)
-        .bind(i64::try_from(args.per_page).unwrap_or(i64::MAX))
-        .fetch_all(&mut con)
-        .await
-        .map_err(fail)?;
+        .bind(i64::try_from(args.per_page).unwrap_or(i64::MAX));
+    for value in &matching.binds {
+        query = query.bind(value);
+    }
+    let rows: Vec<(String, String, i64)> = query.fetch_all(&mut con).await.map_err(fail)?;
     let total: i64 = sqlx::query_scalar(&format!(
-        "SELECT count(*) FROM {table} WHERE queue = $1 AND {}",
-        state_filter.replace("$3", "$2")
+        "SELECT count(*) FROM {table} WHERE queue = $1 AND {state_filter}"
     ))
     .bind(&args.queue)
     .bind(&state)
@@ -276,21 +194,4 @@ async fn postgres(
         total,
         next_cursor,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn containment_is_jsonbs() {
-        let hay = json!({"user": {"name": "ann", "tags": ["a", "b"]}, "n": 1});
-        assert!(contains(&hay, &json!({"user": {"name": "ann"}})));
-        assert!(contains(&hay, &json!({"user": {"tags": ["b"]}})));
-        assert!(!contains(&hay, &json!({"user": {"tags": ["c"]}})));
-        assert!(!contains(&hay, &json!({"n": 2})));
-        assert!(contains(&json!([1, 2]), &json!([2])));
-        assert!(Needle::of("ann").matches(r#"{"u":"ann"}"#));
-        assert!(matches!(Needle::of("12"), Needle::Text(_)));
-    }
 }

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::Ctx;
+use crate::context::Ctx;
 use crate::fail::Failure;
 use crate::output;
 

@@ -4,89 +4,23 @@
 
 use std::time::Duration;
 
-use axum::extract::{Form, Path, State};
+use axum::extract::Form;
 use axum::response::Response;
 use bullmq::backend::{Admin as _, Batch, ReprocessOptions};
 use bullmq::job::{FinishedState, JobState, JobType};
 use bullmq::{AnyBackend, JobId, Queue};
 
-use super::{Fields, guard};
+use super::Fields;
+use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
-use crate::pages::queue::parse_state;
-use crate::request::Ctx;
+use crate::fields::parse_state;
+use crate::queue_route::QueueRoute;
 use crate::runs::{NewRun, Run};
 use crate::search::{self, Needle};
-use crate::state::Shared;
 use crate::urls;
-
-/// The most jobs a bulk run on a search acts on.
-pub(crate) const RUN_MAX: usize = 100_000;
-/// How many of a state's jobs a bulk run's search reads on Redis, at most.
-pub(crate) const RUN_SCAN: u64 = 100_000;
 
 /// Jobs one store call retries or removes.
 const RETRY_BATCH: u32 = 1000;
-
-/// What a bulk action does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BulkAction {
-    Retry,
-    Remove,
-}
-
-impl BulkAction {
-    pub(crate) fn parse(text: Option<&str>) -> Result<Self, DashboardError> {
-        match text {
-            Some("retry") => Ok(Self::Retry),
-            Some("remove") => Ok(Self::Remove),
-            other => Err(DashboardError::bad(
-                "action",
-                format!("{:?} is not a bulk action", other.unwrap_or("")),
-                "use retry or remove",
-            )),
-        }
-    }
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Self::Retry => "retry",
-            Self::Remove => "remove",
-        }
-    }
-
-    pub(crate) fn verb(self) -> &'static str {
-        self.as_str()
-    }
-
-    /// The verb in the past tense.
-    pub(crate) fn past(self) -> &'static str {
-        match self {
-            Self::Retry => "retried",
-            Self::Remove => "removed",
-        }
-    }
-}
-
-/// Whether `action` applies to jobs in `state`.
-pub(crate) fn check(action: BulkAction, state: JobState) -> Result<(), DashboardError> {
-    let fits = match action {
-        BulkAction::Retry => matches!(state, JobState::Failed | JobState::Completed),
-        BulkAction::Remove => !matches!(state, JobState::Active | JobState::WaitingChildren),
-    };
-    if fits {
-        Ok(())
-    } else {
-        Err(DashboardError::bad(
-            "state",
-            format!(
-                "{} does not apply to {} jobs",
-                action.as_str(),
-                state.as_str()
-            ),
-            "retry failed or completed jobs; remove jobs that are neither active nor waiting for children",
-        ))
-    }
-}
 
 /// The finished state a retry of `state`'s jobs names (`check` has let only these through).
 fn finished(state: JobState) -> FinishedState {
@@ -99,17 +33,15 @@ fn finished(state: JobState) -> FinishedState {
 
 /// `POST /c/{connection}/q/{queue}/bulk`.
 pub(crate) async fn bulk_action(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
     Form(fields): Form<Fields>,
 ) -> Result<Response, DashboardError> {
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let opened = route.guard(&fields).await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let state = parse_state("state", fields.get("state").map(String::as_str))?;
     let action = BulkAction::parse(fields.get("action").map(String::as_str))?;
     check(action, state)?;
-    let needle = Needle::new(fields.get("q").map(String::as_str));
+    let needle = search::needle(fields.get("q").map(String::as_str));
     let (c, n) = (c.to_owned(), n.to_owned());
     let targets = match &needle {
         Some(needle) => Targets::Matches(
@@ -128,7 +60,7 @@ pub(crate) async fn bulk_action(
         Targets::Matches(ids) => u64::try_from(ids.len()).unwrap_or(u64::MAX),
         Targets::State(count) => *count,
     };
-    let (id, run) = inner.runs.start(NewRun {
+    let (id, run) = route.inner.runs.start(NewRun {
         connection: c.clone(),
         queue: n.clone(),
         action,
@@ -149,7 +81,9 @@ pub(crate) async fn bulk_action(
         run.finish();
         tracing::info!(target: "bullmq_dashboard", connection = %run.what.connection, queue = %run.what.queue, action = run.what.action.as_str(), done = run.done(), failed = run.failed(), error = outcome.err().map(|e| e.to_string()), run = id, "bulk run finished");
     });
-    Ok(ctx.redirect(&format!("{}/{id}", urls::queue_sub(&c, &n, "bulk/runs"))))
+    Ok(route
+        .ctx
+        .redirect(&format!("{}/{id}", urls::queue_sub(&c, &n, "bulk/runs"))))
 }
 
 /// The jobs a bulk run acts on.

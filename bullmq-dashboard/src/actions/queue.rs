@@ -8,7 +8,7 @@ use bullmq::JobOptions;
 
 use super::{Fields, guard, number};
 use crate::error::DashboardError;
-use crate::pages::queue::parse_state;
+use crate::fields::parse_state;
 use crate::request::Ctx;
 use crate::state::Shared;
 use crate::urls;

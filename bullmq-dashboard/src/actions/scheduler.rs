@@ -10,6 +10,7 @@ use bullmq::{JobScheduler, JobTemplate};
 
 use super::{Fields, guard, json_field, number};
 use crate::error::DashboardError;
+use crate::queue_route::QueueRoute;
 use crate::request::Ctx;
 use crate::state::Shared;
 use crate::urls;
@@ -59,12 +60,11 @@ fn schedule(fields: &Fields) -> Result<RepeatOptions, DashboardError> {
 
 /// `POST /c/{connection}/q/{queue}/schedulers`: creates or replaces a scheduler.
 pub(crate) async fn upsert_scheduler(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
     Form(fields): Form<Fields>,
 ) -> Result<Response, DashboardError> {
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let ctx = &route.ctx;
+    let opened = route.guard(&fields).await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let Some(id) = text(&fields, "id") else {
         return Err(DashboardError::bad(

@@ -1,16 +1,15 @@
 //! Bulk actions on hand-picked jobs: the queue page's checkboxes, then retry, promote or
 //! remove the ones ticked.
 
-use axum::extract::{Form, Path, State};
+use axum::extract::Form;
 use axum::response::Response;
 use bullmq::JobId;
 use bullmq::backend::ReprocessOptions;
 use bullmq::job::{FinishedState, JobState};
 
-use super::{Fields, guard};
+use super::Fields;
 use crate::error::DashboardError;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 use crate::urls;
 
 /// The most jobs one selection acts on (a page of the list is far fewer).
@@ -19,11 +18,10 @@ const MAX_SELECTED: usize = 1000;
 /// `POST /c/{connection}/q/{queue}/selected`: `action` (retry, promote or remove) on each
 /// `id` field; a job gone, moved or locked meanwhile is counted as skipped.
 pub(crate) async fn selected_action(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, DashboardError> {
+    let ctx = &route.ctx;
     // `id` repeats; every other field is single.
     let mut ids = Vec::new();
     let mut fields = Fields::new();
@@ -34,7 +32,7 @@ pub(crate) async fn selected_action(
             fields.insert(key, value);
         }
     }
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let opened = route.guard(&fields).await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let action = fields.get("action").map(String::as_str).unwrap_or("");
     if !matches!(action, "retry" | "promote" | "remove") {

@@ -1,19 +1,17 @@
 //! The confirmation of a bulk action: how many jobs it will touch, before it runs.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::Query;
 use axum::response::Response;
 use bullmq::job::JobType;
 use maud::html;
 use serde::Deserialize;
 
-use super::layout::{View, page};
-use super::open;
-use super::queue::parse_state;
-use crate::actions::bulk::{BulkAction, RUN_MAX, RUN_SCAN, check};
+use super::layout::page;
+use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
-use crate::request::Ctx;
-use crate::search::{self, Needle};
-use crate::state::Shared;
+use crate::fields::parse_state;
+use crate::queue_route::QueueRoute;
+use crate::search;
 use crate::urls;
 
 /// The page's query.
@@ -27,18 +25,17 @@ pub(crate) struct BulkQuery {
 
 /// `GET /c/{connection}/q/{queue}/bulk?state=…&action=…`.
 pub(crate) async fn bulk_page(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
+    mut route: QueueRoute,
     Query(q): Query<BulkQuery>,
-    mut ctx: Ctx,
 ) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
-    let view = View::new(&inner, &mut ctx)?;
+    let view = route.view()?;
+    let opened = route.open().await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let state = parse_state("state", q.state.as_deref())?;
     let action = BulkAction::parse(q.action.as_deref())?;
     check(action, state)?;
-    let needle = Needle::new(q.q.as_deref());
+    let needle = search::needle(q.q.as_deref());
     let (count, partial) = match &needle {
         Some(needle) => {
             let found = search::find(&opened.queue, state, needle, true, RUN_MAX, RUN_SCAN).await?;
@@ -75,5 +72,5 @@ pub(crate) async fn bulk_page(
         (c.to_owned(), "/".to_owned()),
         (n.to_owned(), urls::queue(c, n)),
     ];
-    Ok(page(&ctx, &view, "bulk", &crumbs, None, &body))
+    Ok(page(ctx, &view, "bulk", &crumbs, None, &body))
 }

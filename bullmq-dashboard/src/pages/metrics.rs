@@ -1,29 +1,23 @@
 //! A queue's per-minute completed and failed series, drawn on the server.
 
-use axum::extract::{Path, State};
 use axum::response::Response;
 use bullmq::job::FinishedState;
 use maud::html;
 
-use super::layout::{View, page};
-use super::open;
+use super::layout::page;
 use crate::chart;
 use crate::error::DashboardError;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 use crate::urls;
 
 /// Minutes drawn.
 const MINUTES: i64 = 60;
 
 /// `GET /c/{connection}/q/{queue}/metrics`.
-pub(crate) async fn metrics_page(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    mut ctx: Ctx,
-) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
-    let view = View::new(&inner, &mut ctx)?;
+pub(crate) async fn metrics_page(mut route: QueueRoute) -> Result<Response, DashboardError> {
+    let view = route.view()?;
+    let opened = route.open().await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let completed = opened
         .queue
@@ -47,5 +41,5 @@ pub(crate) async fn metrics_page(
         (n.to_owned(), urls::queue(c, n)),
         ("metrics".to_owned(), here),
     ];
-    Ok(page(&ctx, &view, "metrics", &crumbs, None, &body))
+    Ok(page(ctx, &view, "metrics", &crumbs, None, &body))
 }

@@ -1,7 +1,7 @@
 //! A queue's page: its counts, its jobs in one state (paginated, sorted, searched by id or
 //! name), and its actions.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::Query;
 use axum::response::Response;
 use bullmq::backend::{Queries as _, Range};
 use bullmq::job::{JobState, JobType};
@@ -10,12 +10,12 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::layout::{View, page};
-use super::{Opened, STATES, open, time};
+use super::{Opened, STATES, time};
 use crate::error::DashboardError;
+use crate::fields::parse_state;
 use crate::payload;
-use crate::request::Ctx;
+use crate::queue_route::QueueRoute;
 use crate::search::{self, Found, Needle};
-use crate::state::Shared;
 use crate::urls;
 
 /// Jobs per page.
@@ -65,24 +65,7 @@ impl ListQuery {
 
     /// What the search asks for, if anything.
     fn needle(&self) -> Option<Needle> {
-        Needle::new(self.q.as_deref()).or_else(|| Needle::new(self.name.as_deref()))
-    }
-}
-
-/// A state named in a query or form.
-pub(crate) fn parse_state(
-    field: &'static str,
-    text: Option<&str>,
-) -> Result<JobState, DashboardError> {
-    match text.filter(|t| !t.is_empty()) {
-        None => Ok(JobState::Waiting),
-        Some(t) => t.parse().map_err(|_| {
-            DashboardError::bad(
-                field,
-                format!("{t:?} is not a job state"),
-                "use waiting, prioritized, delayed, active, waiting-children, completed or failed",
-            )
-        }),
+        search::needle(self.q.as_deref()).or_else(|| search::needle(self.name.as_deref()))
     }
 }
 
@@ -165,13 +148,12 @@ pub(crate) async fn list(
 
 /// `GET /c/{connection}/q/{queue}`.
 pub(crate) async fn queue_page(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
+    mut route: QueueRoute,
     Query(q): Query<ListQuery>,
-    mut ctx: Ctx,
 ) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
-    let view = View::new(&inner, &mut ctx)?;
+    let view = route.view()?;
+    let opened = route.open().await?;
+    let ctx = &route.ctx;
     let (state, page_no, asc) = q.parse()?;
     let counts = super::overview::counts(&opened.queue).await?;
     let paused = opened.queue.is_paused().await?;
@@ -235,7 +217,7 @@ pub(crate) async fn queue_page(
     };
     let crumbs = [(c.to_owned(), "/".to_owned()), (n.to_owned(), here.clone())];
     Ok(page(
-        &ctx,
+        ctx,
         &view,
         n,
         &crumbs,

@@ -1,25 +1,21 @@
 //! A queue page's rows alone, rendered again for the live script to swap in when the
 //! queue's event stream says jobs moved (the page itself reads without JavaScript).
 
-use axum::extract::{Path, Query, State};
+use axum::extract::Query;
 use axum::response::{Html, IntoResponse as _, Response};
 
-use super::layout::View;
-use super::open;
 use super::queue::{ListQuery, job_table, list};
 use crate::error::DashboardError;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 
 /// `GET /c/{connection}/q/{queue}/rows?state=…&sort=…&page=…`: the job table of that page of
 /// the state, as an HTML fragment (a search is not re-read: its page keeps its notice).
 pub(crate) async fn rows_fragment(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
+    mut route: QueueRoute,
     Query(q): Query<ListQuery>,
-    mut ctx: Ctx,
 ) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
+    let view = route.view()?;
+    let opened = route.open().await?;
     if q.is_search() {
         return Err(DashboardError::bad(
             "q",
@@ -27,7 +23,6 @@ pub(crate) async fn rows_fragment(
             "load the queue page again to search again",
         ));
     }
-    let view = View::new(&inner, &mut ctx)?;
     let (state, page_no, asc) = q.parse()?;
     let listed = list(&opened.queue, state, page_no, asc, &q).await?;
     let markup = job_table(&view, &opened, state, &listed.rows);

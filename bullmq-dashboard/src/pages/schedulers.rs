@@ -1,17 +1,16 @@
 //! A queue's job schedulers: pattern or interval, next run, iterations, template.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::Query;
 use axum::response::Response;
 use bullmq::backend::Schedulers as _;
 use maud::html;
 use serde::Deserialize;
 
-use super::layout::{View, page};
-use super::{open, time};
+use super::layout::page;
+use super::time;
 use crate::error::DashboardError;
 use crate::payload;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 use crate::urls;
 
 /// Schedulers per page.
@@ -27,13 +26,12 @@ pub(crate) struct PageQuery {
 
 /// `GET /c/{connection}/q/{queue}/schedulers`.
 pub(crate) async fn schedulers_page(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
+    mut route: QueueRoute,
     Query(q): Query<PageQuery>,
-    mut ctx: Ctx,
 ) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
-    let view = View::new(&inner, &mut ctx)?;
+    let view = route.view()?;
+    let opened = route.open().await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let backend = opened.queue.backend();
     let page_no = i64::try_from(q.page.unwrap_or(0).min(1_000_000)).unwrap_or(0);
@@ -97,5 +95,5 @@ pub(crate) async fn schedulers_page(
         (n.to_owned(), urls::queue(c, n)),
         ("schedulers".to_owned(), here.clone()),
     ];
-    Ok(page(&ctx, &view, "schedulers", &crumbs, None, &body))
+    Ok(page(ctx, &view, "schedulers", &crumbs, None, &body))
 }

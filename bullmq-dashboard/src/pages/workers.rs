@@ -1,24 +1,18 @@
 //! A queue's workers, as the store lists its clients.
 
-use axum::extract::{Path, State};
 use axum::response::Response;
 use maud::html;
 
-use super::layout::{View, page};
-use super::open;
+use super::layout::page;
 use crate::error::DashboardError;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 use crate::urls;
 
 /// `GET /c/{connection}/q/{queue}/workers`.
-pub(crate) async fn workers_page(
-    State(inner): State<Shared>,
-    Path((connection, queue)): Path<(String, String)>,
-    mut ctx: Ctx,
-) -> Result<Response, DashboardError> {
-    let opened = open(&inner, &ctx, &connection, &queue).await?;
-    let view = View::new(&inner, &mut ctx)?;
+pub(crate) async fn workers_page(mut route: QueueRoute) -> Result<Response, DashboardError> {
+    let view = route.view()?;
+    let opened = route.open().await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let workers = opened.queue.get_workers().await;
     let body = html! {
@@ -42,5 +36,5 @@ pub(crate) async fn workers_page(
         (n.to_owned(), urls::queue(c, n)),
         ("workers".to_owned(), here),
     ];
-    Ok(page(&ctx, &view, "workers", &crumbs, None, &body))
+    Ok(page(ctx, &view, "workers", &crumbs, None, &body))
 }

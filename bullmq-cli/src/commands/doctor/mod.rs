@@ -14,7 +14,7 @@ mod redis;
 use serde_json::{Value, json};
 
 use self::finding::{Finding, Status};
-use super::Ctx;
+use crate::context::Ctx;
 use crate::fail::{Failure, count_of};
 use crate::output;
 

@@ -8,8 +8,8 @@ use bullmq::postgres::{
 
 use bullmq::ConnectError;
 
-use super::Ctx;
 use super::finding::{self, Finding};
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
 
 /// A table privilege every role that adds or works needs.

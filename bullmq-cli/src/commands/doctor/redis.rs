@@ -5,8 +5,8 @@ use std::time::Duration;
 use bullmq::redis::{MINIMUM_REDIS_VERSION, RECOMMENDED_REDIS_VERSION, ServerInfo};
 use redis::aio::MultiplexedConnection;
 
-use super::Ctx;
 use super::finding::{self, Finding};
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
 
 /// How long one reply may take.

@@ -21,7 +21,8 @@ use tokio::time::Instant;
 use self::keys::Action;
 use self::sample::{Tallies, Watched};
 use self::view::{FailedJob, Screen};
-use super::Ctx;
+use crate::cli::TopArgs;
+use crate::context::Ctx;
 use crate::fail::{Failure, cause};
 use crate::store::{queue_name, queue_on};
 
@@ -30,17 +31,6 @@ const EVENT_REDRAW_GAP: Duration = Duration::from_millis(250);
 
 /// Failed jobs the panel lists.
 const FAILED_SHOWN: i64 = 12;
-
-/// `top`'s command line.
-#[derive(Debug, clap::Args)]
-pub(crate) struct TopArgs {
-    /// The queues to show (default: every queue of the store, listed again at each poll).
-    pub(crate) queues: Vec<String>,
-    /// Read every queue again this often, besides on events.
-    #[arg(long, value_name = "MS", default_value_t = 1000,
-          value_parser = clap::value_parser!(u64).range(100..=600_000))]
-    pub(crate) interval: u64,
-}
 
 /// The queues on screen and the event readers that feed their rates.
 struct Board {

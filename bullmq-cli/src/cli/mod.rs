@@ -1,9 +1,22 @@
-//! The command line: global options and one subcommand per operation (clap derive).
+//! The command line: global options and one subcommand per operation (clap derive). Every
+//! argument type lives under this module, which imports nothing of the commands: they read
+//! it, never the other way round.
 
 // The doc comments here are the `--help` text, where backticks would show as they are.
 #![allow(clippy::doc_markdown)]
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+mod admin;
+mod choices;
+mod jobs;
+
+use clap::{Parser, Subcommand};
+
+pub(crate) use self::admin::{
+    BenchArgs, ConcurrencyArgs, DashboardArgs, MigrateArgs, RateLimitArgs, SchedulerCommand,
+    TopArgs, UpsertArgs,
+};
+pub(crate) use self::choices::{Finished, Format, Sort};
+pub(crate) use self::jobs::{AddArgs, BulkArgs, JobsArgs};
 
 /// The operators' command line for BullMQ queues on Redis and PostgreSQL.
 ///
@@ -32,17 +45,6 @@ pub(crate) struct Cli {
     pub(crate) full: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
-}
-
-/// How results are written on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Format {
-    /// Tables and sentences for people.
-    Text,
-    /// One JSON document.
-    Json,
-    /// One JSON object per line.
-    Jsonl,
 }
 
 /// Every command.
@@ -125,8 +127,8 @@ pub(crate) enum Command {
         /// The queue.
         queue: String,
         /// Which jobs: completed, failed, delayed, waiting, prioritized, active, waiting-children.
-        #[arg(long, value_enum)]
-        state: StateArg,
+        #[arg(long, value_parser = self::choices::job_state())]
+        state: bullmq::JobState,
         /// Keep the jobs finished (or added) less than this many seconds ago.
         #[arg(long, value_name = "SECS")]
         grace: u64,
@@ -167,20 +169,20 @@ pub(crate) enum Command {
         bulk: BulkArgs,
     },
     /// A live view of every queue: counts, jobs/s in and out, failures, workers; keys act.
-    Top(crate::commands::TopArgs),
+    Top(TopArgs),
     /// Check the server, the scripts' and schema's versions, permissions and clocks; say each fix.
     Doctor,
     /// Create, replace or remove a job scheduler.
     #[command(subcommand)]
-    Scheduler(crate::commands::SchedulerCommand),
+    Scheduler(SchedulerCommand),
     /// A queue's global concurrency (across all workers): read it, or set it, or --remove it.
-    Concurrency(crate::commands::ConcurrencyArgs),
+    Concurrency(ConcurrencyArgs),
     /// A queue's global rate limit: read it, or set it (--max N --duration MS), or --remove it.
-    RateLimit(crate::commands::RateLimitArgs),
+    RateLimit(RateLimitArgs),
     /// PostgreSQL: show the schema's pending migrations (--dry-run), or apply them.
-    Migrate(crate::commands::MigrateArgs),
+    Migrate(MigrateArgs),
     /// A quick throughput check: add N jobs, process them at concurrency C, print jobs/s.
-    Bench(crate::commands::BenchArgs),
+    Bench(BenchArgs),
     /// Serve the web dashboard for the store's queues (full access unless --read-only).
     Dashboard(DashboardArgs),
     /// Print a shell completion script.
@@ -250,143 +252,4 @@ impl Command {
             Self::Completions { .. } => "completions",
         }
     }
-}
-
-/// `dashboard`'s options.
-#[derive(Debug, Args)]
-pub(crate) struct DashboardArgs {
-    /// The address to serve on; anyone who reaches it may act on the queues unless
-    /// --read-only, so keep it on a loopback address or behind an authenticating proxy.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:3000")]
-    pub(crate) listen: String,
-}
-
-/// What every command that changes many jobs takes.
-#[derive(Debug, Args)]
-pub(crate) struct BulkArgs {
-    /// Show how many jobs would change, and change nothing.
-    #[arg(long)]
-    pub(crate) dry_run: bool,
-    /// Do not ask before acting (needed when stdin is not a terminal).
-    #[arg(short = 'y', long)]
-    pub(crate) yes: bool,
-    /// Jobs per server call.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub(crate) batch: u32,
-    /// Sleep this long between batches, to spare a loaded server.
-    #[arg(long, default_value_t = 0, value_name = "MS")]
-    pub(crate) throttle_ms: u64,
-}
-
-/// `jobs`' selection.
-#[derive(Debug, Args)]
-pub(crate) struct JobsArgs {
-    /// The queue.
-    pub(crate) queue: String,
-    /// Only jobs in this state (default: every state, each paged).
-    #[arg(long, value_enum)]
-    pub(crate) state: Option<StateArg>,
-    /// Only jobs with this name (filters the page read).
-    #[arg(long)]
-    pub(crate) name: Option<String>,
-    /// The page, from 1.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) page: u64,
-    /// Jobs per page (per state).
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    pub(crate) per_page: u64,
-    /// Oldest first (asc) or newest first (desc).
-    #[arg(long, value_enum, default_value_t = Sort::Desc)]
-    pub(crate) sort: Sort,
-    /// Only jobs whose data contains this: JSON (an object or array, contained as jsonb's @>)
-    /// or else text.
-    #[arg(long, value_name = "JSON|TEXT")]
-    pub(crate) search: Option<String>,
-    /// Resume a search where it stopped (its `next_cursor`).
-    #[arg(long, requires = "search")]
-    pub(crate) cursor: Option<String>,
-    /// Redis: look at no more than this many jobs per search (a bounded scan).
-    #[arg(long, default_value_t = 10_000, requires = "search",
-          value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) scan_limit: u64,
-}
-
-/// `add`'s inputs.
-#[derive(Debug, Args)]
-pub(crate) struct AddArgs {
-    /// The queue.
-    pub(crate) queue: String,
-    /// The job's name (with --jsonl: the name of lines that have none).
-    pub(crate) name: Option<String>,
-    /// `-`: read the data from stdin.
-    #[arg(value_name = "-")]
-    pub(crate) stdin: Option<String>,
-    /// The data, as JSON.
-    #[arg(long, conflicts_with_all = ["file", "jsonl"])]
-    pub(crate) data: Option<String>,
-    /// Read the data (JSON) from this file (`-` for stdin).
-    #[arg(long, value_name = "FILE", conflicts_with = "jsonl")]
-    pub(crate) file: Option<String>,
-    /// Job options as Node.js writes them, e.g. '{"attempts":3,"delay":1000}'.
-    #[arg(long)]
-    pub(crate) opts: Option<String>,
-    /// Add many jobs from JSON lines, one {"name","data","opts"} object per line (`-` for stdin).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) jsonl: Option<String>,
-    /// Skip this many lines of --jsonl first (to resume an interrupted run).
-    #[arg(long, default_value_t = 0, requires = "jsonl")]
-    pub(crate) skip: u64,
-    /// Jobs per add_bulk call with --jsonl.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub(crate) batch: u32,
-}
-
-/// A job state, as typed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum StateArg {
-    Waiting,
-    Prioritized,
-    Delayed,
-    Active,
-    Completed,
-    Failed,
-    WaitingChildren,
-}
-
-impl StateArg {
-    pub(crate) fn state(self) -> bullmq::JobState {
-        use bullmq::JobState as S;
-        match self {
-            Self::Waiting => S::Waiting,
-            Self::Prioritized => S::Prioritized,
-            Self::Delayed => S::Delayed,
-            Self::Active => S::Active,
-            Self::Completed => S::Completed,
-            Self::Failed => S::Failed,
-            Self::WaitingChildren => S::WaitingChildren,
-        }
-    }
-}
-
-/// A finished state, as typed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Finished {
-    Failed,
-    Completed,
-}
-
-impl Finished {
-    pub(crate) fn state(self) -> bullmq::job::FinishedState {
-        match self {
-            Self::Failed => bullmq::job::FinishedState::Failed,
-            Self::Completed => bullmq::job::FinishedState::Completed,
-        }
-    }
-}
-
-/// A sort order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum Sort {
-    Asc,
-    Desc,
 }

@@ -1,0 +1,66 @@
+//! [`QueueRoute`]: what every handler under `/c/{connection}/q/{queue}` takes from its
+//! request, in one extractor instead of three in each handler.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
+
+use crate::actions::{Fields, guard};
+use crate::error::DashboardError;
+use crate::pages::layout::View;
+use crate::pages::{Opened, open};
+use crate::request::Ctx;
+use crate::state::Shared;
+
+/// The dashboard, the connection and queue the path names, and the request's context.
+pub(crate) struct QueueRoute {
+    pub(crate) inner: Shared,
+    pub(crate) connection: String,
+    pub(crate) queue: String,
+    pub(crate) ctx: Ctx,
+}
+
+impl FromRequestParts<Shared> for QueueRoute {
+    type Rejection = DashboardError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Shared,
+    ) -> Result<Self, Self::Rejection> {
+        let Path((connection, queue)) = Path::<(String, String)>::from_request_parts(parts, state)
+            .await
+            .map_err(|_| DashboardError::NotFound)?;
+        let ctx = Ctx::from_request_parts(parts, state).await?;
+        Ok(Self {
+            inner: Arc::clone(state),
+            connection,
+            queue,
+            ctx,
+        })
+    }
+}
+
+impl QueueRoute {
+    /// The page's view (it draws a CSRF nonce when the browser has none).
+    pub(crate) fn view(&mut self) -> Result<View, DashboardError> {
+        View::new(&self.inner, &mut self.ctx)
+    }
+
+    /// The queue, for reading: 404 when it or its connection is unknown or hidden.
+    pub(crate) async fn open(&self) -> Result<Opened<'_>, DashboardError> {
+        open(&self.inner, &self.ctx, &self.connection, &self.queue).await
+    }
+
+    /// The queue, for an action posting `fields` (as [`guard`] checks it).
+    pub(crate) async fn guard(&self, fields: &Fields) -> Result<Opened<'_>, DashboardError> {
+        guard(
+            &self.inner,
+            &self.ctx,
+            &self.connection,
+            &self.queue,
+            fields,
+        )
+        .await
+    }
+}

@@ -11,7 +11,7 @@ use bullmq_core::backend::{Blocking, Marker};
 use redis::{Cmd, Value};
 
 use super::RedisBackend;
-use super::lifecycle::Dedicated;
+use crate::connection::Dedicated;
 use crate::error::wrap_cmd;
 use crate::reply;
 
@@ -56,7 +56,7 @@ impl RedisBackend {
             () = &mut interrupted => return Ok(None),
             () = switched => {
                 drop(con);
-                self.drop_dedicated(&state, which).await;
+                state.drop_dedicated(which).await;
                 return Ok(None);
             }
             outcome = tokio::time::timeout(watchdog, call) => outcome.ok(),
@@ -76,12 +76,12 @@ impl RedisBackend {
                     redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
                 );
                 if moved || !replied {
-                    self.drop_dedicated(&state, which).await;
+                    state.drop_dedicated(which).await;
                 }
                 Err(wrap_cmd(context, cmd)(e))
             }
             None => {
-                self.drop_dedicated(&state, which).await;
+                state.drop_dedicated(which).await;
                 Ok(None)
             }
         }
@@ -92,7 +92,7 @@ impl Blocking for RedisBackend {
     /// `BZPOPMIN <marker> <seconds>`; `None` on timeout or when interrupted by
     /// [`disconnect_blocking`](Blocking::disconnect_blocking) or `close`.
     async fn wait_for_job(&self, timeout: Duration) -> Result<Option<Marker>> {
-        let caps = self.conn_state().capabilities();
+        let caps = self.capabilities();
         let minimum = bullmq_core::backend::Lifecycle::block_timeouts(self).minimum;
         let seconds = block_seconds(timeout, minimum, caps.can_double_timeout);
         let mut cmd = redis::cmd("BZPOPMIN");
@@ -108,7 +108,7 @@ impl Blocking for RedisBackend {
     /// nothing to wait for: the socket closes as soon as the interrupted wait lets go of it.
     async fn disconnect_blocking(&self, _wait: bool) -> Result<()> {
         let state = self.conn_state();
-        self.drop_dedicated(&state, Dedicated::Blocking).await;
+        state.drop_dedicated(Dedicated::Blocking).await;
         Ok(())
     }
 

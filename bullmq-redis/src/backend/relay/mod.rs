@@ -26,8 +26,8 @@ use bullmq_core::{Error, Result};
 use redis::Value;
 
 use super::RedisBackend;
-use super::lifecycle::{ConnState, Dedicated};
 use crate::connection::slot;
+use crate::connection::{ConnState, Dedicated};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
@@ -146,7 +146,7 @@ impl RelayStore for RedisBackend {
         let keys = RelayKeys::new(self.prefix.as_str(), namespace.as_str());
         let con = self.con.for_slot(slot(keys.base.as_bytes()));
         let name = node.map(|n| inbox_name(&keys.base, n.as_str()));
-        let state = ConnState::for_server(self.server.as_deref()).with_blocking_name(name);
+        let state = ConnState::default().with_blocking_name(name);
         Self {
             con,
             state: Arc::new(state),
@@ -353,7 +353,7 @@ impl RelayStore for RedisBackend {
             keys.interrupted.store(true, Ordering::SeqCst);
         }
         let state = self.conn_state();
-        self.drop_dedicated(&state, Dedicated::Blocking).await;
+        state.drop_dedicated(Dedicated::Blocking).await;
     }
 
     async fn relay_trim_inbox(&self, node: &RelayId, cursor: &str, max_length: u64) -> Result<u64> {

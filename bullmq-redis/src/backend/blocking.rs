@@ -42,11 +42,31 @@ impl RedisBackend {
         watchdog: Duration,
         context: &'static str,
     ) -> Result<Option<Value>> {
+        self.blocking_call_unless(which, cmd, watchdog, context, || false)
+            .await
+    }
+
+    /// [`blocking_call`](Self::blocking_call), which gives up (`None`) without waiting when
+    /// `stopped()` holds once it listens for interrupts: an interrupt that set the caller's
+    /// flag before that found no wait to wake, and would otherwise be missed for a whole
+    /// block.
+    pub(crate) async fn blocking_call_unless(
+        &self,
+        which: Dedicated,
+        cmd: &Cmd,
+        watchdog: Duration,
+        context: &'static str,
+        stopped: impl Fn() -> bool,
+    ) -> Result<Option<Value>> {
         let state = self.conn_state();
-        // Listen before taking the connection, so an interrupt from here on is not missed.
+        // Listen before taking the connection, so an interrupt from here on is not missed;
+        // one from before shows in the caller's flag, read after listening.
         let interrupted = state.interrupt(which).notified();
         tokio::pin!(interrupted);
         interrupted.as_mut().enable();
+        if stopped() {
+            return Ok(None);
+        }
         // Behind sentinels, a switch lets go of a wait on the old primary: the next one goes
         // to the new primary.
         let switched = self.con.switched();

@@ -332,12 +332,15 @@ impl RelayStore for RedisBackend {
                 .arg("STREAMS")
                 .arg(&inbox)
                 .arg(cursor);
+            // An interrupt landing since the flag was read (during the read above) finds no
+            // wait to wake: the flag, read again once the wait listens, catches it.
             let woken = self
-                .blocking_call(
+                .blocking_call_unless(
                     Dedicated::Blocking,
                     &cmd,
                     block + WATCHDOG_MARGIN,
                     "wait on a relay inbox",
+                    || keys.interrupted.load(Ordering::SeqCst),
                 )
                 .await?;
             if woken.is_none() || keys.interrupted.load(Ordering::SeqCst) {

@@ -511,13 +511,14 @@ pub async fn a_killed_inbox_connection_loses_and_repeats_nothing<S: Store>() {
 /// inbox and its blocking wait ends that read at once, rather than after one block timeout.
 pub async fn an_interrupt_during_a_read_ends_it_at_once<S: Store>() {
     let store = S::isolated().await;
-    let b = backend(&store).await;
-    let ns = RelayId::new("namespace", "interrupted").unwrap();
     let id = RelayId::new("node_id", "reader").unwrap();
-    let reader = b.relay_handle(&ns, Some(&id));
-    let info = RelayNodeInfo::default();
+    let reader = backend(&store).await.relay_handle(
+        &RelayId::new("namespace", "interrupted").unwrap(),
+        Some(&id),
+    );
+    let lease = Duration::from_secs(30);
     reader
-        .relay_register_node(&id, Duration::from_secs(30), &info, 100)
+        .relay_register_node(&id, lease, &RelayNodeInfo::default(), 100)
         .await
         .unwrap();
     let block = Duration::from_secs(10);

@@ -1,7 +1,7 @@
 //! The `ARGV` layouts of upstream's Lua scripts: what this backend packs for Redis, byte for
 //! byte as Node.js BullMQ packs it. One file per `Backend` section that sends packed
-//! arguments; where a section's file also builds whole calls (`locks.rs`), its backend method
-//! only runs the call and decodes the reply.
+//! arguments. Where a section's file builds whole calls (`locks.rs`, `mutations.rs`), its
+//! backend method only runs the call and decodes the reply.
 //!
 //! The shapes both stores share (the job options, the job and scheduler hashes) stay in
 //! `bullmq_core::codec`; the maps built here are written by its one msgpack writer
@@ -9,11 +9,16 @@
 
 mod add;
 mod locks;
+mod mutations;
 mod schedulers;
 mod transitions;
 
 pub(crate) use add::{AddJobArgs, pack_add_job_args};
 pub(crate) use locks::{extend_lock, extend_locks};
+pub(crate) use mutations::{
+    add_log, change_delay, change_priority, remove_child_dependency, remove_deduplication_key,
+    remove_job, remove_unprocessed_children, update_data, update_progress,
+};
 pub(crate) use schedulers::pack_job_scheduler_opts;
 pub(crate) use transitions::{
     FetchOpts, FinishOpts, pack_fetch_opts, pack_field_updates, pack_finish_opts,

@@ -42,6 +42,10 @@ pub enum Refusal {
     PayloadTooLarge,
 }
 
+/// The code of the error of writes fewer replicas than asked confirmed in time (see
+/// [`RedisError::is_not_replicated`]); `replication` builds it.
+pub(crate) const NOT_REPLICATED: &str = "NOTREPLICATED";
+
 impl RedisError {
     /// Whether the write was applied by the primary but fewer replicas than
     /// [`RedisOptions::wait_for_replicas`](crate::RedisOptions::wait_for_replicas) asked
@@ -49,7 +53,7 @@ impl RedisError {
     /// add with the ids in [`Self::job_ids`] is safe (the job is not added twice).
     #[must_use]
     pub fn is_not_replicated(&self) -> bool {
-        self.source.code() == Some(crate::replication::NOT_REPLICATED)
+        self.source.code() == Some(NOT_REPLICATED)
     }
 
     /// The refusal this is, if the server refused rather than the connection failing.

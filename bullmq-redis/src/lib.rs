@@ -18,11 +18,11 @@ mod scripts;
 mod server;
 mod wire;
 
-pub use backend::{
-    DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisBackend, RedisOptions,
+pub use backend::RedisBackend;
+pub use connection::{
+    DEFAULT_DIRECT_CONNECTIONS, DEFAULT_RESPONSE_TIMEOUT, RedisOptions, ReplicaWait,
 };
 pub use error::{RedisError, Refusal};
-pub use replication::ReplicaWait;
 pub use server::{
     DatabaseType, MINIMUM_REDIS_VERSION, RECOMMENDED_REDIS_VERSION, ServerInfo,
     UnsupportedRedisVersion,

@@ -7,32 +7,10 @@
 //! replicas have it, or after `t` with how many do. The write is sent with its `WAIT` as one
 //! request, so they share the connection (and the round trip).
 
-use std::time::Duration;
-
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
-use crate::connection::SharedConnection;
+use crate::connection::{ReplicaWait, SharedConnection};
 use crate::scripts::LuaScript;
-
-/// How many replicas must confirm an add or a finishing call, and how long to wait for them;
-/// see [`RedisOptions::wait_for_replicas`](crate::RedisOptions::wait_for_replicas).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplicaWait {
-    /// Replicas that must have the write (`WAIT`'s first argument); at least 1.
-    pub replicas: u32,
-    /// How long to wait for them; greater than zero (`WAIT`'s 0 would wait for ever) and
-    /// shorter than the response timeout.
-    pub timeout: Duration,
-}
-
-impl ReplicaWait {
-    /// `WAIT`'s timeout argument, in milliseconds (at least 1).
-    fn millis(self) -> u64 {
-        u64::try_from(self.timeout.as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1)
-    }
-}
 
 /// Runs one call of `script` (built by `command` as `verb head numkeys KEYS… ARGV…`) followed
 /// by `WAIT`, as one request on a direct connection of its own (`WAIT` blocks the connection
@@ -103,7 +81,7 @@ pub(crate) fn not_replicated(
     job_ids: Vec<String>,
 ) -> bullmq_core::Error {
     let source = redis::make_extension_error(
-        NOT_REPLICATED.to_owned(),
+        crate::error::NOT_REPLICATED.to_owned(),
         Some(format!(
             "the primary applied the write, but {acked} of the {} replicas asked confirmed it \
              within {:?}: a failover now could lose it (retrying with the same job ids, see \
@@ -113,6 +91,3 @@ pub(crate) fn not_replicated(
     );
     crate::error::wrap_with_ids(context, source, job_ids)
 }
-
-/// The code of [`not_replicated`].
-pub(crate) const NOT_REPLICATED: &str = "NOTREPLICATED";

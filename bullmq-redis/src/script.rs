@@ -107,7 +107,7 @@ impl ScriptCall {
         &self,
         con: &SharedConnection,
         script: &LuaScript,
-        wait: crate::replication::ReplicaWait,
+        wait: crate::connection::ReplicaWait,
     ) -> redis::RedisResult<(Value, i64)> {
         crate::replication::run_then_wait(
             con,

@@ -56,6 +56,7 @@ macro_rules! suite {
             relay::a_node_that_lost_its_lease_recovers_its_subscriptions,
             relay::bad_topics_and_options_are_refused_naming_the_fault,
             relay::a_killed_inbox_connection_loses_and_repeats_nothing,
+            relay::an_interrupt_during_a_read_ends_it_at_once,
             queue::adds_and_reads_back_a_job,
             queue::add_bulk_keeps_order_and_counts,
             queue::add_bulk_names_what_was_added_when_a_job_is_refused,

@@ -507,6 +507,38 @@ pub async fn a_killed_inbox_connection_loses_and_repeats_nothing<S: Store>() {
     publisher.close().await;
 }
 
+/// An interrupt (a relay closing) that lands while a read is between its first look at the
+/// inbox and its blocking wait ends that read at once, rather than after one block timeout.
+pub async fn an_interrupt_during_a_read_ends_it_at_once<S: Store>() {
+    let store = S::isolated().await;
+    let id = RelayId::new("node_id", "reader").unwrap();
+    let reader = backend(&store).await.relay_handle(
+        &RelayId::new("namespace", "interrupted").unwrap(),
+        Some(&id),
+    );
+    let lease = Duration::from_secs(30);
+    reader
+        .relay_register_node(&id, lease, &RelayNodeInfo::default(), 100)
+        .await
+        .unwrap();
+    let block = Duration::from_secs(10);
+    let started = std::time::Instant::now();
+    // Polled in order: the read is at its first (non-blocking) look at the empty inbox, a
+    // round trip in flight, when the interrupt runs to its end.
+    let (read, ()) = tokio::join!(
+        reader.relay_read_inbox(&id, reader.relay_initial_cursor(), block, 100),
+        reader.relay_interrupt_inbox(),
+    );
+    let batch = read.unwrap();
+    assert!(batch.entries.is_empty());
+    assert!(
+        started.elapsed() < block / 2,
+        "the read waited {:?} after the interrupt",
+        started.elapsed()
+    );
+    let _ = reader.relay_unregister_node(&id).await;
+}
+
 /// Waits until `n` message ids arrived.
 async fn arrived(got: &Mutex<Vec<String>>, n: usize) {
     eventually(&format!("{n} message(s)"), WAIT, || async {

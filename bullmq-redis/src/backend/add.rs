@@ -12,11 +12,12 @@ use bullmq_core::{Job, JobId, Result, ScriptError, ScriptErrorCode};
 use redis::{Cmd, ErrorKind, ServerErrorKind, Value};
 
 use super::RedisBackend;
+use crate::connection::ReplicaWait;
 use crate::connection::{SharedConnection, command};
 use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
 use crate::payload_limit;
-use crate::replication::{self, ReplicaWait};
+use crate::replication;
 use crate::script::{self, ScriptCall};
 use crate::scripts::{self, LuaScript};
 use crate::wire::{self, AddJobArgs};

@@ -12,98 +12,13 @@ use redis::AsyncCommands;
 
 use super::RedisBackend;
 use crate::error::{unexpected, wrap};
-use crate::keys::QueueKeys;
 use crate::reply;
-use crate::script::ScriptCall;
 use crate::scripts;
-
-/// The suffixes of Node.js's queue key map (`QueueKeys.getKeys`, without the empty one): the
-/// queue's own keys, which `removeOrphanedJobs` never mistakes for jobs and checks membership in.
-const QUEUE_KEY_SUFFIXES: [&str; 18] = [
-    "active",
-    "wait",
-    "waiting-children",
-    "paused",
-    "id",
-    "delayed",
-    "prioritized",
-    "stalled-check",
-    "completed",
-    "failed",
-    "stalled",
-    "repeat",
-    "limiter",
-    "meta",
-    "events",
-    "pc",
-    "marker",
-    "de",
-];
-
-/// The keys a job owns besides its hash, deleted with an orphaned job.
-const JOB_SUB_KEY_SUFFIXES: [&str; 6] = [
-    "logs",
-    "dependencies",
-    "processed",
-    "failed",
-    "unsuccessful",
-    "lock",
-];
-
-/// Node.js passes `Number.MAX_VALUE` as the cut-off when promoting: every delayed job is due.
-const PROMOTE_ALL_BEFORE: &str = "1.7976931348623157e+308";
+use crate::wire;
 
 /// What Node.js's `setRateLimit` stores in the limiter: `Number.MAX_SAFE_INTEGER`, far above
 /// any worker's `max`, so the limiter reads as exhausted until the key expires.
 const RATE_LIMITED: u64 = 9_007_199_254_740_991;
-
-/// The set a state lives in: `waiting` is the `wait` list, as Node.js's `clean` normalises it.
-fn state_set_name(state: JobState) -> &'static str {
-    match state {
-        JobState::Waiting => "wait",
-        other => other.as_str(),
-    }
-}
-
-/// `pause-7`'s call: the source and target lists swap between pausing and resuming.
-fn pause_call(keys: &QueueKeys, pause: bool, emit_event: bool) -> ScriptCall {
-    let (src, dst) = if pause {
-        (&keys.wait, &keys.paused)
-    } else {
-        (&keys.paused, &keys.wait)
-    };
-    ScriptCall::default()
-        .key(src)
-        .key(dst)
-        .key(&keys.meta)
-        .key(&keys.prioritized)
-        .key(&keys.events)
-        .key(&keys.delayed)
-        .key(&keys.marker)
-        .arg(if pause { "paused" } else { "resumed" })
-        .arg(if emit_event { "1" } else { "0" })
-}
-
-/// `moveJobsToWait-8`'s call, shared by bulk retry and bulk promote.
-fn move_jobs_to_wait_call(
-    keys: &QueueKeys,
-    state: &str,
-    count: u32,
-    before: impl redis::ToRedisArgs,
-) -> ScriptCall {
-    ScriptCall::default()
-        .key(&keys.job_prefix)
-        .key(&keys.events)
-        .key(keys.to_key(state))
-        .key(&keys.wait)
-        .key(&keys.paused)
-        .key(&keys.meta)
-        .key(&keys.active)
-        .key(&keys.marker)
-        .arg(count)
-        .arg(before)
-        .arg(state)
-}
 
 /// The batch scripts answer 1 while work remains and 0 when done.
 fn batch(context: &'static str, reply: &redis::Value) -> Result<Batch> {
@@ -119,13 +34,13 @@ fn batch(context: &'static str, reply: &redis::Value) -> Result<Batch> {
 /// the queue's own keys or anything under them (`repeat:…`, `de:…`).
 fn orphan_candidate<'k>(key: &'k str, job_prefix: &str) -> Option<&'k str> {
     let suffix = key.strip_prefix(job_prefix)?;
-    if suffix.is_empty() || QUEUE_KEY_SUFFIXES.contains(&suffix) {
+    if suffix.is_empty() || wire::QUEUE_KEY_SUFFIXES.contains(&suffix) {
         return None;
     }
     match suffix.split_once(':') {
         None => Some(suffix),
-        Some((head, _)) if QUEUE_KEY_SUFFIXES.contains(&head) => None,
-        Some((id, sub)) if JOB_SUB_KEY_SUFFIXES.contains(&sub) => Some(id),
+        Some((head, _)) if wire::QUEUE_KEY_SUFFIXES.contains(&head) => None,
+        Some((id, sub)) if wire::JOB_SUB_KEY_SUFFIXES.contains(&sub) => Some(id),
         Some(_) => None,
     }
 }
@@ -134,14 +49,7 @@ impl RedisBackend {
     /// One `removeOrphanedJobs-1` call: checks `candidates` against every state key and deletes
     /// the ones no state references, atomically.
     async fn remove_orphaned_batch(&self, candidates: &[String]) -> Result<u64> {
-        let keys = self.keys();
-        let call = ScriptCall::default()
-            .key(&keys.job_prefix)
-            .arg(QUEUE_KEY_SUFFIXES.len())
-            .arg(&QUEUE_KEY_SUFFIXES[..])
-            .arg(JOB_SUB_KEY_SUFFIXES.len())
-            .arg(&JOB_SUB_KEY_SUFFIXES[..])
-            .arg(candidates);
+        let call = wire::remove_orphaned_jobs(self.keys(), candidates);
         let reply = call
             .invoke(&self.connection(), &scripts::REMOVE_ORPHANED_JOBS)
             .await
@@ -155,7 +63,7 @@ impl Admin for RedisBackend {
     async fn pause(&self, pause: bool) -> Result<()> {
         let con = self.connection();
         if pause {
-            pause_call(self.keys(), true, true)
+            wire::pause(self.keys(), true, true)
                 .invoke(&con, &scripts::PAUSE)
                 .await
                 .map_err(wrap("pause the queue"))?;
@@ -165,7 +73,7 @@ impl Admin for RedisBackend {
         // `resumed`, the others just keep moving until nothing is left.
         let mut emit_event = true;
         loop {
-            let reply = pause_call(self.keys(), false, emit_event)
+            let reply = wire::pause(self.keys(), false, emit_event)
                 .invoke(&con, &scripts::PAUSE)
                 .await
                 .map_err(wrap("resume the queue"))?;
@@ -177,15 +85,7 @@ impl Admin for RedisBackend {
     }
 
     async fn drain(&self, delayed: bool) -> Result<()> {
-        let keys = self.keys();
-        ScriptCall::default()
-            .key(&keys.wait)
-            .key(&keys.paused)
-            .key(&keys.delayed)
-            .key(&keys.prioritized)
-            .key(&keys.repeat)
-            .arg(&keys.job_prefix)
-            .arg(if delayed { "1" } else { "0" })
+        wire::drain(self.keys(), delayed)
             .invoke(&self.connection(), &scripts::DRAIN)
             .await
             .map_err(wrap("drain the queue"))?;
@@ -198,16 +98,7 @@ impl Admin for RedisBackend {
         before_ms: u64,
         limit: u32,
     ) -> Result<Vec<JobId>> {
-        let keys = self.keys();
-        let set = state_set_name(state);
-        let reply = ScriptCall::default()
-            .key(keys.to_key(set))
-            .key(&keys.events)
-            .key(&keys.repeat)
-            .arg(&keys.job_prefix)
-            .arg(before_ms)
-            .arg(limit)
-            .arg(set)
+        let reply = wire::clean_jobs_in_set(self.keys(), state, before_ms, limit)
             .invoke(&self.connection(), &scripts::CLEAN_JOBS_IN_SET)
             .await
             .map_err(wrap("clean jobs"))?;
@@ -215,13 +106,7 @@ impl Admin for RedisBackend {
     }
 
     async fn obliterate(&self, args: ObliterateArgs) -> Result<Result<Batch, ObliterateRefusal>> {
-        let keys = self.keys();
-        let reply = ScriptCall::default()
-            .key(&keys.meta)
-            .key(&keys.job_prefix)
-            .arg(args.count)
-            // Node.js sends `null` when not forced, which its client writes as an empty string.
-            .arg(if args.force { "force" } else { "" })
+        let reply = wire::obliterate(self.keys(), args)
             .invoke(&self.connection(), &scripts::OBLITERATE)
             .await
             .map_err(wrap("obliterate the queue"))?;
@@ -238,7 +123,7 @@ impl Admin for RedisBackend {
         count: u32,
         before_ms: u64,
     ) -> Result<Batch> {
-        let reply = move_jobs_to_wait_call(self.keys(), state.as_str(), count, before_ms)
+        let reply = wire::move_jobs_to_wait(self.keys(), state.as_str(), count, before_ms)
             .invoke(&self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
             .await
             .map_err(wrap("retry finished jobs"))?;
@@ -246,10 +131,11 @@ impl Admin for RedisBackend {
     }
 
     async fn promote_jobs(&self, count: u32) -> Result<Batch> {
-        let reply = move_jobs_to_wait_call(self.keys(), "delayed", count, PROMOTE_ALL_BEFORE)
-            .invoke(&self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
-            .await
-            .map_err(wrap("promote delayed jobs"))?;
+        let reply =
+            wire::move_jobs_to_wait(self.keys(), "delayed", count, wire::PROMOTE_ALL_BEFORE)
+                .invoke(&self.connection(), &scripts::MOVE_JOBS_TO_WAIT)
+                .await
+                .map_err(wrap("promote delayed jobs"))?;
         batch("promote delayed jobs", &reply)
     }
 

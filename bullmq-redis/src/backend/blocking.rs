@@ -11,7 +11,7 @@ use bullmq_core::backend::{Blocking, Marker};
 use redis::{Cmd, Value};
 
 use super::RedisBackend;
-use super::lifecycle::Dedicated;
+use crate::connection::Dedicated;
 use crate::error::wrap_cmd;
 use crate::reply;
 
@@ -42,11 +42,31 @@ impl RedisBackend {
         watchdog: Duration,
         context: &'static str,
     ) -> Result<Option<Value>> {
+        self.blocking_call_unless(which, cmd, watchdog, context, || false)
+            .await
+    }
+
+    /// [`blocking_call`](Self::blocking_call), which gives up (`None`) without waiting when
+    /// `stopped()` holds once it listens for interrupts: an interrupt that set the caller's
+    /// flag before that found no wait to wake, and would otherwise be missed for a whole
+    /// block.
+    pub(crate) async fn blocking_call_unless(
+        &self,
+        which: Dedicated,
+        cmd: &Cmd,
+        watchdog: Duration,
+        context: &'static str,
+        stopped: impl Fn() -> bool,
+    ) -> Result<Option<Value>> {
         let state = self.conn_state();
-        // Listen before taking the connection, so an interrupt from here on is not missed.
+        // Listen before taking the connection, so an interrupt from here on is not missed;
+        // one from before shows in the caller's flag, read after listening.
         let interrupted = state.interrupt(which).notified();
         tokio::pin!(interrupted);
         interrupted.as_mut().enable();
+        if stopped() {
+            return Ok(None);
+        }
         // Behind sentinels, a switch lets go of a wait on the old primary: the next one goes
         // to the new primary.
         let switched = self.con.switched();
@@ -56,7 +76,7 @@ impl RedisBackend {
             () = &mut interrupted => return Ok(None),
             () = switched => {
                 drop(con);
-                self.drop_dedicated(&state, which).await;
+                state.drop_dedicated(which).await;
                 return Ok(None);
             }
             outcome = tokio::time::timeout(watchdog, call) => outcome.ok(),
@@ -76,12 +96,12 @@ impl RedisBackend {
                     redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
                 );
                 if moved || !replied {
-                    self.drop_dedicated(&state, which).await;
+                    state.drop_dedicated(which).await;
                 }
                 Err(wrap_cmd(context, cmd)(e))
             }
             None => {
-                self.drop_dedicated(&state, which).await;
+                state.drop_dedicated(which).await;
                 Ok(None)
             }
         }
@@ -92,7 +112,7 @@ impl Blocking for RedisBackend {
     /// `BZPOPMIN <marker> <seconds>`; `None` on timeout or when interrupted by
     /// [`disconnect_blocking`](Blocking::disconnect_blocking) or `close`.
     async fn wait_for_job(&self, timeout: Duration) -> Result<Option<Marker>> {
-        let caps = self.conn_state().capabilities();
+        let caps = self.capabilities();
         let minimum = bullmq_core::backend::Lifecycle::block_timeouts(self).minimum;
         let seconds = block_seconds(timeout, minimum, caps.can_double_timeout);
         let mut cmd = redis::cmd("BZPOPMIN");
@@ -108,7 +128,7 @@ impl Blocking for RedisBackend {
     /// nothing to wait for: the socket closes as soon as the interrupted wait lets go of it.
     async fn disconnect_blocking(&self, _wait: bool) -> Result<()> {
         let state = self.conn_state();
-        self.drop_dedicated(&state, Dedicated::Blocking).await;
+        state.drop_dedicated(Dedicated::Blocking).await;
         Ok(())
     }
 

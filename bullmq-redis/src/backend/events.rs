@@ -11,7 +11,7 @@ use bullmq_core::backend::{EventId, Events, StreamEvent};
 use redis::Value;
 
 use super::RedisBackend;
-use super::lifecycle::Dedicated;
+use crate::connection::Dedicated;
 use crate::error::{unexpected, wrap};
 use crate::reply;
 

@@ -1,42 +1,25 @@
-//! `Lifecycle` for Redis: readiness, closing, client names and keys; and the two dedicated
-//! connections the blocking commands run on.
-//!
-//! # Dedicated connections
-//!
-//! A blocking command holds its connection until it returns, and a multiplexed connection
-//! answers in order, so nothing may share a connection with one. Each backend (with its
-//! clones) therefore has two dedicated connections besides the shared one, opened on first use:
-//! - the *blocking* connection, for the worker's `BZPOPMIN` on the marker key;
-//! - the *events* connection, for `QueueEvents`' `XREAD BLOCK`.
-//!
-//! They are separate so that a worker and a `QueueEvents` built on clones of one backend never
-//! wait behind each other. Both are opened without a response timeout (the client's default of
-//! 500 ms would cut every wait short); the waits carry their own deadline instead.
+//! `Lifecycle` for Redis: readiness, closing, client names and keys. The dedicated
+//! connections the blocking commands run on are `connection::dedicated`'s; this names them.
 //!
 //! # Client names
 //!
 //! Node.js names the connections that `getWorkers()` looks for: a worker's blocking connection
 //! `<prefix>:<base64(queue)>` (with `:w:<name>` for a named worker), and `QueueEvents`'
 //! connection `…:qe`. We name the same dedicated connections, and only those: the shared
-//! connection stays unnamed, as a Node.js `Queue`'s does. A name does not survive a reconnect,
-//! so it is not set once but every time a dedicated connection is opened; a dedicated
-//! connection that fails is dropped and the next call opens (and names) a fresh one.
+//! connection stays unnamed, as a Node.js `Queue`'s does.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex as StdMutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bullmq_core::backend::{BlockTimeouts, ClientRole, Lifecycle, NodeKey};
 use bullmq_core::clock::Clock;
-use bullmq_core::{Error, Prefix, QueueName, Result};
-use redis::AsyncConnectionConfig;
+use bullmq_core::{Prefix, QueueName, Result};
 use redis::aio::MultiplexedConnection;
-use tokio::sync::{Mutex, Notify};
 
 use super::RedisBackend;
-use crate::connection::timed_out;
+use crate::connection::{ConnState, Dedicated};
 use crate::error::wrap;
 use crate::server::ServerInfo;
 
@@ -49,24 +32,6 @@ const MAXIMUM_BLOCK: Duration = Duration::from_secs(10);
 const MINIMUM_BLOCK: Duration = Duration::from_millis(1);
 const MINIMUM_BLOCK_OLD_REDIS: Duration = Duration::from_millis(2);
 
-/// Which dedicated connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Dedicated {
-    /// The worker's `BZPOPMIN`.
-    Blocking,
-    /// `QueueEvents`' `XREAD`.
-    Events,
-}
-
-impl Dedicated {
-    fn what(self) -> &'static str {
-        match self {
-            Self::Blocking => "open the blocking connection",
-            Self::Events => "open the events connection",
-        }
-    }
-}
-
 /// What the server can do with blocking timeouts (Node.js' `capabilities`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Capabilities {
@@ -74,12 +39,6 @@ pub(crate) struct Capabilities {
     pub(crate) can_double_timeout: bool,
     /// A 1 ms timeout is honoured (Redis 7.0.8 and later).
     pub(crate) can_block_for_1ms: bool,
-}
-
-impl Default for Capabilities {
-    fn default() -> Self {
-        Self::ASSUMED
-    }
 }
 
 impl Capabilities {
@@ -100,201 +59,30 @@ impl Capabilities {
     }
 }
 
-/// A backend's dedicated connections and closing flag, shared by its clones.
-#[derive(Default)]
-pub(crate) struct ConnState {
-    closing: AtomicBool,
-    /// The connection for blocking waits (`BZPOPMIN`), opened on first use so that a blocked
-    /// call never holds up the shared connection.
-    blocking: Mutex<Option<Opened>>,
-    /// The blocking connection's name, when a worker gave itself one.
-    blocking_name: StdMutex<Option<String>>,
-    /// The events connection's name, once `QueueEvents` named it.
-    events_name: StdMutex<Option<String>>,
-    events: Mutex<Option<Opened>>,
-    /// Wakes the waits in flight when their dedicated connection is dropped.
-    blocking_interrupt: Notify,
-    events_interrupt: Notify,
-    capabilities: Capabilities,
-}
-
-impl ConnState {
-    /// The signal that the dedicated connection was dropped under a wait.
-    pub(crate) fn interrupt(&self, which: Dedicated) -> &Notify {
-        match which {
-            Dedicated::Blocking => &self.blocking_interrupt,
-            Dedicated::Events => &self.events_interrupt,
-        }
-    }
-
-    /// The state of a backend connected to `server`; `None` when its `INFO` was not read
-    /// (`skip_version_check`): then the server is taken for the oldest supported Redis, as
-    /// Node.js takes it.
-    pub(crate) fn for_server(server: Option<&ServerInfo>) -> Self {
-        Self {
-            capabilities: server.map_or(Capabilities::ASSUMED, Capabilities::of),
-            ..Self::default()
-        }
-    }
-
-    /// Names the blocking connection `name` (a relay's inbox connection).
-    pub(crate) fn with_blocking_name(self, name: Option<String>) -> Self {
-        *self
-            .blocking_name
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = name;
-        self
-    }
-
-    /// What the server can do.
-    pub(crate) fn capabilities(&self) -> Capabilities {
-        self.capabilities
-    }
-
-    fn name(&self, which: Dedicated) -> &StdMutex<Option<String>> {
-        match which {
-            Dedicated::Blocking => &self.blocking_name,
-            Dedicated::Events => &self.events_name,
-        }
-    }
-}
-
-/// A dedicated connection, with the [generation](crate::connection::SharedConnection::generation)
-/// of the node it was opened to.
-type Opened = (MultiplexedConnection, u64);
-
-/// Where a dedicated connection is kept.
-type Slot = Mutex<Option<Opened>>;
-
 impl RedisBackend {
-    /// This backend's connection state (shared with its clones).
+    /// This backend's dedicated connections (shared with its clones).
     pub(crate) fn conn_state(&self) -> Arc<ConnState> {
         Arc::clone(&self.state)
     }
 
-    fn slot<'a>(&'a self, state: &'a ConnState, which: Dedicated) -> &'a Slot {
-        match which {
-            Dedicated::Blocking => &state.blocking,
-            Dedicated::Events => &state.events,
-        }
+    /// What the server can do with blocking timeouts.
+    pub(crate) fn capabilities(&self) -> Capabilities {
+        self.server
+            .as_deref()
+            .map_or(Capabilities::ASSUMED, Capabilities::of)
     }
 
-    /// A handle on a dedicated connection, opened and named first if there is none.
+    /// A handle on a dedicated connection of `state`, opened and named first if there is none.
     pub(crate) async fn dedicated(
         &self,
         state: &ConnState,
         which: Dedicated,
     ) -> Result<MultiplexedConnection> {
-        if state.closing.load(Ordering::SeqCst) {
-            return Err(Error::Closed("redis backend"));
-        }
-        let mut slot = self.slot(state, which).lock().await;
-        // After a switch, the wait must not go to the old primary on the connection kept.
-        self.con.refresh().await.map_err(wrap(which.what()))?;
-        let generation = self.con.generation();
-        match slot.as_ref() {
-            Some((con, opened_to)) if *opened_to == generation => return Ok(con.clone()),
-            // Calls go to another node now (a failover): so must the waits.
-            Some(_) => *slot = None,
-            None => {}
-        }
-        let con = self.open_dedicated(state, which).await?;
-        *slot = Some((con.clone(), generation));
-        Ok(con)
-    }
-
-    /// Drops a dedicated connection and wakes the waits in flight on it, which let go of their
-    /// handles; with the last handle gone the socket closes and Redis forgets the command.
-    pub(crate) async fn drop_dedicated(&self, state: &ConnState, which: Dedicated) {
-        let dropped = self.slot(state, which).lock().await.take();
-        drop(dropped);
-        state.interrupt(which).notify_waiters();
-    }
-
-    async fn open_dedicated(
-        &self,
-        state: &ConnState,
-        which: Dedicated,
-    ) -> Result<MultiplexedConnection> {
-        // Opening is bounded by the response timeout, though the waits are not: over a
-        // half-open network (a partition, a dead NAT entry) the handshake would otherwise hang
-        // for good, and with it the worker's loop, even after the network is back.
-        let limit = self.response_timeout();
-        tokio::time::timeout(limit, self.open_dedicated_unbounded(state, which, limit))
-            .await
-            .map_err(|_| wrap(which.what())(timed_out("opening a dedicated connection")))?
-    }
-
-    async fn open_dedicated_unbounded(
-        &self,
-        state: &ConnState,
-        which: Dedicated,
-        limit: Duration,
-    ) -> Result<MultiplexedConnection> {
-        let config = AsyncConnectionConfig::new()
-            .set_response_timeout(None)
-            .set_connection_timeout(Some(limit));
-        let client = self.node_client().await.map_err(wrap(which.what()))?;
-        let mut con = client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await
-            .map_err(wrap(which.what()))?;
-        let name = match which {
-            // Node.js names every worker's blocking connection, unnamed workers included.
-            Dedicated::Blocking => Some(self.blocking_connection_name(state)),
-            Dedicated::Events => state
-                .events_name
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-        };
-        if let Some(name) = name {
-            set_name(&mut con, &name).await?;
-        }
-        Ok(con)
-    }
-
-    fn blocking_connection_name(&self, state: &ConnState) -> String {
+        let worker = || self.client_name(&ClientRole::Worker { name: None });
         state
-            .blocking_name
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-            .unwrap_or_else(|| self.client_name(&ClientRole::Worker { name: None }))
+            .dedicated(&self.con, which, self.response_timeout(), worker)
+            .await
     }
-
-    /// Names a dedicated connection anew: drops the open one, so the next is opened with the
-    /// name, and opens it now so that the role is visible in `CLIENT LIST` at once.
-    async fn rename(&self, state: &ConnState, which: Dedicated, name: String) -> Result<()> {
-        *state
-            .name(which)
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(name);
-        self.drop_dedicated(state, which).await;
-        self.dedicated(state, which).await.map(drop)
-    }
-}
-
-/// `CLIENT SETNAME`; servers without `CLIENT` (some managed Redis) are let be, as Node.js does.
-async fn set_name(con: &mut MultiplexedConnection, name: &str) -> Result<()> {
-    let reply: redis::RedisResult<()> = redis::cmd("CLIENT")
-        .arg("SETNAME")
-        .arg(name)
-        .query_async(con)
-        .await;
-    match reply {
-        Err(e) if is_unknown_client_command(&e) => Ok(()),
-        other => other.map_err(wrap("name the connection")),
-    }
-}
-
-/// Node.js' `clientCommandMessageReg`: the server does not know the `CLIENT` command.
-pub(crate) fn is_unknown_client_command(e: &redis::RedisError) -> bool {
-    let message = e.to_string().to_ascii_lowercase();
-    message.contains("unknown command")
-        && ["'client'", "`client`", "'client", "`client"]
-            .iter()
-            .any(|quoted| message.contains(quoted))
 }
 
 /// Takes `<prefix>:<queue>:<id>` apart as upstream does: the id after the last `:`, the queue
@@ -327,9 +115,9 @@ impl Lifecycle for RedisBackend {
     /// nothing buffered to flush, so `force` changes nothing.
     async fn close(&self, _force: bool) -> Result<()> {
         let state = self.conn_state();
-        state.closing.store(true, Ordering::SeqCst);
-        self.drop_dedicated(&state, Dedicated::Blocking).await;
-        self.drop_dedicated(&state, Dedicated::Events).await;
+        state.set_closing();
+        state.drop_dedicated(Dedicated::Blocking).await;
+        state.drop_dedicated(Dedicated::Events).await;
         Ok(())
     }
 
@@ -337,8 +125,8 @@ impl Lifecycle for RedisBackend {
     /// the backend stays usable and reopens them on next use.
     async fn disconnect(&self) -> Result<()> {
         let state = self.conn_state();
-        self.drop_dedicated(&state, Dedicated::Blocking).await;
-        self.drop_dedicated(&state, Dedicated::Events).await;
+        state.drop_dedicated(Dedicated::Blocking).await;
+        state.drop_dedicated(Dedicated::Events).await;
         Ok(())
     }
 
@@ -352,16 +140,23 @@ impl Lifecycle for RedisBackend {
             ClientRole::Worker { .. } => Dedicated::Blocking,
             ClientRole::QueueEvents => Dedicated::Events,
         };
-        self.rename(&state, which, self.client_name(&role)).await
+        state
+            .rename(
+                &self.con,
+                which,
+                self.client_name(&role),
+                self.response_timeout(),
+            )
+            .await
     }
 
     fn is_closing(&self) -> bool {
-        self.conn_state().closing.load(Ordering::SeqCst)
+        self.conn_state().is_closing()
     }
 
     fn handle(&self) -> Self {
         Self {
-            state: Arc::new(ConnState::for_server(self.server.as_deref())),
+            state: Arc::default(),
             ..self.clone()
         }
     }
@@ -406,7 +201,7 @@ impl Lifecycle for RedisBackend {
     /// 1 ms to 10 s as in Node.js; 2 ms minimum on Redis before 7.0.8 (known once the blocking
     /// connection has been opened).
     fn block_timeouts(&self) -> BlockTimeouts {
-        let minimum = if self.conn_state().capabilities().can_block_for_1ms {
+        let minimum = if self.capabilities().can_block_for_1ms {
             MINIMUM_BLOCK
         } else {
             MINIMUM_BLOCK_OLD_REDIS

@@ -9,14 +9,8 @@ use redis::Value;
 use super::RedisBackend;
 use crate::error::{unexpected, wrap};
 use crate::reply;
-use crate::script::ScriptCall;
 use crate::scripts;
 use crate::wire;
-
-/// Whole milliseconds, as Node passes the lock duration.
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
 
 impl Locks for RedisBackend {
     async fn extend_lock(
@@ -26,13 +20,7 @@ impl Locks for RedisBackend {
         duration: Duration,
     ) -> Result<bool> {
         const CONTEXT: &str = "extend a job lock";
-        let k = self.keys();
-        let call = ScriptCall::default()
-            .key(k.job_key(job_id, ":lock"))
-            .key(&k.stalled)
-            .arg(token.as_str())
-            .arg(ms(duration))
-            .arg(job_id.as_bytes());
+        let call = wire::extend_lock(self.keys(), job_id, token, duration);
         let reply = call
             .invoke(&self.connection(), &scripts::EXTEND_LOCK)
             .await
@@ -50,15 +38,7 @@ impl Locks for RedisBackend {
         if locks.is_empty() {
             return Ok(Vec::new());
         }
-        let k = self.keys();
-        let tokens = wire::pack_strings(locks.iter().map(|(_, t)| t.as_str()))?;
-        let ids = wire::pack_ids(locks.iter().map(|(id, _)| id))?;
-        let call = ScriptCall::default()
-            .key(&k.stalled)
-            .arg(&k.job_prefix)
-            .arg(tokens)
-            .arg(ids)
-            .arg(ms(duration));
+        let call = wire::extend_locks(self.keys(), locks, duration)?;
         let reply = call
             .invoke(&self.connection(), &scripts::EXTEND_LOCKS)
             .await

@@ -15,6 +15,7 @@ use crate::error::{unexpected, wrap};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
+use crate::wire;
 
 /// How a script's negative answer is reported: upstream's command name, plus the parent key
 /// and the expected state where upstream's message names them.
@@ -77,9 +78,7 @@ impl RedisBackend {
 
 impl JobMutations for RedisBackend {
     async fn update_data(&self, job_id: &JobId, data: &str) -> Result<()> {
-        let call = ScriptCall::default()
-            .key(self.keys().job_key(job_id, ""))
-            .arg(data);
+        let call = wire::update_data(self.keys(), job_id, data);
         let refusal = Refusal::new("updateData", job_id);
         self.run_checked(call, &scripts::UPDATE_DATA, "update job data", refusal)
             .await?;
@@ -91,13 +90,7 @@ impl JobMutations for RedisBackend {
             what: "job progress",
             reason: e.to_string(),
         })?;
-        let keys = self.keys();
-        let call = ScriptCall::default()
-            .key(keys.job_key(job_id, ""))
-            .key(&keys.events)
-            .key(&keys.meta)
-            .arg(job_id.as_bytes())
-            .arg(progress);
+        let call = wire::update_progress(self.keys(), job_id, &progress);
         let refusal = Refusal::new("updateProgress", job_id);
         self.run_checked(
             call,
@@ -110,17 +103,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn add_log(&self, job_id: &JobId, row: &str, keep_logs: Option<u32>) -> Result<u64> {
-        // Node.js sends an empty string for "keep all", and 0 is falsy there too.
-        let keep = keep_logs
-            .filter(|n| *n > 0)
-            .map(|n| n.to_string())
-            .unwrap_or_default();
-        let call = ScriptCall::default()
-            .key(self.keys().job_key(job_id, ""))
-            .key(self.logs_key(job_id))
-            .arg(job_id.as_bytes())
-            .arg(row)
-            .arg(keep);
+        let call = wire::add_log(self.keys(), job_id, row, keep_logs);
         let refusal = Refusal::new("addLog", job_id);
         let count = self
             .run_checked(call, &scripts::ADD_LOG, "add a job log", refusal)
@@ -151,17 +134,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn change_delay(&self, job_id: &JobId, delay: Duration) -> Result<()> {
-        let keys = self.keys();
-        let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-        let call = ScriptCall::default()
-            .key(&keys.delayed)
-            .key(&keys.meta)
-            .key(&keys.marker)
-            .key(&keys.events)
-            .arg(delay_ms)
-            .arg(self.now_ms())
-            .arg(job_id.as_bytes())
-            .arg(keys.job_key(job_id, ""));
+        let call = wire::change_delay(self.keys(), job_id, delay, self.now_ms());
         let refusal = Refusal {
             state: Some("delayed"),
             ..Refusal::new("changeDelay", job_id)
@@ -177,19 +150,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn change_priority(&self, job_id: &JobId, priority: u32, lifo: bool) -> Result<()> {
-        let keys = self.keys();
-        let call = ScriptCall::default()
-            .key(&keys.wait)
-            .key(&keys.paused)
-            .key(&keys.meta)
-            .key(&keys.prioritized)
-            .key(&keys.active)
-            .key(&keys.priority_counter)
-            .key(&keys.marker)
-            .arg(priority)
-            .arg(&keys.job_prefix)
-            .arg(job_id.as_bytes())
-            .arg(u8::from(lifo));
+        let call = wire::change_priority(self.keys(), job_id, priority, lifo);
         let refusal = Refusal::new("changePriority", job_id);
         self.run_checked(
             call,
@@ -202,13 +163,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn remove(&self, job_id: &JobId, remove_children: bool) -> Result<bool> {
-        let keys = self.keys();
-        let call = ScriptCall::default()
-            .key(keys.job_key(job_id, ""))
-            .key(&keys.repeat)
-            .arg(job_id.as_bytes())
-            .arg(u8::from(remove_children))
-            .arg(&keys.job_prefix);
+        let call = wire::remove_job(self.keys(), job_id, remove_children);
         let refusal = Refusal::new("removeJob", job_id);
         let removed = self
             .run_checked(call, &scripts::REMOVE_JOB, "remove a job", refusal)
@@ -217,12 +172,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
-        let keys = self.keys();
-        ScriptCall::default()
-            .key(keys.job_key(job_id, ""))
-            .key(&keys.meta)
-            .arg(&keys.job_prefix)
-            .arg(job_id.as_bytes())
+        wire::remove_unprocessed_children(self.keys(), job_id)
             .invoke(&self.connection(), &scripts::REMOVE_UNPROCESSED_CHILDREN)
             .await
             .map_err(wrap("remove unprocessed children"))?;
@@ -230,11 +180,7 @@ impl JobMutations for RedisBackend {
     }
 
     async fn remove_child_dependency(&self, job_id: &JobId, parent_key: &str) -> Result<bool> {
-        let keys = self.keys();
-        let call = ScriptCall::default()
-            .key(&keys.job_prefix)
-            .arg(keys.job_key(job_id, ""))
-            .arg(parent_key);
+        let call = wire::remove_child_dependency(self.keys(), job_id, parent_key);
         let refusal = Refusal {
             parent_key: Some(parent_key),
             ..Refusal::new("removeChildDependency", job_id)
@@ -252,9 +198,7 @@ impl JobMutations for RedisBackend {
         deduplication_id: &str,
         job_id: &JobId,
     ) -> Result<bool> {
-        let reply = ScriptCall::default()
-            .key(self.keys().deduplication(deduplication_id))
-            .arg(job_id.as_bytes())
+        let reply = wire::remove_deduplication_key(self.keys(), deduplication_id, job_id)
             .invoke(&self.connection(), &scripts::REMOVE_DEDUPLICATION_KEY)
             .await
             .map_err(wrap("remove a deduplication key"))?;

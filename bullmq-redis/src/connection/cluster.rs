@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use super::multi_host::MultiHostUrl;
+use super::multi_host::{MultiHostUrl, bracketed};
 
 /// The URL schemes of a cluster: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+cluster", "redis"), ("rediss+cluster", "rediss")];
@@ -67,39 +67,12 @@ impl ClusterUrl {
 
     /// The standalone URL of the node at `host:port`, with the cluster URL's credentials.
     pub(crate) fn node_url(&self, host: &str, port: u16) -> String {
-        let host = super::sentinel::bracketed(host);
+        let host = bracketed(host);
         format!(
             "{}://{}{host}:{port}/{}",
             self.scheme, self.user_info, self.query
         )
     }
-}
-
-/// `host:port` (`default_port` when left out), `[v6]:port` too. The error says what is wrong
-/// without quoting `text` (which may be part of a password, see
-/// [`multi_host`](super::multi_host)).
-pub(super) fn parse_host_port(text: &str, default_port: u16) -> Result<(String, u16), String> {
-    let (host, port) = if let Some(v6) = text.strip_prefix('[') {
-        let (host, rest) = v6
-            .split_once(']')
-            .ok_or("is not `host:port` (a `[` without its `]`)")?;
-        (host, rest.strip_prefix(':'))
-    } else {
-        match text.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (text, None),
-        }
-    };
-    let port = match port {
-        Some(port) => port
-            .parse()
-            .map_err(|_| "has a port that is not a number")?,
-        None => default_port,
-    };
-    if host.is_empty() {
-        return Err("has no host".to_owned());
-    }
-    Ok((host.to_owned(), port))
 }
 
 /// The part of `key` that decides its slot: the text between the first `{` and the next `}`

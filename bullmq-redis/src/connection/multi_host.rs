@@ -1,6 +1,7 @@
 //! What the URLs naming several nodes share (`redis+cluster://`, `redis+sentinel://`): a
 //! scheme of their own, the user information, a comma-separated `host:port` list, a path and
-//! a query. Each kind reads its path and query its own way.
+//! a query, and how a node's `host:port` is read and written back. Each kind reads its path
+//! and query its own way; this is the one home of the host parsing both use.
 //!
 //! The URL is read as redis-rs reads a standalone one ([`bullmq_core::url_form`]): a raw `@`
 //! in the password is read whole, a raw `?`, `#` or `/` (which would end the user
@@ -55,7 +56,7 @@ impl<'a> MultiHostUrl<'a> {
             .filter(|h| !h.is_empty())
             .enumerate()
             .map(|(i, h)| {
-                super::cluster::parse_host_port(h, default_port)
+                parse_host_port(h, default_port)
                     .map_err(|why| format!("node {} of the URL {why}", i + 1))
             })
             .collect::<Result<_, _>>()?;
@@ -100,6 +101,42 @@ pub(super) fn encode_component(text: &str) -> String {
         }
     }
     out
+}
+
+/// `host:port` (`default_port` when left out), `[v6]:port` too. The error says what is wrong
+/// without quoting `text` (which may be part of a password, see
+/// the module's documentation).
+fn parse_host_port(text: &str, default_port: u16) -> Result<(String, u16), String> {
+    let (host, port) = if let Some(v6) = text.strip_prefix('[') {
+        let (host, rest) = v6
+            .split_once(']')
+            .ok_or("is not `host:port` (a `[` without its `]`)")?;
+        (host, rest.strip_prefix(':'))
+    } else {
+        match text.rsplit_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (text, None),
+        }
+    };
+    let port = match port {
+        Some(port) => port
+            .parse()
+            .map_err(|_| "has a port that is not a number")?,
+        None => default_port,
+    };
+    if host.is_empty() {
+        return Err("has no host".to_owned());
+    }
+    Ok((host.to_owned(), port))
+}
+
+/// `host`, in brackets when it is an IPv6 address.
+pub(super) fn bracketed(host: &str) -> String {
+    if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]")
+    } else {
+        host.to_owned()
+    }
 }
 
 #[cfg(test)]

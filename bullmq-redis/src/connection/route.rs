@@ -25,8 +25,10 @@ use tokio::task::AbortHandle;
 
 use super::cluster::{ClusterUrl, Redirect, Topology, read_topology};
 use super::fence::Fence;
+use super::pool::Pool;
+use super::request::Request;
 use super::sentinel::{SentinelUrl, Switches, ask_sentinel, is_primary, watch_switches};
-use super::{Pool, Request, command, link};
+use super::{command, link};
 
 /// How many `MOVED`/`ASK` one call follows before it gives up (a cluster that redirects in a
 /// circle is being reconfigured; the error then says so).

@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
-use super::multi_host::{MultiHostUrl, encode_component};
+use super::multi_host::{MultiHostUrl, bracketed, encode_component};
 use bullmq_core::url_form;
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
@@ -134,15 +134,6 @@ impl SentinelUrl {
             bracketed(host),
             self.query
         )
-    }
-}
-
-/// `host`, in brackets when it is an IPv6 address.
-pub(super) fn bracketed(host: &str) -> String {
-    if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]")
-    } else {
-        host.to_owned()
     }
 }
 

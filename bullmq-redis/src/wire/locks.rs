@@ -1,6 +1,50 @@
-//! The token and job id lists of `extendLocks`, byte-identical to what Node.js BullMQ sends.
+//! The calls of `extendLock` and `extendLocks`, with the token and job id lists the latter
+//! takes packed byte-identical to what Node.js BullMQ sends.
 
+use std::time::Duration;
+
+use bullmq_core::backend::LockToken;
 use bullmq_core::codec::{CodecError, WireValue, pack_msgpack};
+use bullmq_core::{JobId, Result};
+
+use crate::keys::QueueKeys;
+use crate::script::ScriptCall;
+
+/// Whole milliseconds, as Node passes the lock duration.
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `extendLock`: renew `token`'s lock on `job_id` for `duration`.
+pub(crate) fn extend_lock(
+    k: &QueueKeys,
+    job_id: &JobId,
+    token: &LockToken,
+    duration: Duration,
+) -> ScriptCall {
+    ScriptCall::default()
+        .key(k.job_key(job_id, ":lock"))
+        .key(&k.stalled)
+        .arg(token.as_str())
+        .arg(ms(duration))
+        .arg(job_id.as_bytes())
+}
+
+/// `extendLocks`: renew each `(job id, token)` lock for `duration`.
+pub(crate) fn extend_locks(
+    k: &QueueKeys,
+    locks: &[(JobId, LockToken)],
+    duration: Duration,
+) -> Result<ScriptCall> {
+    let tokens = pack_strings(locks.iter().map(|(_, t)| t.as_str()))?;
+    let ids = pack_ids(locks.iter().map(|(id, _)| id))?;
+    Ok(ScriptCall::default()
+        .key(&k.stalled)
+        .arg(&k.job_prefix)
+        .arg(tokens)
+        .arg(ids)
+        .arg(ms(duration)))
+}
 
 /// Packs a list of strings as a msgpack array.
 pub(crate) fn pack_strings<'a>(

@@ -1,18 +1,29 @@
 //! The `ARGV` layouts of upstream's Lua scripts: what this backend packs for Redis, byte for
 //! byte as Node.js BullMQ packs it. One file per `Backend` section that sends packed
-//! arguments.
+//! arguments. Where a section's file builds whole calls (`admin.rs`, `locks.rs`, `mutations.rs`), its
+//! backend method only runs the call and decodes the reply.
 //!
 //! The shapes both stores share (the job options, the job and scheduler hashes) stay in
 //! `bullmq_core::codec`; the maps built here are written by its one msgpack writer
 //! (`bullmq_core::codec::pack_msgpack`).
 
 mod add;
+mod admin;
 mod locks;
+mod mutations;
 mod schedulers;
 mod transitions;
 
 pub(crate) use add::{AddJobArgs, pack_add_job_args};
-pub(crate) use locks::{pack_ids, pack_strings};
+pub(crate) use admin::{
+    JOB_SUB_KEY_SUFFIXES, PROMOTE_ALL_BEFORE, QUEUE_KEY_SUFFIXES, clean_jobs_in_set, drain,
+    move_jobs_to_wait, obliterate, pause, remove_orphaned_jobs,
+};
+pub(crate) use locks::{extend_lock, extend_locks};
+pub(crate) use mutations::{
+    add_log, change_delay, change_priority, remove_child_dependency, remove_deduplication_key,
+    remove_job, remove_unprocessed_children, update_data, update_progress,
+};
 pub(crate) use schedulers::pack_job_scheduler_opts;
 pub(crate) use transitions::{
     FetchOpts, FinishOpts, pack_fetch_opts, pack_field_updates, pack_finish_opts,

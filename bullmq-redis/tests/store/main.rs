@@ -29,5 +29,6 @@ mod locks;
 mod meta;
 mod mutations;
 mod queries;
+mod relay;
 mod schedulers;
 mod transitions;

@@ -6,6 +6,7 @@
 //! with publish-time trimming) after a blocking `XREAD` on the handle's dedicated connection,
 //! named `base64(<base key>):<node id>` as Node.js names it.
 
+mod cursor;
 mod getters;
 
 use std::sync::Arc;
@@ -26,8 +27,8 @@ use bullmq_core::{Error, Result};
 use redis::Value;
 
 use super::RedisBackend;
-use super::lifecycle::{ConnState, Dedicated};
 use crate::connection::slot;
+use crate::connection::{ConnState, Dedicated};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
@@ -56,6 +57,11 @@ pub(crate) struct RelayKeys {
     interrupted: AtomicBool,
     /// Until when the registry lists the namespace (Unix ms), as far as this handle wrote it.
     listed_until: AtomicU64,
+    /// Set when a heartbeat finds the node gone, and its inbox with it: the next
+    /// registration makes a new one.
+    inbox_lost: AtomicBool,
+    /// Which inbox the node reads (see [`cursor`]): bumped when it registers after losing one.
+    inbox_generation: AtomicU64,
 }
 
 impl RelayKeys {
@@ -68,6 +74,8 @@ impl RelayKeys {
             base,
             interrupted: AtomicBool::new(false),
             listed_until: AtomicU64::new(0),
+            inbox_lost: AtomicBool::new(false),
+            inbox_generation: AtomicU64::new(0),
         }
     }
 }
@@ -146,7 +154,7 @@ impl RelayStore for RedisBackend {
         let keys = RelayKeys::new(self.prefix.as_str(), namespace.as_str());
         let con = self.con.for_slot(slot(keys.base.as_bytes()));
         let name = node.map(|n| inbox_name(&keys.base, n.as_str()));
-        let state = ConnState::for_server(self.server.as_deref()).with_blocking_name(name);
+        let state = ConnState::default().with_blocking_name(name);
         Self {
             con,
             state: Arc::new(state),
@@ -156,7 +164,7 @@ impl RelayStore for RedisBackend {
     }
 
     fn relay_initial_cursor(&self) -> &'static str {
-        "0-0"
+        cursor::START
     }
 
     async fn relay_register_node(
@@ -169,6 +177,12 @@ impl RelayStore for RedisBackend {
         let info = bullmq_core::json::to_string(info).map_err(|e| {
             ValidationError::single("relay node", "info", format!("does not serialize: {e}"))
         })?;
+        // Before the script makes the new inbox, so that a read in flight sees the change.
+        if let Some(keys) = self.relay.as_deref()
+            && keys.inbox_lost.swap(false, Ordering::SeqCst)
+        {
+            keys.inbox_generation.fetch_add(1, Ordering::SeqCst);
+        }
         // A reused id must finish pruning its old subscriptions first: each call prunes a
         // bounded batch and answers 0 while some are left.
         loop {
@@ -202,6 +216,8 @@ impl RelayStore for RedisBackend {
         let alive = reply::int(&v) == Some(1);
         if alive {
             self.touch_namespace(ms(lease)).await;
+        } else if let Some(keys) = self.relay.as_deref() {
+            keys.inbox_lost.store(true, Ordering::SeqCst);
         }
         Ok(alive)
     }
@@ -314,9 +330,11 @@ impl RelayStore for RedisBackend {
         if keys.interrupted.load(Ordering::SeqCst) {
             return Ok(empty());
         }
+        let generation = keys.inbox_generation.load(Ordering::SeqCst);
+        let from = cursor::stream_id(cursor, generation);
         let read = || {
             self.relay_run(&scripts::RELAY_READ_INBOX, "read a relay inbox", |c| {
-                c.arg(node.as_str()).arg(cursor).arg(count)
+                c.arg(node.as_str()).arg(from).arg(count)
             })
         };
         let mut v = read().await?;
@@ -331,13 +349,16 @@ impl RelayStore for RedisBackend {
                 .arg(1)
                 .arg("STREAMS")
                 .arg(&inbox)
-                .arg(cursor);
+                .arg(from);
+            // An interrupt landing since the flag was read (during the read above) finds no
+            // wait to wake: the flag, read again once the wait listens, catches it.
             let woken = self
-                .blocking_call(
+                .blocking_call_unless(
                     Dedicated::Blocking,
                     &cmd,
                     block + WATCHDOG_MARGIN,
                     "wait on a relay inbox",
+                    || keys.interrupted.load(Ordering::SeqCst),
                 )
                 .await?;
             if woken.is_none() || keys.interrupted.load(Ordering::SeqCst) {
@@ -345,7 +366,14 @@ impl RelayStore for RedisBackend {
             }
             v = read().await?;
         }
-        Ok(inbox_batch(&v, cursor))
+        if keys.inbox_generation.load(Ordering::SeqCst) != generation {
+            // Read across a new registration: the entries may be the old inbox's, the cursor
+            // is. Read again, from the new inbox's start.
+            return Ok(empty());
+        }
+        let mut batch = inbox_batch(&v, from);
+        batch.cursor = cursor::tagged(generation, &batch.cursor);
+        Ok(batch)
     }
 
     async fn relay_interrupt_inbox(&self) {
@@ -353,13 +381,16 @@ impl RelayStore for RedisBackend {
             keys.interrupted.store(true, Ordering::SeqCst);
         }
         let state = self.conn_state();
-        self.drop_dedicated(&state, Dedicated::Blocking).await;
+        state.drop_dedicated(Dedicated::Blocking).await;
     }
 
     async fn relay_trim_inbox(&self, node: &RelayId, cursor: &str, max_length: u64) -> Result<u64> {
+        let generation = self.relay_keys()?.inbox_generation.load(Ordering::SeqCst);
+        // A cursor of a lost inbox has consumed nothing of this one.
+        let consumed = cursor::stream_id(cursor, generation);
         let v = self
             .relay_run(&scripts::RELAY_TRIM_INBOX, "trim a relay inbox", |c| {
-                c.arg(node.as_str()).arg(cursor).arg(max_length)
+                c.arg(node.as_str()).arg(consumed).arg(max_length)
             })
             .await?;
         Ok(reply::count(&v))

@@ -8,9 +8,10 @@ use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState, Result};
 
-use super::{PostgresBackend, id_column, millis, one_value, sql_error, to_i32, to_i64, unexpected};
-use crate::lanes::OnLane as _;
+use super::{PostgresBackend, id_column, one_value, sql_error, unexpected};
+use crate::connection::OnLane as _;
 use crate::sql::commands;
+use crate::wire::{millis, to_i32, to_i64};
 
 /// The state name `clean` receives: Node.js's `Queue.clean` normalises `waiting` to `wait`
 /// before calling the backend (the SQL accepts both).

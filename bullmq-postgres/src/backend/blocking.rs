@@ -18,9 +18,10 @@ use bullmq_core::backend::{Blocking, Marker};
 use sqlx::Row as _;
 use tokio::time::Instant;
 
-use super::listener::{Channel, Watch, Woken};
+use super::watch::{Watch, Woken};
 use super::{PostgresBackend, sql_error};
-use crate::lanes::OnLane as _;
+use crate::connection::OnLane as _;
+use crate::connection::listener::Channel;
 use crate::sql::commands;
 
 /// What a look at the queue found.

@@ -27,8 +27,9 @@ use tokio::time::Instant;
 
 pub(crate) use gaps::Horizon;
 
-use super::listener::{Channel, Watch, Woken};
+use super::watch::{Watch, Woken};
 use super::{PostgresBackend, one_value, sql_error};
+use crate::connection::listener::Channel;
 use crate::sql::commands;
 
 /// Events fetched per read (upstream's `EVENT_READ_BATCH`).

@@ -8,7 +8,7 @@ use bullmq_core::backend::QueueMeta;
 use sqlx::Row as _;
 
 use super::{PostgresBackend, one_value, sql_error};
-use crate::lanes::OnLane as _;
+use crate::connection::OnLane as _;
 use crate::sql::commands;
 
 impl QueueMeta for PostgresBackend {

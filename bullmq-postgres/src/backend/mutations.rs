@@ -8,13 +8,13 @@ use std::time::Duration;
 use bullmq_core::backend::JobMutations;
 use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
 
-use super::jsonb::js_jsonb;
 use super::{
-    PostgresBackend, answered_refusal, millis, one_value, refusal_code, script_error, sql_error,
-    to_i32, to_i64, unexpected,
+    PostgresBackend, answered_refusal, one_value, refusal_code, script_error, sql_error, unexpected,
 };
-use crate::lanes::{OnLane as _, Query};
+use crate::connection::{OnLane as _, Query};
 use crate::sql::commands;
+use crate::wire::js_jsonb;
+use crate::wire::{millis, to_i32, to_i64};
 
 /// SQLSTATE `foreign_key_violation`: a log line for a job that does not exist.
 const FOREIGN_KEY_VIOLATION: &str = "23503";

@@ -23,12 +23,11 @@ use serde_json::Value;
 use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
-use super::{
-    PostgresBackend, id_column, job_from_row, one_row, one_value, sql_error, to_i32, to_i64,
-};
-use crate::client_name;
-use crate::lanes::OnLane as _;
+use super::{PostgresBackend, id_column, job_from_row, one_row, one_value, sql_error};
+use crate::connection::OnLane as _;
+use crate::connection::client_name;
 use crate::sql::{SqlCommand, commands};
+use crate::wire::{to_i32, to_i64};
 
 /// The scaling signals (this crate's SQL, on upstream's schema; no upstream command reads
 /// them). `$1` queue, `$2` now (Unix ms), `$3` how many jobs at the front of each ready

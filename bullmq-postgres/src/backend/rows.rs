@@ -6,9 +6,10 @@ use sqlx::postgres::PgRow;
 use sqlx::{Postgres, Row as _};
 
 use super::{PostgresBackend, sql_error};
+use crate::connection::OnLane as _;
 use crate::error::PostgresError;
-use crate::lanes::OnLane as _;
 use crate::sql::SqlCommand;
+use crate::wire;
 
 impl PostgresBackend {
     /// Every row `command` answers for this queue (its only parameter); a failure is wrapped
@@ -18,8 +19,7 @@ impl PostgresBackend {
         command: SqlCommand,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        sqlx::query(command.text)
-            .bind(self.queue_name())
+        wire::queued(command, self.queue_name())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(what))
@@ -33,9 +33,7 @@ impl PostgresBackend {
         key: &str,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        sqlx::query(command.text)
-            .bind(self.queue_name())
-            .bind(key)
+        wire::keyed(command, self.queue_name(), key)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(what))

@@ -1,0 +1,62 @@
+//! Opening one connection outside any pool, and naming where it goes without the password:
+//! what the first connection of [`PostgresConnection::connect`](super::PostgresConnection::connect),
+//! the migrator's and the lanes' connections share.
+
+use std::time::Duration;
+
+use sqlx::ConnectOptions as _;
+use sqlx::PgConnection;
+use sqlx::postgres::PgConnectOptions;
+
+use crate::error::PostgresError;
+use crate::options::PostgresOptions;
+use bullmq_core::Result;
+
+/// [`open`] for the first connection of `options`, after the checks that need no server
+/// (TLS asked for without the `tls` feature, an unreadable certificate file), which fail the
+/// same way with the class that fits rather than a bare I/O error.
+pub(crate) async fn open_first(
+    options: &PostgresOptions,
+    connect: &PgConnectOptions,
+) -> Result<PgConnection> {
+    options.tls_precheck(connect).map_err(|source| {
+        bullmq_core::Error::backend(PostgresError::Unreachable {
+            target: target(connect),
+            source,
+        })
+    })?;
+    open(connect, options.connect_timeout).await
+}
+
+/// Opens one connection within `timeout`, failing with [`PostgresError::Unreachable`].
+pub(crate) async fn open(connect: &PgConnectOptions, timeout: Duration) -> Result<PgConnection> {
+    let unreachable = |source| {
+        bullmq_core::Error::backend(PostgresError::Unreachable {
+            target: target(connect),
+            source,
+        })
+    };
+    match tokio::time::timeout(timeout, connect.connect()).await {
+        Ok(Ok(conn)) => Ok(conn),
+        Ok(Err(source)) => Err(unreachable(source)),
+        Err(_) => Err(unreachable(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no connection within {timeout:?}"),
+        )))),
+    }
+}
+
+/// Where `connect` points, without the password: `postgres://user@host:port/db`.
+pub(crate) fn target(connect: &PgConnectOptions) -> String {
+    let host = match connect.get_socket() {
+        Some(socket) => socket.display().to_string(),
+        None => connect.get_host().to_owned(),
+    };
+    format!(
+        "postgres://{}@{}:{}/{}",
+        connect.get_username(),
+        host,
+        connect.get_port(),
+        connect.get_database().unwrap_or_default()
+    )
+}

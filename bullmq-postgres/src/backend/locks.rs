@@ -18,7 +18,7 @@ impl Locks for PostgresBackend {
         duration: Duration,
     ) -> Result<bool> {
         const CONTEXT: &str = "extend a job lock";
-        let rows = wire::extend_lock(self.queue_name(), job_id, token, duration, self.now_ms())
+        let rows = wire::extend_lock(self.job_at(job_id), token, duration, self.now_ms())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;

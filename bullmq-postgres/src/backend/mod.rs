@@ -34,7 +34,7 @@ use sqlx::PgPool;
 
 use crate::connection::PostgresConnection;
 use crate::options::PostgresOptions;
-use crate::wire::to_i64;
+use crate::wire::{JobAt, to_i64};
 
 pub(crate) use add::{add_flow_on, add_job_on, add_jobs_on};
 pub use row::JobRow;
@@ -145,6 +145,14 @@ impl PostgresBackend {
     /// The queue's name as the SQL's `queue` column holds it.
     pub(crate) fn queue_name(&self) -> &str {
         self.queue.as_str()
+    }
+
+    /// Where `job_id` is, in this queue, as the commands about one job take it.
+    pub(crate) fn job_at<'a>(&'a self, job_id: &'a JobId) -> JobAt<'a> {
+        JobAt {
+            queue: self.queue_name(),
+            id: job_id.as_str(),
+        }
     }
 
     /// Now, Unix ms, from the backend's clock, as SQL's `bigint`.

@@ -91,9 +91,9 @@ impl PostgresBackend {
             tx.rollback().await.map_err(sql_error("remove"))?;
             return Ok(0);
         }
-        let removed: i32 = match sqlx::query(commands::REMOVE.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let removed: i32 = match self
+            .job_at(job_id)
+            .keyed(commands::REMOVE)
             .bind(remove_children)
             .fetch_one(&mut *tx)
             .await

@@ -6,7 +6,7 @@ use sqlx::postgres::PgRow;
 use sqlx::{Postgres, Row as _};
 
 use super::{PostgresBackend, sql_error};
-use crate::connection::OnLane as _;
+use crate::connection::{OnLane as _, Query};
 use crate::error::PostgresError;
 use crate::sql::SqlCommand;
 use crate::wire;
@@ -25,6 +25,11 @@ impl PostgresBackend {
             .map_err(sql_error(what))
     }
 
+    /// `command(queue, key, ..)` for this queue; the caller binds the rest.
+    pub(crate) fn keyed<'a>(&'a self, command: SqlCommand, key: &'a str) -> Query<'a> {
+        wire::keyed(command, self.queue_name(), key)
+    }
+
     /// Every row `command` answers for this queue and one text key (a job id, a meta field, a
     /// scheduler or deduplication id); a failure is wrapped with `what`.
     pub(crate) async fn keyed_rows(
@@ -33,7 +38,7 @@ impl PostgresBackend {
         key: &str,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        wire::keyed(command, self.queue_name(), key)
+        self.keyed(command, key)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(what))

@@ -20,7 +20,10 @@ use sqlx::postgres::PgRow;
 use super::{PostgresBackend, one_row, one_value, refusal, sql_error};
 use crate::connection::OnLane as _;
 use crate::sql::commands;
-use crate::wire::schedulers as wire;
+use crate::wire::{
+    self,
+    schedulers::{add_job_scheduler, update_job_scheduler},
+};
 
 /// A row of `get_job_scheduler` as the string hash Node.js's `mapSchedulerRow` builds (absent
 /// fields left out, an empty template left out), decoded by the codec every backend shares.
@@ -72,7 +75,7 @@ fn scheduler_from_row(id: &str, row: &PgRow) -> Result<Option<JobSchedulerRecord
 impl Schedulers for PostgresBackend {
     async fn add_job_scheduler(&self, args: &AddJobSchedulerArgs) -> Result<(JobId, Duration)> {
         const COMMAND: &str = "addJobScheduler";
-        let rows = wire::add_job_scheduler(self.queue_name(), args, self.now_ms())?
+        let rows = add_job_scheduler(self.queue_name(), args, self.now_ms())?
             .fetch_all_on(self.lanes())
             .await
             .map_err(refusal(COMMAND, None))?;
@@ -90,7 +93,7 @@ impl Schedulers for PostgresBackend {
         args: &NextIterationArgs,
     ) -> Result<Option<JobId>> {
         const COMMAND: &str = "updateJobSchedulerNextMillis";
-        let rows = wire::update_job_scheduler(self.queue_name(), args, self.now_ms())?
+        let rows = update_job_scheduler(self.queue_name(), args, self.now_ms())?
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(COMMAND))?;
@@ -145,8 +148,7 @@ impl Schedulers for PostgresBackend {
         if count.is_some_and(|c| c <= 0) {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(commands::GET_JOB_SCHEDULERS_RANGE.text)
-            .bind(self.queue_name())
+        let rows = wire::queued(commands::GET_JOB_SCHEDULERS_RANGE, self.queue_name())
             .bind(asc)
             .bind(start)
             .bind(count)

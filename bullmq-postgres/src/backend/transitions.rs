@@ -21,6 +21,7 @@ use super::{
 };
 use crate::connection::OnLane as _;
 use crate::sql::commands;
+use crate::wire::JobAt;
 use crate::wire::transitions::{self as wire, Claim, Finishing};
 
 /// A negative code a command returned (rather than raised) as upstream's error for
@@ -97,11 +98,11 @@ impl PostgresBackend {
         kind: FinishedState,
         finished_on: i64,
     ) -> Result<()> {
-        // Node.js tests `maxDataPoints` for truthiness: 0 keeps no metrics.
-        let Some(max) = worker.max_metrics_size.filter(|n| *n > 0) else {
+        let Some(query) = wire::collect_metrics(self.queue_name(), worker, kind, finished_on)
+        else {
             return Ok(());
         };
-        wire::collect_metrics(self.queue_name(), kind, max, finished_on)
+        query
             .execute_on(self.lanes())
             .await
             .map_err(sql_error("collect metrics"))?;
@@ -117,7 +118,14 @@ impl PostgresBackend {
             Finishing::Failed(_) => (FinishedState::Failed, "move a job to failed"),
         };
         let finished = self.now_ms();
-        let query = wire::move_to_finished(self.queue_name(), id, finishing, finished);
+        let query = wire::move_to_finished(
+            JobAt {
+                queue: self.queue_name(),
+                id,
+            },
+            finishing,
+            finished,
+        );
         let claimed = if fetch_next {
             let rows = query
                 .fetch_all_on(self.lanes())
@@ -214,7 +222,7 @@ impl Transitions for PostgresBackend {
     ) -> Result<bool> {
         const CONTEXT: &str = "move a job to waiting-children";
         // Upstream's function takes no child key: it parks the parent on any pending child.
-        let rows = wire::move_to_waiting_children(self.queue_name(), job_id, token)
+        let rows = wire::move_to_waiting_children(self.job_at(job_id), token)
             .fetch_all_on(self.lanes())
             .await
             .map_err(refusal("moveToWaitingChildren", Some(job_id.as_str())))?;
@@ -238,7 +246,7 @@ impl Transitions for PostgresBackend {
         token: Option<&LockToken>,
     ) -> Result<Duration> {
         const CONTEXT: &str = "move a job from active back to wait";
-        let rows = wire::move_active_to_wait(self.queue_name(), job_id, token, self.now_ms())
+        let rows = wire::move_active_to_wait(self.job_at(job_id), token, self.now_ms())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
@@ -275,7 +283,7 @@ impl Transitions for PostgresBackend {
         opts: ReprocessOptions,
     ) -> Result<()> {
         const CONTEXT: &str = "reprocess a finished job";
-        let rows = wire::reprocess_job(self.queue_name(), job, state, opts)
+        let rows = wire::reprocess_job(self.job_at(&job.id), job, state, opts)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
@@ -329,7 +337,7 @@ impl PostgresBackend {
     /// `move_to_delayed`, once (the claim of the next job is the caller's).
     async fn delay_job(&self, job_id: &JobId, args: &DelayArgs) -> Result<()> {
         let id = job_id.as_str();
-        wire::delay_job(self.queue_name(), job_id, args)
+        wire::delay_job(self.job_at(job_id), args)
             .execute_on(self.lanes())
             .await
             .map_err(refusal("moveToDelayed", Some(id)))?;
@@ -345,7 +353,7 @@ impl PostgresBackend {
         fields: &FieldUpdates,
     ) -> Result<()> {
         let id = job_id.as_str();
-        wire::retry_job(self.queue_name(), job_id, lifo, token, fields)
+        wire::retry_job(self.job_at(job_id), lifo, token, fields)
             .execute_on(self.lanes())
             .await
             .map_err(refusal("retryJob", Some(id)))?;

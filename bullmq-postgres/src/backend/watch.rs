@@ -101,12 +101,12 @@ impl Watch {
         let sleep = tokio::time::sleep_until(wake);
         tokio::pin!(sleep);
         let Self {
-            channel,
-            signals,
-            seen,
-            interrupts,
-            start,
             all_only,
+            channel,
+            interrupts,
+            seen,
+            signals,
+            start,
             ..
         } = self;
         loop {

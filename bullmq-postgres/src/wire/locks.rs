@@ -6,19 +6,18 @@ use std::time::Duration;
 use bullmq_core::JobId;
 use bullmq_core::backend::LockToken;
 
-use super::{keyed, millis, queued};
+use super::{JobAt, millis, queued};
 use crate::connection::Query;
 use crate::sql::commands;
 
 /// `extend_lock(queue, id, token, duration ms, now ms)`.
 pub(crate) fn extend_lock<'q>(
-    queue: &'q str,
-    job_id: &'q JobId,
+    job: JobAt<'q>,
     token: &'q LockToken,
     duration: Duration,
     now: i64,
 ) -> Query<'q> {
-    keyed(commands::EXTEND_LOCK, queue, job_id.as_str())
+    job.keyed(commands::EXTEND_LOCK)
         .bind(token.as_str())
         .bind(millis(duration))
         .bind(now)

@@ -16,3 +16,8 @@ pub(crate) fn millis(d: Duration) -> i64 {
 pub(crate) fn to_i32(value: u64) -> i32 {
     i32::try_from(value).unwrap_or(i32::MAX)
 }
+
+/// An `i64` as SQL's `integer`, saturating at either end.
+pub(crate) fn clamp_i32(value: i64) -> i32 {
+    i32::try_from(value).unwrap_or(if value < 0 { i32::MIN } else { i32::MAX })
+}

@@ -4,16 +4,16 @@
 
 use std::time::Duration;
 
+use bullmq_core::Job;
 use bullmq_core::backend::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FieldUpdates, LockToken, RateLimiter,
     ReprocessOptions, StalledCheck, WorkerSettings,
 };
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
-use bullmq_core::{Job, JobId};
 use serde_json::Value;
 
-use super::{keyed, millis, queued, to_i32, to_i64};
+use super::{JobAt, millis, queued, to_i32, to_i64};
 use crate::connection::Query;
 use crate::sql::commands;
 
@@ -138,8 +138,7 @@ pub(crate) fn next_signal(queue: &str, limiter_max: Option<i32>, now: i64) -> Qu
 /// when it takes the next job): `(queue, id, token, <return value | reason, stack traces>,
 /// finished at, remove all, keep age, keep count[, <claim>])`.
 pub(crate) fn move_to_finished<'q>(
-    queue: &'q str,
-    id: &'q str,
+    job: JobAt<'q>,
     finishing: Finishing<'q>,
     finished: i64,
 ) -> Query<'q> {
@@ -153,7 +152,7 @@ pub(crate) fn move_to_finished<'q>(
     };
     let command = if fetch_next { fused } else { plain };
     let (remove_all, keep_age, keep_count) = keep_params(keep);
-    let query = keyed(command, queue, id).bind(token.as_str());
+    let query = job.keyed(command).bind(token.as_str());
     let query = match finishing {
         Finishing::Completed(a) => query.bind(a.return_value.as_str()),
         Finishing::Failed(a) => query
@@ -174,49 +173,49 @@ pub(crate) fn move_to_finished<'q>(
     }
 }
 
-/// `collect_metrics(queue, kind, max data points, finished at)`.
-pub(crate) fn collect_metrics(
-    queue: &str,
+/// `collect_metrics(queue, kind, max data points, finished at)`, or none when `worker` keeps
+/// no metrics: Node.js tests `maxDataPoints` for truthiness, so 0 keeps none either.
+pub(crate) fn collect_metrics<'q>(
+    queue: &'q str,
+    worker: &WorkerSettings,
     kind: FinishedState,
-    max_data_points: u32,
     finished_on: i64,
-) -> Query<'_> {
-    queued(commands::COLLECT_METRICS, queue)
-        .bind(kind.as_str())
-        .bind(to_i32(u64::from(max_data_points)))
-        .bind(finished_on)
+) -> Option<Query<'q>> {
+    let max = worker.max_metrics_size.filter(|n| *n > 0)?;
+    Some(
+        queued(commands::COLLECT_METRICS, queue)
+            .bind(kind.as_str())
+            .bind(to_i32(u64::from(max)))
+            .bind(finished_on),
+    )
 }
 
 /// `move_to_waiting_children(queue, id, token)`: upstream's function takes no child key.
-pub(crate) fn move_to_waiting_children<'q>(
-    queue: &'q str,
-    job_id: &'q JobId,
-    token: &'q LockToken,
-) -> Query<'q> {
-    keyed(commands::MOVE_TO_WAITING_CHILDREN, queue, job_id.as_str()).bind(token.as_str())
+pub(crate) fn move_to_waiting_children<'q>(job: JobAt<'q>, token: &'q LockToken) -> Query<'q> {
+    job.keyed(commands::MOVE_TO_WAITING_CHILDREN)
+        .bind(token.as_str())
 }
 
 /// `move_active_to_wait(queue, id, token, now)`; a missing token is sent as `'0'`, which
 /// skips the lock check.
 pub(crate) fn move_active_to_wait<'q>(
-    queue: &'q str,
-    job_id: &'q JobId,
+    job: JobAt<'q>,
     token: Option<&'q LockToken>,
     now: i64,
 ) -> Query<'q> {
-    keyed(commands::MOVE_ACTIVE_TO_WAIT, queue, job_id.as_str())
+    job.keyed(commands::MOVE_ACTIVE_TO_WAIT)
         .bind(token.map_or("0", LockToken::as_str))
         .bind(now)
 }
 
 /// `reprocess_job(queue, id, state, lifo, reset attempts made, reset attempts started)`.
 pub(crate) fn reprocess_job<'q>(
-    queue: &'q str,
-    job: &'q Job,
+    at: JobAt<'q>,
+    job: &Job,
     state: FinishedState,
     opts: ReprocessOptions,
 ) -> Query<'q> {
-    keyed(commands::REPROCESS_JOB, queue, job.id.as_str())
+    at.keyed(commands::REPROCESS_JOB)
         .bind(state.as_str())
         .bind(job.opts.lifo.unwrap_or(false))
         .bind(opts.reset_attempts_made)
@@ -238,10 +237,10 @@ pub(crate) fn move_stalled_jobs_to_wait<'q>(
 /// `move_to_delayed(queue, id, token, delayed until, delay, skip attempt, reason, stack
 /// traces)`; a missing token is sent as `''` as Node.js sends it (which, unlike `'0'`, does
 /// not skip the lock check).
-pub(crate) fn delay_job<'q>(queue: &'q str, job_id: &'q JobId, args: &'q DelayArgs) -> Query<'q> {
+pub(crate) fn delay_job<'q>(job: JobAt<'q>, args: &'q DelayArgs) -> Query<'q> {
     let delay = millis(args.delay);
     let token = args.token.as_ref().map_or("", LockToken::as_str);
-    keyed(commands::MOVE_TO_DELAYED, queue, job_id.as_str())
+    job.keyed(commands::MOVE_TO_DELAYED)
         .bind(token)
         .bind(to_i64(args.timestamp).saturating_add(delay))
         .bind(delay)
@@ -253,13 +252,12 @@ pub(crate) fn delay_job<'q>(queue: &'q str, job_id: &'q JobId, args: &'q DelayAr
 /// `retry_job(queue, id, token, lifo, reason, stack traces)`; a missing token is sent as
 /// `''`.
 pub(crate) fn retry_job<'q>(
-    queue: &'q str,
-    job_id: &'q JobId,
+    job: JobAt<'q>,
     lifo: bool,
     token: Option<&'q LockToken>,
     fields: &'q FieldUpdates,
 ) -> Query<'q> {
-    keyed(commands::RETRY_JOB, queue, job_id.as_str())
+    job.keyed(commands::RETRY_JOB)
         .bind(token.map_or("", LockToken::as_str))
         .bind(lifo)
         .bind(fields.failed_reason.as_deref())

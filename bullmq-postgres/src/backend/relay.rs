@@ -26,9 +26,7 @@ use tokio::sync::{Mutex, Notify};
 
 use super::{PostgresBackend, REFUSAL_SQLSTATE, sql_error};
 use crate::sql::commands;
-
-/// The channel publishes notify (`listen_relay.sql`).
-const CHANNEL: &str = "bullmq_relay";
+use crate::wire::millis;
 
 /// `application_name`s are cut at 63 bytes by PostgreSQL.
 const MAX_APPLICATION_NAME: usize = 63;
@@ -67,10 +65,6 @@ fn refused<'a>(command: &'static str, detail: &'a str) -> impl FnOnce(sqlx::Erro
             None => sql_error(command)(err),
         }
     }
-}
-
-fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 fn int<T: TryFrom<u64> + Copy>(v: u64, max: T) -> T {
@@ -170,24 +164,13 @@ impl PostgresBackend {
     ) -> Result<tokio::sync::MutexGuard<'a, Option<PgListener>>> {
         let mut slot = relay.listener.lock().await;
         if slot.is_none() {
-            // A connection of its own: a pooled one would be held for good, and a few nodes
-            // on one backend would starve the pool.
-            let mut listener =
-                PgListener::connect_with(&self.connection().single_connection_pool())
-                    .await
-                    .map_err(sql_error("open the relay's LISTEN connection"))?;
-            if let Some(node) = &relay.node {
-                let (name, _) = self.inbox_name(&relay.namespace, node).await?;
-                sqlx::query("SELECT set_config('application_name', $1, false)")
-                    .bind(name)
-                    .execute(&mut listener)
-                    .await
-                    .map_err(sql_error("name the relay's LISTEN connection"))?;
-            }
-            listener
-                .listen(CHANNEL)
-                .await
-                .map_err(sql_error("listen on bullmq_relay"))?;
+            let listener = self
+                .connection()
+                .open_relay_listener(async || match &relay.node {
+                    Some(node) => Ok(Some(self.inbox_name(&relay.namespace, node).await?.0)),
+                    None => Ok(None),
+                })
+                .await?;
             *slot = Some(listener);
         }
         Ok(slot)
@@ -241,7 +224,7 @@ impl RelayStore for PostgresBackend {
         sqlx::query(commands::RELAY_REGISTER_NODE.text)
             .bind(ns)
             .bind(node.as_str())
-            .bind(ms(lease))
+            .bind(millis(lease))
             .bind(info)
             .execute(self.pool())
             .await
@@ -256,7 +239,7 @@ impl RelayStore for PostgresBackend {
                 sqlx::query(commands::RELAY_HEARTBEAT.text)
                     .bind(ns)
                     .bind(node.as_str())
-                    .bind(ms(lease)),
+                    .bind(millis(lease)),
                 "relay_heartbeat",
                 node.as_str(),
             )

@@ -11,6 +11,7 @@
 //! - `lanes`: the connections commands run on, one statement (or transaction) per checkout.
 //! - `link`: which statement outcomes show a connection lost or working.
 //! - `listener`: the `LISTEN` connection of one backend and the signals it publishes.
+//! - `relay_listener`: the `LISTEN` connection of a relay node's inbox.
 //! - `client_name`: the `application_name` of dedicated connections, as discovery reads it.
 //! - `connect_failure`: why a connection could not be opened ([`ConnectFailure`]).
 
@@ -20,6 +21,7 @@ mod lanes;
 mod link;
 pub(crate) mod listener;
 pub(crate) mod open;
+mod relay_listener;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +33,7 @@ use sqlx::{Connection as _, PgConnection, Postgres};
 pub use connect_failure::{ConnectFailure, TlsFailure};
 pub(crate) use lanes::{Lanes, OnLane, Query};
 
-use self::open::{open, open_first, target};
+use self::open::{name_session, open, open_first, target};
 use crate::error::wrap;
 use crate::migrator;
 use crate::options::PostgresOptions;
@@ -170,23 +172,11 @@ impl PostgresConnection {
     pub async fn open_dedicated(&self, application_name: Option<&str>) -> Result<PgConnection> {
         let mut conn = open(&self.connect, self.connect_timeout).await?;
         if let Some(name) = application_name {
-            sqlx::query("SELECT set_config('application_name', $1, false)")
-                .bind(name)
-                .execute(&mut conn)
+            name_session(&mut conn, name)
                 .await
                 .map_err(wrap("name the dedicated connection"))?;
         }
         Ok(conn)
-    }
-
-    /// A pool of one connection to the same server, outside the shared pool, opened on first
-    /// use: what a relay's `LISTEN` holds for its whole life, which must not take a
-    /// connection from the pool the commands share.
-    pub(crate) fn single_connection_pool(&self) -> PgPool {
-        sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(self.connect_timeout)
-            .connect_lazy_with(self.connect.clone())
     }
 
     /// Closes the pool: waits for connections in use to come back, then closes them all.

@@ -1,4 +1,5 @@
-//! Opening one connection outside any pool, and naming where it goes without the password:
+//! Opening one connection outside any pool, naming its session for discovery, and naming where
+//! it goes without the password:
 //! what the first connection of [`PostgresConnection::connect`](super::PostgresConnection::connect),
 //! the migrator's and the lanes' connections share.
 
@@ -59,4 +60,17 @@ pub(crate) fn target(connect: &PgConnectOptions) -> String {
         connect.get_port(),
         connect.get_database().unwrap_or_default()
     )
+}
+
+/// Sets the session's `application_name` to `name` with `set_config`, as upstream does after
+/// connecting (so a replacement connection is named the same way): the name discovery reads.
+pub(crate) async fn name_session<'e>(
+    conn: impl sqlx::PgExecutor<'e>,
+    name: &str,
+) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("SELECT set_config('application_name', $1, false)")
+        .bind(name)
+        .execute(conn)
+        .await
+        .map(drop)
 }

@@ -81,7 +81,8 @@ impl PostgresConnection {
     /// that it is ready otherwise (the ledger's version and the client versions it allows).
     ///
     /// The first connection is opened directly rather than through the pool, so that an
-    /// unreachable server fails at once with [`PostgresError::Unreachable`] and the reason,
+    /// unreachable server fails at once with
+    /// [`PostgresError::Unreachable`](crate::PostgresError::Unreachable) and the reason,
     /// instead of the pool's retries ending in a bare timeout.
     pub async fn connect(options: &PostgresOptions) -> Result<Self> {
         options.check()?;

@@ -1,7 +1,7 @@
-//! Opening one connection outside any pool, naming its session for discovery, and naming where
-//! it goes without the password:
-//! what the first connection of [`PostgresConnection::connect`](super::PostgresConnection::connect),
-//! the migrator's and the lanes' connections share.
+//! One connection opened outside any pool, as the first connection of
+//! [`PostgresConnection::connect`](super::PostgresConnection::connect), the migrator's and the
+//! lanes' are: opening it within the timeout ([`open`], [`open_first`]), naming its session for
+//! discovery ([`name_session`]) and saying where it goes without the password ([`target`]).
 
 use std::time::Duration;
 

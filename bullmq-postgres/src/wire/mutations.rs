@@ -1,6 +1,6 @@
 //! The parameters of the `JobMutations` commands that Node.js's backend derives: progress as
 //! `jsonb`, the logs' counts, the new delay and priority. The commands that take only the
-//! queue, a job id and values as given are bound with [`JobAt::keyed`](super::JobAt::keyed).
+//! queue, a job id and values as given are bound with [`JobAt::keyed`].
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The parameters of the `Queries` commands that Node.js's backend derives: dependency
 //! statuses, pages and windows as SQL integers, the job types `get_range` reads, and the
 //! scaling signals' own query. The commands that take only the queue, a job id and values as
-//! given are bound with [`JobAt::keyed`](super::JobAt::keyed) and [`queued`](super::queued).
+//! given are bound with [`JobAt::keyed`] and [`queued`].
 
 use bullmq_core::backend::{DependencyKind, SCALING_LOOKAHEAD};
 use bullmq_core::codec;

@@ -6,7 +6,7 @@
 //! - [`unbound`], [`queued`], [`keyed`] (this file): the command with no parameter, with the
 //!   queue, with the queue and one key; a call whose further values go as given binds them
 //!   on the result.
-//! - `<section>.rs` (`add`, `admin`, `locks`, `mutations`, `queries`, `schedulers`,
+//! - `<section>.rs` (`add`, `admin`, `locks`, `mutations`, `queries`, `relay`, `schedulers`,
 //!   `transitions`): one function per command whose arguments are built (derived values,
 //!   JSON parameters, the defaults Node.js applies), named after the command.
 //! - `numbers.rs`, `jsonb.rs`: counts, times and durations as SQL integers; `jsonb` written
@@ -22,6 +22,7 @@ pub(crate) mod locks;
 pub(crate) mod mutations;
 mod numbers;
 pub(crate) mod queries;
+pub(crate) mod relay;
 pub(crate) mod schedulers;
 pub(crate) mod transitions;
 

@@ -2,7 +2,7 @@
 
 use bullmq_core::{BackendError, BackendErrorKind};
 
-use crate::connect_failure::ConnectFailure;
+use crate::connection::connect_failure::ConnectFailure;
 
 /// The advice for a failed first connection, by its class.
 fn connect_hint(source: &sqlx::Error) -> &'static str {

@@ -16,22 +16,18 @@
 #![forbid(unsafe_code)]
 
 mod backend;
-mod client_name;
-mod connect_failure;
 mod connection;
 mod error;
 mod job_search;
-mod lanes;
-mod link;
 mod migrator;
 mod options;
 mod schema_name;
 mod sql;
 mod transaction;
+mod wire;
 
 pub use backend::PostgresBackend;
-pub use connect_failure::{ConnectFailure, TlsFailure};
-pub use connection::PostgresConnection;
+pub use connection::{ConnectFailure, PostgresConnection, TlsFailure};
 pub use error::PostgresError;
 pub use job_search::JobSearch;
 pub use migrator::{
@@ -58,9 +54,9 @@ pub mod __private {
     pub mod sql {
         pub use crate::sql::*;
     }
-    /// The client names discovery reads (`src/client_name.rs`).
+    /// The client names discovery reads (`src/connection/client_name.rs`).
     pub mod client_name {
-        pub use crate::client_name::*;
+        pub use crate::connection::client_name::*;
     }
     /// A `job` row's columns and their decoding into a job (`src/backend/row.rs`), for the
     /// fuzz targets.

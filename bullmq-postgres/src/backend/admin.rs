@@ -8,18 +8,10 @@ use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState, Result};
 
-use super::{PostgresBackend, id_column, millis, one_value, sql_error, to_i32, to_i64, unexpected};
-use crate::lanes::OnLane as _;
+use super::{PostgresBackend, id_column, one_value, sql_error, unexpected};
+use crate::connection::OnLane as _;
 use crate::sql::commands;
-
-/// The state name `clean` receives: Node.js's `Queue.clean` normalises `waiting` to `wait`
-/// before calling the backend (the SQL accepts both).
-fn clean_type(state: JobState) -> &'static str {
-    match state {
-        JobState::Waiting => "wait",
-        other => other.as_str(),
-    }
-}
+use crate::wire;
 
 /// `retry_jobs` and `promote_jobs` answer how many jobs they moved; Node.js's queue loops
 /// while that is non-zero, so any move means another round may find more.
@@ -30,8 +22,7 @@ fn moved_batch(moved: i32) -> Batch {
 impl Admin for PostgresBackend {
     async fn pause(&self, pause: bool) -> Result<()> {
         // One meta flag on PostgreSQL: resuming moves nothing, so one call does it all.
-        sqlx::query(commands::PAUSE.text)
-            .bind(self.queue_name())
+        wire::queued(commands::PAUSE, self.queue_name())
             .bind(pause)
             .execute_on(self.lanes())
             .await
@@ -40,8 +31,7 @@ impl Admin for PostgresBackend {
     }
 
     async fn drain(&self, delayed: bool) -> Result<()> {
-        sqlx::query(commands::DRAIN.text)
-            .bind(self.queue_name())
+        wire::queued(commands::DRAIN, self.queue_name())
             .bind(delayed)
             .execute_on(self.lanes())
             .await
@@ -55,11 +45,7 @@ impl Admin for PostgresBackend {
         before_ms: u64,
         limit: u32,
     ) -> Result<Vec<JobId>> {
-        let rows = sqlx::query(commands::CLEAN.text)
-            .bind(self.queue_name())
-            .bind(clean_type(state))
-            .bind(to_i64(before_ms))
-            .bind(to_i32(u64::from(limit)))
+        let rows = wire::admin::clean(self.queue_name(), state, before_ms, limit)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("cleanJobsByState"))?;
@@ -67,10 +53,7 @@ impl Admin for PostgresBackend {
     }
 
     async fn obliterate(&self, args: ObliterateArgs) -> Result<Result<Batch, ObliterateRefusal>> {
-        let rows = sqlx::query(commands::OBLITERATE.text)
-            .bind(self.queue_name())
-            .bind(to_i32(u64::from(args.count)))
-            .bind(args.force)
+        let rows = wire::admin::obliterate(self.queue_name(), args.count, args.force)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("obliterate"))?;
@@ -93,11 +76,7 @@ impl Admin for PostgresBackend {
         count: u32,
         before_ms: u64,
     ) -> Result<Batch> {
-        let rows = sqlx::query(commands::RETRY_JOBS.text)
-            .bind(self.queue_name())
-            .bind(state.as_str())
-            .bind(Some(to_i32(u64::from(count))))
-            .bind(Some(to_i64(before_ms)))
+        let rows = wire::admin::retry_jobs(self.queue_name(), state, count, before_ms)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("retryFinishedJobs"))?;
@@ -106,9 +85,7 @@ impl Admin for PostgresBackend {
     }
 
     async fn promote_jobs(&self, count: u32) -> Result<Batch> {
-        let rows = sqlx::query(commands::PROMOTE_JOBS.text)
-            .bind(self.queue_name())
-            .bind(Some(to_i32(u64::from(count))))
+        let rows = wire::admin::promote_jobs(self.queue_name(), count)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("promoteJobs"))?;
@@ -123,10 +100,7 @@ impl Admin for PostgresBackend {
     }
 
     async fn set_rate_limit(&self, expire: Duration) -> Result<()> {
-        sqlx::query(commands::SET_RATE_LIMIT.text)
-            .bind(self.queue_name())
-            .bind(millis(expire))
-            .bind(self.now_ms())
+        wire::admin::set_rate_limit(self.queue_name(), expire, self.now_ms())
             .execute_on(self.lanes())
             .await
             .map_err(sql_error("setRateLimit"))?;

@@ -18,10 +18,12 @@ use bullmq_core::backend::{Blocking, Marker};
 use sqlx::Row as _;
 use tokio::time::Instant;
 
-use super::listener::{Channel, Watch, Woken};
+use super::watch::{Watch, Woken};
 use super::{PostgresBackend, sql_error};
-use crate::lanes::OnLane as _;
+use crate::connection::OnLane as _;
+use crate::connection::listener::Channel;
 use crate::sql::commands;
+use crate::wire;
 
 /// What a look at the queue found.
 enum Found {
@@ -70,8 +72,7 @@ impl PostgresBackend {
 
     async fn has_waiting_job(&self) -> Result<bool> {
         const CONTEXT: &str = "look for a waiting job";
-        let row = sqlx::query(commands::HAS_WAITING_JOB.text)
-            .bind(self.queue_name())
+        let row = wire::queued(commands::HAS_WAITING_JOB, self.queue_name())
             .fetch_one_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
@@ -81,8 +82,7 @@ impl PostgresBackend {
 
     async fn next_delay(&self) -> Result<Option<i64>> {
         const CONTEXT: &str = "read the next delayed job's time";
-        let row = sqlx::query(commands::NEXT_DELAY.text)
-            .bind(self.queue_name())
+        let row = wire::queued(commands::NEXT_DELAY, self.queue_name())
             .fetch_one_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;

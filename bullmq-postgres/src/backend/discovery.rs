@@ -5,7 +5,7 @@ use bullmq_core::{QueueName, Result};
 use sqlx::Row as _;
 
 use super::{PostgresBackend, sql_error};
-use crate::lanes::OnLane as _;
+use crate::connection::OnLane as _;
 
 /// The queues named in `meta`; the table is keyed by queue, so this reads its index.
 const QUEUE_NAMES: &str = "SELECT DISTINCT queue FROM meta ORDER BY queue";

@@ -27,9 +27,11 @@ use tokio::time::Instant;
 
 pub(crate) use gaps::Horizon;
 
-use super::listener::{Channel, Watch, Woken};
+use super::watch::{Watch, Woken};
 use super::{PostgresBackend, one_value, sql_error};
+use crate::connection::listener::Channel;
 use crate::sql::commands;
+use crate::wire;
 
 /// Events fetched per read (upstream's `EVENT_READ_BATCH`).
 const EVENT_READ_BATCH: i64 = 100;
@@ -99,8 +101,7 @@ fn stream_event(row: &PgRow) -> Result<(i64, StreamEvent)> {
 impl PostgresBackend {
     /// Up to a batch of events after `cursor`, oldest first (`read_events`).
     async fn fetch_events(&self, cursor: i64) -> Result<Vec<(i64, StreamEvent)>> {
-        let rows = sqlx::query(commands::READ_EVENTS.text)
-            .bind(self.queue_name())
+        let rows = wire::queued(commands::READ_EVENTS, self.queue_name())
             .bind(cursor)
             .bind(EVENT_READ_BATCH)
             .fetch_all(self.pool())
@@ -112,8 +113,7 @@ impl PostgresBackend {
     /// The newest event id visible now (`read_events_max`).
     async fn max_event_id(&self) -> Result<i64> {
         const CONTEXT: &str = "read the newest event id";
-        let rows = sqlx::query(commands::READ_EVENTS_MAX.text)
-            .bind(self.queue_name())
+        let rows = wire::queued(commands::READ_EVENTS_MAX, self.queue_name())
             .fetch_all(self.pool())
             .await
             .map_err(sql_error(CONTEXT))?;
@@ -164,8 +164,7 @@ impl Events for PostgresBackend {
                 data.insert((*name).to_owned(), Value::String(value.clone()));
             }
         }
-        let rows = sqlx::query(commands::PUBLISH_EVENT.text)
-            .bind(self.queue_name())
+        let rows = wire::queued(commands::PUBLISH_EVENT, self.queue_name())
             // Node.js' `String(fields.event)` when there is none.
             .bind(event.unwrap_or("undefined"))
             .bind(Json(&data))

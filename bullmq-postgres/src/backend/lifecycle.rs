@@ -6,7 +6,7 @@
 //!
 //! As upstream, only the dedicated `LISTEN` connection is named (its `application_name`), which
 //! is what `get_client_list.sql` reads: a worker's is the queue name (`<queue>:w:<name>` when
-//! named), a `QueueEvents`' is `<queue>:qe` (see [`crate::client_name`]). Naming opens the
+//! named), a `QueueEvents`' is `<queue>:qe` (see [`crate::connection::client_name`]). Naming opens the
 //! connection at once, so that discovery sees the role as soon as it is set.
 //!
 //! # Closing
@@ -25,10 +25,11 @@ use bullmq_core::{Error, Prefix, QueueName, Result};
 use tokio::sync::watch;
 
 use super::events::Horizon;
-use super::listener::{Channel, Listener};
+use super::watch::Interrupts;
 use super::{PostgresBackend, sql_error};
-use crate::client_name;
-use crate::lanes::OnLane as _;
+use crate::connection::OnLane as _;
+use crate::connection::client_name;
+use crate::connection::listener::{Channel, Listener};
 use crate::options::{DEFAULT_EVENT_HOLD_MAX, DEFAULT_POLL_INTERVAL};
 
 /// The shortest wait: PostgreSQL's `LISTEN` has no granularity of its own; upstream mirrors
@@ -38,15 +39,6 @@ const MINIMUM_BLOCK: Duration = Duration::from_millis(1);
 /// The longest wait while delayed jobs are pending. Upstream allows 3600 s when TCP keepalive
 /// is on for its `LISTEN` connection, 10 s otherwise; sqlx does not enable keepalive, so 10 s.
 const MAXIMUM_BLOCK: Duration = Duration::from_secs(10);
-
-/// Counters bumped to end waits in flight; a waiter that sees one change returns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Interrupts {
-    /// `disconnect_blocking`: ends the worker's wait for a job.
-    pub(crate) blocking: u64,
-    /// `close` and `disconnect`: end every wait.
-    pub(crate) all: u64,
-}
 
 /// What clones of one backend share.
 pub(crate) struct ConnState {
@@ -172,19 +164,6 @@ impl ConnState {
                 i.all = i.all.wrapping_add(1);
             }
         });
-    }
-}
-
-impl PostgresBackend {
-    /// Asks the `LISTEN` connection to listen on `channel`, opening it in the background if
-    /// needed; nothing when polling is forced or the backend is closing.
-    pub(crate) fn want_notifications(&self, channel: Channel) {
-        if self.state.forced_polling() || self.state.is_closing() {
-            return;
-        }
-        self.state
-            .listener
-            .want(self.pool(), self.queue_name(), channel);
     }
 }
 

@@ -6,9 +6,9 @@ use std::time::Duration;
 use bullmq_core::backend::{LockToken, Locks};
 use bullmq_core::{JobId, Result};
 
-use super::{PostgresBackend, id_column, millis, one_value, sql_error};
-use crate::lanes::OnLane as _;
-use crate::sql::commands;
+use super::{PostgresBackend, id_column, one_value, sql_error};
+use crate::connection::OnLane as _;
+use crate::wire::locks as wire;
 
 impl Locks for PostgresBackend {
     async fn extend_lock(
@@ -18,12 +18,7 @@ impl Locks for PostgresBackend {
         duration: Duration,
     ) -> Result<bool> {
         const CONTEXT: &str = "extend a job lock";
-        let rows = sqlx::query(commands::EXTEND_LOCK.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(token.as_str())
-            .bind(millis(duration))
-            .bind(self.now_ms())
+        let rows = wire::extend_lock(self.job_at(job_id), token, duration, self.now_ms())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;
@@ -42,14 +37,7 @@ impl Locks for PostgresBackend {
         if locks.is_empty() {
             return Ok(Vec::new());
         }
-        let ids: Vec<&str> = locks.iter().map(|(id, _)| id.as_str()).collect();
-        let tokens: Vec<&str> = locks.iter().map(|(_, token)| token.as_str()).collect();
-        let rows = sqlx::query(commands::EXTEND_LOCKS.text)
-            .bind(self.queue_name())
-            .bind(&ids)
-            .bind(&tokens)
-            .bind(millis(duration))
-            .bind(self.now_ms())
+        let rows = wire::extend_locks(self.queue_name(), locks, duration, self.now_ms())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(CONTEXT))?;

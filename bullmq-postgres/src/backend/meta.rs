@@ -8,8 +8,9 @@ use bullmq_core::backend::QueueMeta;
 use sqlx::Row as _;
 
 use super::{PostgresBackend, one_value, sql_error};
-use crate::lanes::OnLane as _;
+use crate::connection::OnLane as _;
 use crate::sql::commands;
+use crate::wire;
 
 impl QueueMeta for PostgresBackend {
     /// Upserts the fields; answers the rows written, as Node.js does (every field, new or
@@ -31,8 +32,7 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let done = sqlx::query(commands::SET_QUEUE_META.text)
-            .bind(self.queue_name())
+        let done = wire::queued(commands::SET_QUEUE_META, self.queue_name())
             .bind(&fields)
             .bind(&vals)
             .execute_on(self.lanes())
@@ -58,8 +58,7 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(commands::GET_QUEUE_META_FIELDS.text)
-            .bind(self.queue_name())
+        let rows = wire::queued(commands::GET_QUEUE_META_FIELDS, self.queue_name())
             .bind(fields)
             .fetch_all_on(self.lanes())
             .await
@@ -87,8 +86,7 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let done = sqlx::query(commands::REMOVE_QUEUE_META_FIELDS.text)
-            .bind(self.queue_name())
+        let done = wire::queued(commands::REMOVE_QUEUE_META_FIELDS, self.queue_name())
             .bind(fields)
             .execute_on(self.lanes())
             .await

@@ -11,9 +11,7 @@ mod admin;
 mod blocking;
 mod discovery;
 mod events;
-mod jsonb;
 mod lifecycle;
-mod listener;
 mod locks;
 mod meta;
 mod mutations;
@@ -25,18 +23,18 @@ mod row;
 mod rows;
 mod schedulers;
 mod transitions;
+mod watch;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bullmq_core::clock::{Clock, SystemClock};
 use bullmq_core::error::{ScriptError, ScriptErrorCode};
-use bullmq_core::options::KeepJobs;
 use bullmq_core::{JobId, QueueName, Result};
 use sqlx::PgPool;
 
 use crate::connection::PostgresConnection;
 use crate::options::PostgresOptions;
+use crate::wire::{JobAt, to_i64};
 
 pub(crate) use add::{add_flow_on, add_job_on, add_jobs_on};
 pub use row::JobRow;
@@ -140,7 +138,7 @@ impl PostgresBackend {
     }
 
     /// The connections commands run on.
-    pub(crate) fn lanes(&self) -> &crate::lanes::Lanes {
+    pub(crate) fn lanes(&self) -> &crate::connection::Lanes {
         self.conn.lanes()
     }
 
@@ -149,25 +147,18 @@ impl PostgresBackend {
         self.queue.as_str()
     }
 
+    /// Where `job_id` is, in this queue, as the commands about one job take it.
+    pub(crate) fn job_at<'a>(&'a self, job_id: &'a JobId) -> JobAt<'a> {
+        JobAt {
+            queue: self.queue_name(),
+            id: job_id.as_str(),
+        }
+    }
+
     /// Now, Unix ms, from the backend's clock, as SQL's `bigint`.
     pub(crate) fn now_ms(&self) -> i64 {
         to_i64(self.clock.now_ms())
     }
-}
-
-/// A `u64` as SQL's `bigint`, saturating (no timestamp or count comes near the limit).
-pub(crate) fn to_i64(value: u64) -> i64 {
-    i64::try_from(value).unwrap_or(i64::MAX)
-}
-
-/// A duration as whole milliseconds, as SQL's `bigint` (saturating).
-pub(crate) fn millis(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-/// A `u64` as SQL's `integer`, saturating.
-pub(crate) fn to_i32(value: u64) -> i32 {
-    i32::try_from(value).unwrap_or(i32::MAX)
 }
 
 /// Wraps a client error with what bullmq was doing (no refusal expected).
@@ -239,17 +230,4 @@ pub(crate) fn refusal_code(err: &sqlx::Error) -> Option<ScriptErrorCode> {
     let pg = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?;
     let code: i64 = pg.detail()?.trim().parse().ok()?;
     ScriptErrorCode::try_from(code).ok()
-}
-
-/// The retention parameters upstream's finishing functions take (`remove_all`, `keep_age`
-/// in seconds, `keep_count`), as Node.js's `normalizeKeep` builds them.
-pub(crate) fn keep_params(keep: &KeepJobs) -> (bool, Option<i64>, Option<i32>) {
-    match keep {
-        KeepJobs::RemoveAll => (true, None, None),
-        KeepJobs::KeepAll => (false, None, None),
-        KeepJobs::Number(count) => (false, None, Some(to_i32(*count))),
-        KeepJobs::Policy { age, count, .. } => {
-            (false, age.map(|a| to_i64(a.as_secs())), count.map(to_i32))
-        }
-    }
 }

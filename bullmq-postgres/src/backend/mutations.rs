@@ -8,13 +8,12 @@ use std::time::Duration;
 use bullmq_core::backend::JobMutations;
 use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
 
-use super::jsonb::js_jsonb;
 use super::{
-    PostgresBackend, answered_refusal, millis, one_value, refusal_code, script_error, sql_error,
-    to_i32, to_i64, unexpected,
+    PostgresBackend, answered_refusal, one_value, refusal_code, script_error, sql_error, unexpected,
 };
-use crate::lanes::{OnLane as _, Query};
+use crate::connection::{OnLane as _, Query};
 use crate::sql::commands;
+use crate::wire;
 
 /// SQLSTATE `foreign_key_violation`: a log line for a job that does not exist.
 const FOREIGN_KEY_VIOLATION: &str = "23503";
@@ -55,9 +54,9 @@ impl PostgresBackend {
 impl JobMutations for PostgresBackend {
     async fn update_data(&self, job_id: &JobId, data: &str) -> Result<()> {
         // `data` is already JSON text; the command casts it to jsonb.
-        let rows = sqlx::query(commands::UPDATE_DATA.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let rows = self
+            .job_at(job_id)
+            .keyed(commands::UPDATE_DATA)
             .bind(data)
             .fetch_all_on(self.lanes())
             .await
@@ -69,11 +68,7 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn update_progress(&self, job_id: &JobId, progress: &serde_json::Value) -> Result<()> {
-        let progress = js_jsonb("job progress", progress)?;
-        let rows = sqlx::query(commands::UPDATE_PROGRESS.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(progress)
+        let rows = wire::mutations::update_progress(self.job_at(job_id), progress)?
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error("updateProgress"))?;
@@ -85,9 +80,9 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn add_log(&self, job_id: &JobId, row: &str, keep_logs: Option<u32>) -> Result<u64> {
-        let rows = sqlx::query(commands::ADD_LOG.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let rows = self
+            .job_at(job_id)
+            .keyed(commands::ADD_LOG)
             .bind(row)
             .fetch_all_on(self.lanes())
             .await
@@ -104,10 +99,7 @@ impl JobMutations for PostgresBackend {
         // As Node.js: a second statement trims the oldest lines beyond `keepLogs` (0 = keep all).
         match keep_logs.map(u64::from).filter(|keep| *keep > 0) {
             Some(keep) if count > keep => {
-                sqlx::query(commands::TRIM_LOGS.text)
-                    .bind(self.queue_name())
-                    .bind(job_id.as_str())
-                    .bind(to_i64(count - keep))
+                wire::mutations::trim_logs(self.job_at(job_id), count - keep)
                     .execute_on(self.lanes())
                     .await
                     .map_err(sql_error("addLog"))?;
@@ -119,10 +111,7 @@ impl JobMutations for PostgresBackend {
 
     async fn clear_logs(&self, job_id: &JobId, keep_logs: Option<u32>) -> Result<()> {
         // NULL or 0 removes every line.
-        sqlx::query(commands::CLEAR_LOGS.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(keep_logs.map(i64::from))
+        wire::mutations::clear_logs(self.job_at(job_id), keep_logs)
             .execute_on(self.lanes())
             .await
             .map_err(sql_error("clearLogs"))?;
@@ -130,22 +119,13 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn change_delay(&self, job_id: &JobId, delay: Duration) -> Result<()> {
-        let query = sqlx::query(commands::CHANGE_DELAY.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(millis(delay))
-            .bind(self.now_ms());
+        let query = wire::mutations::change_delay(self.job_at(job_id), delay, self.now_ms());
         self.run_code_command(query, "changeDelay", job_id, Some("delayed"))
             .await
     }
 
     async fn change_priority(&self, job_id: &JobId, priority: u32, lifo: bool) -> Result<()> {
-        let priority = to_i32(u64::from(priority));
-        let query = sqlx::query(commands::CHANGE_PRIORITY.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(priority)
-            .bind(lifo);
+        let query = wire::mutations::change_priority(self.job_at(job_id), priority, lifo);
         self.run_code_command(query, "changePriority", job_id, None)
             .await
     }
@@ -162,9 +142,8 @@ impl JobMutations for PostgresBackend {
     /// lock key expired). Only active jobs hold a token, so no time of ours would change
     /// what it removes; it runs as it is.
     async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
-        sqlx::query(commands::REMOVE_UNPROCESSED_CHILDREN.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        self.job_at(job_id)
+            .keyed(commands::REMOVE_UNPROCESSED_CHILDREN)
             .execute_on(self.lanes())
             .await
             .map_err(sql_error("removeUnprocessedChildren"))?;
@@ -173,9 +152,9 @@ impl JobMutations for PostgresBackend {
 
     async fn remove_child_dependency(&self, job_id: &JobId, parent_key: &str) -> Result<bool> {
         let command = "removeChildDependency";
-        let rows = sqlx::query(commands::REMOVE_CHILD_DEPENDENCY.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let rows = self
+            .job_at(job_id)
+            .keyed(commands::REMOVE_CHILD_DEPENDENCY)
             .bind(parent_key)
             .bind(self.now_ms())
             .fetch_all_on(self.lanes())
@@ -199,9 +178,8 @@ impl JobMutations for PostgresBackend {
         deduplication_id: &str,
         job_id: &JobId,
     ) -> Result<bool> {
-        let rows = sqlx::query(commands::REMOVE_DEDUPLICATION_KEY.text)
-            .bind(self.queue_name())
-            .bind(deduplication_id)
+        let rows = self
+            .keyed(commands::REMOVE_DEDUPLICATION_KEY, deduplication_id)
             .bind(job_id.as_str())
             .bind(self.now_ms())
             .fetch_all_on(self.lanes())

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bullmq_core::backend::{
     ClientInfo, Dependencies, DependenciesQuery, DependencyKind, FinishStatus, JobLogs, Metrics,
-    Page, Queries, Range, RangeIds, SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals,
+    Page, Queries, Range, RangeIds, ScalingObservation, ScalingSignals,
 };
 use bullmq_core::codec;
 use bullmq_core::job::{FinishedState, JobType};
@@ -22,40 +22,11 @@ use serde_json::Value;
 use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
-use super::{
-    PostgresBackend, id_column, job_from_row, one_row, one_value, sql_error, to_i32, to_i64,
-};
-use crate::client_name;
-use crate::lanes::OnLane as _;
+use super::{PostgresBackend, id_column, job_from_row, one_row, one_value, sql_error};
+use crate::connection::OnLane as _;
+use crate::connection::client_name;
 use crate::sql::{SqlCommand, commands};
-
-/// The scaling signals (this crate's SQL, on upstream's schema; no upstream command reads
-/// them). `$1` queue, `$2` now (Unix ms), `$3` how many jobs at the front of each ready
-/// ordering to read the `added_at_ms` of. Each count is over one state's partial index
-/// (`job_ready_idx`, `job_delayed_idx`, `job_active_idx`), so finished jobs are never read;
-/// the two fronts are `LIMIT`ed walks of `job_ready_idx` in claim order (`priority, seq`),
-/// and the earliest due time is the first entry of `job_delayed_idx`.
-const SCALING_SIGNALS: &str = "SELECT
-  (SELECT count(*) FROM job
-    WHERE queue = $1 AND state = 'waiting' AND priority = 0) AS waiting,
-  (SELECT count(*) FROM job
-    WHERE queue = $1 AND state = 'waiting' AND priority > 0) AS prioritized,
-  (SELECT count(*) FROM job
-    WHERE queue = $1 AND state = 'delayed' AND process_at_ms <= $2) AS delayed_due,
-  (SELECT count(*) FROM job WHERE queue = $1 AND state = 'active') AS active,
-  EXISTS (SELECT 1 FROM meta
-           WHERE queue = $1 AND field = 'paused' AND value = '1') AS paused,
-  (SELECT min(front.added_at_ms) FROM (
-     (SELECT added_at_ms FROM job
-       WHERE queue = $1 AND state = 'waiting' AND priority = 0
-       ORDER BY seq LIMIT $3)
-     UNION ALL
-     (SELECT added_at_ms FROM job
-       WHERE queue = $1 AND state = 'waiting' AND priority > 0
-       ORDER BY priority, seq LIMIT $3)
-   ) front) AS oldest_ready_ms,
-  (SELECT min(process_at_ms) FROM job
-    WHERE queue = $1 AND state = 'delayed') AS earliest_due_ms";
+use crate::wire::{self, to_i64};
 
 /// A `bigint` count column as `u64` (a negative value reads as 0).
 fn count_column(row: &PgRow, name: &str, what: &'static str) -> Result<u64> {
@@ -72,16 +43,6 @@ fn present(rows: Vec<PgRow>, what: &'static str) -> Result<bool> {
 /// does not claim; its binary form is the label's UTF-8 text, so it decodes unchecked.
 fn state_column(row: &PgRow, what: &'static str) -> Result<String> {
     row.try_get_unchecked("state").map_err(sql_error(what))
-}
-
-/// The `dep_status` label of a dependency list.
-fn dependency_status(kind: DependencyKind) -> &'static str {
-    match kind {
-        DependencyKind::Processed => "processed",
-        DependencyKind::Unprocessed => "pending",
-        DependencyKind::Ignored => "ignored",
-        DependencyKind::Failed => "failed",
-    }
 }
 
 /// A processed child's stored value as the JSON text Node.js writes for it (SQL NULL reads
@@ -162,9 +123,9 @@ impl PostgresBackend {
     /// (the queue is paused) or in the wait one otherwise.
     async fn in_wait(&self, job_id: &JobId, paused: bool) -> Result<bool> {
         const WHAT: &str = "is_job_in_wait";
-        let rows = sqlx::query(commands::IS_JOB_IN_WAIT.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let rows = self
+            .job_at(job_id)
+            .keyed(commands::IS_JOB_IN_WAIT)
             .bind(paused)
             .fetch_all_on(self.lanes())
             .await
@@ -215,12 +176,7 @@ impl PostgresBackend {
         count: u64,
     ) -> Result<(Vec<(String, Option<Value>)>, u64)> {
         const WHAT: &str = "get_dependencies_page";
-        let rows = sqlx::query(commands::GET_DEPENDENCIES_PAGE.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(dependency_status(kind))
-            .bind(to_i64(cursor))
-            .bind(to_i64(count))
+        let rows = wire::queries::get_dependencies_page(self.job_at(job_id), kind, cursor, count)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -335,9 +291,9 @@ impl Queries for PostgresBackend {
             }
             physical => {
                 const WHAT: &str = "is_job_in_state";
-                let rows = sqlx::query(commands::IS_JOB_IN_STATE.text)
-                    .bind(self.queue_name())
-                    .bind(job_id.as_str())
+                let rows = self
+                    .job_at(job_id)
+                    .keyed(commands::IS_JOB_IN_STATE)
                     .bind(physical.as_str())
                     .fetch_all_on(self.lanes())
                     .await
@@ -362,9 +318,8 @@ impl Queries for PostgresBackend {
     /// `get_deduplication_job_id` at the backend's now: an expired key reads as none.
     async fn get_deduplication_job_id(&self, deduplication_id: &str) -> Result<Option<JobId>> {
         const WHAT: &str = "get_deduplication_job_id";
-        let rows = sqlx::query(commands::GET_DEDUPLICATION_JOB_ID.text)
-            .bind(self.queue_name())
-            .bind(deduplication_id)
+        let rows = self
+            .keyed(commands::GET_DEDUPLICATION_JOB_ID, deduplication_id)
             .bind(self.now_ms())
             .fetch_all_on(self.lanes())
             .await
@@ -397,9 +352,9 @@ impl Queries for PostgresBackend {
         } else {
             commands::GET_JOB_LOGS_DESC
         };
-        let rows = sqlx::query(command.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let rows = self
+            .job_at(job_id)
+            .keyed(command)
             .bind(offset)
             .bind(limit)
             .fetch_all_on(self.lanes())
@@ -416,10 +371,7 @@ impl Queries for PostgresBackend {
     /// Its -2 (no window) reads as zero.
     async fn get_rate_limit_ttl(&self, max_jobs: Option<u64>) -> Result<Duration> {
         const WHAT: &str = "get_rate_limit_ttl";
-        let rows = sqlx::query(commands::GET_RATE_LIMIT_TTL.text)
-            .bind(self.queue_name())
-            .bind(to_i32(max_jobs.unwrap_or(0)))
-            .bind(self.now_ms())
+        let rows = wire::queries::get_rate_limit_ttl(self.queue_name(), max_jobs, self.now_ms())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -436,9 +388,7 @@ impl Queries for PostgresBackend {
         let Some(cutoff) = delayed_before.filter(|_| types.iter().any(is_delayed)) else {
             return self.plain_counts(types).await;
         };
-        let rows = sqlx::query(commands::GET_DELAYED_COUNT.text)
-            .bind(self.queue_name())
-            .bind(to_i64(cutoff))
+        let rows = wire::queries::get_delayed_count(self.queue_name(), cutoff)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -464,10 +414,7 @@ impl Queries for PostgresBackend {
 
     async fn get_counts_per_priority(&self, priorities: &[u32]) -> Result<Vec<u64>> {
         const WHAT: &str = "get_counts_per_priority";
-        let priorities: Vec<i64> = priorities.iter().map(|p| i64::from(*p)).collect();
-        let rows = sqlx::query(commands::GET_COUNTS_PER_PRIORITY.text)
-            .bind(self.queue_name())
-            .bind(priorities)
+        let rows = wire::queries::get_counts_per_priority(self.queue_name(), priorities)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -485,7 +432,6 @@ impl Queries for PostgresBackend {
     /// instead, so both stores answer alike. An id met twice is kept once, where first met.
     async fn get_ranges(&self, types: &[JobType], range: Range) -> Result<Vec<JobId>> {
         const WHAT: &str = "get_range";
-        let clamp = |i: i64| i32::try_from(i).unwrap_or(if i < 0 { i32::MIN } else { i32::MAX });
         let mut merged = RangeIds::new(range);
         for t in types {
             let oldest_first = merged.reads_backwards(*t);
@@ -498,12 +444,7 @@ impl Queries for PostgresBackend {
             } else {
                 (range.start, range.end)
             };
-            let rows = sqlx::query(commands::GET_RANGE.text)
-                .bind(self.queue_name())
-                .bind(codec::job_type_arg(*t))
-                .bind(clamp(start))
-                .bind(clamp(end))
-                .bind(range.asc)
+            let rows = wire::queries::get_range(self.queue_name(), *t, start, end, range.asc)
                 .fetch_all_on(self.lanes())
                 .await
                 .map_err(sql_error(WHAT))?;
@@ -604,12 +545,7 @@ impl Queries for PostgresBackend {
     /// whole series' length as on Redis.
     async fn get_metrics(&self, kind: FinishedState, start: i64, end: i64) -> Result<Metrics> {
         const WHAT: &str = "get_metrics";
-        let clamp = |i: i64| i32::try_from(i).unwrap_or(if i < 0 { i32::MIN } else { i32::MAX });
-        let rows = sqlx::query(commands::GET_METRICS.text)
-            .bind(self.queue_name())
-            .bind(kind.as_str())
-            .bind(clamp(start))
-            .bind(clamp(end))
+        let rows = wire::queries::get_metrics(self.queue_name(), kind, start, end)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -632,7 +568,7 @@ impl Queries for PostgresBackend {
     /// reports only the name: no address, age or idle time.
     async fn get_client_list(&self) -> Result<Vec<ClientInfo>> {
         const WHAT: &str = "get_client_list";
-        let rows = sqlx::query(commands::GET_CLIENT_LIST.text)
+        let rows = wire::unbound(commands::GET_CLIENT_LIST)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -679,12 +615,7 @@ impl Queries for PostgresBackend {
         };
         // `end` before `start` is an empty page (Node.js would send a negative LIMIT).
         let limit = (end != u64::MAX).then(|| to_i64(end.saturating_add(1).saturating_sub(start)));
-        let rows = sqlx::query(commands::PAGINATE_DEPENDENCIES.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
-            .bind(dependency_status(kind))
-            .bind(to_i64(start))
-            .bind(limit)
+        let rows = wire::queries::paginate_dependencies(self.job_at(job_id), kind, start, limit)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;
@@ -713,14 +644,11 @@ impl Queries for PostgresBackend {
         Ok(page)
     }
 
-    /// One query of ours (`SCALING_SIGNALS`) at the backend's clock.
+    /// One query of ours (`wire::queries::SCALING_SIGNALS`) at the backend's clock.
     async fn scaling_signals(&self) -> Result<ScalingSignals> {
         const WHAT: &str = "scaling_signals";
         let now_ms = self.now_ms();
-        let rows = sqlx::query(SCALING_SIGNALS)
-            .bind(self.queue_name())
-            .bind(now_ms)
-            .bind(i64::try_from(SCALING_LOOKAHEAD).unwrap_or(i64::MAX))
+        let rows = wire::queries::scaling_signals(self.queue_name(), now_ms)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(WHAT))?;

@@ -26,9 +26,7 @@ use tokio::sync::{Mutex, Notify};
 
 use super::{PostgresBackend, REFUSAL_SQLSTATE, sql_error};
 use crate::sql::commands;
-
-/// The channel publishes notify (`listen_relay.sql`).
-const CHANNEL: &str = "bullmq_relay";
+use crate::wire::relay as wire;
 
 /// `application_name`s are cut at 63 bytes by PostgreSQL.
 const MAX_APPLICATION_NAME: usize = 63;
@@ -69,29 +67,8 @@ fn refused<'a>(command: &'static str, detail: &'a str) -> impl FnOnce(sqlx::Erro
     }
 }
 
-fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
-}
-
-fn int<T: TryFrom<u64> + Copy>(v: u64, max: T) -> T {
-    T::try_from(v).unwrap_or(max)
-}
-
-fn range(start: i64, end: i64) -> (i32, i32) {
-    let clamp = |v: i64| i32::try_from(v).unwrap_or(if v < 0 { -1 } else { i32::MAX });
-    (clamp(start), clamp(end))
-}
-
 fn unsigned(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
-}
-
-/// The ids a cursor acknowledges.
-fn acks(cursor: &str) -> Vec<i64> {
-    cursor
-        .split(',')
-        .filter_map(|id| id.trim().parse().ok())
-        .collect()
 }
 
 impl PostgresBackend {
@@ -152,11 +129,7 @@ impl PostgresBackend {
     async fn read_rows(&self, node: &RelayId, ack: &[i64], count: u32) -> Result<Vec<PgRow>> {
         let ns = &self.relay()?.namespace;
         self.relay_rows(
-            sqlx::query(commands::RELAY_READ_INBOX.text)
-                .bind(ns)
-                .bind(node.as_str())
-                .bind(ack)
-                .bind(int(u64::from(count), i32::MAX)),
+            wire::read_inbox(ns, node, ack, count),
             "relay_read_inbox",
             node.as_str(),
         )
@@ -170,24 +143,13 @@ impl PostgresBackend {
     ) -> Result<tokio::sync::MutexGuard<'a, Option<PgListener>>> {
         let mut slot = relay.listener.lock().await;
         if slot.is_none() {
-            // A connection of its own: a pooled one would be held for good, and a few nodes
-            // on one backend would starve the pool.
-            let mut listener =
-                PgListener::connect_with(&self.connection().single_connection_pool())
-                    .await
-                    .map_err(sql_error("open the relay's LISTEN connection"))?;
-            if let Some(node) = &relay.node {
-                let (name, _) = self.inbox_name(&relay.namespace, node).await?;
-                sqlx::query("SELECT set_config('application_name', $1, false)")
-                    .bind(name)
-                    .execute(&mut listener)
-                    .await
-                    .map_err(sql_error("name the relay's LISTEN connection"))?;
-            }
-            listener
-                .listen(CHANNEL)
-                .await
-                .map_err(sql_error("listen on bullmq_relay"))?;
+            let listener = self
+                .connection()
+                .open_relay_listener(async || match &relay.node {
+                    Some(node) => Ok(Some(self.inbox_name(&relay.namespace, node).await?.0)),
+                    None => Ok(None),
+                })
+                .await?;
             *slot = Some(listener);
         }
         Ok(slot)
@@ -238,11 +200,7 @@ impl RelayStore for PostgresBackend {
         let info = bullmq_core::json::to_string(info).map_err(|e| {
             ValidationError::single("relay node", "info", format!("does not serialize: {e}"))
         })?;
-        sqlx::query(commands::RELAY_REGISTER_NODE.text)
-            .bind(ns)
-            .bind(node.as_str())
-            .bind(ms(lease))
-            .bind(info)
+        wire::register_node(ns, node, lease, info)
             .execute(self.pool())
             .await
             .map_err(refused("relay_register_node", node.as_str()))?;
@@ -253,10 +211,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_HEARTBEAT.text)
-                    .bind(ns)
-                    .bind(node.as_str())
-                    .bind(ms(lease)),
+                wire::heartbeat(ns, node, lease),
                 "relay_heartbeat",
                 node.as_str(),
             )
@@ -268,9 +223,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_UNREGISTER_NODE.text)
-                    .bind(ns)
-                    .bind(node.as_str()),
+                wire::of_node(commands::RELAY_UNREGISTER_NODE, ns, node),
                 "relay_unregister_node",
                 node.as_str(),
             )
@@ -282,13 +235,7 @@ impl RelayStore for PostgresBackend {
     async fn relay_sweep(&self, limit: u32) -> Result<Vec<String>> {
         let ns = &self.relay()?.namespace;
         let rows = self
-            .relay_rows(
-                sqlx::query(commands::RELAY_SWEEP.text)
-                    .bind(ns)
-                    .bind(int(u64::from(limit), i32::MAX)),
-                "relay_sweep",
-                ns,
-            )
+            .relay_rows(wire::sweep(ns, limit), "relay_sweep", ns)
             .await?;
         rows.iter()
             .map(|r| r.try_get("node_id"))
@@ -305,9 +252,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_SUBSCRIBE.text)
-                    .bind(ns)
-                    .bind(node.as_str())
+                wire::of_node(commands::RELAY_SUBSCRIBE, ns, node)
                     .bind(endpoint.as_str())
                     .bind(pattern),
                 "relay_subscribe",
@@ -338,10 +283,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_REMOVE_ENDPOINT.text)
-                    .bind(ns)
-                    .bind(node.as_str())
-                    .bind(endpoint.as_str()),
+                wire::of_node(commands::RELAY_REMOVE_ENDPOINT, ns, node).bind(endpoint.as_str()),
                 "relay_remove_endpoint",
                 endpoint.as_str(),
             )
@@ -360,17 +302,7 @@ impl RelayStore for PostgresBackend {
     ) -> Result<RelayPublished> {
         let ns = &self.relay()?.namespace;
         let row = self
-            .relay_one(
-                sqlx::query(commands::RELAY_PUBLISH.text)
-                    .bind(ns)
-                    .bind(topic)
-                    .bind(data)
-                    .bind(int(args.ts, i64::MAX))
-                    .bind(int(args.retain_ms, i64::MAX))
-                    .bind(int(args.max_size, i32::MAX)),
-                "relay_publish",
-                topic,
-            )
+            .relay_one(wire::publish(ns, topic, data, args), "relay_publish", topic)
             .await?;
         let get = || -> std::result::Result<RelayPublished, sqlx::Error> {
             Ok(RelayPublished {
@@ -386,9 +318,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_DELETE_RETAINED.text)
-                    .bind(ns)
-                    .bind(topic),
+                crate::wire::queued(commands::RELAY_DELETE_RETAINED, ns).bind(topic),
                 "relay_delete_retained",
                 topic,
             )
@@ -413,7 +343,7 @@ impl RelayStore for PostgresBackend {
         }
         // Listening before reading, so a row committed right after the read wakes the wait.
         let mut listener = self.listening(relay).await?;
-        let mut rows = self.read_rows(node, &acks(cursor), count).await?;
+        let mut rows = self.read_rows(node, &wire::acks(cursor), count).await?;
         // Armed before the flag is read, so an interrupt landing between the two still wakes
         // the wait below.
         let interrupted = relay.interrupt.notified();
@@ -469,11 +399,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_TRIM_INBOX.text)
-                    .bind(ns)
-                    .bind(node.as_str())
-                    .bind(acks(cursor))
-                    .bind(int(max_length, i32::MAX)),
+                wire::trim_inbox(ns, node, cursor, max_length),
                 "relay_trim_inbox",
                 node.as_str(),
             )
@@ -488,7 +414,7 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let row = self
             .relay_one(
-                sqlx::query(commands::RELAY_GET_COUNTS.text).bind(ns),
+                crate::wire::queued(commands::RELAY_GET_COUNTS, ns),
                 "relay_get_counts",
                 ns,
             )
@@ -507,13 +433,9 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_nodes(&self, start: i64, end: i64) -> Result<Vec<RelayNodeState>> {
         let ns = &self.relay()?.namespace;
-        let (start, end) = range(start, end);
         let rows = self
             .relay_rows(
-                sqlx::query(commands::RELAY_GET_NODES.text)
-                    .bind(ns)
-                    .bind(start)
-                    .bind(end),
+                wire::page(commands::RELAY_GET_NODES, ns, start, end),
                 "relay_get_nodes",
                 ns,
             )
@@ -548,20 +470,9 @@ impl RelayStore for PostgresBackend {
         end: i64,
     ) -> Result<Vec<RelaySubscriptionState>> {
         let ns = &self.relay()?.namespace;
-        let (node, pattern) = match filter {
-            Some(RelaySubscriptionFilter::Node(n)) => (Some(n.as_str()), None),
-            Some(RelaySubscriptionFilter::Pattern(p)) => (None, Some(p.as_str())),
-            None => (None, None),
-        };
-        let (start, end) = range(start, end);
         let rows = self
             .relay_rows(
-                sqlx::query(commands::RELAY_GET_SUBSCRIPTIONS.text)
-                    .bind(ns)
-                    .bind(node)
-                    .bind(pattern)
-                    .bind(start)
-                    .bind(end),
+                wire::get_subscriptions(ns, filter, start, end),
                 "relay_get_subscriptions",
                 ns,
             )
@@ -581,13 +492,9 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_patterns(&self, start: i64, end: i64) -> Result<Vec<RelayPatternState>> {
         let ns = &self.relay()?.namespace;
-        let (start, end) = range(start, end);
         let rows = self
             .relay_rows(
-                sqlx::query(commands::RELAY_GET_PATTERNS.text)
-                    .bind(ns)
-                    .bind(start)
-                    .bind(end),
+                wire::page(commands::RELAY_GET_PATTERNS, ns, start, end),
                 "relay_get_patterns",
                 ns,
             )
@@ -606,13 +513,9 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_retained(&self, start: i64, end: i64) -> Result<Vec<RelayRetainedState>> {
         let ns = &self.relay()?.namespace;
-        let (start, end) = range(start, end);
         let rows = self
             .relay_rows(
-                sqlx::query(commands::RELAY_GET_RETAINED.text)
-                    .bind(ns)
-                    .bind(start)
-                    .bind(end),
+                wire::page(commands::RELAY_GET_RETAINED, ns, start, end),
                 "relay_get_retained",
                 ns,
             )
@@ -635,7 +538,7 @@ impl RelayStore for PostgresBackend {
     async fn relay_namespaces(&self) -> Result<Vec<String>> {
         let rows = self
             .relay_rows(
-                sqlx::query(commands::RELAY_GET_NAMESPACES.text),
+                crate::wire::unbound(commands::RELAY_GET_NAMESPACES),
                 "relay_get_namespaces",
                 "",
             )
@@ -651,9 +554,7 @@ impl RelayStore for PostgresBackend {
         let (name, database) = self.inbox_name(ns, node.as_str()).await?;
         let rows = self
             .relay_rows(
-                sqlx::query(commands::RELAY_GET_NODE_CONNECTIONS.text)
-                    .bind(name)
-                    .bind(database),
+                wire::get_node_connections(&name, &database),
                 "relay_get_node_connections",
                 node.as_str(),
             )

@@ -20,11 +20,10 @@
 //! stamped by upstream's function at the server's time (no argument carries ours).
 
 use bullmq_core::{JobId, Result};
-use sqlx::Connection as _;
 use sqlx::Row as _;
+use sqlx::{Connection as _, PgConnection};
 
 use super::{PostgresBackend, refusal, sql_error};
-use crate::lanes::Lane;
 use crate::sql::commands;
 
 /// The job and, when `$3`, its subtree through pending dependencies (upstream's walk),
@@ -61,22 +60,24 @@ impl PostgresBackend {
         job_id: &JobId,
         remove_children: bool,
     ) -> Result<i32> {
-        let mut lane = self.lanes().checkout().await.map_err(sql_error("remove"))?;
-        let outcome = self.remove_on(&mut lane, job_id, remove_children).await;
         // A refusal is the server's answer; any other failure may have left the session in
         // doubt, so it is not reused.
-        let healthy = matches!(outcome, Ok(_) | Err(bullmq_core::Error::Script(_)));
-        lane.give_back(healthy);
-        outcome
+        self.lanes()
+            .with_lane(
+                "remove",
+                async |conn| self.remove_on(conn, job_id, remove_children).await,
+                |outcome| matches!(outcome, Ok(_) | Err(bullmq_core::Error::Script(_))),
+            )
+            .await
     }
 
     async fn remove_on(
         &self,
-        lane: &mut Lane<'_>,
+        conn: &mut PgConnection,
         job_id: &JobId,
         remove_children: bool,
     ) -> Result<i32> {
-        let mut tx = lane.conn().begin().await.map_err(sql_error("remove"))?;
+        let mut tx = conn.begin().await.map_err(sql_error("remove"))?;
         let locked: bool = sqlx::query(CLEAR_EXPIRED_LOCKS)
             .bind(self.queue_name())
             .bind(job_id.as_str())
@@ -90,9 +91,9 @@ impl PostgresBackend {
             tx.rollback().await.map_err(sql_error("remove"))?;
             return Ok(0);
         }
-        let removed: i32 = match sqlx::query(commands::REMOVE.text)
-            .bind(self.queue_name())
-            .bind(job_id.as_str())
+        let removed: i32 = match self
+            .job_at(job_id)
+            .keyed(commands::REMOVE)
             .bind(remove_children)
             .fetch_one(&mut *tx)
             .await

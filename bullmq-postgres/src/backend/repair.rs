@@ -21,8 +21,8 @@ use bullmq_core::Result;
 use sqlx::Row as _;
 
 use super::{PostgresBackend, sql_error};
+use crate::connection::OnLane as _;
 use crate::error::PostgresError;
-use crate::lanes::OnLane as _;
 
 /// The largest count left as it is: no job starts, fails or stalls a billion times, and what
 /// is left above it leaves room for a billion more increments.

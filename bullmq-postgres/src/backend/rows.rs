@@ -6,9 +6,10 @@ use sqlx::postgres::PgRow;
 use sqlx::{Postgres, Row as _};
 
 use super::{PostgresBackend, sql_error};
+use crate::connection::{OnLane as _, Query};
 use crate::error::PostgresError;
-use crate::lanes::OnLane as _;
 use crate::sql::SqlCommand;
+use crate::wire;
 
 impl PostgresBackend {
     /// Every row `command` answers for this queue (its only parameter); a failure is wrapped
@@ -18,11 +19,15 @@ impl PostgresBackend {
         command: SqlCommand,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        sqlx::query(command.text)
-            .bind(self.queue_name())
+        wire::queued(command, self.queue_name())
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(what))
+    }
+
+    /// `command(queue, key, ..)` for this queue; the caller binds the rest.
+    pub(crate) fn keyed<'a>(&'a self, command: SqlCommand, key: &'a str) -> Query<'a> {
+        wire::keyed(command, self.queue_name(), key)
     }
 
     /// Every row `command` answers for this queue and one text key (a job id, a meta field, a
@@ -33,9 +38,7 @@ impl PostgresBackend {
         key: &str,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        sqlx::query(command.text)
-            .bind(self.queue_name())
-            .bind(key)
+        self.keyed(command, key)
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(what))

@@ -12,73 +12,18 @@ use std::time::Duration;
 use bullmq_core::backend::{
     AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
 };
-use bullmq_core::codec::{self, CodecError, KeyStyle};
-use bullmq_core::options::UnixMillis;
-use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, Result};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sqlx::Row as _;
 use sqlx::postgres::PgRow;
-use sqlx::types::Json;
 
-use super::jsonb::js_jsonb;
-use super::{PostgresBackend, millis, one_row, one_value, refusal, sql_error, to_i64};
-use crate::lanes::OnLane as _;
+use super::{PostgresBackend, one_row, one_value, refusal, sql_error};
+use crate::connection::OnLane as _;
 use crate::sql::commands;
-
-/// The template data as a jsonb parameter: these commands do not cast their parameters, so
-/// the JSON text travels as is (`'{}'` for none, as Node.js sends it).
-fn template_data(text: &str) -> Result<&RawValue> {
-    let text = if text.is_empty() { "{}" } else { text };
-    serde_json::from_str(text).map_err(|e| {
-        CodecError::Encode {
-            what: "job scheduler template data",
-            reason: e.to_string(),
-        }
-        .into()
-    })
-}
-
-/// The schedule object Node.js's `JobScheduler` passes (`name`, `startDate`, `endDate`, `tz`,
-/// `pattern`, `every`, `limit`, `offset`): absent values left out, except `offset`, which is
-/// `null` unless the schedule is an `every` one with a non-zero offset. Dates of 0 count as
-/// none, as in Node.js.
-fn schedule_opts(name: &str, schedule: &RepeatOptions) -> Value {
-    let mut m = Map::new();
-    m.insert("name".to_owned(), name.into());
-    if let Some(start) = schedule.start_at().map(UnixMillis::get).filter(|d| *d != 0) {
-        m.insert("startDate".to_owned(), start.into());
-    }
-    if let Some(end) = schedule.end_at().map(UnixMillis::get).filter(|d| *d != 0) {
-        m.insert("endDate".to_owned(), end.into());
-    }
-    if let Some(tz) = &schedule.tz {
-        m.insert("tz".to_owned(), tz.as_str().into());
-    }
-    if let Some(pattern) = &schedule.pattern {
-        m.insert("pattern".to_owned(), pattern.as_str().into());
-    }
-    if let Some(every) = schedule.every {
-        m.insert("every".to_owned(), millis(every).into());
-    }
-    if let Some(limit) = schedule.limit {
-        m.insert("limit".to_owned(), limit.into());
-    }
-    let offset = schedule
-        .every
-        .and(schedule.offset)
-        .filter(|o| !o.is_zero())
-        .map_or(Value::Null, |o| millis(o).into());
-    m.insert("offset".to_owned(), offset);
-    Value::Object(m)
-}
-
-/// A next run of 0 is "none" (an `every` schedule's slot is the function's to compute), sent
-/// as `NULL` as Node.js sends its `undefined`.
-fn next_millis(next: u64) -> Option<i64> {
-    (next != 0).then(|| to_i64(next))
-}
+use crate::wire::{
+    self,
+    schedulers::{add_job_scheduler, update_job_scheduler},
+};
 
 /// A row of `get_job_scheduler` as the string hash Node.js's `mapSchedulerRow` builds (absent
 /// fields left out, an empty template left out), decoded by the codec every backend shares.
@@ -130,21 +75,7 @@ fn scheduler_from_row(id: &str, row: &PgRow) -> Result<Option<JobSchedulerRecord
 impl Schedulers for PostgresBackend {
     async fn add_job_scheduler(&self, args: &AddJobSchedulerArgs) -> Result<(JobId, Duration)> {
         const COMMAND: &str = "addJobScheduler";
-        let template_opts = codec::options_to_value(&args.template_opts, KeyStyle::Long);
-        let delayed_opts = codec::options_to_value(&args.delayed_job_opts, KeyStyle::Long);
-        let rows = sqlx::query(commands::ADD_JOB_SCHEDULER.text)
-            .bind(self.queue_name())
-            .bind(&args.scheduler_id)
-            .bind(next_millis(args.next_millis))
-            .bind(Json(template_data(&args.template_data)?))
-            .bind(js_jsonb("job scheduler template options", &template_opts)?)
-            .bind(js_jsonb(
-                "job scheduler",
-                &schedule_opts(&args.template_name, &args.schedule),
-            )?)
-            .bind(js_jsonb("job options", &delayed_opts)?)
-            .bind(self.now_ms())
-            .bind(args.producer_id.as_deref())
+        let rows = add_job_scheduler(self.queue_name(), args, self.now_ms())?
             .fetch_all_on(self.lanes())
             .await
             .map_err(refusal(COMMAND, None))?;
@@ -162,15 +93,7 @@ impl Schedulers for PostgresBackend {
         args: &NextIterationArgs,
     ) -> Result<Option<JobId>> {
         const COMMAND: &str = "updateJobSchedulerNextMillis";
-        let delayed_opts = codec::options_to_value(&args.delayed_job_opts, KeyStyle::Long);
-        let rows = sqlx::query(commands::UPDATE_JOB_SCHEDULER.text)
-            .bind(self.queue_name())
-            .bind(&args.scheduler_id)
-            .bind(next_millis(args.next_millis))
-            .bind(Json(template_data(&args.template_data)?))
-            .bind(js_jsonb("job options", &delayed_opts)?)
-            .bind(self.now_ms())
-            .bind(args.producer_id.as_deref())
+        let rows = update_job_scheduler(self.queue_name(), args, self.now_ms())?
             .fetch_all_on(self.lanes())
             .await
             .map_err(sql_error(COMMAND))?;
@@ -225,8 +148,7 @@ impl Schedulers for PostgresBackend {
         if count.is_some_and(|c| c <= 0) {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(commands::GET_JOB_SCHEDULERS_RANGE.text)
-            .bind(self.queue_name())
+        let rows = wire::queued(commands::GET_JOB_SCHEDULERS_RANGE, self.queue_name())
             .bind(asc)
             .bind(start)
             .bind(count)

@@ -41,7 +41,7 @@ pub const MIGRATION_ADVISORY_LOCK_KEY: i32 = 0x4255_4c4c;
 pub async fn migrate(options: &PostgresOptions) -> Result<i32> {
     options.check()?;
     let connect = options.connect_options()?;
-    let mut conn = crate::connection::open_first(options, &connect).await?;
+    let mut conn = crate::connection::open::open_first(options, &connect).await?;
     let version = run_migrations(&mut conn, &options.schema, options.skip_version_check).await;
     // A failed close only loses a connection that is being dropped anyway.
     let _ = conn.close().await;

@@ -25,10 +25,11 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 use tracing::Instrument as _;
 
-use crate::connection::target;
+use super::open::target;
+use crate::error::wrap;
 use bullmq_core::telemetry::ConnectionLog;
 
-use crate::link;
+use super::link;
 
 /// A connection idle longer than this is pinged before it is used again.
 pub(crate) const PING_IDLE_AFTER: Duration = Duration::from_secs(30);
@@ -55,7 +56,7 @@ impl std::fmt::Debug for Lanes {
 }
 
 /// One checked-out connection: give it back with [`Lane::give_back`]; dropped otherwise.
-pub(crate) struct Lane<'a> {
+struct Lane<'a> {
     lanes: &'a Lanes,
     conn: PgConnection,
     _permit: SemaphorePermit<'a>,
@@ -75,7 +76,7 @@ impl Lanes {
     }
 
     /// A connection: an idle one (pinged first if idle long), else a new one.
-    pub(crate) async fn checkout(&self) -> Result<Lane<'_>, sqlx::Error> {
+    async fn checkout(&self) -> Result<Lane<'_>, sqlx::Error> {
         let permit = match tokio::time::timeout(self.timeout, self.permits.acquire()).await {
             Ok(Ok(permit)) => permit,
             Ok(Err(_)) => return Err(sqlx::Error::PoolClosed),
@@ -117,13 +118,37 @@ impl Lanes {
         })
     }
 
-    /// Runs `call` (a checkout and its statement), noting whether the connection works.
-    async fn watched<T>(
+    /// Runs one statement (`run`) on a lane, noting whether the connection works; the lane
+    /// goes back when `fit` says the session survived the outcome.
+    async fn one_statement<T>(
         &self,
-        call: impl Future<Output = Result<T, sqlx::Error>>,
+        run: impl AsyncFnOnce(&mut PgConnection) -> Result<T, sqlx::Error>,
+        fit: impl FnOnce(&Result<T, sqlx::Error>) -> bool,
     ) -> Result<T, sqlx::Error> {
-        let outcome = call.await;
+        let outcome = async {
+            let mut lane = self.checkout().await?;
+            let outcome = run(lane.conn()).await;
+            lane.give_back(fit(&outcome));
+            outcome
+        }
+        .await;
         link::observe(&self.link, &outcome);
+        outcome
+    }
+
+    /// Runs `work` on one connection, for what takes more than one statement on the same
+    /// session (a transaction) or runs on a caller's executor; the connection goes back when
+    /// `answered` says the server answered `work`'s outcome (the session is fit for reuse),
+    /// and is closed otherwise. `context` names what failed when no connection is had.
+    pub(crate) async fn with_lane<T>(
+        &self,
+        context: &'static str,
+        work: impl AsyncFnOnce(&mut PgConnection) -> bullmq_core::Result<T>,
+        answered: impl FnOnce(&bullmq_core::Result<T>) -> bool,
+    ) -> bullmq_core::Result<T> {
+        let mut lane = self.checkout().await.map_err(wrap(context))?;
+        let outcome = work(lane.conn()).await;
+        lane.give_back(answered(&outcome));
         outcome
     }
 
@@ -146,13 +171,13 @@ impl Lanes {
 
 impl Lane<'_> {
     /// The connection.
-    pub(crate) fn conn(&mut self) -> &mut PgConnection {
+    fn conn(&mut self) -> &mut PgConnection {
         &mut self.conn
     }
 
     /// Puts the connection back when `healthy` (the server answered: the connection works);
     /// closes it otherwise.
-    pub(crate) fn give_back(self, healthy: bool) {
+    fn give_back(self, healthy: bool) {
         if healthy {
             self.lanes.link.up();
         }
@@ -210,36 +235,23 @@ pub(crate) trait OnLane {
 impl OnLane for Query<'_> {
     async fn fetch_all_on(self, lanes: &Lanes) -> Result<Vec<PgRow>, sqlx::Error> {
         lanes
-            .watched(async {
-                let mut lane = lanes.checkout().await?;
-                let outcome = self.fetch_all(lane.conn()).await;
-                lane.give_back(healthy(&outcome));
-                outcome
-            })
+            .one_statement(async |conn| self.fetch_all(conn).await, healthy)
             .await
     }
 
     async fn fetch_one_on(self, lanes: &Lanes) -> Result<PgRow, sqlx::Error> {
+        // No row is the server's answer too: the session is fine.
+        let fit = |outcome: &Result<PgRow, sqlx::Error>| {
+            healthy(outcome) || matches!(outcome, Err(sqlx::Error::RowNotFound))
+        };
         lanes
-            .watched(async {
-                let mut lane = lanes.checkout().await?;
-                let outcome = self.fetch_one(lane.conn()).await;
-                lane.give_back(
-                    healthy(&outcome) || matches!(outcome, Err(sqlx::Error::RowNotFound)),
-                );
-                outcome
-            })
+            .one_statement(async |conn| self.fetch_one(conn).await, fit)
             .await
     }
 
     async fn execute_on(self, lanes: &Lanes) -> Result<PgQueryResult, sqlx::Error> {
         lanes
-            .watched(async {
-                let mut lane = lanes.checkout().await?;
-                let outcome = self.execute(lane.conn()).await;
-                lane.give_back(healthy(&outcome));
-                outcome
-            })
+            .one_statement(async |conn| self.execute(conn).await, healthy)
             .await
     }
 }

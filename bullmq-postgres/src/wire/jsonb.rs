@@ -13,7 +13,7 @@ use sqlx::types::Json;
 
 /// `value` as a `jsonb` parameter holding [`bullmq_core::json::to_string`]'s text; `what`
 /// names it in the error when it cannot be serialized.
-pub(super) fn js_jsonb<T: Serialize + ?Sized>(
+pub(crate) fn js_jsonb<T: Serialize + ?Sized>(
     what: &'static str,
     value: &T,
 ) -> Result<Json<Box<RawValue>>> {

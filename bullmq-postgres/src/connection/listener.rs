@@ -25,15 +25,12 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgNotification, PgPool, PgPoo
 use sqlx::{Acquire as _, Executor as _};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
 
-use super::PostgresBackend;
-use super::lifecycle::Interrupts;
+use tracing::Instrument as _;
 
-use crate::connection::target;
+use super::open::target;
 use crate::error::wrap;
 use crate::sql::commands;
-use tracing::Instrument as _;
 
 /// The first pause before reconnecting; it doubles up to [`RETRY_MAX`].
 const RETRY_MIN: Duration = Duration::from_millis(100);
@@ -112,7 +109,7 @@ pub(crate) struct Signals {
     events: u64,
     /// Bumped when the connection is lost or (re)established: notifications may have been
     /// missed, so waiters look at the database again.
-    pub(crate) resets: u64,
+    resets: u64,
     /// The channels the live connection listens on (none while it is down).
     listening: Channels,
 }
@@ -129,6 +126,12 @@ impl Signals {
     /// Whether notifications on `channel` can be relied on now.
     pub(crate) fn listening(&self, channel: Channel) -> bool {
         self.listening.has(channel)
+    }
+
+    /// Whether the connection came, went or changed what it listens on since `before`:
+    /// notifications may have been missed, so waiters look at the database again.
+    pub(crate) fn look_again_since(&self, before: &Self) -> bool {
+        self.resets != before.resets || self.listening != before.listening
     }
 }
 
@@ -480,136 +483,6 @@ async fn serve(
             }
         }
     }
-}
-
-/// What ended a [`Watch::wait`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Woken {
-    /// A notification for the queue on the watched channel.
-    Heard,
-    /// Time to look at the database again: the poll interval passed while notifications
-    /// could not be relied on, or the connection came or went (one may have been missed).
-    Look,
-    /// The deadline passed.
-    Deadline,
-    /// `close`, `disconnect` (or, for the worker's wait, `disconnect_blocking`) was called.
-    Interrupted,
-}
-
-/// One waiter's view of the listener and the interrupts, taken before it first looks at
-/// the database.
-pub(crate) struct Watch {
-    channel: Channel,
-    /// `None` when polling is forced.
-    signals: Option<watch::Receiver<Signals>>,
-    seen: Signals,
-    interrupts: watch::Receiver<Interrupts>,
-    start: Interrupts,
-    /// Whether only `close` and `disconnect` interrupt (not `disconnect_blocking`).
-    all_only: bool,
-    poll: Duration,
-}
-
-impl Watch {
-    /// Subscribes, then asks for notifications on `channel` (unless polling is forced).
-    pub(crate) fn start(backend: &PostgresBackend, channel: Channel, all_only: bool) -> Self {
-        let state = &backend.state;
-        let mut interrupts = state.interrupts.subscribe();
-        let start = *interrupts.borrow_and_update();
-        let mut signals = (!state.forced_polling()).then(|| state.listener.subscribe());
-        let seen = signals
-            .as_mut()
-            .map(|rx| *rx.borrow_and_update())
-            .unwrap_or_default();
-        if signals.is_some() {
-            backend.want_notifications(channel);
-        }
-        Self {
-            channel,
-            signals,
-            seen,
-            interrupts,
-            start,
-            all_only,
-            poll: state.poll_interval(),
-        }
-    }
-
-    /// Whether an interrupt came since [`start`](Self::start).
-    pub(crate) fn interrupted(&self) -> bool {
-        interrupted(self.start, *self.interrupts.borrow(), self.all_only)
-    }
-
-    /// Resolves when interrupted (never otherwise).
-    pub(crate) async fn until_interrupted(&mut self) {
-        loop {
-            if self.interrupted() || self.interrupts.changed().await.is_err() {
-                return;
-            }
-        }
-    }
-
-    /// Waits for a notification, a reason to look again, the deadline or an interrupt.
-    pub(crate) async fn wait(&mut self, deadline: Instant) -> Woken {
-        let listening = self.signals.is_some() && self.seen.listening(self.channel);
-        let wake = if listening {
-            deadline
-        } else {
-            deadline.min(Instant::now() + self.poll)
-        };
-        let sleep = tokio::time::sleep_until(wake);
-        tokio::pin!(sleep);
-        let Self {
-            channel,
-            signals,
-            seen,
-            interrupts,
-            start,
-            all_only,
-            ..
-        } = self;
-        loop {
-            if interrupted(*start, *interrupts.borrow(), *all_only) {
-                return Woken::Interrupted;
-            }
-            let changed_signals = async {
-                match signals.as_mut() {
-                    Some(rx) => rx.changed().await.map(|()| *rx.borrow_and_update()),
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                biased;
-                changed = interrupts.changed() => {
-                    if changed.is_err() {
-                        return Woken::Interrupted;
-                    }
-                }
-                changed = changed_signals => {
-                    let Ok(now) = changed else {
-                        // The listener is gone (not while the backend lives): poll.
-                        *signals = None;
-                        return Woken::Look;
-                    };
-                    let before = std::mem::replace(seen, now);
-                    if now.heard(*channel) != before.heard(*channel) {
-                        return Woken::Heard;
-                    }
-                    if now.resets != before.resets || now.listening != before.listening {
-                        return Woken::Look;
-                    }
-                }
-                () = &mut sleep => {
-                    return if Instant::now() >= deadline { Woken::Deadline } else { Woken::Look };
-                }
-            }
-        }
-    }
-}
-
-/// Whether `now` has an interrupt that `start` had not (only `all` ones with `all_only`).
-fn interrupted(start: Interrupts, now: Interrupts, all_only: bool) -> bool {
-    now.all != start.all || (!all_only && now.blocking != start.blocking)
 }
 
 #[cfg(test)]

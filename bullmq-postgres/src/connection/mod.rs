@@ -1,18 +1,40 @@
-//! The pool every command runs on, and the dedicated connections beside it.
+//! Every connection this store opens: the pool, the lanes commands run on, and the dedicated
+//! connections beside them (`LISTEN`).
 //!
 //! As upstream's `PostgresConnection`: pooled connections pin the schema's `search_path` at
 //! startup and carry no `application_name` (discovery must not count them as workers);
 //! long-lived dedicated connections (`LISTEN`) are opened apart from the pool, so a pool of
 //! one connection cannot starve them, and carry the name discovery reads.
+//!
+//! - [`PostgresConnection`] (this file): the pool, the lanes and the settings they share.
+//! - `open`: one connection opened outside any pool, and where it points ([`open::target`]).
+//! - `lanes`: the connections commands run on, one statement (or transaction) per checkout.
+//! - `link`: which statement outcomes show a connection lost or working.
+//! - `listener`: the `LISTEN` connection of one backend and the signals it publishes.
+//! - `relay_listener`: the `LISTEN` connection of a relay node's inbox.
+//! - `client_name`: the `application_name` of dedicated connections, as discovery reads it.
+//! - `connect_failure`: why a connection could not be opened ([`ConnectFailure`]).
+
+pub(crate) mod client_name;
+pub(crate) mod connect_failure;
+mod lanes;
+mod link;
+pub(crate) mod listener;
+pub(crate) mod open;
+mod relay_listener;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::{ConnectOptions as _, Connection as _, PgConnection};
+use sqlx::{Connection as _, PgConnection, Postgres};
 
-use crate::error::{PostgresError, wrap};
-use crate::lanes::Lanes;
+pub use connect_failure::{ConnectFailure, TlsFailure};
+pub(crate) use lanes::{Lanes, OnLane, Query};
+
+use self::open::{name_session, open, open_first, target};
+use crate::error::wrap;
 use crate::migrator;
 use crate::options::PostgresOptions;
 use crate::schema_name::SchemaName;
@@ -24,7 +46,7 @@ use bullmq_core::Result;
 #[derive(Clone)]
 pub struct PostgresConnection {
     pool: PgPool,
-    /// The connections commands run on (see [`crate::lanes`]); `pool` serves the rest.
+    /// The connections commands run on (see [`lanes`]); `pool` serves the rest.
     lanes: Arc<Lanes>,
     connect: PgConnectOptions,
     connect_timeout: Duration,
@@ -59,7 +81,8 @@ impl PostgresConnection {
     /// that it is ready otherwise (the ledger's version and the client versions it allows).
     ///
     /// The first connection is opened directly rather than through the pool, so that an
-    /// unreachable server fails at once with [`PostgresError::Unreachable`] and the reason,
+    /// unreachable server fails at once with
+    /// [`PostgresError::Unreachable`](crate::PostgresError::Unreachable) and the reason,
     /// instead of the pool's retries ending in a bare timeout.
     pub async fn connect(options: &PostgresOptions) -> Result<Self> {
         options.check()?;
@@ -124,22 +147,21 @@ impl PostgresConnection {
     /// Applies pending migrations on one pooled connection, as [`crate::migrate`] does;
     /// returns the schema's version afterwards.
     pub async fn migrate(&self) -> Result<i32> {
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(wrap("get a connection to migrate on"))?;
+        let mut conn = self.pooled("get a connection to migrate on").await?;
         migrator::run_migrations(&mut conn, &self.schema, self.skip_version_check).await
     }
 
     /// The schema's version, after the same check as [`connect`](Self::connect) makes.
     pub async fn schema_version(&self) -> Result<i32> {
         let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(wrap("get a connection to read the schema version"))?;
+            .pooled("get a connection to read the schema version")
+            .await?;
         migrator::check_schema(&mut conn, &self.schema, self.skip_version_check).await
+    }
+
+    /// One connection from the pool; `context` says what for when none is had.
+    async fn pooled(&self, context: &'static str) -> Result<PoolConnection<Postgres>> {
+        self.pool.acquire().await.map_err(wrap(context))
     }
 
     /// Opens a connection outside the pool, with the same settings (the schema's
@@ -151,23 +173,11 @@ impl PostgresConnection {
     pub async fn open_dedicated(&self, application_name: Option<&str>) -> Result<PgConnection> {
         let mut conn = open(&self.connect, self.connect_timeout).await?;
         if let Some(name) = application_name {
-            sqlx::query("SELECT set_config('application_name', $1, false)")
-                .bind(name)
-                .execute(&mut conn)
+            name_session(&mut conn, name)
                 .await
                 .map_err(wrap("name the dedicated connection"))?;
         }
         Ok(conn)
-    }
-
-    /// A pool of one connection to the same server, outside the shared pool, opened on first
-    /// use: what a relay's `LISTEN` holds for its whole life, which must not take a
-    /// connection from the pool the commands share.
-    pub(crate) fn single_connection_pool(&self) -> PgPool {
-        sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(self.connect_timeout)
-            .connect_lazy_with(self.connect.clone())
     }
 
     /// Closes the pool: waits for connections in use to come back, then closes them all.
@@ -175,53 +185,4 @@ impl PostgresConnection {
         self.lanes.close().await;
         self.pool.close().await;
     }
-}
-
-/// [`open`] for the first connection of `options`, after the checks that need no server
-/// (TLS asked for without the `tls` feature, an unreadable certificate file), which fail the
-/// same way with the class that fits rather than a bare I/O error.
-pub(crate) async fn open_first(
-    options: &PostgresOptions,
-    connect: &PgConnectOptions,
-) -> Result<PgConnection> {
-    options.tls_precheck(connect).map_err(|source| {
-        bullmq_core::Error::backend(PostgresError::Unreachable {
-            target: target(connect),
-            source,
-        })
-    })?;
-    open(connect, options.connect_timeout).await
-}
-
-/// Opens one connection within `timeout`, failing with [`PostgresError::Unreachable`].
-pub(crate) async fn open(connect: &PgConnectOptions, timeout: Duration) -> Result<PgConnection> {
-    let unreachable = |source| {
-        bullmq_core::Error::backend(PostgresError::Unreachable {
-            target: target(connect),
-            source,
-        })
-    };
-    match tokio::time::timeout(timeout, connect.connect()).await {
-        Ok(Ok(conn)) => Ok(conn),
-        Ok(Err(source)) => Err(unreachable(source)),
-        Err(_) => Err(unreachable(sqlx::Error::Io(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no connection within {timeout:?}"),
-        )))),
-    }
-}
-
-/// Where `connect` points, without the password: `postgres://user@host:port/db`.
-pub(crate) fn target(connect: &PgConnectOptions) -> String {
-    let host = match connect.get_socket() {
-        Some(socket) => socket.display().to_string(),
-        None => connect.get_host().to_owned(),
-    };
-    format!(
-        "postgres://{}@{}:{}/{}",
-        connect.get_username(),
-        host,
-        connect.get_port(),
-        connect.get_database().unwrap_or_default()
-    )
 }

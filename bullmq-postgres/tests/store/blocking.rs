@@ -183,6 +183,34 @@ async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
 }
 
 #[tokio::test]
+async fn a_channel_given_up_between_waits_is_listened_on_again() {
+    let schema = TestSchema::new("blk_release");
+    let b = backend(&schema).await;
+    b.set_client_role(ClientRole::Worker { name: None })
+        .await
+        .unwrap();
+    assert_a_notification_wakes(&b, "woken while listening").await;
+
+    // No wait for longer than the listener keeps an unwanted channel (250 ms): it is given up
+    // (a busy worker does not wait, and the server would signal it at every commit that
+    // notifies). The next wait listens again before it relies on notifications.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_a_notification_wakes(&b, "woken after the channel was given up").await;
+
+    // A job added while nobody listens is found by the next wait's look.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    add_job(&b, "1", 0).await;
+    let start = Instant::now();
+    assert!(
+        b.wait_for_job(Duration::from_secs(20))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[tokio::test]
 async fn a_wait_times_out_and_a_delayed_job_shortens_it() {
     let schema = TestSchema::new("blk_timeout");
     let b = backend(&schema).await;

@@ -10,7 +10,9 @@
 # mode, runs `postgres_worker` twice (BENCH_COUNT_STEP, see benches/support/instructions.rs):
 # once to fill a queue in a fresh schema, then, the statistics reset, once to work through
 # it. The counts are exact whatever the machine's load. Env: BENCH_JOBS (2000), BENCH_MODES
-# (instant-c1-keep,instant-c10-keep,instant-c100-keep), BENCH_TOP (12 statements shown),
+# (instant-c1-keep,instant-c10-keep,instant-c100-keep), BENCH_IMPLS (rs; `rs,node` also
+# counts Node.js BullMQ's PostgreSQL backend, `benches/node/pg-worker.mjs`, after `npm ci
+# --prefix tests/node`), BENCH_TOP (12 statements shown),
 # BENCH_EXE (a `postgres_worker` already built, in any profile: the counts do not depend on
 # it; unset: `cargo bench --no-run` builds one).
 set -euo pipefail
@@ -25,7 +27,19 @@ port=${BENCH_PG_PORT:-55441}
 bin=$(find /usr/lib/postgresql -maxdepth 2 -name bin -type d | sort -V | tail -n 1)
 [[ -x $bin/initdb ]] || { echo "initdb not found under /usr/lib/postgresql" >&2; exit 1; }
 
-ours=${BENCH_EXE:-$(bench_executable postgres_worker --features postgres)}
+impls=${BENCH_IMPLS:-rs}
+ours=
+if [[ ,$impls, == *,rs,* ]]; then
+  ours=${BENCH_EXE:-$(bench_executable postgres_worker --features postgres)}
+fi
+# run_impl IMPL MODE: one step (BENCH_COUNT_STEP, exported by the caller) of IMPL's harness.
+run_impl() {
+  case $1 in
+    rs) "$ours" --mode "$2" ;;
+    node) node benches/node/pg-worker.mjs --mode "$2" ;;
+    *) echo "unknown implementation $1 (rs, node)" >&2; return 1 ;;
+  esac
+}
 
 dir=$(mktemp -d /tmp/bullmq-pg-statements-XXXXXX)
 as_pg() {
@@ -53,15 +67,16 @@ psql -qAt "$admin/postgres" -c 'CREATE DATABASE test'
 psql -qAt "$admin/test" -c 'CREATE EXTENSION pg_stat_statements'
 export DATABASE_URL=$admin/test
 
+for impl in ${impls//,/ }; do
 for mode in ${modes//,/ }; do
-  schema=bst_${mode//-/_}_$$
-  BENCH_COUNT_STEP=fill BENCH_COUNT_PREFIX=$schema BENCH_JOBS=$jobs "$ours" --mode "$mode" >/dev/null
+  schema=bst_${impl}_${mode//-/_}_$$
+  BENCH_COUNT_STEP=fill BENCH_COUNT_PREFIX=$schema BENCH_JOBS=$jobs run_impl "$impl" "$mode" >/dev/null
   psql -qAt "$DATABASE_URL" -c "SELECT pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal')" >/dev/null
-  BENCH_COUNT_STEP=work BENCH_COUNT_PREFIX=$schema BENCH_JOBS=$jobs "$ours" --mode "$mode" >/dev/null
+  BENCH_COUNT_STEP=work BENCH_COUNT_PREFIX=$schema BENCH_JOBS=$jobs run_impl "$impl" "$mode" >/dev/null
   # Backends flush their counters as they exit (the worker closed its pool) or within a second.
   sleep 1.5
   echo
-  echo "## $mode: $jobs jobs"
+  echo "## $impl, $mode: $jobs jobs"
   psql -qAt -F ' | ' "$DATABASE_URL" <<SQL
 SELECT 'transactions committed per job | ' || round(xact_commit::numeric / $jobs, 2)
   || E'\nrolled back per job | ' || round(xact_rollback::numeric / $jobs, 2)
@@ -99,4 +114,5 @@ SELECT '| ' || round(calls::numeric / $jobs, 3), round(mean_exec_time::numeric, 
   FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat%'
   ORDER BY calls DESC, total_exec_time DESC LIMIT $top;
 SQL
+done
 done

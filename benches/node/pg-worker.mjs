@@ -14,7 +14,8 @@
 //
 // Usage: node benches/node/pg-worker.mjs [--mode NAME[,NAME]]... [--test]
 //   (needs `npm ci --prefix tests/node`); env BENCH_JOBS (20000), BENCH_WARMUP (2000),
-//   DATABASE_URL (postgres://postgres@127.0.0.1:5432/test).
+//   DATABASE_URL (postgres://postgres@127.0.0.1:5432/test); BENCH_COUNT_STEP=fill|work with
+//   BENCH_COUNT_PREFIX=<schema> runs one step of benches/postgres-statements.sh instead.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CHUNK, JOB_NAME, QUEUE, data, parseArgs, resetPeakRss, settings, statusKb } from './measure.mjs';
 import {
@@ -85,8 +86,43 @@ async function run(admin, mode, jobs, tag) {
   return { usage, peakRssKb };
 }
 
+/**
+ * A step of benches/postgres-statements.sh (BENCH_COUNT_STEP, as our harness takes it): `fill`
+ * adds the jobs to the schema BENCH_COUNT_PREFIX; `work` processes them with a worker that stops
+ * once it has completed them all (no polling connection, nothing dropped), so the server's
+ * statistics count the worker alone.
+ */
+async function countStep(step, schema, mode, jobs) {
+  if (step === 'fill') return fill(schema, mode, jobs);
+  let done = 0;
+  let finished;
+  const all = new Promise(resolve => {
+    finished = resolve;
+  });
+  const worker = new Worker(
+    QUEUE,
+    async () => null,
+    { connection: connection(schema), concurrency: mode.concurrency, autorun: false },
+    createPostgresBackend,
+  );
+  worker.on('completed', () => {
+    done += 1;
+    if (done === jobs) finished();
+  });
+  await worker.waitUntilReady();
+  const running = worker.run();
+  await all;
+  await worker.close();
+  await running;
+}
+
 const cfg = settings(MODES, m => m.name);
 if (parseArgs().modes.length === 0) cfg.modes = MODES.filter(m => DEFAULT_MODES.includes(m.name));
+const step = process.env.BENCH_COUNT_STEP;
+if (step) {
+  for (const mode of cfg.modes) await countStep(step, process.env.BENCH_COUNT_PREFIX, mode, cfg.jobs);
+  process.exit(0);
+}
 const admin = await Admin.connect();
 try {
   for (const mode of cfg.modes) {

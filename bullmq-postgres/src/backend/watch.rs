@@ -12,7 +12,7 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::PostgresBackend;
-use crate::connection::listener::{Channel, Signals};
+use crate::connection::listener::{Channel, Signals, Waiting};
 
 /// Counters bumped to end waits in flight; a waiter that sees one change returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,6 +49,8 @@ pub(crate) struct Watch {
     /// Whether only `close` and `disconnect` interrupt (not `disconnect_blocking`).
     all_only: bool,
     poll: Duration,
+    /// Keeps the channel listened on while the wait lasts (`None` when polling is forced).
+    _waiting: Option<Waiting>,
 }
 
 impl Watch {
@@ -62,6 +64,7 @@ impl Watch {
             .as_mut()
             .map(|rx| *rx.borrow_and_update())
             .unwrap_or_default();
+        let waiting = signals.as_ref().map(|_| state.listener.waiting(channel));
         if signals.is_some() {
             backend.want_notifications(channel);
         }
@@ -73,6 +76,7 @@ impl Watch {
             start,
             all_only,
             poll: state.poll_interval(),
+            _waiting: waiting,
         }
     }
 

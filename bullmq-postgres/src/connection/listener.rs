@@ -8,6 +8,14 @@
 //! ([`Signals`]). Waiters subscribe *before* they look at the database, so a notification
 //! that arrives after their look is never missed.
 //!
+//! A channel no waiter has wanted for [`RELEASE_AFTER`] is given up (`UNLISTEN`), and listened
+//! on again when a waiter next wants it: PostgreSQL signals every listening backend of the
+//! database at each commit that notifies, on any channel, and the backend reads its queue in a
+//! transaction of its own each time. A worker busy with jobs claims its next one in the call
+//! that finishes the last and does not wait, so holding the `LISTEN` then would only cost the
+//! server one more commit per job. Waiters poll while the channel is not listened on and look
+//! again once it is, as after a reconnection, so nothing is missed.
+//!
 //! When the connection is lost (reported by the client, or a ping after a quiet spell goes
 //! unanswered), notifications may have been missed: the task says so ([`Signals::resets`]
 //! and the listening flags cleared), waiters fall back to polling, and the task reconnects
@@ -25,6 +33,7 @@ use sqlx::postgres::{PgConnectOptions, PgListener, PgNotification, PgPool, PgPoo
 use sqlx::{Acquire as _, Executor as _};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use tracing::Instrument as _;
 
@@ -41,6 +50,8 @@ const RETRY_MAX: Duration = Duration::from_secs(5);
 const PING_AFTER: Duration = Duration::from_secs(15);
 /// How long the ping may take before the connection is deemed lost.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a listened channel may go without a waiter before it is given up.
+const RELEASE_AFTER: Duration = Duration::from_millis(250);
 /// How long a stopping task may take to close its connection before it is aborted.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -69,6 +80,48 @@ impl Channel {
             Self::Events => commands::LISTEN_EVENTS.text,
         }
     }
+
+    /// The statement that stops listening on it (upstream never gives a channel up).
+    const fn unlisten(self) -> &'static str {
+        match self {
+            Self::Jobs => "UNLISTEN bullmq_jobs",
+            Self::Events => "UNLISTEN bullmq_events",
+        }
+    }
+
+    /// The channel's slot in per-channel arrays.
+    const fn index(self) -> usize {
+        match self {
+            Self::Jobs => 0,
+            Self::Events => 1,
+        }
+    }
+}
+
+/// How many waits want each channel now, by [`Channel::index`].
+type Waiters = [usize; 2];
+
+/// A wait's claim on a channel, counted in the listener's [`Waiters`] while it lives.
+pub(crate) struct Waiting {
+    waiters: Arc<watch::Sender<Waiters>>,
+    channel: Channel,
+}
+
+impl Waiting {
+    fn new(waiters: &Arc<watch::Sender<Waiters>>, channel: Channel) -> Self {
+        waiters.send_modify(|w| w[channel.index()] += 1);
+        Self {
+            waiters: Arc::clone(waiters),
+            channel,
+        }
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let i = self.channel.index();
+        self.waiters.send_modify(|w| w[i] = w[i].saturating_sub(1));
+    }
 }
 
 /// A set of channels.
@@ -87,9 +140,17 @@ impl Channels {
     }
 
     fn add(&mut self, channel: Channel) {
+        self.set(channel, true);
+    }
+
+    fn remove(&mut self, channel: Channel) {
+        self.set(channel, false);
+    }
+
+    fn set(&mut self, channel: Channel, on: bool) {
         match channel {
-            Channel::Jobs => self.jobs = true,
-            Channel::Events => self.events = true,
+            Channel::Jobs => self.jobs = on,
+            Channel::Events => self.events = on,
         }
     }
 
@@ -138,6 +199,8 @@ impl Signals {
 /// The `LISTEN` connection of one backend.
 pub(crate) struct Listener {
     signals: Arc<watch::Sender<Signals>>,
+    /// The waits in progress per channel: a channel none wants is given up after a while.
+    waiters: Arc<watch::Sender<Waiters>>,
     inner: Mutex<Inner>,
 }
 
@@ -145,6 +208,7 @@ impl Default for Listener {
     fn default() -> Self {
         Self {
             signals: Arc::new(watch::channel(Signals::default()).0),
+            waiters: Arc::new(watch::channel(Waiters::default()).0),
             inner: Mutex::new(Inner::default()),
         }
     }
@@ -213,6 +277,11 @@ impl Listener {
         self.signals.subscribe()
     }
 
+    /// Counts a wait on `channel` until the returned guard is dropped.
+    pub(crate) fn waiting(&self, channel: Channel) -> Waiting {
+        Waiting::new(&self.waiters, channel)
+    }
+
     /// Remembers the connection's name for when it opens.
     pub(crate) fn set_name(&self, name: String) {
         lock(&self.inner).name = Some(name);
@@ -275,8 +344,12 @@ impl Listener {
 
     fn spawn(&self, target: Target, wanted: Channels, opened: Option<Opened>) -> Running {
         let (commands, received) = mpsc::unbounded_channel();
-        let signals = Arc::clone(&self.signals);
-        let task = tokio::spawn(run(target, wanted, opened, received, signals));
+        let links = Links {
+            commands: received,
+            signals: Arc::clone(&self.signals),
+            waiters: self.waiters.subscribe(),
+        };
+        let task = tokio::spawn(run(target, wanted, opened, links));
         Running { commands, task }
     }
 }
@@ -339,15 +412,17 @@ enum Ended {
     Stopped,
 }
 
+/// What the task hears from the listener and tells the waiters.
+struct Links {
+    /// Channels to listen on; closed when the task is to end.
+    commands: mpsc::UnboundedReceiver<Channel>,
+    signals: Arc<watch::Sender<Signals>>,
+    waiters: watch::Receiver<Waiters>,
+}
+
 /// The task: connects (unless given a connection), serves until the connection is lost,
 /// reconnects; ends when the command channel closes.
-async fn run(
-    target: Target,
-    mut wanted: Channels,
-    mut opened: Option<Opened>,
-    mut commands: mpsc::UnboundedReceiver<Channel>,
-    signals: Arc<watch::Sender<Signals>>,
-) {
+async fn run(target: Target, mut wanted: Channels, mut opened: Option<Opened>, mut links: Links) {
     let mut retry = RETRY_MIN;
     loop {
         let reopened = match opened.take() {
@@ -370,7 +445,7 @@ async fn run(
                 loop {
                     tokio::select! {
                         () = &mut pause => break,
-                        command = commands.recv() => match command {
+                        command = links.commands.recv() => match command {
                             Some(channel) => wanted.add(channel),
                             None => return,
                         },
@@ -382,19 +457,15 @@ async fn run(
         };
         target.link.up();
         retry = RETRY_MIN;
-        signals.send_modify(|s| {
+        let mut listening = wanted;
+        links.signals.send_modify(|s| {
             s.resets = s.resets.wrapping_add(1);
-            s.listening = wanted;
+            s.listening = listening;
         });
-        let ended = serve(
-            &mut listener,
-            &target.queue,
-            &mut wanted,
-            &mut commands,
-            &signals,
-        )
-        .await;
-        signals.send_modify(|s| {
+        let ended = serve(&mut listener, &target.queue, &mut listening, &mut links).await;
+        // What is listened on when the connection comes back: what was wanted last.
+        wanted = listening;
+        links.signals.send_modify(|s| {
             s.resets = s.resets.wrapping_add(1);
             s.listening = Channels::default();
         });
@@ -420,26 +491,67 @@ enum Step {
     Command(Option<Channel>),
     Received(std::result::Result<Option<PgNotification>, sqlx::Error>),
     Quiet,
+    /// The count of waits changed.
+    Waiters,
+    /// A listened channel has had no wait for [`RELEASE_AFTER`].
+    Release,
 }
 
-/// Relays the queue's notifications and runs the `LISTEN`s asked for, until the connection
-/// is lost or the listener stopped.
+/// Since when each listened channel has had no wait (by [`Channel::index`]).
+type Unwanted = [Option<Instant>; 2];
+
+/// Starts or stops the clock of each listened channel that no wait wants.
+fn track_unwanted(unwanted: &mut Unwanted, listening: Channels, waiters: Waiters) {
+    for channel in [Channel::Jobs, Channel::Events] {
+        let slot = &mut unwanted[channel.index()];
+        if !listening.has(channel) || waiters[channel.index()] > 0 {
+            *slot = None;
+        } else if slot.is_none() {
+            *slot = Some(Instant::now());
+        }
+    }
+}
+
+/// Relays the queue's notifications, runs the `LISTEN`s asked for and gives up the channels
+/// no wait wants, until the connection is lost or the listener stopped.
 async fn serve(
     listener: &mut PgListener,
     queue: &str,
     listening: &mut Channels,
-    commands: &mut mpsc::UnboundedReceiver<Channel>,
-    signals: &watch::Sender<Signals>,
+    links: &mut Links,
 ) -> Ended {
+    let Links {
+        commands,
+        signals,
+        waiters,
+    } = links;
+    let mut unwanted = Unwanted::default();
+    track_unwanted(&mut unwanted, *listening, *waiters.borrow_and_update());
     loop {
+        let release_at = unwanted
+            .iter()
+            .flatten()
+            .min()
+            .map(|since| *since + RELEASE_AFTER);
+        let release = async {
+            match release_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         // `try_recv` is cancel-safe while the listener holds a connection, which it always
         // does here: a lost one ends this function (no eager reconnect).
         let step = tokio::select! {
             biased;
             command = commands.recv() => Step::Command(command),
+            changed = waiters.changed() => {
+                // The sender lives in the listener, which outlives its task.
+                if changed.is_err() { Step::Command(None) } else { Step::Waiters }
+            }
             received = tokio::time::timeout(PING_AFTER, listener.try_recv()) => {
                 received.map_or(Step::Quiet, Step::Received)
             }
+            () = release => Step::Release,
         };
         match step {
             Step::Command(None) => return Ended::Stopped,
@@ -452,6 +564,30 @@ async fn serve(
                 }
                 listening.add(channel);
                 signals.send_modify(|s| s.listening.add(channel));
+                track_unwanted(&mut unwanted, *listening, *waiters.borrow_and_update());
+            }
+            Step::Waiters => {
+                track_unwanted(&mut unwanted, *listening, *waiters.borrow_and_update());
+            }
+            Step::Release => {
+                let now = Instant::now();
+                for channel in [Channel::Jobs, Channel::Events] {
+                    let idle = waiters.borrow()[channel.index()] == 0;
+                    let due = idle
+                        && unwanted[channel.index()]
+                            .is_some_and(|since| since + RELEASE_AFTER <= now);
+                    if !due {
+                        continue;
+                    }
+                    unwanted[channel.index()] = None;
+                    // Waiters stop relying on the channel before it goes quiet.
+                    signals.send_modify(|s| s.listening.remove(channel));
+                    listening.remove(channel);
+                    if let Err(err) = run_on(listener, channel.unlisten()).await {
+                        return Ended::Lost(format!("UNLISTEN failed: {err}"));
+                    }
+                }
+                // A wait that began meanwhile asked for the channel again: its command follows.
             }
             Step::Received(Ok(Some(notification))) => {
                 if notification.payload() != queue {

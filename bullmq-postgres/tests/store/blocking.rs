@@ -133,6 +133,18 @@ async fn assert_refused(b: &PostgresBackend, within: Duration) {
     assert!(start.elapsed() < within);
 }
 
+/// With a job waiting, a 20 s wait ends at once with a marker (its look finds the job).
+async fn assert_a_waiting_job_ends_the_wait(b: &PostgresBackend) {
+    let start = Instant::now();
+    assert!(
+        b.wait_for_job(Duration::from_secs(20))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
 /// With the queue's jobs deleted, a bare notification (no job behind it) wakes a wait: only
 /// the `LISTEN` can have heard it.
 async fn assert_a_notification_wakes(b: &PostgresBackend, what: &str) {
@@ -159,14 +171,7 @@ async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 
     // A job already waiting ends the next wait at once.
-    let start = Instant::now();
-    assert!(
-        b.wait_for_job(Duration::from_secs(20))
-            .await
-            .unwrap()
-            .is_some()
-    );
-    assert!(start.elapsed() < Duration::from_secs(2));
+    assert_a_waiting_job_ends_the_wait(&b).await;
 
     // A bare notification (no job): only the LISTEN can have woken the wait.
     assert_a_notification_wakes(&b, "woken by the notification").await;
@@ -180,6 +185,27 @@ async fn a_wait_wakes_on_a_job_added_and_on_a_notification() {
     let (marker, took) = wait.await.unwrap();
     assert_eq!(marker, None);
     assert!(took >= Duration::from_millis(800), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_channel_given_up_between_waits_is_listened_on_again() {
+    let schema = TestSchema::new("blk_release");
+    let b = backend(&schema).await;
+    b.set_client_role(ClientRole::Worker { name: None })
+        .await
+        .unwrap();
+    assert_a_notification_wakes(&b, "woken while listening").await;
+
+    // No wait for longer than the listener keeps an unwanted channel (250 ms): it is given up
+    // (a busy worker does not wait, and the server would signal it at every commit that
+    // notifies). The next wait listens again before it relies on notifications.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_a_notification_wakes(&b, "woken after the channel was given up").await;
+
+    // A job added while nobody listens is found by the next wait's look.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    add_job(&b, "1", 0).await;
+    assert_a_waiting_job_ends_the_wait(&b).await;
 }
 
 #[tokio::test]

@@ -12,7 +12,8 @@
 //! - other workspace executables a test runs ([`workspace_bin`]);
 //! - what many tests say about jobs ([`script_code`], [`standard_flow_processor`]), flows
 //!   ([`flows`]) and job schedulers ([`scheduled`]);
-//! - the chaos soaks' duration, seed and random sequence ([`soak`]).
+//! - the chaos soaks' duration, seed and random sequence ([`soak`]), and their driver
+//!   ([`chaos`]).
 //!
 //! Not published: only the workspace's tests, examples' tests and benchmarks use it.
 
@@ -28,8 +29,12 @@ pub mod tls;
 mod urls;
 pub mod workspace_bin;
 
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod chaos;
 #[cfg(feature = "flow")]
 pub mod flows;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod iterations;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod jobs;
 

@@ -37,6 +37,8 @@ pub mod flows;
 pub mod iterations;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod jobs;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod odd_jobs;
 
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;

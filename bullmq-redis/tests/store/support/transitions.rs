@@ -55,22 +55,13 @@ impl Ctx {
         let prefix = bullmq_test_support::unique_prefix();
         let cleanup = PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
-        let options = RedisOptions::new(redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
-        let name = QueueName::new("q").expect("queue name");
-        let backend = RedisBackend::connect(&options, name.clone())
-            .await
-            .expect("connect to Redis")
-            .with_clock(clock.clone());
-        let queue = Queue::new(name, backend.clone());
-        let con = redis::Client::open(redis_url())
-            .and_then(|c| c.get_connection())
-            .expect("a sync connection");
+        let (backend, queue, con) = super::parts(&prefix, "q", &clock).await;
         Self {
             backend,
             queue,
             clock,
             prefix,
-            con: RefCell::new(con),
+            con,
             _cleanup: cleanup,
         }
     }

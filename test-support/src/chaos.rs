@@ -5,7 +5,8 @@
 //!
 //! ```ignore
 //! let plan = ChaosPlan { soak, seed, pause: (600, 800), quiet: RERUN_WINDOW };
-//! let struck = plan.run(&[Fault::KillWorker, Fault::RestartServer], async |fault, rng| {
+//! let kinds = [(Fault::KillWorker, "worker kills"), (Fault::RestartServer, "restarts")];
+//! let struck = plan.run(&kinds, async |fault, rng| {
 //!     strike(fault, rng).await
 //! }).await;
 //! ```
@@ -133,12 +134,23 @@ pub struct ChaosPlan {
 }
 
 impl ChaosPlan {
-    /// Strikes a fault drawn at random from `kinds` (with `strike`, which may draw more from
-    /// the sequence it is given) after each pause until the soak is over, then keeps quiet;
-    /// answers every fault struck.
+    /// Faults for `soak`, one every 0.6 to 1.4 s, from `seed`, then quiet for `quiet` (plus two
+    /// seconds).
+    pub fn new(soak: Duration, seed: u64, quiet: Duration) -> Self {
+        Self {
+            soak,
+            seed,
+            pause: (600, 800),
+            quiet,
+        }
+    }
+
+    /// Strikes a fault drawn at random from `kinds` (each with the name [`tally`] counts it
+    /// under) with `strike`, which may draw more from the sequence it is given, after each
+    /// pause until the soak is over, then keeps quiet; answers every fault struck.
     pub async fn run<F: Copy>(
         self,
-        kinds: &[F],
+        kinds: &[(F, &str)],
         mut strike: impl AsyncFnMut(F, &mut u64),
     ) -> Vec<Struck<F>> {
         let mut rng = self.seed;
@@ -149,7 +161,7 @@ impl ChaosPlan {
             let pause = self.pause.0 + next_random(&mut rng) % self.pause.1;
             // Fixed wait: spaces the faults over time, as a real run would meet them.
             tokio::time::sleep(Duration::from_millis(pause)).await;
-            let fault = kinds[usize::try_from(next_random(&mut rng) % kinds_len).unwrap()];
+            let fault = kinds[usize::try_from(next_random(&mut rng) % kinds_len).unwrap()].0;
             let at = Instant::now();
             strike(fault, &mut rng).await;
             struck.push(Struck {
@@ -167,6 +179,15 @@ impl ChaosPlan {
 /// How many of `struck` were `kind`.
 pub fn count<F: PartialEq>(struck: &[Struck<F>], kind: F) -> usize {
     struck.iter().filter(|s| s.fault == kind).count()
+}
+
+/// `N faults (n1 label1, n2 label2, …)`: how many of `struck` were each of `kinds`.
+pub fn tally<F: PartialEq + Copy>(struck: &[Struck<F>], kinds: &[(F, &str)]) -> String {
+    let each: Vec<String> = kinds
+        .iter()
+        .map(|&(kind, label)| format!("{} {label}", count(struck, kind)))
+        .collect();
+    format!("{} faults ({})", struck.len(), each.join(", "))
 }
 
 /// When each of `struck` began.

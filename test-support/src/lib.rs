@@ -23,6 +23,7 @@
 
 mod names;
 mod node;
+pub mod poll;
 mod ports;
 pub mod soak;
 pub mod tls;

@@ -63,13 +63,12 @@ async fn on_cluster<T: Send + 'static>(
 
 /// Waits until the node on `port` reports itself a primary.
 fn wait_primary(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !TestCluster::cli(port, &["ROLE"]).starts_with("master") {
-        assert!(Instant::now() < deadline, "{port} did not take over");
-        // Polled against the node's own report, within the deadline above.
-        #[allow(clippy::disallowed_methods)]
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::poll::poll_until(
+        &format!("{port} did not take over"),
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        || TestCluster::cli(port, &["ROLE"]).starts_with("master"),
+    );
 }
 
 /// Strikes `fault` at the primary `pick` (modulo three) and returns once the cluster is
@@ -164,13 +163,15 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
     let producer = tokio::spawn(producer.run(producing, Arc::clone(&gate), Arc::clone(&stop)));
 
     let plan = ChaosPlan {
-        soak,
-        seed,
         pause: (500, 1500),
-        quiet: RERUN_WINDOW,
+        ..ChaosPlan::new(soak, seed, RERUN_WINDOW)
     };
     let started = Instant::now();
-    let kinds = [Fault::Failover, Fault::KillPrimary, Fault::KillClients];
+    let kinds = [
+        (Fault::Failover, "failovers"),
+        (Fault::KillPrimary, "primaries killed"),
+        (Fault::KillClients, "client kills"),
+    ];
     let faults = plan
         .run(&kinds, async |fault, rng| {
             let pick = usize::try_from(next_random(rng) % 3).unwrap();
@@ -187,7 +188,7 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
     let Produced { ids, refused } = producer.await.unwrap();
     let added: usize = ids.iter().map(Vec::len).sum();
 
-    let kinds = [
+    let states = [
         JobState::Completed,
         JobState::Failed,
         JobState::Active,
@@ -201,11 +202,11 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
         eventually(
             "every added job completed",
             Duration::from_secs(120),
-            || async { queue.get_job_counts(&kinds).await.ok().map(|c| c[0].1) == Some(expected) },
+            || async { queue.get_job_counts(&states).await.ok().map(|c| c[0].1) == Some(expected) },
         )
         .await;
         let counts: Vec<u64> = queue
-            .get_job_counts(&kinds)
+            .get_job_counts(&states)
             .await
             .unwrap()
             .into_iter()
@@ -264,13 +265,10 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
     }
     let again = reruns(&runs);
     let reran: usize = again.iter().map(|(_, n)| n - 1).sum();
+    let tally = chaos::tally(&faults, &kinds);
     eprintln!(
-        "r14 cluster: {added} jobs on 3 primaries ({refused} adds retried), {} faults ({} \
-         failovers, {} primaries killed, {} client kills), {reran} re-runs of {} jobs",
-        faults.len(),
-        chaos::count(&faults, Fault::Failover),
-        chaos::count(&faults, Fault::KillPrimary),
-        chaos::count(&faults, Fault::KillClients),
+        "r14 cluster: {added} jobs on 3 primaries ({refused} adds retried), {tally}, {reran} re-runs \
+         of {} jobs",
         again.len(),
     );
     chaos::assert_bounds(reran, faults.len(), workers.len(), CONCURRENCY, added, 300);

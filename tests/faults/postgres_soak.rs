@@ -29,7 +29,7 @@ use bullmq::{Queue, QueueName};
 use serde_json::json;
 
 use crate::postgres::{admin, assert_invariants, backend, check_pool, states};
-use crate::redis_worker::{WorkerProcess, reports, test_worker};
+use crate::redis_worker::{WorkerProcess, kill_one, reports, test_worker};
 use crate::support::chaos::{self, ChaosPlan, Producer};
 use crate::support::pg_cluster::Cluster;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
@@ -49,6 +49,13 @@ enum Fault {
     TerminateSessions,
     RestartServer,
 }
+
+/// Each fault the soak strikes, with its name in the summary.
+const FAULTS: [(Fault, &str); 3] = [
+    (Fault::KillWorker, "worker kills"),
+    (Fault::TerminateSessions, "session terminations"),
+    (Fault::RestartServer, "server restarts"),
+];
 
 /// A worker process on the cluster's queue (it migrates the schema, and waits for the server
 /// when it starts during a restart).
@@ -133,25 +140,10 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
 
     let mut retired = Vec::new();
     let mut terminated = 0;
-    let plan = ChaosPlan {
-        soak,
-        seed,
-        pause: (600, 800),
-        quiet: RERUN_WINDOW,
-    };
-    let kinds = [
-        Fault::KillWorker,
-        Fault::TerminateSessions,
-        Fault::RestartServer,
-    ];
-    let faults = plan
-        .run(&kinds, async |fault, rng| match fault {
-            Fault::KillWorker => {
-                let i = usize::try_from(next_random(rng) % 1024).unwrap() % WORKERS;
-                workers[i].crash();
-                let fresh = spawn_worker(&url, &schema, &name, i);
-                retired.push(std::mem::replace(&mut workers[i], fresh));
-            }
+    let respawn = |i| spawn_worker(&url, &schema, &name, i);
+    let faults = ChaosPlan::new(soak, seed, RERUN_WINDOW)
+        .run(&FAULTS, async |fault, rng| match fault {
+            Fault::KillWorker => kill_one(&mut workers, &mut retired, rng, respawn),
             Fault::TerminateSessions => terminated += terminate_all(&url).await,
             Fault::RestartServer => {
                 let down = Duration::from_millis(next_random(rng) % 1000);
@@ -232,13 +224,10 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
         assert_eq!(*n, 1, "job {id} reported completed {n} times");
     }
     let reruns = explained_reruns(&mut reports.runs, &chaos::started(&faults), RERUN_WINDOW);
+    let tally = chaos::tally(&faults, &FAULTS);
     eprintln!(
-        "r14 postgres: {} jobs, {} faults ({} worker kills, {} session terminations ending {terminated} sessions, {} server restarts), {reruns} re-runs, {} finishes reported by no worker",
+        "r14 postgres: {} jobs, {tally} ending {terminated} sessions, {reruns} re-runs, {} finishes reported by no worker",
         ids.len(),
-        faults.len(),
-        chaos::count(&faults, Fault::KillWorker),
-        chaos::count(&faults, Fault::TerminateSessions),
-        chaos::count(&faults, Fault::RestartServer),
         ids.len() - reports.completed.len(),
     );
     chaos::assert_bounds(reruns, faults.len(), WORKERS, CONCURRENCY, ids.len(), 100);

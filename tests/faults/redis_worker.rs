@@ -802,6 +802,26 @@ enum Fault {
     RestartServer,
 }
 
+/// Each fault the soak strikes, with its name in the summary.
+const FAULTS: [(Fault, &str); 3] = [
+    (Fault::KillWorker, "worker kills"),
+    (Fault::KillConnections, "connection kills"),
+    (Fault::RestartServer, "server restarts"),
+];
+
+/// SIGKILLs one of `workers` drawn from `rng` and starts `spawn(i)` in its place; the killed
+/// one joins `retired`, whose lines are still read.
+pub(crate) fn kill_one(
+    workers: &mut [WorkerProcess],
+    retired: &mut Vec<WorkerProcess>,
+    rng: &mut u64,
+    spawn: impl FnOnce(usize) -> WorkerProcess,
+) {
+    let i = usize::try_from(next_random(rng) % 1024).unwrap() % workers.len();
+    workers[i].crash();
+    retired.push(std::mem::replace(&mut workers[i], spawn(i)));
+}
+
 /// R14: jobs added all along while worker processes are killed, every connection
 /// is cut and the server crashes and restarts, then a quiet stretch. Every job whose add
 /// returned completes exactly once (one completed event, nothing left waiting or active, the
@@ -851,31 +871,14 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     let producing = tokio::spawn(producer.run_one(queue, Arc::clone(&stop)));
 
     let mut retired = Vec::new();
-    let plan = ChaosPlan {
-        soak,
-        seed,
-        pause: (600, 800),
-        quiet: RERUN_WINDOW,
-    };
-    let faults = plan
-        .run(
-            &[
-                Fault::KillWorker,
-                Fault::KillConnections,
-                Fault::RestartServer,
-            ],
-            async |fault, rng| match fault {
-                Fault::KillWorker => {
-                    let i = usize::try_from(next_random(rng) % 1024).unwrap() % WORKERS;
-                    workers[i].crash();
-                    retired.push(std::mem::replace(&mut workers[i], spawn(i)));
-                }
-                Fault::KillConnections => {
-                    server.kill_clients().await;
-                }
-                Fault::RestartServer => server.restart(),
-            },
-        )
+    let faults = ChaosPlan::new(soak, seed, RERUN_WINDOW)
+        .run(&FAULTS, async |fault, rng| match fault {
+            Fault::KillWorker => kill_one(&mut workers, &mut retired, rng, spawn),
+            Fault::KillConnections => {
+                server.kill_clients().await;
+            }
+            Fault::RestartServer => server.restart(),
+        })
         .await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let ids = producing.await.unwrap();
@@ -905,14 +908,8 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     assert_eq!(counts, [added, 0, 0, 0, 0, 0], "counters");
     let mut reports = reports(&mut workers, &mut retired);
     let reruns = explained_reruns(&mut reports.runs, &chaos::started(&faults), RERUN_WINDOW);
-    eprintln!(
-        "r14: {} jobs, {} faults ({} worker kills, {} connection kills, {} server restarts), {reruns} re-runs",
-        ids.len(),
-        faults.len(),
-        chaos::count(&faults, Fault::KillWorker),
-        chaos::count(&faults, Fault::KillConnections),
-        chaos::count(&faults, Fault::RestartServer),
-    );
+    let tally = chaos::tally(&faults, &FAULTS);
+    eprintln!("r14: {} jobs, {tally}, {reruns} re-runs", ids.len());
     chaos::assert_bounds(reruns, faults.len(), WORKERS, CONCURRENCY, ids.len(), 100);
 }
 

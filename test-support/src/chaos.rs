@@ -177,7 +177,7 @@ impl ChaosPlan {
 }
 
 /// How many of `struck` were `kind`.
-pub fn count<F: PartialEq>(struck: &[Struck<F>], kind: F) -> usize {
+pub fn count<F: PartialEq + Copy>(struck: &[Struck<F>], kind: F) -> usize {
     struck.iter().filter(|s| s.fault == kind).count()
 }
 

@@ -5,12 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bullmq::postgres::sqlx::{self, Row as _};
-use bullmq::{JobError, JobId, JobOptions, JobState, Queue, QueueName, Worker, WorkerOptions};
+use bullmq::{JobId, JobOptions, JobState, Queue, QueueName};
 use serde_json::json;
 
 use crate::support::odd_jobs::counting_worker;

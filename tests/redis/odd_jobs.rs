@@ -5,14 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{
-    JobError, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerOptions,
-};
+use bullmq::{JobId, JobOptions, JobState, Prefix, Queue, QueueName};
 use serde_json::json;
 
 use crate::support;

@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bullmq_core::clock::ManualClock;
-use bullmq_core::{JobId, JobOptions, Prefix, Queue, QueueName};
-use bullmq_redis::{RedisBackend, RedisOptions};
+use bullmq_core::{JobId, JobOptions, Queue};
+use bullmq_redis::RedisBackend;
 
 pub(crate) use super::T0;
 

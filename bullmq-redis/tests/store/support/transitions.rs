@@ -11,15 +11,15 @@ use std::time::Duration;
 
 use bullmq_core::backend::{FetchParams, LockToken, NextJob, Transitions};
 use bullmq_core::clock::ManualClock;
-use bullmq_core::{Job, JobOptions, Prefix, Queue, QueueName};
-use bullmq_redis::{RedisBackend, RedisOptions};
+use bullmq_core::{Job, JobOptions, Queue};
+use bullmq_redis::RedisBackend;
 
 pub(crate) use super::T0;
 
 /// The lock duration the tests take jobs with.
 pub(crate) const LOCK: Duration = Duration::from_secs(30);
 
-pub(crate) use bullmq_test_support::{PrefixGuard, redis_url};
+pub(crate) use bullmq_test_support::PrefixGuard;
 
 /// One test's queue.
 pub(crate) struct Ctx {

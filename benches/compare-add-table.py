@@ -11,7 +11,7 @@ the client cost nothing.
 
 import sys
 
-from compare_rows import load, median, verdict
+from compare_rows import load, median, present, throughput_cells, verdict
 
 OURS = "bullmq-rs"
 IMPLS = [OURS, "bullmq-official", "bullmq-node"]
@@ -27,10 +27,7 @@ CEILING_TARGETS = {"bulk1000": 0.9}
 
 def main(path):
     runs = load(path)
-    modes = [m for m in MODES if any((i, m) in runs for i in IMPLS)]
-    jobs = sorted({r["jobs"] for rows in runs.values() for r in rows})
-    rounds = max(len(rows) for rows in runs.values())
-    print(f"Jobs per mode: {', '.join(map(str, jobs))}; medians of {rounds} round(s).\n")
+    modes = present(runs, MODES, IMPLS)
     print("| mode | implementation | jobs/s | jobs/s range | client CPU µs/job | Redis CPU µs/job |")
     print("|---|---|---:|---:|---:|---:|")
     for mode in modes:
@@ -38,13 +35,7 @@ def main(path):
             rows = runs.get((impl, mode))
             if not rows:
                 continue
-            rates = [r["jobs_per_sec"] for r in rows]
-            print(
-                f"| {mode} | {impl} | {median(rows, 'jobs_per_sec'):,.0f} "
-                f"| {min(rates):,.0f}–{max(rates):,.0f} "
-                f"| {median(rows, 'client_cpu_us_per_job'):.1f} "
-                f"| {median(rows, 'redis_cpu_us_per_job'):.1f} |"
-            )
+            print(f"| {mode} | {impl} | {throughput_cells(rows)} |")
     print()
     print(
         "| mode | ours/node jobs/s | ours/official jobs/s | Redis ceiling jobs/s "

@@ -122,12 +122,7 @@ declare -A url=(
   [cluster6]=redis+cluster://${six[0]}
 )
 
-mkdir -p target/bench-cluster
-stamp=$(date +%Y%m%dT%H%M%S)
-results=target/bench-cluster/results-$stamp.jsonl
-loads=target/bench-cluster/load-$stamp.txt
-: >"$results"
-: >"$loads"
+bench_files cluster
 
 # The runs of a round: "impl target queues".
 runs=("rs standalone 1" "rs cluster1 1" "rs replicated 1" "rs cluster6 1")

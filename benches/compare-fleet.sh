@@ -47,12 +47,7 @@ for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; slee
 redis-cli -p "$port" ping >/dev/null || { cat "$dir/log" >&2; exit 1; }
 export REDIS_URL=redis://127.0.0.1:$port
 
-mkdir -p target/bench-fleet
-stamp=$(date +%Y%m%dT%H%M%S)
-results=target/bench-fleet/results-$stamp.jsonl
-loads=target/bench-fleet/load-$stamp.txt
-: >"$results"
-: >"$loads"
+bench_files fleet
 
 run() { # impl kind workers
   case $1 in

@@ -41,12 +41,7 @@ export DATABASE_URL=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}
 ours_add=$(bench_executable postgres_add --features postgres)
 ours_worker=$(bench_executable postgres_worker --features postgres)
 
-mkdir -p target/bench-postgres
-stamp=$(date +%Y%m%dT%H%M%S)
-results=target/bench-postgres/results-$stamp.jsonl
-loads=target/bench-postgres/load-$stamp.txt
-: >"$results"
-: >"$loads"
+bench_files postgres
 
 run() { # impl bench mode
   case $1-$2 in

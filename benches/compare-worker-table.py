@@ -18,7 +18,7 @@ lists the raw figures; the second sets ours against the peers and checks the iss
 
 import sys
 
-from compare_rows import load, median, verdict
+from compare_rows import load, median, present, throughput_cells, verdict
 
 OURS = "bullmq-rs"
 OFFICIAL = "bullmq-official"
@@ -77,10 +77,7 @@ def checks_for(mode, runs):
 
 def main(path):
     runs = load(path)
-    modes = [m for m in MODES if any((i, m) in runs for i in IMPLS)]
-    jobs = sorted({r["jobs"] for rows in runs.values() for r in rows})
-    rounds = max(len(rows) for rows in runs.values())
-    print(f"Jobs per mode: {', '.join(map(str, jobs))}; medians of {rounds} round(s).\n")
+    modes = present(runs, MODES, IMPLS)
     print(
         "| mode | implementation | jobs/s | jobs/s range | client CPU µs/job "
         "| Redis CPU µs/job | peak RSS MiB |"
@@ -91,12 +88,8 @@ def main(path):
             rows = runs.get((impl, mode))
             if not rows:
                 continue
-            rates = [r["jobs_per_sec"] for r in rows]
             print(
-                f"| {mode} | {impl} | {median(rows, 'jobs_per_sec'):,.0f} "
-                f"| {min(rates):,.0f}–{max(rates):,.0f} "
-                f"| {median(rows, 'client_cpu_us_per_job'):.1f} "
-                f"| {median(rows, 'redis_cpu_us_per_job'):.1f} "
+                f"| {mode} | {impl} | {throughput_cells(rows)} "
                 f"| {median(rows, 'peak_rss_kb') / 1024:.1f} |"
             )
     print()

@@ -45,12 +45,7 @@ if [[ ${1:-} == --instructions ]]; then
   BENCH_JOBS=$counted_jobs BENCH_OFFICIAL_WORKER=$official exec "$ours" "$@"
 fi
 
-mkdir -p target/bench-worker
-stamp=$(date +%Y%m%dT%H%M%S)
-results=target/bench-worker/results-$stamp.jsonl
-loads=target/bench-worker/load-$stamp.txt
-: >"$results"
-: >"$loads"
+bench_files worker
 
 run() { # impl mode
   case $1 in

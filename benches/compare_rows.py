@@ -21,6 +21,25 @@ def median(rows, metric):
     return statistics.median(r[metric] for r in rows)
 
 
+def present(runs, modes, impls):
+    """The modes of `modes` that some implementation of `impls` ran, after printing how many
+    jobs each ran and over how many rounds."""
+    jobs = sorted({r["jobs"] for rows in runs.values() for r in rows})
+    rounds = max(len(rows) for rows in runs.values())
+    print(f"Jobs per mode: {', '.join(map(str, jobs))}; medians of {rounds} round(s).\n")
+    return [m for m in modes if any((i, m) in runs for i in impls)]
+
+
+def throughput_cells(rows):
+    """A table row's jobs/s median and range, client and Redis CPU µs/job cells."""
+    rates = [r["jobs_per_sec"] for r in rows]
+    return (
+        f"{median(rows, 'jobs_per_sec'):,.0f} | {min(rates):,.0f}–{max(rates):,.0f} "
+        f"| {median(rows, 'client_cpu_us_per_job'):.1f} "
+        f"| {median(rows, 'redis_cpu_us_per_job'):.1f}"
+    )
+
+
 def verdict(ok):
     return "met" if ok else "**missed**"
 

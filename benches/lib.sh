@@ -17,6 +17,18 @@ for line in sys.stdin:
 ' "$bench"
 }
 
+# bench_files NAME: makes target/bench-NAME/ and sets `results` and `loads` to new, empty
+# files in it, named for the time of the run.
+bench_files() {
+  local stamp
+  stamp=$(date +%Y%m%dT%H%M%S)
+  mkdir -p "target/bench-$1"
+  results=target/bench-$1/results-$stamp.jsonl
+  loads=target/bench-$1/load-$stamp.txt
+  : >"$results"
+  : >"$loads"
+}
+
 # against_node BENCH FEATURE NODE_SCRIPT FIELD UNIT: runs our bench BENCH (built with
 # FEATURE) and `node NODE_SCRIPT` alternately over BENCH_ROUNDS (3) rounds, printing each JSON
 # line (kept in target/bench-FEATURE/), then per mode the median FIELD of each and their ratio

@@ -12,7 +12,8 @@
 //! - other workspace executables a test runs ([`workspace_bin`]);
 //! - what many tests say about jobs ([`script_code`], [`standard_flow_processor`]), flows
 //!   ([`flows`]) and job schedulers ([`scheduled`]);
-//! - the chaos soaks' duration, seed and random sequence ([`soak`]).
+//! - the chaos soaks' duration, seed and random sequence ([`soak`]), and their driver
+//!   ([`chaos`]).
 //!
 //! Not published: only the workspace's tests, examples' tests and benchmarks use it.
 
@@ -22,16 +23,25 @@
 
 mod names;
 mod node;
+pub mod poll;
 mod ports;
 pub mod soak;
 pub mod tls;
 mod urls;
 pub mod workspace_bin;
 
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod chaos;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod events;
 #[cfg(feature = "flow")]
 pub mod flows;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod iterations;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 mod jobs;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod odd_jobs;
 
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;

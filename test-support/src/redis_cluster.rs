@@ -373,10 +373,9 @@ impl TestCluster {
 
     /// Waits until every live node reports `cluster_state:ok` and the same three primaries.
     pub fn wait_healthy(&self) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
+        let healthy = || {
             let alive = self.alive();
-            let ok = alive.iter().all(|port| {
+            alive.iter().all(|port| {
                 let info = self.node_cli(*port, &["CLUSTER", "INFO"]);
                 let nodes = self.node_cli(*port, &["CLUSTER", "NODES"]);
                 let replicas = nodes
@@ -390,20 +389,15 @@ impl TestCluster {
                     && replicas + 3 >= alive.len()
                     && (replication.contains("role:master")
                         || replication.contains("master_link_status:up"))
-            });
-            if ok {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the test cluster did not become healthy"
-            );
-            // Polled against the nodes' own report, within the deadline above.
-            #[allow(clippy::disallowed_methods)]
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            })
+        };
+        crate::poll::poll_until(
+            "the test cluster did not become healthy",
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+            healthy,
+        );
     }
-
     fn write_pids(&self) {
         let pids: Vec<String> = self
             .nodes
@@ -431,16 +425,12 @@ pub fn wait_caught_up(cli: impl Fn(u16, &[&str]) -> String, primary: u16, replic
             .unwrap_or(0)
     };
     let target = offset(primary, "master_repl_offset:");
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while offset(replica, "slave_repl_offset:") < target {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the replica on {replica} did not catch up with {primary}"
-        );
-        // Polled against the replica's own report, within the deadline above.
-        #[allow(clippy::disallowed_methods)]
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    crate::poll::poll_until(
+        &format!("the replica on {replica} did not catch up with {primary}"),
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        || offset(replica, "slave_repl_offset:") >= target,
+    );
 }
 
 /// Runs `redis-cli -p <port> args…`, over TLS trusting `ca` when given.

@@ -138,8 +138,7 @@ impl Sentinels {
 
     /// Waits until the replica is in sync and every sentinel knows it and the two others.
     fn wait_ready(&self) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
+        let ready = || {
             let synced = self
                 .cli(self.replica, &["INFO", "replication"])
                 .contains("master_link_status:up");
@@ -155,17 +154,14 @@ impl Sentinels {
                 field("num-slaves").as_deref() == Some("1")
                     && field("num-other-sentinels").as_deref() == Some("2")
             });
-            if synced && known {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the sentinels did not get ready"
-            );
-            // Polled against the servers' own report, within the deadline above.
-            #[allow(clippy::disallowed_methods)]
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            synced && known
+        };
+        support::poll::poll_until(
+            "the sentinels did not get ready",
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+            ready,
+        );
     }
 
     /// Waits (blocking) until the replica has every write the primary took so far: a SIGKILL

@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bullmq::job::JobType;
-use bullmq::redis::RedisBackend;
-use bullmq::{BulkJob, JobId, JobOptions, JobState, Prefix, Queue, QueueName, WorkerOptions};
+use bullmq::{JobId, JobState, Prefix, Queue, QueueName, WorkerOptions};
 use serde_json::json;
+use support::chaos::{self, ChaosPlan, Produced, Producer};
 use support::redis_cluster::TestCluster;
 use support::soak::{next_random, soak_settings};
 use support::wait::eventually;
@@ -50,53 +50,6 @@ const CONCURRENCY: usize = 10;
 /// again).
 const RERUN_WINDOW: Duration = Duration::from_secs(10);
 
-/// Adds batches of 10 jobs (`s<n>`, ids unique over the queues) to each queue in turn every
-/// 100 ms until `stop` is set. A batch refused (a connection cut, a primary gone) is sent
-/// again until taken: its ids make the retry idempotent. `gate` is held for each try, so a
-/// fault that holds it knows every add acknowledged so far. Returns the ids added to each
-/// queue and how many tries were refused.
-async fn produce(
-    queues: Vec<Queue<RedisBackend>>,
-    gate: Arc<tokio::sync::Mutex<()>>,
-    stop: Arc<AtomicBool>,
-) -> (Vec<Vec<String>>, u32) {
-    let mut ids: Vec<Vec<String>> = vec![Vec::new(); queues.len()];
-    let mut next = 0;
-    let mut refused = 0;
-    while !stop.load(Ordering::SeqCst) {
-        for (queue, added) in queues.iter().zip(&mut ids) {
-            let batch: Vec<String> = (next..next + 10).map(|n| format!("s{n}")).collect();
-            next += 10;
-            let jobs = || {
-                batch
-                    .iter()
-                    .map(|id| BulkJob {
-                        name: "soak".to_owned(),
-                        data: json!({}),
-                        opts: JobOptions::new().job_id(id.clone()),
-                    })
-                    .collect::<Vec<_>>()
-            };
-            loop {
-                let taken = {
-                    let _held = gate.lock().await;
-                    queue.add_bulk(jobs()).await.is_ok()
-                };
-                if taken {
-                    break;
-                }
-                refused += 1;
-                // Retry interval while a primary is down or being replaced.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            added.extend(batch);
-        }
-        // Fixed wait: spaces the jobs over time, as a real run would meet the faults.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    (ids, refused)
-}
-
 /// Runs `f` on the cluster off the runtime (`redis-cli` runs and blocking polls).
 async fn on_cluster<T: Send + 'static>(
     cluster: &Arc<TestCluster>,
@@ -110,13 +63,12 @@ async fn on_cluster<T: Send + 'static>(
 
 /// Waits until the node on `port` reports itself a primary.
 fn wait_primary(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !TestCluster::cli(port, &["ROLE"]).starts_with("master") {
-        assert!(Instant::now() < deadline, "{port} did not take over");
-        // Polled against the node's own report, within the deadline above.
-        #[allow(clippy::disallowed_methods)]
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    support::poll::poll_until(
+        &format!("{port} did not take over"),
+        Duration::from_secs(30),
+        Duration::from_millis(100),
+        || TestCluster::cli(port, &["ROLE"]).starts_with("master"),
+    );
 }
 
 /// Strikes `fault` at the primary `pick` (modulo three) and returns once the cluster is
@@ -199,38 +151,44 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
     }
     let gate = Arc::new(tokio::sync::Mutex::new(()));
     let stop = Arc::new(AtomicBool::new(false));
-    let producer = tokio::spawn(produce(producing, Arc::clone(&gate), Arc::clone(&stop)));
+    // Batches of 10 (`s<n>`, ids unique over the queues) to each queue in turn; `gate` is
+    // held for each try, so a primary is killed only once its replica holds every add
+    // acknowledged so far.
+    let producer = Producer {
+        ids: "s",
+        data: json!({}),
+        pace: Duration::from_millis(100),
+        retry: Duration::from_millis(50),
+    };
+    let producer = tokio::spawn(producer.run(producing, Arc::clone(&gate), Arc::clone(&stop)));
 
-    let mut rng = seed;
-    // (started, healthy again, what).
-    let mut faults: Vec<(Instant, Instant, Fault)> = Vec::new();
+    let plan = ChaosPlan {
+        pause: (500, 1500),
+        ..ChaosPlan::new(soak, seed, RERUN_WINDOW)
+    };
     let started = Instant::now();
-    while started.elapsed() < soak {
-        // Fixed wait: spaces the faults over time, as a real run would meet them.
-        tokio::time::sleep(Duration::from_millis(500 + next_random(&mut rng) % 1500)).await;
-        let fault = match next_random(&mut rng) % 3 {
-            0 => Fault::Failover,
-            1 => Fault::KillPrimary,
-            _ => Fault::KillClients,
-        };
-        let pick = usize::try_from(next_random(&mut rng) % 3).unwrap();
-        let at = Instant::now();
-        strike(&cluster, fault, pick, &gate).await;
-        eprintln!(
-            "r14 cluster: {fault:?} at {:.1?}, healthy after {:.1?}",
-            at.duration_since(started),
-            at.elapsed()
-        );
-        faults.push((at, Instant::now(), fault));
-    }
-    // Quiet: jobs keep coming for longer than a stranded job takes to run again.
-    // Fixed wait: the quiet stretch whose re-runs the check below must find none of.
-    tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
+    let kinds = [
+        (Fault::Failover, "failovers"),
+        (Fault::KillPrimary, "primaries killed"),
+        (Fault::KillClients, "client kills"),
+    ];
+    let faults = plan
+        .run(&kinds, async |fault, rng| {
+            let pick = usize::try_from(next_random(rng) % 3).unwrap();
+            let at = Instant::now();
+            strike(&cluster, fault, pick, &gate).await;
+            eprintln!(
+                "r14 cluster: {fault:?} at {:.1?}, healthy after {:.1?}",
+                at.duration_since(started),
+                at.elapsed()
+            );
+        })
+        .await;
     stop.store(true, Ordering::SeqCst);
-    let (ids, refused) = producer.await.unwrap();
+    let Produced { ids, refused } = producer.await.unwrap();
     let added: usize = ids.iter().map(Vec::len).sum();
 
-    let kinds = [
+    let states = [
         JobState::Completed,
         JobState::Failed,
         JobState::Active,
@@ -244,11 +202,11 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
         eventually(
             "every added job completed",
             Duration::from_secs(120),
-            || async { queue.get_job_counts(&kinds).await.ok().map(|c| c[0].1) == Some(expected) },
+            || async { queue.get_job_counts(&states).await.ok().map(|c| c[0].1) == Some(expected) },
         )
         .await;
         let counts: Vec<u64> = queue
-            .get_job_counts(&kinds)
+            .get_job_counts(&states)
             .await
             .unwrap()
             .into_iter()
@@ -277,53 +235,43 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
     for (id, times) in runs.lock().unwrap().iter_mut() {
         times.sort();
         for &at in &times[1..] {
-            let fault = faults.iter().rposition(|&(from, _, _)| from <= at);
-            let explained = fault.filter(|&i| at <= faults[i].1 + RERUN_WINDOW);
+            let fault = faults.iter().rposition(|f| f.at <= at);
+            let explained = fault.filter(|&i| at <= faults[i].over + RERUN_WINDOW);
             assert!(
                 explained.is_some(),
                 "job {id} ran again {:?} after the fault before it was over ({:?}), with no \
                  fault to explain it",
-                fault.map(|i| at.saturating_duration_since(faults[i].1)),
-                fault.map(|i| faults[i].2),
+                fault.map(|i| at.saturating_duration_since(faults[i].over)),
+                fault.map(|i| faults[i].fault),
             );
             if let Some(i) = explained {
                 let entry = &mut per_fault[i];
                 entry.0 += 1;
-                entry.1 = entry.1.max(at.duration_since(faults[i].0));
-                entry.2 = entry.2.max(at.saturating_duration_since(faults[i].1));
+                entry.1 = entry.1.max(at.duration_since(faults[i].at));
+                entry.2 = entry.2.max(at.saturating_duration_since(faults[i].over));
             }
         }
     }
-    for ((from, to, fault), (n, since_start, since_end)) in faults.iter().zip(&per_fault) {
+    for (f, (n, since_start, since_end)) in faults.iter().zip(&per_fault) {
         if *n > 0 {
             eprintln!(
-                "r14 cluster: {fault:?} at {:.1?} (over after {:.1?}): {n} re-runs, the last \
+                "r14 cluster: {:?} at {:.1?} (over after {:.1?}): {n} re-runs, the last \
                  {since_start:.1?} after it struck, {since_end:.1?} after it was over",
-                from.duration_since(started),
-                to.duration_since(*from),
+                f.fault,
+                f.at.duration_since(started),
+                f.over.duration_since(f.at),
             );
         }
     }
     let again = reruns(&runs);
     let reran: usize = again.iter().map(|(_, n)| n - 1).sum();
-    let count = |k: Fault| faults.iter().filter(|f| f.2 == k).count();
+    let tally = chaos::tally(&faults, &kinds);
     eprintln!(
-        "r14 cluster: {added} jobs on 3 primaries ({refused} adds retried), {} faults ({} \
-         failovers, {} primaries killed, {} client kills), {reran} re-runs of {} jobs",
-        faults.len(),
-        count(Fault::Failover),
-        count(Fault::KillPrimary),
-        count(Fault::KillClients),
+        "r14 cluster: {added} jobs on 3 primaries ({refused} adds retried), {tally}, {reran} re-runs \
+         of {} jobs",
         again.len(),
     );
-    // A fault strands at most the jobs in flight on every worker (a fetch-next included).
-    let workers = workers.len();
-    assert!(
-        reran <= faults.len().max(1) * workers * (CONCURRENCY + 1),
-        "{reran} re-runs for {} faults",
-        faults.len()
-    );
-    assert!(added >= 300, "the producer kept adding ({added})");
+    chaos::assert_bounds(reran, faults.len(), workers.len(), CONCURRENCY, added, 300);
 }
 
 /// A private cluster, started off the runtime.

@@ -139,25 +139,9 @@ pub(crate) async fn collect_until(
     sub: &mut bullmq::EventSubscription,
     stop: &str,
 ) -> Vec<std::sync::Arc<bullmq::ReceivedEvent>> {
-    let mut events = Vec::new();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let item = tokio::time::timeout_at(deadline, sub.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no `{stop}` event in time; got {events:#?}"))
-            .expect("the reader is running");
-        match item {
-            EventItem::Event(event) => {
-                let done = event.event.name() == stop;
-                events.push(event);
-                if done {
-                    return events;
-                }
-            }
-            EventItem::Lagged(n) => panic!("lagged by {n}"),
-            _ => {}
-        }
-    }
+    crate::support::events::collect_until(sub, stop, WAIT)
+        .await
+        .0
 }
 
 pub async fn reading_from_an_id_replays_what_followed_it<S: Store>() {

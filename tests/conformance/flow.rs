@@ -222,6 +222,23 @@ async fn policy_flow<S: Store>(ctx: &Ctx<S>, policy: JobOptions) -> JobNode {
         .unwrap()
 }
 
+/// Adds [`policy_flow`] with `policy`, starts the parents' worker and runs the kids until the
+/// failing one failed: the flow, the failing child's id and the parents' worker.
+async fn run_policy_flow<S: Store>(
+    ctx: &Ctx<S>,
+    policy: JobOptions,
+) -> (
+    JobNode,
+    JobId,
+    Worker<S::B, impl bullmq::Processor<S::B> + use<'_, S>>,
+) {
+    let added = policy_flow(ctx, policy).await;
+    let fail_id = added.children[1].job.id.clone();
+    let parents = ctx.standard_worker("parents").await;
+    run_kids(ctx, &fail_id).await;
+    (added, fail_id, parents)
+}
+
 /// Runs the kids until the failing one failed.
 async fn run_kids<S: Store>(ctx: &Ctx<S>, fail_id: &JobId) {
     let kids = ctx.standard_worker("kids").await;
@@ -231,10 +248,8 @@ async fn run_kids<S: Store>(ctx: &Ctx<S>, fail_id: &JobId) {
 
 pub async fn fail_parent_on_failure_fails_the_parent<S: Store>() {
     let ctx = Ctx::<S>::new("parents").await;
-    let added = policy_flow(&ctx, JobOptions::new().fail_parent_on_failure(true)).await;
-    let fail_id = added.children[1].job.id.clone();
-    let parents = ctx.standard_worker("parents").await;
-    run_kids(&ctx, &fail_id).await;
+    let (added, fail_id, parents) =
+        run_policy_flow(&ctx, JobOptions::new().fail_parent_on_failure(true)).await;
     ctx.wait_in("parents", &added.job.id, JobState::Failed)
         .await;
     let parent = ctx.job_in("parents", &added.job.id).await;
@@ -311,10 +326,8 @@ pub async fn continue_parent_on_failure_starts_the_parent_at_once<S: Store>() {
 
 pub async fn ignore_dependency_on_failure_records_the_failure<S: Store>() {
     let ctx = Ctx::<S>::new("parents").await;
-    let added = policy_flow(&ctx, JobOptions::new().ignore_dependency_on_failure(true)).await;
-    let fail_id = added.children[1].job.id.clone();
-    let parents = ctx.standard_worker("parents").await;
-    run_kids(&ctx, &fail_id).await;
+    let (added, fail_id, parents) =
+        run_policy_flow(&ctx, JobOptions::new().ignore_dependency_on_failure(true)).await;
     let value = ctx.completed_value("parents", &added.job.id).await;
     let ok_key = ctx.key_of("kids", &added.children[0].job.id).await;
     let fail_key = ctx.key_of("kids", &fail_id).await;
@@ -326,10 +339,8 @@ pub async fn ignore_dependency_on_failure_records_the_failure<S: Store>() {
 
 pub async fn remove_dependency_on_failure_drops_the_child<S: Store>() {
     let ctx = Ctx::<S>::new("parents").await;
-    let added = policy_flow(&ctx, JobOptions::new().remove_dependency_on_failure(true)).await;
-    let fail_id = added.children[1].job.id.clone();
-    let parents = ctx.standard_worker("parents").await;
-    run_kids(&ctx, &fail_id).await;
+    let (added, _, parents) =
+        run_policy_flow(&ctx, JobOptions::new().remove_dependency_on_failure(true)).await;
     let value = ctx.completed_value("parents", &added.job.id).await;
     assert_eq!(value["children"].as_object().unwrap().len(), 1);
     assert_eq!(value["ignored"], json!({}));
@@ -338,10 +349,7 @@ pub async fn remove_dependency_on_failure_drops_the_child<S: Store>() {
 
 pub async fn without_a_policy_the_parent_keeps_waiting<S: Store>() {
     let ctx = Ctx::<S>::new("parents").await;
-    let added = policy_flow(&ctx, JobOptions::new()).await;
-    let fail_id = added.children[1].job.id.clone();
-    let parents = ctx.standard_worker("parents").await;
-    run_kids(&ctx, &fail_id).await;
+    let (added, _, parents) = run_policy_flow(&ctx, JobOptions::new()).await;
     ctx.wait_in("kids", &added.children[0].job.id, JobState::Completed)
         .await;
     // Both children are finished, and a child's finish moves its parent in the same step:

@@ -114,42 +114,19 @@ pub async fn processor_rate_limit_holds_the_queue<S: Store>() {
 
 pub async fn backoffs_space_retries<S: Store>() {
     let ctx = Ctx::<S>::new("backoffs").await;
-    let fixed = ctx
-        .add(
-            "fixed",
-            json!({}),
-            JobOptions::new()
-                .attempts(3)
-                .backoff(Backoff::fixed(Duration::from_millis(200))),
-        )
-        .await;
-    let expo = ctx
-        .add(
-            "expo",
-            json!({}),
-            JobOptions::new()
-                .attempts(3)
-                .backoff(Backoff::exponential(Duration::from_millis(100))),
-        )
-        .await;
-    let custom = ctx
-        .add(
-            "custom",
-            json!({}),
-            JobOptions::new()
-                .attempts(3)
-                .backoff(Backoff::custom("linear")),
-        )
-        .await;
-    let jitter = ctx
-        .add(
+    let mut retried = Vec::new();
+    for (name, backoff) in [
+        ("fixed", Backoff::fixed(Duration::from_millis(200))),
+        ("expo", Backoff::exponential(Duration::from_millis(100))),
+        ("custom", Backoff::custom("linear")),
+        (
             "jitter",
-            json!({}),
-            JobOptions::new()
-                .attempts(3)
-                .backoff(Backoff::exponential(Duration::from_millis(40)).jitter(0.5)),
-        )
-        .await;
+            Backoff::exponential(Duration::from_millis(40)).jitter(0.5),
+        ),
+    ] {
+        let opts = JobOptions::new().attempts(3).backoff(backoff);
+        retried.push(ctx.add(name, json!({}), opts).await);
+    }
     let none = ctx
         .add("none", json!({}), JobOptions::new().attempts(2))
         .await;
@@ -182,7 +159,7 @@ pub async fn backoffs_space_retries<S: Store>() {
     .build()
     .await
     .unwrap();
-    for id in [&fixed, &expo, &custom, &jitter] {
+    for id in &retried {
         ctx.wait_state(id, JobState::Failed).await;
         let job = ctx.job(id).await;
         assert_eq!(job.attempts_made, 3, "{id}");

@@ -51,6 +51,25 @@ async fn recording<S: Store>(
     (seen, worker)
 }
 
+/// What a [`recording`] worker ran once it had run `n` jobs (`what` names them), with the slot
+/// (ms) of each as an iteration of `scheduler`; the worker is closed.
+async fn run_iterations<S: Store>(
+    ctx: &Ctx<S>,
+    n: usize,
+    what: &str,
+    scheduler: &str,
+) -> (Vec<(JobId, String, Value)>, Vec<u64>) {
+    let (seen, worker) = recording(ctx).await;
+    eventually(what, WAIT, || async { seen.lock().unwrap().len() >= n }).await;
+    worker.close().await;
+    let seen = seen.lock().unwrap().clone();
+    let slots = seen
+        .iter()
+        .map(|(id, _, _)| millis_of(id, scheduler))
+        .collect();
+    (seen, slots)
+}
+
 pub async fn an_every_scheduler_runs_its_iterations<S: Store>() {
     let ctx = Ctx::<S>::new("every").await;
     let schedulers = JobScheduler::new(ctx.backend().await);
@@ -63,17 +82,7 @@ pub async fn an_every_scheduler_runs_its_iterations<S: Store>() {
         .unwrap()
         .unwrap();
     assert!(first.delay <= Duration::from_millis(300));
-    let (seen, worker) = recording(&ctx).await;
-    eventually("three iterations", WAIT, || async {
-        seen.lock().unwrap().len() >= 3
-    })
-    .await;
-    worker.close().await;
-    let seen = seen.lock().unwrap().clone();
-    let slots: Vec<u64> = seen
-        .iter()
-        .map(|(id, _, _)| millis_of(id, "sched"))
-        .collect();
+    let (seen, slots) = run_iterations(&ctx, 3, "three iterations", "sched").await;
     assert_eq!(slots[0], millis_of(&first.id, "sched"));
     // Iterations keep to the 300 ms grid; one taken after its successor's slot has passed
     // skips to the next slot ahead, as upstream's catch-up does on a slow machine.
@@ -109,17 +118,7 @@ pub async fn a_cron_scheduler_runs_on_its_pattern<S: Store>() {
     let first_slot = millis_of(&first.id, "cron");
     assert_eq!(first_slot % 1000, 0, "a whole second");
     assert!(first_slot >= now_ms() - 1000);
-    let (seen, worker) = recording(&ctx).await;
-    eventually("two iterations", WAIT, || async {
-        seen.lock().unwrap().len() >= 2
-    })
-    .await;
-    worker.close().await;
-    let seen = seen.lock().unwrap().clone();
-    let slots: Vec<u64> = seen
-        .iter()
-        .map(|(id, _, _)| millis_of(id, "cron"))
-        .collect();
+    let (seen, slots) = run_iterations(&ctx, 2, "two iterations", "cron").await;
     assert_eq!(slots[0], first_slot);
     assert_eq!(slots[1] - slots[0], 1000);
     for (id, _, data) in &seen {

@@ -17,19 +17,20 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use bullmq::postgres::SchemaName;
 use bullmq::postgres::sqlx;
-use bullmq::postgres::{PostgresBackend, SchemaName};
-use bullmq::{BulkJob, JobOptions, Queue, QueueName};
+use bullmq::{Queue, QueueName};
 use serde_json::json;
 
 use crate::postgres::{admin, assert_invariants, backend, check_pool, states};
-use crate::redis_worker::{WorkerProcess, test_worker};
+use crate::redis_worker::{WorkerProcess, kill_one, reports, test_worker};
+use crate::support::chaos::{self, ChaosPlan, Producer};
 use crate::support::pg_cluster::Cluster;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
 use crate::support::wait::eventually;
@@ -48,6 +49,13 @@ enum Fault {
     TerminateSessions,
     RestartServer,
 }
+
+/// Each fault the soak strikes, with its name in the summary.
+const FAULTS: [(Fault, &str); 3] = [
+    (Fault::KillWorker, "worker kills"),
+    (Fault::TerminateSessions, "session terminations"),
+    (Fault::RestartServer, "server restarts"),
+];
 
 /// A worker process on the cluster's queue (it migrates the schema, and waits for the server
 /// when it starts during a restart).
@@ -69,36 +77,6 @@ fn spawn_worker(url: &str, schema: &SchemaName, queue: &QueueName, i: usize) -> 
         .env("JOB_MS", "150")
         .stdout(Stdio::piped());
     WorkerProcess::spawn(cmd)
-}
-
-/// Adds batches of ten jobs with ids of their own until `stop`; a batch whose add failed (or
-/// whose answer was lost) is sent again, which the custom ids make idempotent. Returns the ids
-/// of every batch whose add returned.
-async fn produce(queue: Queue<PostgresBackend>, stop: Arc<AtomicBool>) -> Vec<String> {
-    let mut ids = Vec::new();
-    while !stop.load(Ordering::SeqCst) {
-        let batch: Vec<String> = (ids.len()..ids.len() + 10)
-            .map(|n| format!("p{n}"))
-            .collect();
-        let jobs = || {
-            batch
-                .iter()
-                .map(|id| BulkJob {
-                    name: "soak".to_owned(),
-                    data: json!({}),
-                    opts: JobOptions::new().job_id(id.clone()),
-                })
-                .collect::<Vec<_>>()
-        };
-        while queue.add_bulk(jobs()).await.is_err() {
-            // Retry interval while the server is down.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        ids.extend(batch);
-        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    ids
 }
 
 /// Terminates every client session but the caller's own; how many. 0 when the server is
@@ -142,7 +120,7 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
     let schema = SchemaName::new("soak").unwrap();
     let name = QueueName::new("r14").unwrap();
     // The whole event table is checked at the end: a long run must not have it trimmed.
-    let producer =
+    let queue =
         Queue::new(name.clone(), backend(&url, &schema, &name).await).max_len_events(1_000_000);
     test_worker();
     let mut workers: Vec<WorkerProcess> = (0..WORKERS)
@@ -152,42 +130,30 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
         w.expect_line("ready").await;
     }
     let stop = Arc::new(AtomicBool::new(false));
-    let producing = tokio::spawn(produce(producer, Arc::clone(&stop)));
+    let producer = Producer {
+        ids: "p",
+        data: json!({}),
+        pace: Duration::from_millis(200),
+        retry: Duration::from_millis(100),
+    };
+    let producing = tokio::spawn(producer.run_one(queue, Arc::clone(&stop)));
 
-    let mut rng = seed;
-    let mut faults: Vec<(Instant, Fault)> = Vec::new();
     let mut retired = Vec::new();
     let mut terminated = 0;
-    let started = Instant::now();
-    while started.elapsed() < soak {
-        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
-        tokio::time::sleep(Duration::from_millis(600 + next_random(&mut rng) % 800)).await;
-        let fault = match next_random(&mut rng) % 3 {
-            0 => Fault::KillWorker,
-            1 => Fault::TerminateSessions,
-            _ => Fault::RestartServer,
-        };
-        faults.push((Instant::now(), fault));
-        match fault {
-            Fault::KillWorker => {
-                let i = usize::try_from(next_random(&mut rng) % 1024).unwrap() % WORKERS;
-                workers[i].crash();
-                let fresh = spawn_worker(&url, &schema, &name, i);
-                retired.push(std::mem::replace(&mut workers[i], fresh));
-            }
+    let respawn = |i| spawn_worker(&url, &schema, &name, i);
+    let faults = ChaosPlan::new(soak, seed, RERUN_WINDOW)
+        .run(&FAULTS, async |fault, rng| match fault {
+            Fault::KillWorker => kill_one(&mut workers, &mut retired, rng, respawn),
             Fault::TerminateSessions => terminated += terminate_all(&url).await,
             Fault::RestartServer => {
-                let down = Duration::from_millis(next_random(&mut rng) % 1000);
+                let down = Duration::from_millis(next_random(rng) % 1000);
                 tokio::task::block_in_place(|| cluster.pg_ctl("stop"));
                 // Fixed wait: how long the server stays down.
                 tokio::time::sleep(down).await;
                 tokio::task::block_in_place(|| cluster.pg_ctl("start"));
             }
-        }
-    }
-    // Quiet: jobs keep coming for longer than a stranded job takes to run again.
-    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
-    tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
+        })
+        .await;
     stop.store(true, Ordering::SeqCst);
     let ids = producing.await.unwrap();
     let added: BTreeSet<String> = ids.iter().cloned().collect();
@@ -247,47 +213,23 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
     );
     assert!(event_counts(&pool, queue, "failed").await.is_empty());
 
-    for w in &mut workers {
-        assert!(w.child.try_wait().unwrap().is_none(), "a worker exited");
-    }
     // What the processes reported: each run (`active`), each finish the store accepted.
-    let mut runs: HashMap<String, Vec<Instant>> = HashMap::new();
-    let mut reported: HashMap<String, usize> = HashMap::new();
-    for w in workers.iter_mut().chain(&mut retired) {
-        for (at, line) in w.drain_timed() {
-            if let Some(id) = line.strip_prefix("active ") {
-                runs.entry(id.to_owned()).or_default().push(at);
-            } else if let Some(id) = line.strip_prefix("completed ") {
-                *reported.entry(id.to_owned()).or_default() += 1;
-            } else {
-                assert!(
-                    !line.starts_with("failed "),
-                    "a worker failed a job: {line}"
-                );
-            }
-        }
-    }
-    for (id, n) in &reported {
+    let mut reports = reports(&mut workers, &mut retired);
+    assert!(
+        reports.failed.is_empty(),
+        "a worker failed a job: {:?}",
+        reports.failed
+    );
+    for (id, n) in &reports.completed {
         assert_eq!(*n, 1, "job {id} reported completed {n} times");
     }
-    let fault_times: Vec<Instant> = faults.iter().map(|f| f.0).collect();
-    let reruns = explained_reruns(&mut runs, &fault_times, RERUN_WINDOW);
-    let kinds = |k: Fault| faults.iter().filter(|f| f.1 == k).count();
+    let reruns = explained_reruns(&mut reports.runs, &chaos::started(&faults), RERUN_WINDOW);
+    let tally = chaos::tally(&faults, &FAULTS);
     eprintln!(
-        "r14 postgres: {} jobs, {} faults ({} worker kills, {} session terminations ending {terminated} sessions, {} server restarts), {reruns} re-runs, {} finishes reported by no worker",
+        "r14 postgres: {} jobs, {tally} ending {terminated} sessions, {reruns} re-runs, {} finishes reported by no worker",
         ids.len(),
-        faults.len(),
-        kinds(Fault::KillWorker),
-        kinds(Fault::TerminateSessions),
-        kinds(Fault::RestartServer),
-        ids.len() - reported.len(),
+        ids.len() - reports.completed.len(),
     );
-    // A fault strands at most the jobs in flight on every worker (a fetch-next included).
-    assert!(
-        reruns <= faults.len() * WORKERS * (CONCURRENCY + 1),
-        "{reruns} re-runs for {} faults",
-        faults.len()
-    );
-    assert!(ids.len() >= 100, "the producer kept adding ({})", ids.len());
+    chaos::assert_bounds(reruns, faults.len(), WORKERS, CONCURRENCY, ids.len(), 100);
     crate::postgres::assert_no_library_panic();
 }

@@ -28,6 +28,7 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
+use crate::support::chaos::{self, ChaosPlan, Producer};
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
 use crate::support::wait::{eventually, next_event};
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
@@ -547,6 +548,27 @@ impl Runs {
     }
 }
 
+/// A worker that counts each run in `runs`, works for `ms(job)` milliseconds and returns the
+/// job's id.
+async fn counting_worker(
+    ctx: &Ctx,
+    opts: WorkerOptions,
+    runs: &Runs,
+    ms: fn(&ActiveJob<RedisBackend>) -> u64,
+) -> Worker<RedisBackend, impl bullmq::Processor<RedisBackend>> {
+    let runs = runs.clone();
+    ctx.worker(opts, move |job, _| {
+        let runs = runs.clone();
+        async move {
+            runs.record(&job.id);
+            // Fixed wait: simulates work (a job that takes this long).
+            tokio::time::sleep(Duration::from_millis(ms(&job))).await;
+            Ok(json!(job.id.to_string()))
+        }
+    })
+    .await
+}
+
 async fn add_many(ctx: &Ctx, n: usize, data: impl Fn(usize) -> Value) -> Vec<String> {
     let jobs: Vec<_> = (0..n)
         .map(|i| bullmq::BulkJob {
@@ -597,7 +619,6 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     let runs = Runs::default();
     let mut workers = Vec::new();
     for w in 0..2 {
-        let runs = runs.clone();
         // A kill can land between a fetch's effect and its reply: that job is then locked by
         // a worker that never heard of it, and only the stalled check gives it back, once its
         // lock runs out. Short locks keep that recovery within the test's wait.
@@ -607,18 +628,7 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
             .lock_duration(Duration::from_secs(2))
             .stalled_interval(Duration::from_secs(1))
             .drain_delay(Duration::from_millis(500));
-        workers.push(
-            ctx.worker(opts, move |job, _| {
-                let runs = runs.clone();
-                async move {
-                    runs.record(&job.id);
-                    // Fixed wait: simulates work (a job that takes this long).
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                    Ok(json!(job.id.to_string()))
-                }
-            })
-            .await,
-        );
+        workers.push(counting_worker(&ctx, opts, &runs, |_| 5).await);
     }
     let ids = add_many(&ctx, N, |i| json!({"i": i})).await;
     let mut kills = 0;
@@ -731,7 +741,6 @@ async fn race_on_short_locks(seed: u64) {
     let runs = Runs::default();
     let mut workers = Vec::new();
     for w in 0..4 {
-        let runs = runs.clone();
         // Half the workers never renew their locks: their long jobs are taken over while
         // still running, and their finish must then be refused.
         let opts = WorkerOptions::new()
@@ -743,18 +752,11 @@ async fn race_on_short_locks(seed: u64) {
             .skip_lock_renewal(w % 2 == 0)
             .drain_delay(Duration::from_millis(300));
         workers.push(
-            ctx.worker(opts, move |job, _| {
-                let runs = runs.clone();
-                async move {
-                    runs.record(&job.id);
-                    let data: Value = job.data_as()?;
-                    let mut state =
-                        data["seed"].as_u64().unwrap_or(1) ^ u64::from(job.attempts_started);
-                    let delay = next_random(&mut state) % 350;
-                    // Fixed wait: simulates work (a job that takes this long).
-                    tokio::time::sleep(Duration::from_millis(delay)).await;
-                    Ok(json!(job.id.to_string()))
-                }
+            counting_worker(&ctx, opts, &runs, |job| {
+                let data: Value = job.data_as().unwrap_or_default();
+                let mut state =
+                    data["seed"].as_u64().unwrap_or(1) ^ u64::from(job.attempts_started);
+                next_random(&mut state) % 350
             })
             .await,
         );
@@ -800,38 +802,24 @@ enum Fault {
     RestartServer,
 }
 
-/// Adds jobs `s0`, `s1`, … in batches of 10 every 100 ms until `stop` is set. A batch that
-/// fails (its connection killed, the server restarting) is sent again until Redis takes it:
-/// the ids make the retry idempotent, so a batch that was applied before its reply was lost
-/// is neither doubled nor forgotten. Returns the ids of every job added.
-async fn produce(
-    queue: Queue<RedisBackend>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-) -> Vec<String> {
-    let mut ids = Vec::new();
-    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-        let batch: Vec<String> = (ids.len()..ids.len() + 10)
-            .map(|n| format!("s{n}"))
-            .collect();
-        let jobs = || {
-            batch
-                .iter()
-                .map(|id| bullmq::BulkJob {
-                    name: "soak".to_owned(),
-                    data: json!({"ms": 20}),
-                    opts: JobOptions::new().job_id(id.clone()),
-                })
-                .collect::<Vec<_>>()
-        };
-        while queue.add_bulk(jobs()).await.is_err() {
-            // Retry interval while the server is down.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        ids.extend(batch);
-        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    ids
+/// Each fault the soak strikes, with its name in the summary.
+const FAULTS: [(Fault, &str); 3] = [
+    (Fault::KillWorker, "worker kills"),
+    (Fault::KillConnections, "connection kills"),
+    (Fault::RestartServer, "server restarts"),
+];
+
+/// SIGKILLs one of `workers` drawn from `rng` and starts `spawn(i)` in its place; the killed
+/// one joins `retired`, whose lines are still read.
+pub(crate) fn kill_one(
+    workers: &mut [WorkerProcess],
+    retired: &mut Vec<WorkerProcess>,
+    rng: &mut u64,
+    spawn: impl FnOnce(usize) -> WorkerProcess,
+) {
+    let i = usize::try_from(next_random(rng) % 1024).unwrap() % workers.len();
+    workers[i].crash();
+    retired.push(std::mem::replace(&mut workers[i], spawn(i)));
 }
 
 /// R14: jobs added all along while worker processes are killed, every connection
@@ -874,38 +862,26 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The whole event stream is checked at the end: a long run must not have it trimmed.
     let queue = Queue::new(ctx.name.clone(), ctx.connect().await).max_len_events(1_000_000);
-    let producer = tokio::spawn(produce(queue, Arc::clone(&stop)));
+    let producer = Producer {
+        ids: "s",
+        data: json!({"ms": 20}),
+        pace: Duration::from_millis(100),
+        retry: Duration::from_millis(50),
+    };
+    let producing = tokio::spawn(producer.run_one(queue, Arc::clone(&stop)));
 
-    let mut rng = seed;
-    let mut faults: Vec<(Instant, Fault)> = Vec::new();
     let mut retired = Vec::new();
-    let started = Instant::now();
-    while started.elapsed() < soak {
-        // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
-        tokio::time::sleep(Duration::from_millis(600 + next_random(&mut rng) % 800)).await;
-        let fault = match next_random(&mut rng) % 3 {
-            0 => Fault::KillWorker,
-            1 => Fault::KillConnections,
-            _ => Fault::RestartServer,
-        };
-        faults.push((Instant::now(), fault));
-        match fault {
-            Fault::KillWorker => {
-                let i = usize::try_from(next_random(&mut rng) % 1024).unwrap() % WORKERS;
-                workers[i].crash();
-                retired.push(std::mem::replace(&mut workers[i], spawn(i)));
-            }
+    let faults = ChaosPlan::new(soak, seed, RERUN_WINDOW)
+        .run(&FAULTS, async |fault, rng| match fault {
+            Fault::KillWorker => kill_one(&mut workers, &mut retired, rng, spawn),
             Fault::KillConnections => {
                 server.kill_clients().await;
             }
             Fault::RestartServer => server.restart(),
-        }
-    }
-    // Quiet: jobs keep coming for longer than a stranded job takes to run again.
-    // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
-    tokio::time::sleep(RERUN_WINDOW + Duration::from_secs(2)).await;
+        })
+        .await;
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    let ids = producer.await.unwrap();
+    let ids = producing.await.unwrap();
     eventually(
         "every added job completed",
         Duration::from_secs(60),
@@ -930,37 +906,42 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     let counts: Vec<u64> = counts.into_iter().map(|(_, n)| n).collect();
     let added = u64::try_from(ids.len()).unwrap();
     assert_eq!(counts, [added, 0, 0, 0, 0, 0], "counters");
-    for w in &mut workers {
+    let mut reports = reports(&mut workers, &mut retired);
+    let reruns = explained_reruns(&mut reports.runs, &chaos::started(&faults), RERUN_WINDOW);
+    let tally = chaos::tally(&faults, &FAULTS);
+    eprintln!("r14: {} jobs, {tally}, {reruns} re-runs", ids.len());
+    chaos::assert_bounds(reruns, faults.len(), WORKERS, CONCURRENCY, ids.len(), 100);
+}
+
+/// What a soak's worker processes reported, once each is checked to be still running.
+#[derive(Default)]
+pub(crate) struct Reports {
+    /// When each job was seen starting (its `active` lines).
+    pub runs: HashMap<String, Vec<Instant>>,
+    /// How often each job was reported `completed`.
+    pub completed: HashMap<String, usize>,
+    /// The `failed` lines.
+    pub failed: Vec<String>,
+}
+
+/// Reads what `workers` (each checked to be still running) and the `retired` ones printed.
+pub(crate) fn reports(workers: &mut [WorkerProcess], retired: &mut [WorkerProcess]) -> Reports {
+    for w in workers.iter_mut() {
         assert!(w.child.try_wait().unwrap().is_none(), "a worker exited");
     }
-
-    // Every run of every process, with when the test read its `active` line.
-    let mut runs: HashMap<String, Vec<Instant>> = HashMap::new();
-    for w in workers.iter_mut().chain(&mut retired) {
+    let mut reports = Reports::default();
+    for w in workers.iter_mut().chain(retired) {
         for (at, line) in w.drain_timed() {
             if let Some(id) = line.strip_prefix("active ") {
-                runs.entry(id.to_owned()).or_default().push(at);
+                reports.runs.entry(id.to_owned()).or_default().push(at);
+            } else if let Some(id) = line.strip_prefix("completed ") {
+                *reports.completed.entry(id.to_owned()).or_default() += 1;
+            } else if line.starts_with("failed ") {
+                reports.failed.push(line.to_owned());
             }
         }
     }
-    let fault_times: Vec<Instant> = faults.iter().map(|f| f.0).collect();
-    let reruns = explained_reruns(&mut runs, &fault_times, RERUN_WINDOW);
-    let kinds = |k: Fault| faults.iter().filter(|f| f.1 == k).count();
-    eprintln!(
-        "r14: {} jobs, {} faults ({} worker kills, {} connection kills, {} server restarts), {reruns} re-runs",
-        ids.len(),
-        faults.len(),
-        kinds(Fault::KillWorker),
-        kinds(Fault::KillConnections),
-        kinds(Fault::RestartServer),
-    );
-    // A fault strands at most the jobs in flight on every worker (a fetch-next included).
-    assert!(
-        reruns <= faults.len() * WORKERS * (CONCURRENCY + 1),
-        "{reruns} re-runs for {} faults",
-        faults.len()
-    );
-    assert!(ids.len() >= 100, "the producer kept adding ({})", ids.len());
+    reports
 }
 
 // I6 -------------------------------------------------------------------------------------------

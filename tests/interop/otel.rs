@@ -106,6 +106,28 @@ pub(crate) struct Side {
 }
 
 impl Side {
+    /// A worker on this side's queue running `processor`.
+    pub(crate) async fn worker<B, F, Fut>(
+        &self,
+        backend: B,
+        options: WorkerOptions,
+        processor: F,
+    ) -> Worker<B, F>
+    where
+        B: Backend,
+        F: Fn(bullmq::ActiveJob<B>, bullmq::CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = bullmq::ProcessResult<Value>> + Send,
+    {
+        Worker::new(
+            QueueName::new(&self.queue).unwrap(),
+            backend,
+            options,
+            processor,
+        )
+        .await
+        .unwrap()
+    }
+
     pub(crate) fn node(&self, op: &str, arg: &str) -> Value {
         let env: Vec<(&str, &str)> = self
             .env
@@ -117,6 +139,20 @@ impl Side {
     }
 }
 
+/// Waits (20 s at most) until `worker` completes a job (`what`), then closes it.
+pub(crate) async fn close_after_one<B: Backend, P: bullmq::Processor<B>>(
+    worker: &Worker<B, P>,
+    what: &str,
+) {
+    let mut events = worker.events();
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
+    })
+    .await
+    .expect(what);
+    worker.close().await;
+}
+
 /// Node adds a job under its `add` span; our worker's attempt span is its child.
 async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
     let capture = Capture::start();
@@ -124,25 +160,12 @@ async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
     let add = node_span(&added["spans"], &format!("add {}.from-node", side.queue));
     assert_eq!(add["kind"], 3, "Node's add is a producer span");
 
-    let worker = Worker::new(
-        QueueName::new(&side.queue).unwrap(),
-        backend,
-        WorkerOptions::new(),
-        |_job, _cancel| async { Ok(json!("done")) },
-    )
-    .await
-    .unwrap();
-    let mut events = worker.events();
-    tokio::time::timeout(Duration::from_secs(20), async {
-        loop {
-            if let Ok(WorkerEvent::Completed { .. }) = events.recv().await {
-                break;
-            }
-        }
-    })
-    .await
-    .expect("our worker completes Node's job");
-    worker.close().await;
+    let worker = side
+        .worker(backend, WorkerOptions::new(), |_job, _cancel| async {
+            Ok(json!("done"))
+        })
+        .await;
+    close_after_one(&worker, "our worker completes Node's job").await;
 
     let process = capture.one(&format!("process {}", side.queue));
     assert_eq!(process.span_kind, SpanKind::Consumer);
@@ -244,11 +267,29 @@ pub(crate) async fn redis_backend(side: &Side, options: &RedisOptions) -> RedisB
         .expect("connect")
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn redis_node_producer_trace_continues_in_our_worker() {
-    let (side, options, _guard) = redis_side("n2r").await;
-    node_producer_rust_worker(&side, redis_backend(&side, &options).await).await;
+/// Runs `$case(&side, backend)` on each store, as the tests `$case::redis` and
+/// `$case::postgres`; `$tag` names the queue (`otel-<tag>`).
+macro_rules! on_both_stores {
+    ($case:ident, $tag:literal) => {
+        mod $case {
+            #[tokio::test(flavor = "current_thread")]
+            async fn redis() {
+                let (side, options, _guard) = super::redis_side($tag).await;
+                super::$case(&side, super::redis_backend(&side, &options).await).await;
+            }
+
+            #[tokio::test(flavor = "current_thread")]
+            async fn postgres() {
+                let schema = super::support::postgres::SchemaGuard::new("otel");
+                let side = super::postgres_side($tag, &schema);
+                let backend: super::PostgresBackend = schema.backend(&side.queue).await;
+                super::$case(&side, backend).await;
+            }
+        }
+    };
 }
+
+on_both_stores!(node_producer_rust_worker, "n2r");
 
 #[tokio::test(flavor = "current_thread")]
 async fn redis_our_producer_trace_continues_in_node_worker() {
@@ -277,14 +318,6 @@ pub(crate) fn postgres_side(tag: &str, schema: &support::postgres::SchemaGuard) 
             ("QUEUE".into(), format!("otel-{tag}")),
         ],
     }
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn postgres_node_producer_trace_continues_in_our_worker() {
-    let schema = support::postgres::SchemaGuard::new("otel_n2r");
-    let side = postgres_side("n2r", &schema);
-    let backend: PostgresBackend = schema.backend(&side.queue).await;
-    node_producer_rust_worker(&side, backend).await;
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -381,27 +414,17 @@ async fn a_retried_job_s_attempts_continue_the_producer_trace() {
         .add("flaky", &json!({}), JobOptions::new().attempts(2))
         .await
         .unwrap();
-    let worker = Worker::new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-        WorkerOptions::new(),
-        |job, _cancel| async move {
+    let backend = redis_backend(&side, &options).await;
+    let worker = side
+        .worker(backend, WorkerOptions::new(), |job, _cancel| async move {
             if job.attempts_made == 0 {
                 Err(bullmq::JobError::failed("once"))
             } else {
                 Ok(json!("done"))
             }
-        },
-    )
-    .await
-    .unwrap();
-    let mut events = worker.events();
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
-    })
-    .await
-    .expect("completes on its second attempt");
-    worker.close().await;
+        })
+        .await;
+    close_after_one(&worker, "completes on its second attempt").await;
 
     let spans = capture.spans();
     let add = capture.one(&format!("add {}.flaky", side.queue));
@@ -523,7 +546,8 @@ async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
 /// `add` span; a worker taking an iteration adds the next one in an `add <queue>.<job name>`
 /// span of its own (inside the attempt) and passes the iteration's `tm` on unchanged, or, for
 /// an iteration that carries none, its `add` span's context.
-async fn scheduler_iterations_carry_the_trace<B: Backend>(queue_name: &str, backend: B) {
+async fn scheduler_iterations_carry_the_trace<B: Backend>(side: &Side, backend: B) {
+    let queue_name = side.queue.as_str();
     use bullmq::RepeatOptions;
     use bullmq::scheduler::{JobScheduler, JobTemplate};
     let every = RepeatOptions::every(Duration::from_secs(3600));
@@ -627,18 +651,7 @@ async fn scheduler_iterations_carry_the_trace<B: Backend>(queue_name: &str, back
     assert_eq!(tm(&next), Some(traceparent(&add)));
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn redis_scheduler_iterations_carry_the_trace() {
-    let (side, options, _guard) = redis_side("sched").await;
-    scheduler_iterations_carry_the_trace(&side.queue, redis_backend(&side, &options).await).await;
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn postgres_scheduler_iterations_carry_the_trace() {
-    let schema = support::postgres::SchemaGuard::new("otel_sched");
-    let backend: PostgresBackend = schema.backend("otel-sched").await;
-    scheduler_iterations_carry_the_trace("otel-sched", backend).await;
-}
+on_both_stores!(scheduler_iterations_carry_the_trace, "sched");
 
 /// A Node producer's scheduler: our worker's attempt of its iteration continues Node's trace,
 /// and the next iteration our worker adds carries Node's context on.
@@ -657,21 +670,12 @@ async fn node_scheduler_rust_worker<B: Backend>(side: &Side, backend: B) {
     let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
     assert_eq!(tm(&first).as_deref(), Some(node_tm.as_str()));
 
-    let worker = Worker::new(
-        QueueName::new(&side.queue).unwrap(),
-        backend,
-        WorkerOptions::new(),
-        |_job, _cancel| async { Ok(json!("done")) },
-    )
-    .await
-    .unwrap();
-    let mut events = worker.events();
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
-    })
-    .await
-    .expect("our worker completes Node's iteration");
-    worker.close().await;
+    let worker = side
+        .worker(backend, WorkerOptions::new(), |_job, _cancel| async {
+            Ok(json!("done"))
+        })
+        .await;
+    close_after_one(&worker, "our worker completes Node's iteration").await;
 
     let process = capture.one(&format!("process {}", side.queue));
     assert_eq!(
@@ -740,33 +744,8 @@ async fn rust_scheduler_node_worker<B: Backend>(side: &Side, backend: B) {
     );
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn redis_node_scheduler_iterations_continue_in_our_worker() {
-    let (side, options, _guard) = redis_side("sched-n2r").await;
-    node_scheduler_rust_worker(&side, redis_backend(&side, &options).await).await;
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn redis_our_scheduler_iterations_continue_in_node_worker() {
-    let (side, options, _guard) = redis_side("sched-r2n").await;
-    rust_scheduler_node_worker(&side, redis_backend(&side, &options).await).await;
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn postgres_node_scheduler_iterations_continue_in_our_worker() {
-    let schema = support::postgres::SchemaGuard::new("otel_sched_n2r");
-    let side = postgres_side("sched-n2r", &schema);
-    let backend: PostgresBackend = schema.backend(&side.queue).await;
-    node_scheduler_rust_worker(&side, backend).await;
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn postgres_our_scheduler_iterations_continue_in_node_worker() {
-    let schema = support::postgres::SchemaGuard::new("otel_sched_r2n");
-    let side = postgres_side("sched-r2n", &schema);
-    let backend: PostgresBackend = schema.backend(&side.queue).await;
-    rust_scheduler_node_worker(&side, backend).await;
-}
+on_both_stores!(node_scheduler_rust_worker, "sched-n2r");
+on_both_stores!(rust_scheduler_node_worker, "sched-r2n");
 
 /// A stalled-jobs check that recovers a job lists its id in `bullmq.worker.stalled.jobs` as
 /// Node's worker does, a string array attribute, with a `job stalled` event per id.
@@ -785,36 +764,28 @@ async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
         .await
         .unwrap();
     // Taken under a short lock that nobody renews: it stalls.
-    let taker = Worker::new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-        WorkerOptions::new()
-            .autorun(false)
-            .lock_duration(Duration::from_millis(300)),
-        |_job, _cancel| async { Ok(json!(null)) },
-    )
-    .await
-    .unwrap();
+    let taker = side
+        .worker(
+            redis_backend(&side, &options).await,
+            WorkerOptions::new()
+                .autorun(false)
+                .lock_duration(Duration::from_millis(300)),
+            |_job, _cancel| async { Ok(json!(null)) },
+        )
+        .await;
     taker
         .get_next_job(&LockToken::new("abandoned"), false)
         .await
         .unwrap()
         .expect("the job");
-    let rescuer = Worker::new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-        WorkerOptions::new().stalled_interval(Duration::from_millis(500)),
-        |_job, _cancel| async { Ok(json!("rescued")) },
-    )
-    .await
-    .unwrap();
-    let mut events = rescuer.events();
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while !matches!(events.recv().await, Ok(WorkerEvent::Completed { .. })) {}
-    })
-    .await
-    .expect("the stalled job completes");
-    rescuer.close().await;
+    let rescuer = side
+        .worker(
+            redis_backend(&side, &options).await,
+            WorkerOptions::new().stalled_interval(Duration::from_millis(500)),
+            |_job, _cancel| async { Ok(json!("rescued")) },
+        )
+        .await;
+    close_after_one(&rescuer, "the stalled job completes").await;
     taker.close().await;
 
     let spans = capture.spans();
@@ -916,11 +887,11 @@ async fn the_global_propagator_is_used_when_one_is_set() {
 /// A job added in bulk that omits the context is stored as Node stores it with its telemetry
 /// set up: `tm: false` beside `omc: true` on Redis (`{"metadata":false,"omitContext":true}` in
 /// PostgreSQL's long-key options).
-async fn omitted_bulk_context_is_stored_as_false<B: Backend>(queue_name: &str, backend: B) {
+async fn omitted_bulk_context_is_stored_as_false<B: Backend>(side: &Side, backend: B) {
     use bullmq::BulkJob;
     use bullmq::options::Telemetry;
     let _capture = Capture::start();
-    let queue = Queue::new(QueueName::new(queue_name).unwrap(), backend);
+    let queue = Queue::new(QueueName::new(&side.queue).unwrap(), backend);
     let omit = Telemetry {
         metadata: None,
         omit_context: Some(true),
@@ -948,16 +919,4 @@ async fn omitted_bulk_context_is_stored_as_false<B: Backend>(queue_name: &str, b
     }
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn redis_omitted_bulk_context_is_stored_as_false() {
-    let (side, options, _guard) = redis_side("omit-false").await;
-    omitted_bulk_context_is_stored_as_false(&side.queue, redis_backend(&side, &options).await)
-        .await;
-}
-
-#[tokio::test(flavor = "current_thread")]
-async fn postgres_omitted_bulk_context_is_stored_as_false() {
-    let schema = support::postgres::SchemaGuard::new("otel_omit");
-    let backend: PostgresBackend = schema.backend("otel-omit").await;
-    omitted_bulk_context_is_stored_as_false("otel-omit", backend).await;
-}
+on_both_stores!(omitted_bulk_context_is_stored_as_false, "omit-false");

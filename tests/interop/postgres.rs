@@ -136,12 +136,7 @@ fn processor(job: ActiveJob<PostgresBackend>, _cancel: CancellationToken) -> Pro
         let data: Value = job.data_as()?;
         match job.name.as_str() {
             "ok" => Ok(json!({"double": data["i"].as_i64().unwrap_or(0) * 2})),
-            "progress" => {
-                job.update_progress(&json!({"pct": 50})).await?;
-                job.log("first line").await?;
-                job.log("second line").await?;
-                Ok(json!("done"))
-            }
+            "progress" => crate::redis_worker::progress_and_logs(&job).await,
             "flaky" if job.attempts_made < 2 => Err(JobError::failed(format!("boom {}", job.name))),
             "flaky" => Ok(json!({"recovered": job.attempts_made})),
             "fail" => Err(JobError::failed(format!("boom {}", data["i"]))),

@@ -16,7 +16,7 @@ use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{ActiveJob, CancellationToken, JobError, Processor, Worker, WorkerOptions};
 use bullmq::{Backoff, Deduplication, JobId, JobOptions, JobState, Prefix, Queue, QueueName};
 use bullmq::{
-    EventItem, EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
+    EventSubscription, QueueEvent, QueueEvents, QueueEventsOptions, QueueEventsProducer,
     ReceivedEvent, WaitError,
 };
 use serde_json::{Value, json};
@@ -82,27 +82,7 @@ async fn collect_until(
     sub: &mut EventSubscription,
     stop: &str,
 ) -> (Vec<Arc<ReceivedEvent>>, Vec<String>) {
-    let mut events = Vec::new();
-    let mut errors = Vec::new();
-    let deadline = Duration::from_secs(30);
-    loop {
-        let item = tokio::time::timeout(deadline, sub.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no `{stop}` event within {deadline:?}; got {events:#?}"))
-            .expect("the reader is running");
-        match item {
-            EventItem::Event(event) => {
-                let done = event.event.name() == stop;
-                events.push(event);
-                if done {
-                    return (events, errors);
-                }
-            }
-            EventItem::Error(error) => errors.push(error.to_string()),
-            EventItem::Lagged(n) => panic!("the subscriber lagged by {n}"),
-            other => panic!("unexpected item {other:?}"),
-        }
-    }
+    support::events::collect_until(sub, stop, Duration::from_secs(60)).await
 }
 
 fn find(events: &[Arc<ReceivedEvent>], what: impl Fn(&QueueEvent) -> bool) -> Vec<&QueueEvent> {

@@ -29,6 +29,17 @@ use serde_json::{Value, json};
 use crate::support::now_ms;
 use crate::support::scheduled::{members, without_clock};
 
+/// What the corpus's `progress` jobs do on every store: progress 50 %, two log lines, and
+/// `"done"`.
+pub(crate) async fn progress_and_logs<B: bullmq::backend::Backend>(
+    job: &bullmq::ActiveJob<B>,
+) -> ProcessResult {
+    job.update_progress(&json!({"pct": 50})).await?;
+    job.log("first line").await?;
+    job.log("second line").await?;
+    Ok(json!("done"))
+}
+
 async fn backend(prefix: &str, queue: &str) -> RedisBackend {
     let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
     RedisBackend::connect(&options, QueueName::new(queue).unwrap())
@@ -128,12 +139,7 @@ async fn corpus_processor(
     let data: Value = job.data_as()?;
     match data["behaviour"].as_str().unwrap_or_default() {
         "ok" => Ok(json!({"case": job.name, "i": data["i"]})),
-        "progress" => {
-            job.update_progress(&json!({"pct": 50})).await?;
-            job.log("first line").await?;
-            job.log("second line").await?;
-            Ok(json!("done"))
-        }
+        "progress" => progress_and_logs(&job).await,
         "flaky" if job.attempts_made < 2 => Err(JobError::failed(format!("boom {}", job.name))),
         "flaky" => Ok(json!({"recovered": job.attempts_made})),
         "fatal" => Err(JobError::unrecoverable("no retry")),

@@ -49,10 +49,10 @@ async fn backend_of(prefix: &str, queue: &str) -> RedisBackend {
 }
 
 /// `(kind, name, sorted labels)` → value, for this test's queue only.
-type Values = HashMap<(MetricKind, String, Vec<(String, String)>), DebugValue>;
+pub(crate) type Values = HashMap<(MetricKind, String, Vec<(String, String)>), DebugValue>;
 
 /// What the recorder holds now for `queue`.
-fn values_of(snapshotter: &Snapshotter, queue: &str) -> Values {
+pub(crate) fn values_of(snapshotter: &Snapshotter, queue: &str) -> Values {
     snapshotter
         .snapshot()
         .into_vec()

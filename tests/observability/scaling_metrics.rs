@@ -26,21 +26,11 @@ const T0: u64 = 1_700_000_000_000;
 /// This test's queue's gauges, by name. A snapshot takes the values out of the debugging
 /// recorder (each reads 0 afterwards until set again), so each check reads one snapshot.
 fn gauges(snapshotter: &Snapshotter) -> HashMap<String, f64> {
-    snapshotter
-        .snapshot()
-        .into_vec()
+    crate::metrics::values_of(snapshotter, QUEUE)
         .into_iter()
-        .filter_map(|(key, _, _, value)| {
-            let (kind, key) = key.into_parts();
-            let ours = key
-                .labels()
-                .any(|l| l.key() == names::LABEL_QUEUE && l.value() == QUEUE);
-            match value {
-                DebugValue::Gauge(g) if kind == MetricKind::Gauge && ours => {
-                    Some((key.name().to_owned(), g.into_inner()))
-                }
-                _ => None,
-            }
+        .filter_map(|((kind, name, _), value)| match value {
+            DebugValue::Gauge(g) if kind == MetricKind::Gauge => Some((name, g.into_inner())),
+            _ => None,
         })
         .collect()
 }

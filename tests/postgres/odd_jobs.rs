@@ -5,14 +5,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bullmq::postgres::sqlx::{self, Row as _};
-use bullmq::{JobError, JobId, JobOptions, JobState, Queue, QueueName, Worker, WorkerOptions};
+use bullmq::{JobId, JobOptions, JobState, Queue, QueueName};
 use serde_json::json;
 
+use crate::support::odd_jobs::counting_worker;
 use crate::support::postgres::{SchemaGuard, admin};
 use crate::support::wait::eventually;
 
@@ -201,32 +200,12 @@ async fn odd_job_rows_all_end_in_a_state_once() {
     .unwrap();
     let total = cases.len() + 1;
 
-    let runs: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
-    let counted = Arc::clone(&runs);
-    let opts = WorkerOptions::new()
-        .drain_delay(Duration::from_millis(500))
-        .stalled_interval(Duration::from_millis(500));
-    let worker = Worker::new(
+    let (worker, runs) = counting_worker(
         queue.name().clone(),
         schema.backend(name).await,
-        opts,
-        move |job, _| {
-            let counted = Arc::clone(&counted);
-            async move {
-                *counted
-                    .lock()
-                    .unwrap()
-                    .entry(job.id.as_str().to_owned())
-                    .or_default() += 1;
-                if job.id.as_str().starts_with("fail-") {
-                    return Err(JobError::failed("boom"));
-                }
-                Ok(json!("done"))
-            }
-        },
+        Duration::from_millis(500),
     )
-    .await
-    .unwrap();
+    .await;
 
     let count = |state: &'static str| {
         let table = table.clone();
@@ -269,7 +248,7 @@ async fn odd_job_rows_all_end_in_a_state_once() {
         .unwrap();
         let state: String = row.get(0);
         let reason: Option<String> = row.get(1);
-        let ran = runs.get(id.as_str()).copied().unwrap_or(0);
+        let ran = runs.get(id.as_bytes()).copied().unwrap_or(0);
         match c.end {
             End::Completed(n) => {
                 assert_eq!(state, "completed", "{}: {reason:?}", c.id);
@@ -283,7 +262,7 @@ async fn odd_job_rows_all_end_in_a_state_once() {
             }
         }
     }
-    assert_eq!(runs.get("raw-insert"), Some(&1));
+    assert_eq!(runs.get(b"raw-insert".as_slice()), Some(&1));
 
     // The listings give every readable job and name the others.
     let states = [JobState::Completed.into(), JobState::Failed.into()];

@@ -37,6 +37,46 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
 }
 
 /// The class of a failed connect.
+/// A queue and a worker on `options` (`who` connects): a job added to the one is completed by
+/// the other. Answers both, the worker still running.
+async fn completes_a_job(
+    options: &PostgresOptions,
+    queue: &str,
+    opts: JobOptions,
+    who: &str,
+) -> (
+    Queue<PostgresBackend>,
+    Worker<PostgresBackend, impl bullmq::Processor<PostgresBackend>>,
+) {
+    let name = QueueName::new(queue).unwrap();
+    let queue = Queue::new(
+        name.clone(),
+        PostgresBackend::connect(options, name.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{who} connects (and migrates if asked): {e}")),
+    );
+    let worker = Worker::new(
+        name.clone(),
+        PostgresBackend::connect(options, name.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{who}: a worker's backend: {e}")),
+        WorkerOptions::default(),
+        |_job: bullmq::ActiveJob<PostgresBackend>, _| async { Ok(json!("done")) },
+    )
+    .await
+    .expect("worker");
+    worker.run().expect("run");
+    let added = queue
+        .add("j", &json!({"x": 1}), opts)
+        .await
+        .unwrap_or_else(|e| panic!("{who} adds: {e}"));
+    eventually("the job completes", Duration::from_secs(20), || async {
+        queue.job(added.id.clone()).get_state().await.unwrap() == Some(bullmq::JobState::Completed)
+    })
+    .await;
+    (queue, worker)
+}
+
 async fn failure(url: &str) -> (ConnectFailure, String) {
     let options = PostgresOptions::new(url).connect_timeout(Duration::from_secs(10));
     let err = PostgresConnection::connect(&options)
@@ -125,32 +165,7 @@ async fn tls_on_a_hostssl_only_cluster() {
     let options = PostgresOptions::new(&full)
         .schema(SchemaName::new("tls").unwrap())
         .migrate(true);
-    let name = QueueName::new("tls").unwrap();
-    let queue = Queue::new(
-        name.clone(),
-        PostgresBackend::connect(&options, name.clone())
-            .await
-            .expect("verify-full connects and migrates"),
-    );
-    let worker = Worker::new(
-        name.clone(),
-        PostgresBackend::connect(&options, name.clone())
-            .await
-            .expect("a worker's backend"),
-        WorkerOptions::default(),
-        |_job: bullmq::ActiveJob<PostgresBackend>, _| async { Ok(json!("done")) },
-    )
-    .await
-    .expect("worker");
-    worker.run().expect("run");
-    let added = queue
-        .add("j", &json!({"x": 1}), JobOptions::new())
-        .await
-        .expect("add over TLS");
-    eventually("the job completes", Duration::from_secs(20), || async {
-        queue.job(added.id.clone()).get_state().await.unwrap() == Some(bullmq::JobState::Completed)
-    })
-    .await;
+    let (_queue, worker) = completes_a_job(&options, "tls", JobOptions::new(), "verify-full").await;
     let mut admin = connect(&full).await.expect("an admin session over TLS");
     let (plain, tls): (i64, i64) = sqlx::query_as(
         "SELECT count(*) FILTER (WHERE NOT s.ssl), count(*) FILTER (WHERE s.ssl) \
@@ -378,29 +393,12 @@ async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
 
     // The runtime role: no migration, a producer and a worker.
     let app = PostgresOptions::new(as_role("t_bullmq_app", "app-secret")).schema(schema.clone());
-    let name = QueueName::new("roles").unwrap();
-    let queue = Queue::new(
-        name.clone(),
-        PostgresBackend::connect(&app, name.clone())
-            .await
-            .expect("the runtime role connects"),
-    );
-    let worker = Worker::new(
-        name.clone(),
-        PostgresBackend::connect(&app, name.clone()).await.unwrap(),
-        WorkerOptions::default(),
-        |_job: bullmq::ActiveJob<PostgresBackend>, _| async { Ok(json!("done")) },
+    let (_queue, worker) = completes_a_job(
+        &app,
+        "roles",
+        JobOptions::new().attempts(2),
+        "the runtime role",
     )
-    .await
-    .expect("worker");
-    worker.run().expect("run");
-    let added = queue
-        .add("j", &json!({}), JobOptions::new().attempts(2))
-        .await
-        .expect("the runtime role adds");
-    eventually("the job completes", Duration::from_secs(20), || async {
-        queue.job(added.id.clone()).get_state().await.unwrap() == Some(bullmq::JobState::Completed)
-    })
     .await;
     worker.close().await;
 

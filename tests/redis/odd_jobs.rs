@@ -5,17 +5,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{
-    JobError, JobId, JobOptions, JobState, Prefix, Queue, QueueName, Worker, WorkerOptions,
-};
+use bullmq::{JobId, JobOptions, JobState, Prefix, Queue, QueueName};
 use serde_json::json;
 
 use crate::support;
+use crate::support::odd_jobs::counting_worker;
 use crate::support::wait::eventually;
 
 /// How long the corpus may take to settle.
@@ -235,27 +232,8 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         .await
         .unwrap();
 
-    let runs: Arc<Mutex<HashMap<Vec<u8>, usize>>> = Arc::default();
-    let counted = Arc::clone(&runs);
-    let opts = WorkerOptions::new()
-        .drain_delay(Duration::from_millis(500))
-        .stalled_interval(Duration::from_millis(500));
-    let worker = Worker::new(name.clone(), connect().await, opts, move |job, _| {
-        let counted = Arc::clone(&counted);
-        async move {
-            *counted
-                .lock()
-                .unwrap()
-                .entry(job.id.as_bytes().to_vec())
-                .or_default() += 1;
-            if job.id.as_str().starts_with("fail-") {
-                return Err(JobError::failed("boom"));
-            }
-            Ok(json!("done"))
-        }
-    })
-    .await
-    .unwrap();
+    let (worker, runs) =
+        counting_worker(name.clone(), connect().await, Duration::from_millis(500)).await;
 
     // Every job reaches a finished set, the control job included.
     let total = cases.len() + 1;
@@ -409,24 +387,8 @@ async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
             .await
             .unwrap();
     }
-    let runs: Arc<Mutex<HashMap<Vec<u8>, usize>>> = Arc::default();
-    let counted = Arc::clone(&runs);
-    let opts = WorkerOptions::new()
-        .drain_delay(Duration::from_millis(500))
-        .stalled_interval(Duration::from_millis(300));
-    let worker = Worker::new(name.clone(), connect().await, opts, move |job, _| {
-        let counted = Arc::clone(&counted);
-        async move {
-            *counted
-                .lock()
-                .unwrap()
-                .entry(job.id.as_bytes().to_vec())
-                .or_default() += 1;
-            Ok(json!("done"))
-        }
-    })
-    .await
-    .unwrap();
+    let (worker, runs) =
+        counting_worker(name.clone(), connect().await, Duration::from_millis(300)).await;
     eventually("both stalled jobs completed", WAIT, || async {
         let mut con = support::redis().await;
         let n: usize = redis::cmd("ZCARD")

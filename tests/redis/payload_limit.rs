@@ -32,6 +32,19 @@ async fn queue_on(options: RedisOptions, prefix: &str) -> Queue<RedisBackend> {
     Queue::new(name, backend)
 }
 
+/// A queue on a direct connection, and one on the pipelined connection alone (no direct
+/// connection), each under a prefix of its own.
+async fn direct_and_piped(server: &PrivateRedis) -> [Queue<RedisBackend>; 2] {
+    [
+        queue_on(RedisOptions::new(server.url()), "direct").await,
+        queue_on(
+            RedisOptions::new(server.url()).direct_connections(0),
+            "piped",
+        )
+        .await,
+    ]
+}
+
 /// Data of about 2 MB as JSON.
 fn big() -> Value {
     json!({ "blob": "x".repeat(2 * 1024 * 1024) })
@@ -94,15 +107,7 @@ fn assert_too_large(err: &Error, index: Option<usize>, name: &str) {
 #[tokio::test]
 async fn a_job_over_proto_max_bulk_len_is_refused_before_it_is_sent() {
     let server = server();
-    // Alone on a direct connection, and on the pipelined one (no direct connection).
-    for (prefix, options) in [
-        ("direct", RedisOptions::new(server.url())),
-        (
-            "piped",
-            RedisOptions::new(server.url()).direct_connections(0),
-        ),
-    ] {
-        let queue = queue_on(options, prefix).await;
+    for queue in direct_and_piped(&server).await {
         let err = queue
             .add("big", &big(), JobOptions::new())
             .await
@@ -120,14 +125,7 @@ async fn a_job_over_proto_max_bulk_len_is_refused_before_it_is_sent() {
 #[tokio::test]
 async fn a_bulk_with_a_job_over_proto_max_bulk_len_writes_nothing() {
     let server = server();
-    for (prefix, options) in [
-        ("direct", RedisOptions::new(server.url())),
-        (
-            "piped",
-            RedisOptions::new(server.url()).direct_connections(0),
-        ),
-    ] {
-        let queue = queue_on(options, prefix).await;
+    for queue in direct_and_piped(&server).await {
         // More than one write batch (128 jobs), the big one in the second.
         let mut names: Vec<String> = (0..200).map(|i| format!("j{i:03}")).collect();
         names[150] = "big".to_owned();

@@ -201,6 +201,20 @@ async fn dry_runs_touch_nothing_and_read_only_refuses_before_connecting() {
     }
 }
 
+/// Runs the bulk command `args` with `-o json`, which must succeed having `matched` jobs and
+/// `done` them.
+fn bulk(store: &Store, args: &[&str], matched: u64, done: u64) {
+    let out = store
+        .run(&[args, &["-o", "json"]].concat())
+        .expect(0)
+        .json();
+    assert_eq!(
+        (out["matched"].as_u64(), out["done"].as_u64()),
+        (Some(matched), Some(done)),
+        "{out}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_command_changes_the_store_as_it_says() {
     for store in Store::both().await {
@@ -266,16 +280,11 @@ async fn each_command_changes_the_store_as_it_says() {
             (Some(0), json!([ids[0]]))
         );
 
-        let cleaned = store
-            .run(&[
-                "clean", "q", "--state", "waiting", "--grace", "0", "--yes", "-o", "json",
-            ])
-            .expect(0)
-            .json();
-        assert_eq!(
-            (cleaned["matched"].as_u64(), cleaned["done"].as_u64()),
-            (Some(2), Some(2)),
-            "{cleaned}"
+        bulk(
+            &store,
+            &["clean", "q", "--state", "waiting", "--grace", "0", "--yes"],
+            2,
+            2,
         );
         assert_eq!(count(&queue, JobState::Waiting).await, 0);
 
@@ -283,15 +292,7 @@ async fn each_command_changes_the_store_as_it_says() {
             .add("w", &json!(1), JobOptions::default())
             .await
             .unwrap();
-        let drained = store
-            .run(&["drain", "q", "--yes", "-o", "json"])
-            .expect(0)
-            .json();
-        assert_eq!(
-            (drained["matched"].as_u64(), drained["done"].as_u64()),
-            (Some(1), Some(1)),
-            "{drained}"
-        );
+        bulk(&store, &["drain", "q", "--yes"], 1, 1);
         assert_eq!(count(&queue, JobState::Waiting).await, 0);
         let text = store.run(&["drain", "q", "--yes"]).expect(0).stdout;
         assert_eq!(
@@ -309,15 +310,7 @@ async fn each_command_changes_the_store_as_it_says() {
             .add("w", &json!(1), JobOptions::default())
             .await
             .unwrap();
-        let gone = store
-            .run(&["obliterate", "q", "--yes", "-o", "json"])
-            .expect(0)
-            .json();
-        assert_eq!(
-            (gone["matched"].as_u64(), gone["done"].as_u64()),
-            (Some(1), Some(1)),
-            "{gone}"
-        );
+        bulk(&store, &["obliterate", "q", "--yes"], 1, 1);
         let queues = store.run(&["queues", "-o", "json"]).expect(0).json();
         let names: Vec<&str> = queues
             .as_array()

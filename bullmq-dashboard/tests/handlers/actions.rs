@@ -16,8 +16,7 @@ async fn count(fx: &Fixture, state: JobState) -> u64 {
 
 /// The page of the bulk run `started` redirected to, once the run has finished.
 async fn finished_run(app: &axum::Router, s: &Session, started: &Answer) -> String {
-    assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.body);
-    let run = started.location();
+    let run = started.redirected();
     assert!(run.contains("/bulk/runs/"), "{run}");
     bullmq_test_support::eventually(
         "the bulk run to finish",
@@ -32,55 +31,21 @@ async fn job_actions_retry_promote_and_remove(store: Store) {
     let fx = Fixture::new(store).await;
     let app = fx.app();
     let s = Session::open(&app, &fx.path("?state=failed")).await;
-    let retried = s
-        .post(
-            &app,
-            &fx.path(&format!("/jobs/{}/retry", fx.failed.as_str())),
-            &[],
-        )
-        .await;
-    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
-    assert!(
-        retried.location().starts_with(&fx.path("/jobs/")),
-        "{}",
-        retried.location()
-    );
-    assert_eq!(
-        fx.queue.get_job_state(&fx.failed).await.unwrap(),
-        Some(JobState::Waiting)
-    );
+    let retried = s.job_action(&app, &fx, &fx.failed, "retry").await;
+    let back = retried.redirected();
+    assert!(back.starts_with(&fx.path("/jobs/")), "{back}");
+    assert_eq!(fx.state(&fx.failed).await, Some(JobState::Waiting));
     // A waiting job cannot be retried: a 400 naming the field.
-    let again = s
-        .post(
-            &app,
-            &fx.path(&format!("/jobs/{}/retry", fx.failed.as_str())),
-            &[],
-        )
-        .await;
+    let again = s.job_action(&app, &fx, &fx.failed, "retry").await;
     assert_eq!(again.status, StatusCode::BAD_REQUEST, "{}", again.body);
-    let promoted = s
-        .post(
-            &app,
-            &fx.path(&format!("/jobs/{}/promote", fx.delayed.as_str())),
-            &[],
-        )
-        .await;
-    assert_eq!(promoted.status, StatusCode::SEE_OTHER, "{}", promoted.body);
-    assert_eq!(
-        fx.queue.get_job_state(&fx.delayed).await.unwrap(),
-        Some(JobState::Waiting)
-    );
-    let removed = s
-        .post(
-            &app,
-            &fx.path(&format!("/jobs/{}/remove", fx.completed.as_str())),
-            &[],
-        )
-        .await;
-    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
-    assert!(fx.queue.get_job(&fx.completed).await.unwrap().is_none());
+    s.job_action(&app, &fx, &fx.delayed, "promote")
+        .await
+        .redirected();
+    assert_eq!(fx.state(&fx.delayed).await, Some(JobState::Waiting));
+    let removed = s.job_action(&app, &fx, &fx.completed, "remove").await;
     // The page it leads to answers.
-    get(&app, removed.location()).await.ok();
+    get(&app, removed.redirected()).await.ok();
+    assert!(!fx.exists(&fx.completed).await);
 }
 both_stores!(job_actions_retry_promote_and_remove);
 
@@ -89,14 +54,9 @@ async fn a_corrupt_job_can_be_removed(store: Store) {
     let corrupt = fx.corrupt_job().await;
     let app = fx.app();
     let s = Session::open(&app, &fx.path("?state=waiting")).await;
-    let removed = s
-        .post(
-            &app,
-            &fx.path(&format!("/jobs/{}/remove", corrupt.as_str())),
-            &[],
-        )
-        .await;
-    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    s.job_action(&app, &fx, &corrupt, "remove")
+        .await
+        .redirected();
     assert!(
         !get(&app, &fx.path("?state=waiting"))
             .await
@@ -118,34 +78,20 @@ async fn add_pause_resume_drain_and_clean(store: Store) {
             &[("name", "from-web"), ("data", "{\"a\":1}")],
         )
         .await;
-    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    added.redirected();
     assert_eq!(count(&fx, JobState::Waiting).await, before + 1);
     let bad = s
         .post(&app, &fx.path("/add"), &[("name", "x"), ("data", "{nope")])
         .await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
-    assert!(
-        bad.body.contains("`data`") && bad.body.contains("JSON"),
-        "{}",
-        bad.body
-    );
+    bad.refused(StatusCode::BAD_REQUEST, "`data`");
+    assert!(bad.body.contains("JSON"), "{}", bad.body);
     let unnamed = s.post(&app, &fx.path("/add"), &[("name", " ")]).await;
-    assert!(
-        unnamed.status == StatusCode::BAD_REQUEST && unnamed.body.contains("`name`"),
-        "{}",
-        unnamed.body
-    );
+    unnamed.refused(StatusCode::BAD_REQUEST, "`name`");
 
-    assert_eq!(
-        s.post(&app, &fx.path("/pause"), &[]).await.status,
-        StatusCode::SEE_OTHER
-    );
+    s.post(&app, &fx.path("/pause"), &[]).await.redirected();
     assert!(fx.queue.is_paused().await.unwrap());
     assert!(get(&app, &fx.path("")).await.ok().contains("paused"));
-    assert_eq!(
-        s.post(&app, &fx.path("/resume"), &[]).await.status,
-        StatusCode::SEE_OTHER
-    );
+    s.post(&app, &fx.path("/resume"), &[]).await.redirected();
     assert!(!fx.queue.is_paused().await.unwrap());
 
     let cleaned = s
@@ -155,15 +101,11 @@ async fn add_pause_resume_drain_and_clean(store: Store) {
             &[("state", "completed"), ("grace", "0"), ("limit", "0")],
         )
         .await;
-    assert_eq!(cleaned.status, StatusCode::SEE_OTHER, "{}", cleaned.body);
-    assert!(
-        cleaned.location().contains("cleaned%202%20completed"),
-        "{}",
-        cleaned.location()
-    );
+    let back = cleaned.redirected();
+    assert!(back.contains("cleaned%202%20completed"), "{back}");
     assert_eq!(count(&fx, JobState::Completed).await, 0);
     let drained = s.post(&app, &fx.path("/drain"), &[("delayed", "1")]).await;
-    assert_eq!(drained.status, StatusCode::SEE_OTHER, "{}", drained.body);
+    drained.redirected();
     assert_eq!(count(&fx, JobState::Waiting).await, 0);
     assert_eq!(count(&fx, JobState::Delayed).await, 0);
 }
@@ -176,15 +118,13 @@ async fn obliterate_needs_the_queue_name_typed(store: Store) {
     let wrong = s
         .post(&app, &fx.path("/obliterate"), &[("confirm", "not-it")])
         .await;
-    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
-    assert!(wrong.body.contains("`confirm`"), "{}", wrong.body);
-    assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_some());
+    wrong.refused(StatusCode::BAD_REQUEST, "`confirm`");
+    assert!(fx.exists(&fx.waiting).await);
     let done = s
         .post(&app, &fx.path("/obliterate"), &[("confirm", &fx.name)])
         .await;
-    assert_eq!(done.status, StatusCode::SEE_OTHER, "{}", done.body);
-    assert_eq!(done.location(), "/admin");
-    assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_none());
+    assert_eq!(done.redirected(), "/admin");
+    assert!(!fx.exists(&fx.waiting).await);
     let names: Vec<String> = fx
         .queue
         .backend()
@@ -256,31 +196,11 @@ async fn bulk_retry_on_a_search_shows_its_count_then_its_progress(store: Store) 
             &[("state", "completed"), ("action", "retry"), ("q", "3")],
         )
         .await;
-    assert_eq!(started.status, StatusCode::SEE_OTHER, "{}", started.body);
-    let run = started.location().to_owned();
-    assert!(run.contains("/bulk/runs/"), "{run}");
-    let (app_ref, s, run_ref) = (&app, &confirm, run.as_str());
-    bullmq_test_support::eventually(
-        "the bulk run to finish",
-        std::time::Duration::from_secs(30),
-        || async move {
-            let page = s.get(app_ref, run_ref).await;
-            page.ok().contains("Finished: ")
-        },
-    )
-    .await;
-    let page = confirm.get(&app, &run).await;
-    assert!(
-        page.ok().contains("1</span> of 1 job(s) retried"),
-        "{}",
-        page.body
-    );
+    let page = finished_run(&app, &confirm, &started).await;
+    assert!(page.contains("1</span> of 1 job(s) retried"), "{page}");
     assert_eq!(count(&fx, JobState::Completed).await, 1);
     assert_eq!(count(&fx, JobState::Waiting).await, waiting + 1);
-    assert_eq!(
-        fx.queue.get_job_state(&fx.big).await.unwrap(),
-        Some(JobState::Waiting)
-    );
+    assert_eq!(fx.state(&fx.big).await, Some(JobState::Waiting));
     let unknown = confirm.get(&app, &fx.path("/bulk/runs/999999")).await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
 }
@@ -301,18 +221,13 @@ async fn a_jobs_data_is_updated_from_its_page(store: Store) {
     let updated = s
         .post(&app, &update, &[("data", "{\"find\":\"you\",\"n\":2}")])
         .await;
-    assert_eq!(updated.status, StatusCode::SEE_OTHER, "{}", updated.body);
-    assert!(
-        updated.location().contains("done=updated"),
-        "{}",
-        updated.location()
-    );
+    let back = updated.redirected();
+    assert!(back.contains("done=updated"), "{back}");
     let job = fx.queue.get_job(&fx.waiting).await.unwrap().unwrap();
     let data: serde_json::Value = serde_json::from_str(&job.data).unwrap();
     assert_eq!(data, serde_json::json!({"find": "you", "n": 2}));
     let bad = s.post(&app, &update, &[("data", "{nope")]).await;
-    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
-    assert!(bad.body.contains("`data`"), "{}", bad.body);
+    bad.refused(StatusCode::BAD_REQUEST, "`data`");
     let gone = s
         .post(
             &app,
@@ -357,17 +272,10 @@ async fn selected_jobs_are_retried_promoted_and_removed(store: Store) {
             ],
         )
         .await;
-    assert_eq!(retried.status, StatusCode::SEE_OTHER, "{}", retried.body);
-    assert!(
-        retried.location().contains("retried%202%20of%203"),
-        "{}",
-        retried.location()
-    );
+    let back = retried.redirected();
+    assert!(back.contains("retried%202%20of%203"), "{back}");
     for id in [&fx.completed, &fx.failed] {
-        assert_eq!(
-            fx.queue.get_job_state(id).await.unwrap(),
-            Some(JobState::Waiting)
-        );
+        assert_eq!(fx.state(id).await, Some(JobState::Waiting));
     }
     let promoted = s
         .post(
@@ -376,11 +284,8 @@ async fn selected_jobs_are_retried_promoted_and_removed(store: Store) {
             &[("action", "promote"), ("id", fx.delayed.as_str())],
         )
         .await;
-    assert_eq!(promoted.status, StatusCode::SEE_OTHER, "{}", promoted.body);
-    assert_eq!(
-        fx.queue.get_job_state(&fx.delayed).await.unwrap(),
-        Some(JobState::Waiting)
-    );
+    promoted.redirected();
+    assert_eq!(fx.state(&fx.delayed).await, Some(JobState::Waiting));
     let removed = s
         .post(
             &app,
@@ -392,17 +297,12 @@ async fn selected_jobs_are_retried_promoted_and_removed(store: Store) {
             ],
         )
         .await;
-    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
-    assert!(
-        removed.location().contains("removed%201%20of%202"),
-        "{}",
-        removed.location()
-    );
-    assert!(fx.queue.get_job(&fx.delayed).await.unwrap().is_none());
-    get(&app, removed.location()).await.ok();
+    let back = removed.redirected();
+    assert!(back.contains("removed%201%20of%202"), "{back}");
+    assert!(!fx.exists(&fx.delayed).await);
+    get(&app, back).await.ok();
     let none = s.post(&app, &selected, &[("action", "remove")]).await;
-    assert_eq!(none.status, StatusCode::BAD_REQUEST);
-    assert!(none.body.contains("`id`"), "{}", none.body);
+    none.refused(StatusCode::BAD_REQUEST, "`id`");
     let odd = s
         .post(
             &app,
@@ -410,9 +310,8 @@ async fn selected_jobs_are_retried_promoted_and_removed(store: Store) {
             &[("action", "explode"), ("id", fx.waiting.as_str())],
         )
         .await;
-    assert_eq!(odd.status, StatusCode::BAD_REQUEST);
-    assert!(odd.body.contains("`action`"), "{}", odd.body);
-    assert!(fx.queue.get_job(&fx.waiting).await.unwrap().is_some());
+    odd.refused(StatusCode::BAD_REQUEST, "`action`");
+    assert!(fx.exists(&fx.waiting).await);
 }
 both_stores!(selected_jobs_are_retried_promoted_and_removed);
 
@@ -435,7 +334,7 @@ async fn schedulers_are_upserted_and_removed(store: Store) {
             ],
         )
         .await;
-    assert_eq!(every.status, StatusCode::SEE_OTHER, "{}", every.body);
+    every.redirected();
     let cron = s
         .post(
             &app,
@@ -447,7 +346,7 @@ async fn schedulers_are_upserted_and_removed(store: Store) {
             ],
         )
         .await;
-    assert_eq!(cron.status, StatusCode::SEE_OTHER, "{}", cron.body);
+    cron.redirected();
     let backend = fx.queue.backend();
     assert_eq!(backend.get_job_schedulers_count().await.unwrap(), 2);
     let record = backend
@@ -487,7 +386,7 @@ async fn schedulers_are_upserted_and_removed(store: Store) {
     let removed = s
         .post(&app, &format!("{page}/every-minute/remove"), &[])
         .await;
-    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    removed.redirected();
     assert_eq!(backend.get_job_schedulers_count().await.unwrap(), 1);
     assert!(
         backend

@@ -304,15 +304,10 @@ async fn every_action_and_refusal_is_logged_without_a_secret(store: Store) {
         // The test runs on one thread here, so the subscriber sees every event.
         let _guard = tracing::subscriber::set_default(subscriber);
         let s = Session::open(&app, &fx.path("")).await;
-        let retry = fx.path(&format!("/jobs/{}/retry", fx.failed.as_str()));
-        assert_eq!(
-            s.post(&app, &retry, &[]).await.status,
-            StatusCode::SEE_OTHER
-        );
-        assert_eq!(
-            s.post(&app, &fx.path("/pause"), &[]).await.status,
-            StatusCode::SEE_OTHER
-        );
+        s.job_action(&app, &fx, &fx.failed, "retry")
+            .await
+            .redirected();
+        s.post(&app, &fx.path("/pause"), &[]).await.redirected();
         assert_eq!(
             post_raw(&app, &fx.path("/resume"), None, &[]).await.status,
             StatusCode::FORBIDDEN

@@ -121,26 +121,13 @@ impl Fixture {
             "the seeded jobs to finish",
             Duration::from_secs(30),
             || async move {
-                let queue = q;
-                let c = queue
-                    .get_completed(bullmq::backend::Range {
-                        start: 0,
-                        end: -1,
-                        asc: true,
-                    })
-                    .await
-                    .unwrap()
-                    .len();
-                let f = queue
-                    .get_failed(bullmq::backend::Range {
-                        start: 0,
-                        end: -1,
-                        asc: true,
-                    })
-                    .await
-                    .unwrap()
-                    .len();
-                c == 2 && f == 1
+                let count = |state| async move {
+                    q.get_job_count_by_types(&[bullmq::job::JobType::State(state)])
+                        .await
+                        .unwrap()
+                };
+                count(bullmq::job::JobState::Completed).await == 2
+                    && count(bullmq::job::JobState::Failed).await == 1
             },
         )
         .await;
@@ -211,6 +198,16 @@ impl Fixture {
         format!("/admin/c/{CONN}/q/{}{rest}", self.name)
     }
 
+    /// The state `id` is in now.
+    pub async fn state(&self, id: &JobId) -> Option<bullmq::job::JobState> {
+        self.queue.get_job_state(id).await.unwrap()
+    }
+
+    /// Whether job `id` still exists.
+    pub async fn exists(&self, id: &JobId) -> bool {
+        self.queue.get_job(id).await.unwrap().is_some()
+    }
+
     /// Writes a job the store cannot decode; answers its id.
     pub async fn corrupt_job(&self) -> JobId {
         let id = self
@@ -269,6 +266,20 @@ impl Answer {
     pub fn ok(&self) -> &str {
         assert_eq!(self.status, StatusCode::OK, "{}", self.body);
         &self.body
+    }
+
+    /// Asserts the answer is a 303 and answers where it leads.
+    #[track_caller]
+    pub fn redirected(&self) -> &str {
+        assert_eq!(self.status, StatusCode::SEE_OTHER, "{}", self.body);
+        self.location()
+    }
+
+    /// Asserts the answer is `status` and its body names `field` (e.g. "`data`").
+    #[track_caller]
+    pub fn refused(&self, status: StatusCode, field: &str) {
+        assert_eq!(self.status, status, "{}", self.body);
+        assert!(self.body.contains(field), "{}", self.body);
     }
 
     pub fn location(&self) -> &str {
@@ -340,6 +351,12 @@ impl Session {
                 .unwrap(),
         )
         .await
+    }
+
+    /// A POST of the job action `action` (retry, promote, remove) on job `id`.
+    pub async fn job_action(&self, app: &Router, fx: &Fixture, id: &JobId, action: &str) -> Answer {
+        let path = fx.path(&format!("/jobs/{}/{action}", id.as_str()));
+        self.post(app, &path, &[]).await
     }
 
     /// A POST of `fields` with the cookie and the token.

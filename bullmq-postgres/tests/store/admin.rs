@@ -152,30 +152,16 @@ async fn retry_finished_jobs_moves_batches_back_to_wait() {
     finished(&b, "c1", true, now - 3_000).await;
 
     let before = ms(now);
-    assert_eq!(
-        b.retry_finished_jobs(FinishedState::Failed, 1, before)
-            .await
-            .unwrap(),
-        Batch::More
-    );
+    let retry = |state, count| b.retry_finished_jobs(state, count, before);
+    assert_eq!(retry(FinishedState::Failed, 1).await.unwrap(), Batch::More);
     assert_eq!(
         state(&b, "f1").await.as_deref(),
         Some("waiting"),
         "oldest first"
     );
     assert_eq!(state(&b, "f2").await.as_deref(), Some("failed"));
-    assert_eq!(
-        b.retry_finished_jobs(FinishedState::Failed, 1, before)
-            .await
-            .unwrap(),
-        Batch::More
-    );
-    assert_eq!(
-        b.retry_finished_jobs(FinishedState::Failed, 1, before)
-            .await
-            .unwrap(),
-        Batch::Done
-    );
+    assert_eq!(retry(FinishedState::Failed, 1).await.unwrap(), Batch::More);
+    assert_eq!(retry(FinishedState::Failed, 1).await.unwrap(), Batch::Done);
     assert_eq!(state(&b, "f2").await.as_deref(), Some("waiting"));
     assert_eq!(
         state(&b, "f3").await.as_deref(),
@@ -192,16 +178,12 @@ async fn retry_finished_jobs_moves_batches_back_to_wait() {
     assert_eq!(attempts, 0, "a retried job starts over");
 
     assert_eq!(
-        b.retry_finished_jobs(FinishedState::Completed, 10, before)
-            .await
-            .unwrap(),
+        retry(FinishedState::Completed, 10).await.unwrap(),
         Batch::More
     );
     assert_eq!(state(&b, "c1").await.as_deref(), Some("waiting"));
     assert_eq!(
-        b.retry_finished_jobs(FinishedState::Completed, 10, before)
-            .await
-            .unwrap(),
+        retry(FinishedState::Completed, 10).await.unwrap(),
         Batch::Done
     );
 }

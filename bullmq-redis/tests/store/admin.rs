@@ -7,11 +7,8 @@ use crate::support::queue_ops as support;
 
 use std::time::Duration;
 
-use bullmq_core::backend::{
-    AddJobSchedulerArgs, Admin, Batch, ObliterateArgs, ObliterateRefusal, Schedulers,
-};
+use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
-use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, JobOptions, JobState};
 use serde_json::json;
 use support::{Ctx, T0};
@@ -71,24 +68,8 @@ async fn drain_removes_waiting_and_delayed_jobs_but_not_scheduler_iterations() {
             JobOptions::new().delay(Duration::from_secs(10)),
         )
         .await;
-    let schedule = RepeatOptions {
-        pattern: Some("* * * * *".to_owned()),
-        ..RepeatOptions::default()
-    };
-    let (iteration, _) = ctx
-        .backend
-        .add_job_scheduler(&AddJobSchedulerArgs {
-            scheduler_id: "s1".to_owned(),
-            next_millis: T0 + 60_000,
-            template_name: "tick".to_owned(),
-            template_data: "{}".to_owned(),
-            template_opts: JobOptions::new(),
-            schedule: schedule.clone(),
-            delayed_job_opts: JobOptions::new().repeat(schedule),
-            producer_id: None,
-        })
-        .await
-        .unwrap();
+    let iteration =
+        bullmq_test_support::iterations::cron_iteration(&ctx.backend, T0 + 60_000).await;
 
     ctx.backend.drain(false).await.unwrap();
     assert!(ctx.list("wait").is_empty());

@@ -56,18 +56,7 @@ async fn adding_a_job_wakes_a_waiting_worker() {
     });
     blocked_in(&b.client_name(&worker("adder")), "bzpopmin").await;
     ctx.add(1, JobOptions::new()).await;
-    let woke = tokio::time::timeout(Duration::from_secs(2), waiting)
-        .await
-        .expect("the marker wakes the wait")
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        woke,
-        Some(Marker {
-            member: "0".to_owned(),
-            score: 0
-        })
-    );
+    support::woken_by_an_add(waiting, "the marker wakes the wait").await;
 }
 
 #[tokio::test]

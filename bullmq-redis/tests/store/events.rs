@@ -7,7 +7,7 @@ use crate::support::readers as support;
 
 use std::time::Duration;
 
-use bullmq_core::backend::{Blocking, ClientRole, EventId, Events, Lifecycle, Marker};
+use bullmq_core::backend::{Blocking, ClientRole, EventId, Events, Lifecycle};
 use bullmq_core::{Error, JobOptions};
 use support::{Ctx, blocked_in};
 
@@ -220,18 +220,7 @@ async fn a_worker_wait_and_an_events_read_do_not_hold_each_other_up() {
         .unwrap()
         .unwrap();
     assert_eq!(read[0].fields[0], ("event".to_owned(), "added".to_owned()));
-    let woke = tokio::time::timeout(Duration::from_secs(2), waiting)
-        .await
-        .expect("the wait is not held up by the read")
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        woke,
-        Some(Marker {
-            member: "0".to_owned(),
-            score: 0
-        })
-    );
+    support::woken_by_an_add(waiting, "the wait is not held up by the read").await;
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use crate::support::transitions as support;
 use std::time::Duration;
 
 use bullmq_core::backend::{LockToken, Locks};
-use bullmq_core::{JobId, JobOptions};
+use bullmq_core::{Job, JobId, JobOptions};
 use support::{Ctx, LOCK};
 
 const LONGER: Duration = Duration::from_secs(120);
@@ -18,23 +18,31 @@ fn mark_stalled(ctx: &Ctx, id: &JobId) {
     ctx.cmd::<()>(redis::cmd("SADD").arg(ctx.key("stalled")).arg(id.as_str()));
 }
 
+/// A job `a` taken with token `tok`, then marked stalled.
+async fn taken_and_marked_stalled() -> (Ctx, Job) {
+    let ctx = Ctx::new().await;
+    let job = ctx.add("a", JobOptions::new()).await;
+    ctx.take("tok").await;
+    mark_stalled(&ctx, &job.id);
+    (ctx, job)
+}
+
+/// Extends `job`'s lock by [`LONGER`] with `token`; whether it was.
+async fn extend(ctx: &Ctx, job: &Job, token: &str) -> bool {
+    ctx.backend
+        .extend_lock(&job.id, &LockToken::new(token), LONGER)
+        .await
+        .unwrap()
+}
+
 fn lock(id: &JobId) -> String {
     format!("{id}:lock")
 }
 
 #[tokio::test]
 async fn extend_lock_renews_a_held_lock_and_clears_the_stalled_mark() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
-    mark_stalled(&ctx, &job.id);
-
-    let ok = ctx
-        .backend
-        .extend_lock(&job.id, &LockToken::new("tok"), LONGER)
-        .await
-        .unwrap();
-    assert!(ok);
+    let (ctx, job) = taken_and_marked_stalled().await;
+    assert!(extend(&ctx, &job, "tok").await);
     let ttl = ctx.pttl(&lock(&job.id));
     assert!(
         ttl > 30_000 && ttl <= 120_000,
@@ -45,28 +53,14 @@ async fn extend_lock_renews_a_held_lock_and_clears_the_stalled_mark() {
 
 #[tokio::test]
 async fn extend_lock_with_another_token_or_no_lock_fails() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
-    mark_stalled(&ctx, &job.id);
-
-    let ok = ctx
-        .backend
-        .extend_lock(&job.id, &LockToken::new("thief"), LONGER)
-        .await
-        .unwrap();
-    assert!(!ok);
+    let (ctx, job) = taken_and_marked_stalled().await;
+    assert!(!extend(&ctx, &job, "thief").await);
     assert_eq!(ctx.get(&lock(&job.id)).as_deref(), Some("tok"));
     assert!(ctx.pttl(&lock(&job.id)) <= 30_000, "left as it was");
     assert_eq!(ctx.set("stalled"), vec![job.id.to_string()]);
 
     ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&lock(&job.id))));
-    let ok = ctx
-        .backend
-        .extend_lock(&job.id, &LockToken::new("tok"), LONGER)
-        .await
-        .unwrap();
-    assert!(!ok);
+    assert!(!extend(&ctx, &job, "tok").await);
     assert!(!ctx.exists(&lock(&job.id)), "a lost lock is not recreated");
 }
 

@@ -19,6 +19,31 @@ mod support {
     pub(crate) mod queue_ops;
     pub(crate) mod readers;
     pub(crate) mod transitions;
+
+    use std::cell::RefCell;
+
+    use bullmq_core::clock::ManualClock;
+    use bullmq_core::{Queue, QueueName};
+    use bullmq_redis::RedisBackend;
+
+    /// What every context holds: a backend for `queue` under `prefix` whose clock is `clock`,
+    /// the queue on it, and a connection of the test's own for raw commands.
+    pub(crate) async fn parts(
+        prefix: &str,
+        queue: &str,
+        clock: &ManualClock,
+    ) -> (
+        RedisBackend,
+        Queue<RedisBackend>,
+        RefCell<redis::Connection>,
+    ) {
+        let backend = readers::backend(prefix, queue, clock).await;
+        let queue = Queue::new(QueueName::new(queue).expect("queue name"), backend.clone());
+        let con = redis::Client::open(bullmq_test_support::redis_url())
+            .and_then(|c| c.get_connection())
+            .expect("a sync connection");
+        (backend, queue, RefCell::new(con))
+    }
 }
 
 mod admin;

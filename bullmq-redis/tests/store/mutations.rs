@@ -7,9 +7,8 @@ use crate::support::queue_ops as support;
 
 use std::time::Duration;
 
-use bullmq_core::backend::{AddJobSchedulerArgs, AddJobs, JobMutations, ParentKeyOpts, Schedulers};
+use bullmq_core::backend::{AddJobs, JobMutations, ParentKeyOpts};
 use bullmq_core::options::{Deduplication, ParentOptions};
-use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{Error, Job, JobId, JobOptions, ScriptErrorCode};
 use serde_json::json;
 use support::{Ctx, T0};
@@ -222,24 +221,8 @@ async fn remove_refuses_locked_jobs_and_scheduler_iterations() {
     assert!(!ctx.backend.remove(&active, false).await.unwrap());
     assert!(ctx.exists(active.as_str()));
 
-    let schedule = RepeatOptions {
-        pattern: Some("* * * * *".to_owned()),
-        ..RepeatOptions::default()
-    };
-    let (iteration, _) = ctx
-        .backend
-        .add_job_scheduler(&AddJobSchedulerArgs {
-            scheduler_id: "s1".to_owned(),
-            next_millis: T0 + 60_000,
-            template_name: "tick".to_owned(),
-            template_data: "{}".to_owned(),
-            template_opts: JobOptions::new(),
-            schedule: schedule.clone(),
-            delayed_job_opts: JobOptions::new().repeat(schedule),
-            producer_id: None,
-        })
-        .await
-        .unwrap();
+    let iteration =
+        bullmq_test_support::iterations::cron_iteration(&ctx.backend, T0 + 60_000).await;
     let err = ctx.backend.remove(&iteration, false).await.unwrap_err();
     assert_eq!(
         refusal(err),

@@ -4,11 +4,10 @@
 use std::time::Duration;
 
 use bullmq_core::backend::{
-    AddJobSchedulerArgs, Admin, Batch, FetchParams, ObliterateArgs, ObliterateRefusal, QueueMeta,
-    RateLimiter, Schedulers, Transitions,
+    Admin, Batch, FetchParams, ObliterateArgs, ObliterateRefusal, QueueMeta, RateLimiter,
+    Transitions,
 };
 use bullmq_core::job::FinishedState;
-use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobId, JobOptions, JobState};
 
 use super::{Sec, T0, fetch, id};
@@ -16,24 +15,7 @@ use crate::store::Store;
 
 /// A cron scheduler `s1` whose first iteration is due a minute after [`T0`]; the iteration.
 async fn scheduler_iteration<S: Store>(s: &Sec<S>) -> JobId {
-    let schedule = RepeatOptions {
-        pattern: Some("* * * * *".to_owned()),
-        ..RepeatOptions::default()
-    };
-    let (iteration, _) =
-        s.b.add_job_scheduler(&AddJobSchedulerArgs {
-            scheduler_id: "s1".to_owned(),
-            next_millis: T0 + 60_000,
-            template_name: "tick".to_owned(),
-            template_data: "{}".to_owned(),
-            template_opts: JobOptions::new(),
-            schedule: schedule.clone(),
-            delayed_job_opts: JobOptions::new().repeat(schedule),
-            producer_id: None,
-        })
-        .await
-        .unwrap();
-    iteration
+    bullmq_test_support::iterations::cron_iteration(&s.b, T0 + 60_000).await
 }
 
 /// Calls `step` until it answers [`Batch::Done`] (at most `max` times); how many it took.

@@ -3,11 +3,8 @@
 
 use std::time::Duration;
 
-use bullmq_core::backend::{
-    AddJobSchedulerArgs, JobMutations, Lifecycle, Queries, Range, Schedulers, Transitions,
-};
+use bullmq_core::backend::{JobMutations, Lifecycle, Queries, Range, Transitions};
 use bullmq_core::options::Deduplication;
-use bullmq_core::scheduling::RepeatOptions;
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
@@ -180,23 +177,7 @@ pub async fn remove_refuses_locked_and_scheduler_jobs<S: Store>() {
     );
     assert_eq!(s.state(&active).await, Some(JobState::Active));
 
-    let schedule = RepeatOptions {
-        pattern: Some("* * * * *".to_owned()),
-        ..RepeatOptions::default()
-    };
-    let (iteration, _) =
-        s.b.add_job_scheduler(&AddJobSchedulerArgs {
-            scheduler_id: "s1".to_owned(),
-            next_millis: T0 + 60_000,
-            template_name: "tick".to_owned(),
-            template_data: "{}".to_owned(),
-            template_opts: JobOptions::new(),
-            schedule: schedule.clone(),
-            delayed_job_opts: JobOptions::new().repeat(schedule),
-            producer_id: None,
-        })
-        .await
-        .unwrap();
+    let iteration = bullmq_test_support::iterations::cron_iteration(&s.b, T0 + 60_000).await;
     // (The refusing command's name is the store's: `removeJob` on Redis, `remove` on
     // PostgreSQL.)
     let err = script(s.b.remove(&iteration, true).await.unwrap_err());

@@ -8,8 +8,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use bullmq_core::clock::ManualClock;
-use bullmq_core::{JobId, JobOptions, Prefix, Queue, QueueName};
-use bullmq_redis::{RedisBackend, RedisOptions};
+use bullmq_core::{JobId, JobOptions, Queue};
+use bullmq_redis::RedisBackend;
 
 pub(crate) use super::T0;
 
@@ -32,23 +32,14 @@ impl Ctx {
         let guard = PrefixGuard(prefix.clone());
         let name = "q".to_owned();
         let clock = ManualClock::new(T0);
-        let options = RedisOptions::new(redis_url()).prefix(Prefix::new(&prefix).unwrap());
-        let backend = RedisBackend::connect(&options, QueueName::new(&name).unwrap())
-            .await
-            .expect("connect to Redis")
-            .with_clock(clock.clone());
-        let queue = Queue::new(QueueName::new(&name).unwrap(), backend.clone());
-        let con = redis::Client::open(redis_url())
-            .unwrap()
-            .get_connection()
-            .expect("a sync connection");
+        let (backend, queue, con) = super::parts(&prefix, &name, &clock).await;
         Self {
             backend,
             queue,
             clock,
             prefix,
             name,
-            con: std::cell::RefCell::new(con),
+            con,
             _guard: guard,
         }
     }

@@ -19,6 +19,24 @@ pub(crate) use bullmq_test_support::{
 };
 
 /// A connected backend for `queue` under `prefix`, reading time from `clock`.
+/// Asserts that `waiting` (a spawned `wait_for_job`) ends within 2 s (`why` it must) with the
+/// marker an add leaves: member `0`, score 0.
+pub(crate) async fn woken_by_an_add(
+    waiting: tokio::task::JoinHandle<bullmq_core::Result<Option<bullmq_core::backend::Marker>>>,
+    why: &str,
+) {
+    let woke = tokio::time::timeout(std::time::Duration::from_secs(2), waiting)
+        .await
+        .expect(why)
+        .unwrap()
+        .unwrap();
+    let marker = bullmq_core::backend::Marker {
+        member: "0".to_owned(),
+        score: 0,
+    };
+    assert_eq!(woke, Some(marker));
+}
+
 pub(crate) async fn backend(prefix: &str, queue: &str, clock: &ManualClock) -> RedisBackend {
     let options = RedisOptions::new(redis_url()).prefix(Prefix::new(prefix).expect("prefix"));
     RedisBackend::connect(&options, QueueName::new(queue).expect("queue name"))
@@ -47,18 +65,13 @@ impl Ctx {
         let prefix = unique_prefix();
         let cleanup = PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
-        let backend = backend(&prefix, queue, &clock).await;
-        let name = QueueName::new(queue).expect("queue name");
-        let queue = Queue::new(name, backend.clone());
-        let con = redis::Client::open(redis_url())
-            .and_then(|c| c.get_connection())
-            .expect("a sync connection");
+        let (backend, queue, con) = super::parts(&prefix, queue, &clock).await;
         Self {
             backend,
             queue,
             clock,
             prefix,
-            con: RefCell::new(con),
+            con,
             _cleanup: cleanup,
         }
     }

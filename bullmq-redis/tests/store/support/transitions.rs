@@ -11,15 +11,15 @@ use std::time::Duration;
 
 use bullmq_core::backend::{FetchParams, LockToken, NextJob, Transitions};
 use bullmq_core::clock::ManualClock;
-use bullmq_core::{Job, JobOptions, Prefix, Queue, QueueName};
-use bullmq_redis::{RedisBackend, RedisOptions};
+use bullmq_core::{Job, JobOptions, Queue};
+use bullmq_redis::RedisBackend;
 
 pub(crate) use super::T0;
 
 /// The lock duration the tests take jobs with.
 pub(crate) const LOCK: Duration = Duration::from_secs(30);
 
-pub(crate) use bullmq_test_support::{PrefixGuard, redis_url};
+pub(crate) use bullmq_test_support::PrefixGuard;
 
 /// One test's queue.
 pub(crate) struct Ctx {
@@ -55,22 +55,13 @@ impl Ctx {
         let prefix = bullmq_test_support::unique_prefix();
         let cleanup = PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
-        let options = RedisOptions::new(redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
-        let name = QueueName::new("q").expect("queue name");
-        let backend = RedisBackend::connect(&options, name.clone())
-            .await
-            .expect("connect to Redis")
-            .with_clock(clock.clone());
-        let queue = Queue::new(name, backend.clone());
-        let con = redis::Client::open(redis_url())
-            .and_then(|c| c.get_connection())
-            .expect("a sync connection");
+        let (backend, queue, con) = super::parts(&prefix, "q", &clock).await;
         Self {
             backend,
             queue,
             clock,
             prefix,
-            con: RefCell::new(con),
+            con,
             _cleanup: cleanup,
         }
     }

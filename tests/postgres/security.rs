@@ -126,12 +126,13 @@ async fn tls_on_a_hostssl_only_cluster() {
         .schema(SchemaName::new("tls").unwrap())
         .migrate(true);
     let name = QueueName::new("tls").unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         name.clone(),
         PostgresBackend::connect(&options, name.clone())
             .await
             .expect("verify-full connects and migrates"),
-    );
+    )
+    .expect("the backend is bound to this queue");
     let worker = Worker::new(
         name.clone(),
         PostgresBackend::connect(&options, name.clone())
@@ -379,12 +380,13 @@ async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
     // The runtime role: no migration, a producer and a worker.
     let app = PostgresOptions::new(as_role("t_bullmq_app", "app-secret")).schema(schema.clone());
     let name = QueueName::new("roles").unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         name.clone(),
         PostgresBackend::connect(&app, name.clone())
             .await
             .expect("the runtime role connects"),
-    );
+    )
+    .expect("the backend is bound to this queue");
     let worker = Worker::new(
         name.clone(),
         PostgresBackend::connect(&app, name.clone()).await.unwrap(),

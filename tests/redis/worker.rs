@@ -36,10 +36,12 @@ impl Ctx {
         let mut ctx = Self {
             prefix,
             _guard: guard,
-            queue: Queue::new(name.clone(), dummy_backend().await),
+            queue: Queue::try_new(name.clone(), dummy_backend().await)
+                .expect("the backend is bound to this queue"),
             name,
         };
-        ctx.queue = Queue::new(ctx.name.clone(), ctx.connect().await);
+        ctx.queue = Queue::try_new(ctx.name.clone(), ctx.connect().await)
+            .expect("the backend is bound to this queue");
         ctx
     }
 

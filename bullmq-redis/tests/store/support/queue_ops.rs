@@ -37,7 +37,8 @@ impl Ctx {
             .await
             .expect("connect to Redis")
             .with_clock(clock.clone());
-        let queue = Queue::new(QueueName::new(&name).unwrap(), backend.clone());
+        let queue = Queue::try_new(QueueName::new(&name).unwrap(), backend.clone())
+            .expect("the backend is bound to this queue");
         let con = redis::Client::open(redis_url())
             .unwrap()
             .get_connection()

@@ -49,7 +49,8 @@ impl Ctx {
         let clock = ManualClock::new(T0);
         let backend = backend(&prefix, queue, &clock).await;
         let name = QueueName::new(queue).expect("queue name");
-        let queue = Queue::new(name, backend.clone());
+        let queue =
+            Queue::try_new(name, backend.clone()).expect("the backend is bound to this queue");
         let con = redis::Client::open(redis_url())
             .and_then(|c| c.get_connection())
             .expect("a sync connection");

@@ -61,7 +61,8 @@ impl Ctx {
             .await
             .expect("connect to Redis")
             .with_clock(clock.clone());
-        let queue = Queue::new(name, backend.clone());
+        let queue =
+            Queue::try_new(name, backend.clone()).expect("the backend is bound to this queue");
         let con = redis::Client::open(redis_url())
             .and_then(|c| c.get_connection())
             .expect("a sync connection");

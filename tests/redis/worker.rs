@@ -36,8 +36,8 @@ impl Ctx {
         let mut ctx = Self {
             prefix,
             _guard: guard,
-            queue: Queue::try_new(name.clone(), dummy_backend().await)
-                .expect("the backend is bound to this queue"),
+            // Replaced below, once `connect` can read the prefix.
+            queue: Queue::from_backend(dummy_backend().await).expect("bound to `unused`"),
             name,
         };
         ctx.queue = Queue::try_new(ctx.name.clone(), ctx.connect().await)

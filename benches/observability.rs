@@ -278,10 +278,11 @@ async fn backend(url: &str, prefix: &str) -> RedisBackend {
 
 /// Sequential adds: wall seconds and process CPU.
 async fn add(url: &str, prefix: &str, jobs: u64) -> (f64, Duration) {
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("bench").expect("name"),
         backend(url, prefix).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let data = json!({"i": 0, "payload": "x".repeat(64)});
     queue
         .add("warm", &data, JobOptions::new())
@@ -309,10 +310,11 @@ fn cpu_clock() -> Duration {
 
 /// Queues `jobs` jobs for the worker.
 async fn fill(url: &str, prefix: &str, jobs: u64) {
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("bench").expect("name"),
         backend(url, prefix).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let data = json!({"payload": "x".repeat(64)});
     let batch: Vec<BulkJob<Value>> = (0..jobs)
         .map(|_| BulkJob {

@@ -53,7 +53,8 @@ const HARNESS: &str = "bpg_add_rs";
 async fn in_schema(admin: &mut Admin, mode: Mode, jobs: u64, tag: &str) -> (Usage, i64) {
     let schema = unique_schema(HARNESS, tag);
     let backend = pg::backend(&schema).await;
-    let q = Queue::new(queue_name(), backend.clone());
+    let q =
+        Queue::try_new(queue_name(), backend.clone()).expect("the backend is bound to this queue");
     let meter = Meter::start();
     ours::add(q, mode, jobs).await;
     let usage = meter.stop(admin).await;

@@ -87,7 +87,7 @@ async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
     let backend = RedisBackend::connect(&options, queue_name())
         .await
         .expect("connect the queue");
-    Queue::new(queue_name(), backend)
+    Queue::try_new(queue_name(), backend).expect("the backend is bound to this queue")
 }
 
 /// One measured mode: prints its JSON line.

@@ -127,7 +127,10 @@ async fn measure(url: &str, rate: u64, jobs: u64, warmup: u64) {
     )
     .await
     .expect("the worker");
-    let queue = Arc::new(Queue::new(queue_name(), backend(url, &prefix).await));
+    let queue = Arc::new(
+        Queue::try_new(queue_name(), backend(url, &prefix).await)
+            .expect("the backend is bound to this queue"),
+    );
     // Idle first: the worker has found the queue empty and waits on its marker.
     tokio::time::sleep(Duration::from_millis(300)).await;
     offer(&queue, rate, warmup).await;

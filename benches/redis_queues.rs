@@ -332,10 +332,10 @@ async fn run(
     if mode == "add" {
         let mut ready = Vec::new();
         for q in &queues {
-            ready.push(Queue::new(
-                q.name.clone(),
-                backend(servers, &prefix, &q.name).await,
-            ));
+            ready.push(
+                Queue::try_new(q.name.clone(), backend(servers, &prefix, &q.name).await)
+                    .expect("the backend is bound to this queue"),
+            );
         }
         servers.settle().await;
         before = servers.cpu(cpus).await;
@@ -350,7 +350,8 @@ async fn run(
     } else {
         for q in &queues {
             add_bulk(
-                Queue::new(q.name.clone(), backend(servers, &prefix, &q.name).await),
+                Queue::try_new(q.name.clone(), backend(servers, &prefix, &q.name).await)
+                    .expect("the backend is bound to this queue"),
                 per_queue,
             )
             .await;

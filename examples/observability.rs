@@ -38,10 +38,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let name = QueueName::new("observability-example")?;
     let options = RedisOptions::new(url);
-    let queue = Arc::new(Queue::new(
-        name.clone(),
+    let queue = Arc::new(Queue::from_backend(
         RedisBackend::connect(&options, name.clone()).await?,
-    ));
+    )?);
     let worker = Arc::new(
         Worker::new(
             name.clone(),

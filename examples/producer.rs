@@ -46,7 +46,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
                 redacted(&url)
             )
         })?;
-    let queue = Queue::new(name, backend);
+    let queue = Queue::from_backend(backend)?;
 
     // One job, with the options a Node.js user knows.
     let opts = JobOptions::new()

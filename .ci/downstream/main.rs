@@ -45,7 +45,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let worker = Worker::new(name.clone(), connect(&name).await?, WorkerOptions::new(), double)
         .await?;
     let mut events = worker.events();
-    let queue = Queue::new(name.clone(), connect(&name).await?);
+    let queue = Queue::from_backend(connect(&name).await?)?;
     let job = queue.add("double", &21, JobOptions::new()).await?;
     let outcome = tokio::time::timeout(Duration::from_secs(60), async {
         loop {

@@ -100,7 +100,7 @@ async fn add_bulk<B: Backend>(queue: &Queue<B>, jobs: u64, opts: &JobOptions) {
 /// Adds the worker benchmark's `jobs` jobs for `mode` through `backend` (removed on completion
 /// when the mode says so), then closes it.
 pub async fn fill<B: Backend>(backend: B, mode: worker::Mode, jobs: u64) {
-    let queue = Queue::new(queue_name(), backend);
+    let queue = Queue::try_new(queue_name(), backend).expect("the backend is bound to this queue");
     let opts = if mode.remove {
         JobOptions::default().remove_on_complete(KeepJobs::RemoveAll)
     } else {

@@ -19,10 +19,11 @@ use bullmq::{
 use serde_json::json;
 
 async fn failed(options: &ConnectOptions, name: &str, n: u64) -> Queue<AnyBackend> {
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(name).unwrap(),
         options.connect(name).await.unwrap(),
-    );
+    )
+    .expect("the backend is bound to this queue");
     let mut left = n;
     while left > 0 {
         let size = left.min(1000);
@@ -99,10 +100,11 @@ async fn main() {
     );
 
     for name in ["cli", "lib"] {
-        let q = Queue::new(
+        let q = Queue::try_new(
             QueueName::new(name).unwrap(),
             options.connect(name).await.unwrap(),
-        );
+        )
+        .expect("the backend is bound to this queue");
         q.obliterate(true, 10_000).await.unwrap();
     }
     println!(

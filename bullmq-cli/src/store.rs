@@ -155,7 +155,7 @@ impl Store {
     pub(crate) async fn queue(&self, queue: &str) -> Result<Queue<AnyBackend>, Failure> {
         let backend = self.backend(queue).await?;
         let name = queue_name(queue)?;
-        Ok(Queue::new(name, backend))
+        Queue::try_new(name, backend).map_err(|e| self.error("open", queue, &e))
     }
 
     /// What a failed call of `action` on `queue` says: the target, the cause, the fix.
@@ -172,6 +172,8 @@ impl Store {
 /// A queue named `name` on the connections of `backend`.
 pub(crate) fn queue_on(backend: &AnyBackend, name: QueueName) -> Queue<AnyBackend> {
     let sibling = backend.for_queue(&name, None);
+    // A sibling is bound to `name` by construction, so `try_new`'s check cannot fail.
+    #[allow(deprecated)]
     Queue::new(name, sibling)
 }
 

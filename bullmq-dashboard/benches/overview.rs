@@ -19,7 +19,8 @@ async fn fill(backend: &AnyBackend, queues: usize) {
     use bullmq::backend::Lifecycle as _;
     for i in 0..queues {
         let name = QueueName::new(format!("bench-{i:03}")).unwrap();
-        let queue = Queue::new(name.clone(), backend.for_queue(&name, None));
+        let queue = Queue::try_new(name.clone(), backend.for_queue(&name, None))
+            .expect("the backend is bound to this queue");
         for _ in 0..3 {
             queue
                 .add("job", &serde_json::json!({"i": i}), JobOptions::default())

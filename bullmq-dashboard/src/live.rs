@@ -82,7 +82,7 @@ async fn feed_of(queue: &Queue<AnyBackend>) -> Feed {
 pub(crate) async fn queue_live(route: QueueRoute) -> Result<Response, DashboardError> {
     let opened = route.open().await?;
     // A handle of its own: its blocking reads hold a connection no other request waits on.
-    let queue = Queue::new(opened.name.clone(), opened.queue.backend().handle());
+    let queue = Queue::try_new(opened.name.clone(), opened.queue.backend().handle())?;
     let feed = feed_of(&queue).await;
     let (conn, name) = (opened.conn.name.clone(), opened.name.as_str().to_owned());
     let counts_event = move |values: Result<Vec<u64>, DashboardError>| match values {
@@ -270,21 +270,22 @@ async fn discover(inner: &Shared, probe: Ctx, mut known: Vec<Followed>) -> Vec<F
                 out.push(known.swap_remove(at));
                 continue;
             }
-            out.push(follow(i, &handle, name).await);
+            out.extend(follow(i, &handle, name).await);
         }
     }
     out
 }
 
-async fn follow(conn: usize, handle: &AnyBackend, name: QueueName) -> Followed {
-    let queue = Queue::new(name.clone(), handle.for_queue(&name, None));
+/// `None` only if the store's sibling is bound to another queue than the one asked for.
+async fn follow(conn: usize, handle: &AnyBackend, name: QueueName) -> Option<Followed> {
+    let queue = Queue::try_new(name.clone(), handle.for_queue(&name, None)).ok()?;
     let feed = feed_of(&queue).await;
-    Followed {
+    Some(Followed {
         conn,
         queue,
         feed,
         recent: VecDeque::new(),
-    }
+    })
 }
 
 fn sse<S>(events: S) -> Response

@@ -67,7 +67,7 @@ impl ConnEntry {
         name: &QueueName,
     ) -> Result<Queue<AnyBackend>, DashboardError> {
         let backend = self.backend().await?.for_queue(name, None);
-        Ok(Queue::new(name.clone(), backend))
+        Ok(Queue::try_new(name.clone(), backend)?)
     }
 
     /// What the pages say about where the connection goes: never a password.

@@ -21,7 +21,8 @@ async fn a_polling_worker_takes_every_job_without_a_listen_connection() {
     let schema = TestSchema::new("polling");
     let name = QueueName::new("poll").unwrap();
     // Migrate first, with the default options.
-    let queue = Queue::new(name.clone(), schema.backend("poll").await);
+    let queue = Queue::try_new(name.clone(), schema.backend("poll").await)
+        .expect("the backend is bound to this queue");
     let polling = schema
         .options()
         .listen(false)

@@ -24,7 +24,8 @@ fn fetch() -> FetchParams {
 }
 
 async fn queue(schema: &TestSchema, name: &str) -> Queue<PostgresBackend> {
-    Queue::new(QueueName::new(name).unwrap(), schema.backend(name).await)
+    Queue::try_new(QueueName::new(name).unwrap(), schema.backend(name).await)
+        .expect("the backend is bound to this queue")
 }
 
 #[tokio::test]

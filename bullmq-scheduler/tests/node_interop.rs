@@ -252,7 +252,8 @@ async fn a_worker_advance_adds_the_next_cron_slot() {
         .await
         .unwrap()
         .unwrap();
-    let queue = Queue::new(QueueName::new("adv").unwrap(), backend);
+    let queue = Queue::try_new(QueueName::new("adv").unwrap(), backend)
+        .expect("the backend is bound to this queue");
     let job = queue.get_job(&first.id).await.unwrap().unwrap();
     let prev = job.opts.prev_millis.unwrap();
     let next = schedulers

@@ -118,7 +118,7 @@ async fn run() -> Result<bool, Box<dyn std::error::Error>> {
     let options = WorkerOptions::new()
         .concurrency(concurrency)
         .close_timeout(close_timeout);
-    let pool = WorkerPool::builder(Queue::new(name, backend), processor(work))
+    let pool = WorkerPool::builder(Queue::from_backend(backend)?, processor(work))
         .options(options)
         .size(workers)
         .build()

@@ -176,7 +176,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
     .await?;
     let mut events = worker.events();
 
-    let queue = Queue::new(name.clone(), connect_to(&url, &name).await?);
+    let queue = Queue::from_backend(connect_to(&url, &name).await?)?;
     if !produce_with_node(&url, name.as_str()) {
         println!(
             "(Node.js producer not set up: run `npm ci --prefix tests/node`; adding from Rust)"

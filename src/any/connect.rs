@@ -76,12 +76,12 @@ fn store_of(url: &str) -> Result<(Store, &str), ConnectError> {
 /// does not carry.
 ///
 /// ```no_run
-/// # async fn run() -> Result<(), bullmq::ConnectError> {
-/// use bullmq::{ConnectOptions, Queue, QueueName};
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use bullmq::{ConnectOptions, Queue};
 ///
 /// let url = std::env::var("QUEUE_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
 /// let backend = ConnectOptions::new(url).migrate(true).connect("emails").await?;
-/// let queue = Queue::new(QueueName::new("emails")?, backend);
+/// let queue = Queue::from_backend(backend)?;
 /// # let _ = queue; Ok(()) }
 /// ```
 #[derive(Clone)]

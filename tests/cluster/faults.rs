@@ -22,10 +22,11 @@ async fn run(fault_name: &str, fault: impl FnOnce(&TestCluster, u16, u16) + Send
     let cluster = TestCluster::start_with_node_timeout(3_000);
     let prefix = Prefix::new(format!("{{{}}}", support::unique_prefix())).unwrap();
     let primary = cluster.owner_of(&format!("{prefix}:faults:wait"));
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("faults").unwrap(),
         backend(&cluster.url(), &prefix, "faults").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let runs: Runs = Arc::default();
     let workers = [
         counting_worker(&cluster.url(), &prefix, "faults", &runs).await,

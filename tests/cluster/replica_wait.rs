@@ -98,10 +98,11 @@ async fn adds_and_finishes_wait_for_the_replicas() {
     let (primary, replica) = pair();
     wait_following(&replica).await;
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("waited").unwrap(),
         backend(&primary.url(), &prefix).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let job_key = |n: u32| format!("{prefix}:waited:job-{n}");
 
     // Confirmed by the replica before it returned: no waiting for replication here.
@@ -216,10 +217,11 @@ async fn a_wait_the_acl_refuses_counts_as_no_replica() {
         .unwrap();
     let url = format!("redis://nowait:secret@127.0.0.1:{}", primary.port);
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("waited").unwrap(),
         backend(&url, &prefix).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
 
     // The add went through: the error says so, with its id, rather than `NOPERM`.
     let err = queue
@@ -248,10 +250,11 @@ async fn a_waited_add_follows_a_moved_slot() {
     let wait_key = format!("{prefix}:waited:wait");
     let from = cluster.owner_of(&wait_key);
     let slot = cluster.slot_of(&wait_key);
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("waited").unwrap(),
         backend_waiting(&cluster.url(), &prefix, "waited", true).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     // Under load a replica may confirm late (`NOTREPLICATED`): the job is added all the same.
     let add = |id: &'static str| {
         let queue = &queue;
@@ -296,12 +299,13 @@ async fn waited_calls_do_not_hold_up_the_others() {
         .prefix(prefix.clone())
         .response_timeout(Duration::from_secs(15))
         .wait_for_replicas(1, Duration::from_secs(10));
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("waited").unwrap(),
         RedisBackend::connect(&options, QueueName::new("waited").unwrap())
             .await
             .unwrap(),
-    );
+    )
+    .expect("the backend is bound to this queue");
     // Two waited adds at once: more than the one direct connection of the default.
     let adds = async {
         let data = json!({});

@@ -95,7 +95,8 @@ async fn an_untagged_prefix_is_refused_with_the_fix() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_workers_events_and_admin_calls_work_on_a_cluster() {
     let prefix = tagged_prefix();
-    let queue = Queue::new(q("mail"), backend(&prefix, "mail").await);
+    let queue = Queue::try_new(q("mail"), backend(&prefix, "mail").await)
+        .expect("the backend is bound to this queue");
     let events =
         QueueEvents::new(backend(&prefix, "mail").await, QueueEventsOptions::new()).unwrap();
     events.wait_until_ready().await.unwrap();
@@ -186,7 +187,8 @@ async fn a_flow_within_one_tag_runs_and_across_slots_is_refused() {
         .child(FlowJob::new(q("renders"), "child", json!({"c": 1})))
         .child(FlowJob::new(q("renders"), "child", json!({"c": 2})));
     let added = producer.add(tree).await.unwrap();
-    let reports = Queue::new(q("reports"), backend(&prefix, "reports").await);
+    let reports = Queue::try_new(q("reports"), backend(&prefix, "reports").await)
+        .expect("the backend is bound to this queue");
     assert_eq!(
         state(&reports, &added.job.id).await,
         Some(JobState::WaitingChildren)
@@ -210,7 +212,8 @@ async fn a_flow_within_one_tag_runs_and_across_slots_is_refused() {
     assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
     assert!(refused.to_string().contains("same hash tag"), "{refused}");
     // Nothing of it was written.
-    let a = Queue::new(q("{a}"), backend(&untagged, "{a}").await);
+    let a = Queue::try_new(q("{a}"), backend(&untagged, "{a}").await)
+        .expect("the backend is bound to this queue");
     assert_eq!(count(&a, JobState::WaitingChildren).await, 0);
 }
 
@@ -226,7 +229,8 @@ async fn a_flow_across_prefixes_of_one_tag_runs_and_another_tag_is_refused() {
     let tree = FlowJob::new(q("reports"), "root", json!({}))
         .child(FlowJob::new(q("renders"), "child", json!({})).prefix(b.clone()));
     let added = producer.add(tree).await.unwrap();
-    let reports = Queue::new(q("reports"), backend(&a, "reports").await);
+    let reports = Queue::try_new(q("reports"), backend(&a, "reports").await)
+        .expect("the backend is bound to this queue");
     let renders = worker(&b, "renders", WorkerOptions::new()).await;
     let root = worker(&a, "reports", WorkerOptions::new()).await;
     eventually("the flow's root completes", LIMIT, || async {
@@ -249,7 +253,8 @@ async fn a_flow_across_prefixes_of_one_tag_runs_and_another_tag_is_refused() {
     let refused = producer.add(parent_elsewhere).await.unwrap_err();
     assert!(matches!(refused, Error::Invalid(_)), "{refused:?}");
     assert_eq!(count(&reports, JobState::WaitingChildren).await, 0);
-    let renders = Queue::new(q("renders"), backend(&b, "renders").await);
+    let renders = Queue::try_new(q("renders"), backend(&b, "renders").await)
+        .expect("the backend is bound to this queue");
     let child_elsewhere =
         JobOptions::new().parent(ParentOptions::new("1", format!("{other}:reports")));
     let refused = renders
@@ -274,7 +279,8 @@ async fn a_flow_across_prefixes_of_one_tag_runs_and_another_tag_is_refused() {
         "{refused:?}"
     );
     assert_eq!(count(&renders, JobState::Waiting).await, 0);
-    let elsewhere = Queue::new(q("renders"), backend(&other, "renders").await);
+    let elsewhere = Queue::try_new(q("renders"), backend(&other, "renders").await)
+        .expect("the backend is bound to this queue");
     assert_eq!(count(&elsewhere, JobState::Waiting).await, 0);
 }
 
@@ -290,7 +296,8 @@ async fn a_job_scheduler_produces_on_a_cluster() {
         )
         .await
         .unwrap();
-    let queue = Queue::new(q("ticks"), backend(&prefix, "ticks").await);
+    let queue = Queue::try_new(q("ticks"), backend(&prefix, "ticks").await)
+        .expect("the backend is bound to this queue");
     let w = worker(&prefix, "ticks", WorkerOptions::new()).await;
     eventually("three ticks completed", LIMIT, || async {
         count(&queue, JobState::Completed).await >= 3
@@ -329,7 +336,8 @@ async fn queues_on_all_three_primaries_process_at_the_same_time() {
         .await
         .unwrap();
         workers.push(w);
-        let queue = Queue::new(q("spread"), backend(&prefix, "spread").await);
+        let queue = Queue::try_new(q("spread"), backend(&prefix, "spread").await)
+            .expect("the backend is bound to this queue");
         let job = queue
             .add("j", &json!({"tag": tag}), JobOptions::new())
             .await
@@ -383,7 +391,8 @@ async fn node(op: &str, n: usize, prefix: &Prefix, queue: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn node_and_rust_share_a_tagged_queue_on_the_cluster_both_ways() {
     let prefix = tagged_prefix();
-    let queue = Queue::new(q("interop"), backend(&prefix, "interop").await);
+    let queue = Queue::try_new(q("interop"), backend(&prefix, "interop").await)
+        .expect("the backend is bound to this queue");
 
     // Node.js adds, Rust works.
     let ids = node("add", 20, &prefix, "interop").await;

@@ -65,7 +65,8 @@ async fn run(name: &str, fault: Fault, guarded: bool) -> Outcome {
         backend_waiting(&url, &prefix, "failover", guarded).await,
         backend_waiting(&url, &prefix, "failover", guarded).await,
     ];
-    let queue = Queue::new(QueueName::new("failover").unwrap(), backends[0].clone());
+    let queue = Queue::try_new(QueueName::new("failover").unwrap(), backends[0].clone())
+        .expect("the backend is bound to this queue");
     let events = QueueEvents::new(backends[1].clone(), QueueEventsOptions::new()).unwrap();
     events.wait_until_ready().await.unwrap();
     let completed_seen: Arc<Mutex<HashSet<String>>> = Arc::default();

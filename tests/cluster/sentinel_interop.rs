@@ -62,10 +62,11 @@ async fn node_and_rust_share_a_queue_behind_sentinels_both_ways() {
     let sentinels = Sentinels::start();
     let url = sentinels.url();
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("interop").unwrap(),
         backend(&url, &prefix, "interop").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
 
     // Node.js adds, Rust works.
     let ids: Vec<String> =

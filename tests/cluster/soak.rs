@@ -143,10 +143,13 @@ async fn r14_chaos_soak_on_a_cluster_completes_every_job() {
             workers.push(counting_worker_taking(&url, prefix, QUEUE, &runs, WORK, opts).await);
         }
         for queues in [&mut producing, &mut queues] {
-            queues.push(Queue::new(
-                QueueName::new(QUEUE).unwrap(),
-                backend(&url, prefix, QUEUE).await,
-            ));
+            queues.push(
+                Queue::try_new(
+                    QueueName::new(QUEUE).unwrap(),
+                    backend(&url, prefix, QUEUE).await,
+                )
+                .expect("the backend is bound to this queue"),
+            );
         }
     }
     let gate = Arc::new(tokio::sync::Mutex::new(()));

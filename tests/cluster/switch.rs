@@ -42,7 +42,8 @@ async fn completes(queue: &Queue<RedisBackend>, id: &JobId) {
 async fn a_switch_is_heard(sentinels: &Sentinels, ca_pem: Option<Vec<u8>>) {
     let prefix = Prefix::new(support::unique_prefix()).unwrap();
     let producer = backend(sentinels, ca_pem.clone(), &prefix).await;
-    let queue = Queue::new(QueueName::new("switch").unwrap(), producer.clone());
+    let queue = Queue::try_new(QueueName::new("switch").unwrap(), producer.clone())
+        .expect("the backend is bound to this queue");
     let worker = Worker::new(
         QueueName::new("switch").unwrap(),
         backend(sentinels, ca_pem, &prefix).await,

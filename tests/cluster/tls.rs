@@ -55,10 +55,11 @@ async fn a_tls_cluster_is_followed_through_ask_and_moved() {
     let _one = crate::one_at_a_time().await;
     let cluster = TestCluster::start_tls();
     let prefix = Prefix::new(format!("{{{}}}", support::unique_prefix())).unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("tls").unwrap(),
         backend(&cluster.url(), cluster.ca_pem(), &prefix).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let first = queue
         .add("first", &json!({"n": 1}), JobOptions::new())
         .await

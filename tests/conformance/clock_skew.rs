@@ -18,10 +18,11 @@ use crate::support::eventually;
 
 /// The case's queue on a backend of its own reading `clock`.
 async fn queue_at<S: Store, C: Clock + Clone>(ctx: &Ctx<S>, clock: &C) -> Queue<S::B> {
-    Queue::new(
+    Queue::try_new(
         ctx.name.clone(),
         ctx.store.backend_at(&ctx.name, clock).await,
     )
+    .expect("the backend is bound to this queue")
 }
 
 /// Takes the next job on `queue`'s backend (at its clock) with `token`, locked for `lock`.

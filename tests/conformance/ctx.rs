@@ -28,7 +28,8 @@ impl<S: Store> Ctx<S> {
     pub async fn new(queue: &str) -> Self {
         let store = S::isolated().await;
         let name = QueueName::new(queue).unwrap();
-        let queue = Queue::new(name.clone(), store.backend(&name).await);
+        let queue = Queue::try_new(name.clone(), store.backend(&name).await)
+            .expect("the backend is bound to this queue");
         Self { store, name, queue }
     }
 
@@ -59,7 +60,8 @@ impl<S: Store> Ctx<S> {
     /// The queue `name` in the same store, on a backend of its own.
     pub async fn other(&self, name: &str) -> Queue<S::B> {
         let name = q(name);
-        Queue::new(name.clone(), self.store.backend(&name).await)
+        Queue::try_new(name.clone(), self.store.backend(&name).await)
+            .expect("the backend is bound to this queue")
     }
 
     /// The key (PostgreSQL: `<queue>:<id>`, Redis: `<prefix>:<queue>:<id>`) of job `id` of

@@ -85,7 +85,10 @@ pub async fn simple_deduplication_holds_until_the_job_ends<S: Store>() {
 /// one job each, every add answered with its id, each run once.
 pub async fn concurrent_duplicate_adds_make_one_job<S: Store>() {
     let ctx = Ctx::<S>::new("dedup-race").await;
-    let shared = Arc::new(Queue::new(ctx.name.clone(), ctx.backend().await));
+    let shared = Arc::new(
+        Queue::try_new(ctx.name.clone(), ctx.backend().await)
+            .expect("the backend is bound to this queue"),
+    );
     let mut adds = tokio::task::JoinSet::new();
     for n in 0..32 {
         let queue = shared.clone();

@@ -124,7 +124,8 @@ pub async fn workers_sharing_one_backend_are_listed_and_close_alone<S: Store>() 
     last.close().await;
     // The backend the workers were built on is still open.
     ctx.queue.get_job_counts(&[]).await.unwrap();
-    let after = Queue::new(ctx.name.clone(), backend);
+    let after =
+        Queue::try_new(ctx.name.clone(), backend).expect("the backend is bound to this queue");
     after.get_job_counts(&[]).await.unwrap();
 }
 
@@ -172,7 +173,8 @@ async fn add_later<S: Store>(ctx: &Ctx<S>, n: usize) -> Vec<JobId> {
 pub async fn a_pool_scaled_under_load_runs_every_job_once<S: Store>() {
     let ctx = Ctx::<S>::new("pool").await;
     let (runs, f) = counting::<S::B>(Duration::from_millis(2));
-    let queue = Queue::new(ctx.name.clone(), ctx.backend().await);
+    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
+        .expect("the backend is bound to this queue");
     let pool = WorkerPool::builder(queue, f)
         .options(fast().concurrency(10))
         .build()
@@ -216,7 +218,8 @@ pub async fn a_pool_restarts_a_stopped_worker_then_fails_past_its_budget<S: Stor
     use bullmq::backend::Lifecycle;
     let ctx = Ctx::<S>::new("supervised").await;
     let (runs, f) = counting::<S::B>(Duration::ZERO);
-    let queue = Queue::new(ctx.name.clone(), ctx.backend().await);
+    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
+        .expect("the backend is bound to this queue");
     let pool = WorkerPool::builder(queue, f)
         .options(fast())
         .size(2)
@@ -349,7 +352,8 @@ pub async fn boxed_processors_of_different_types_share_a_collection<S: Store>() 
     });
     let mut workers: Vec<Worker<S::B, BoxProcessor<S::B>>> = Vec::new();
     for (queue, processor) in [(&ctx.queue, emails), (&other, images)] {
-        let queue = Queue::new(queue.name().clone(), queue.backend().clone());
+        let queue = Queue::try_new(queue.name().clone(), queue.backend().clone())
+            .expect("the backend is bound to this queue");
         workers.push(
             Worker::builder(queue, processor)
                 .options(fast())
@@ -384,7 +388,8 @@ pub async fn a_pool_autoscales_up_under_a_backlog_and_down_when_idle<S: Store>()
     use bullmq::pool::Autoscale;
     let ctx = Ctx::<S>::new("autoscale").await;
     let (runs, f) = counting::<S::B>(Duration::from_millis(20));
-    let queue = Queue::new(ctx.name.clone(), ctx.backend().await);
+    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
+        .expect("the backend is bound to this queue");
     let pool = WorkerPool::builder(queue, f)
         .options(fast().concurrency(2))
         .build()

@@ -134,7 +134,8 @@ pub async fn backoffs_space_retries<S: Store>() {
     let asked: Arc<Mutex<Vec<u32>>> = Arc::default();
     let (seen, strategy) = (starts.clone(), asked.clone());
     let worker = Worker::builder(
-        bullmq::Queue::new(ctx.name.clone(), ctx.backend().await),
+        bullmq::Queue::try_new(ctx.name.clone(), ctx.backend().await)
+            .expect("the backend is bound to this queue"),
         move |job: ActiveJob<S::B>, _c: CancellationToken| {
             let seen = seen.clone();
             async move {

@@ -555,12 +555,14 @@ pub async fn odd_custom_ids_round_trip<S: Store>() {
 
 pub async fn default_job_options_apply_under_a_jobs_own<S: Store>() {
     let ctx = Ctx::<S>::new("defaults").await;
-    let queue = bullmq::Queue::new(ctx.name.clone(), ctx.backend().await).default_job_options(
-        JobOptions::new()
-            .attempts(5)
-            .priority(4)
-            .remove_on_complete(bullmq::KeepJobs::RemoveAll),
-    );
+    let queue = bullmq::Queue::try_new(ctx.name.clone(), ctx.backend().await)
+        .expect("the backend is bound to this queue")
+        .default_job_options(
+            JobOptions::new()
+                .attempts(5)
+                .priority(4)
+                .remove_on_complete(bullmq::KeepJobs::RemoveAll),
+        );
     let job = queue
         .add("x", &json!({}), JobOptions::new().attempts(2))
         .await

@@ -19,7 +19,8 @@ use crate::support::wait::eventually;
 
 /// Adds a job through `backend` and has a worker over the same kind of backend double it.
 async fn add_and_process(backend: AnyBackend, worker_backend: AnyBackend) {
-    let queue = Queue::new(QueueName::new("any").unwrap(), backend);
+    let queue = Queue::try_new(QueueName::new("any").unwrap(), backend)
+        .expect("the backend is bound to this queue");
     let job = queue
         .add("double", &json!({"n": 21}), JobOptions::new().attempts(2))
         .await
@@ -123,10 +124,11 @@ async fn queue_names_lists_the_queues_with_a_meta_under_the_prefix_or_in_the_sch
             Vec::<QueueName>::new()
         );
         for name in ["b", "a", "c{x}"] {
-            let queue = Queue::new(
+            let queue = Queue::try_new(
                 QueueName::new(name).unwrap(),
                 options.connect(name).await.unwrap(),
-            );
+            )
+            .expect("the backend is bound to this queue");
             queue
                 .add("j", &json!(1), JobOptions::default())
                 .await
@@ -143,10 +145,11 @@ async fn queue_names_lists_the_queues_with_a_meta_under_the_prefix_or_in_the_sch
     }
     // Another prefix's queues, and keys that are not a queue's meta, are not listed.
     let elsewhere = ConnectOptions::new(support::redis_url()).prefix(Prefix::new(&other).unwrap());
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("z").unwrap(),
         elsewhere.connect("z").await.unwrap(),
-    );
+    )
+    .expect("the backend is bound to this queue");
     queue
         .add("j", &json!(1), JobOptions::default())
         .await

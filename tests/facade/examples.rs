@@ -35,14 +35,26 @@ const EXAMPLES: &[&str] = &[
     "node_producer",
     "health_endpoint",
     "typed_processor",
+    "cluster",
 ];
+
+/// The examples that need a feature beyond those of this file's module.
+fn featured() -> impl Iterator<Item = &'static str> {
+    [
+        (cfg!(feature = "tls"), "tls"),
+        (cfg!(feature = "otel"), "otel"),
+    ]
+    .into_iter()
+    .filter_map(|(on, name)| on.then_some(name))
+}
 
 /// The built examples, by name (the first test to ask builds them all).
 fn binaries() -> &'static HashMap<&'static str, PathBuf> {
     static BUILT: OnceLock<HashMap<&'static str, PathBuf>> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let paths = support::workspace_bin::examples(EXAMPLES, &crate::features());
-        EXAMPLES.iter().copied().zip(paths).collect()
+        let names: Vec<&'static str> = EXAMPLES.iter().copied().chain(featured()).collect();
+        let paths = support::workspace_bin::examples(&names, &crate::features());
+        names.into_iter().zip(paths).collect()
     })
 }
 
@@ -61,6 +73,11 @@ fn expected(name: &str) -> String {
 
 /// Runs example `name` with `args` in a fresh prefix and schema; its stdout.
 fn run(name: &str, args: &[&str]) -> String {
+    run_with(name, args, &[])
+}
+
+/// [`run`] with more environment variables (the servers an example is pointed at).
+fn run_with(name: &str, args: &[&str], env: &[(&str, &str)]) -> String {
     let prefix = support::PrefixGuard::new();
     let schema = SchemaGuard::new("example");
     let output = Command::new(&binaries()[name])
@@ -70,6 +87,7 @@ fn run(name: &str, args: &[&str]) -> String {
         .env("DATABASE_URL", database_url())
         .env("BULLMQ_PREFIX", prefix.as_str())
         .env("BULLMQ_SCHEMA", schema.as_str())
+        .envs(env.iter().copied())
         .output()
         .expect("run the example");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -117,6 +135,28 @@ examples!(
     health_endpoint,
     typed_processor,
 );
+
+#[cfg(feature = "otel")]
+examples!(otel);
+
+/// On a private three-primary cluster (test-support starts it once per binary).
+#[test]
+fn cluster() {
+    let url = support::redis_cluster::shared().url();
+    let output = run_with("cluster", &[], &[("REDIS_CLUSTER_URL", &url)]);
+    assert_eq!(output, expected("cluster"));
+}
+
+/// On a private TLS-only server whose certificate a throwaway CA signed.
+#[cfg(feature = "tls")]
+#[test]
+fn tls() {
+    let server = support::PrivateRedis::start_tls();
+    let url = format!("rediss://127.0.0.1:{}", server.port);
+    let ca = server.dir.join("ca.crt").display().to_string();
+    let output = run_with("tls", &[], &[("REDIS_TLS_URL", &url), ("REDIS_CA", &ca)]);
+    assert_eq!(output, expected("tls"));
+}
 
 /// The same program on either store, picked by the URL given.
 #[test]

@@ -85,7 +85,8 @@ async fn sigterm_with_jobs_in_flight(url: &str, isolate: (&str, &str)) {
         connect.schema(isolate.1)
     };
     let backend: AnyBackend = connect.connect(queue_name).await.unwrap();
-    let queue = Queue::new(QueueName::new(queue_name).unwrap(), backend);
+    let queue = Queue::try_new(QueueName::new(queue_name).unwrap(), backend)
+        .expect("the backend is bound to this queue");
     for i in 0..JOBS {
         queue
             .add("work", &json!({ "i": i }), JobOptions::new())

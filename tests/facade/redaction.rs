@@ -153,7 +153,8 @@ async fn no_password_in_debug_display_errors_or_logs() {
         match RedisBackend::connect(&options, q()).await {
             Ok(backend) => {
                 assert_hidden("RedisBackend Debug", &format!("{backend:?}"));
-                let queue = Queue::new(q(), backend);
+                let queue =
+                    Queue::try_new(q(), backend).expect("the backend is bound to this queue");
                 assert_hidden("Queue Debug", &format!("{queue:?}"));
                 queue.count().await.expect("works as alice");
             }
@@ -187,7 +188,8 @@ async fn no_password_in_debug_display_errors_or_logs() {
         match PostgresBackend::connect(&options, q()).await {
             Ok(backend) => {
                 assert_hidden("PostgresBackend Debug", &format!("{backend:?}"));
-                let queue = Queue::new(q(), backend);
+                let queue =
+                    Queue::try_new(q(), backend).expect("the backend is bound to this queue");
                 queue.count().await.expect("works");
             }
             Err(err) => {

@@ -26,7 +26,7 @@ async fn r26_a_worker_that_keeps_failing_is_restarted_then_the_pool_fails() {
     let name = QueueName::new("r26").unwrap();
     let options = RedisOptions::new(server.url()).prefix(Prefix::new("bull").unwrap());
     let backend = RedisBackend::connect(&options, name.clone()).await.unwrap();
-    let queue = Queue::new(name.clone(), backend);
+    let queue = Queue::try_new(name.clone(), backend).expect("the backend is bound to this queue");
     let pool = WorkerPool::builder(
         queue,
         |_job: ActiveJob<RedisBackend>, _: CancellationToken| async { Ok(json!("done")) },

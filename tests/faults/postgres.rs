@@ -374,7 +374,8 @@ struct Target {
 impl Target {
     async fn new(url: String, schema: SchemaName, name: &str) -> Self {
         let name = QueueName::new(name).unwrap();
-        let producer = Queue::new(name.clone(), backend(&url, &schema, &name).await);
+        let producer = Queue::try_new(name.clone(), backend(&url, &schema, &name).await)
+            .expect("the backend is bound to this queue");
         Self {
             url,
             schema,
@@ -417,7 +418,8 @@ impl Target {
         max: usize,
         every: Duration,
     ) -> tokio::task::JoinHandle<(BTreeSet<String>, Vec<Error>)> {
-        let queue = Queue::new(self.name.clone(), self.producer.backend().clone());
+        let queue = Queue::try_new(self.name.clone(), self.producer.backend().clone())
+            .expect("the backend is bound to this queue");
         produce(queue, max, every)
     }
 
@@ -796,7 +798,8 @@ async fn i7_hostile_queue_names_are_data_never_sql() {
     let mut workers = Vec::new();
     for raw in names {
         let name = QueueName::new(raw).unwrap();
-        let queue = Queue::new(name.clone(), base.sibling(name.clone()));
+        let queue = Queue::try_new(name.clone(), base.sibling(name.clone()))
+            .expect("the backend is bound to this queue");
         queue
             .add("one", &json!({ "q": raw }), JobOptions::new())
             .await

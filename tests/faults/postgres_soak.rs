@@ -120,8 +120,9 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
     let schema = SchemaName::new("soak").unwrap();
     let name = QueueName::new("r14").unwrap();
     // The whole event table is checked at the end: a long run must not have it trimmed.
-    let queue =
-        Queue::new(name.clone(), backend(&url, &schema, &name).await).max_len_events(1_000_000);
+    let queue = Queue::try_new(name.clone(), backend(&url, &schema, &name).await)
+        .expect("the backend is bound to this queue")
+        .max_len_events(1_000_000);
     test_worker();
     let mut workers: Vec<WorkerProcess> = (0..WORKERS)
         .map(|i| spawn_worker(&url, &schema, &name, i))

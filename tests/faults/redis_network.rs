@@ -48,10 +48,11 @@ async fn r7_added_latency_changes_no_outcome() {
     let proxy = proxy_to(&server).await;
     proxy.set_latency(Duration::from_millis(100));
     let prefix = support::unique_prefix();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("r7").unwrap(),
         backend(&server.url(), &prefix, Duration::from_secs(5)).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let runs = Arc::new(Mutex::new(HashMap::<String, u32>::new()));
     let seen = Arc::clone(&runs);
     // Every third job fails its first attempt and succeeds on its retry.
@@ -111,7 +112,8 @@ async fn r7_a_partition_longer_than_the_lock_hands_the_job_over_and_the_worker_c
     let prefix = support::unique_prefix();
     let server_url = server.url();
     let direct = || backend(&server_url, &prefix, Duration::from_secs(5));
-    let queue = Queue::new(QueueName::new("r7").unwrap(), direct().await);
+    let queue = Queue::try_new(QueueName::new("r7").unwrap(), direct().await)
+        .expect("the backend is bound to this queue");
     let opts = |name: &str| {
         WorkerOptions::new()
             .name(name.to_owned())

@@ -24,7 +24,7 @@ async fn queue_at(url: &str, prefix: &str, name: &str) -> Queue<RedisBackend> {
     let backend = RedisBackend::connect(&options, name.clone())
         .await
         .expect("connect");
-    Queue::new(name, backend)
+    Queue::try_new(name, backend).expect("the backend is bound to this queue")
 }
 
 async fn queue(prefix: &str, name: &str) -> Queue<RedisBackend> {

@@ -69,7 +69,8 @@ impl Ctx {
         let name = QueueName::new(queue).unwrap();
         let backend = connect(&url, &prefix, &name).await;
         Self {
-            queue: Queue::new(name.clone(), backend),
+            queue: Queue::try_new(name.clone(), backend)
+                .expect("the backend is bound to this queue"),
             url,
             prefix,
             _guard: guard,
@@ -861,7 +862,9 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     }
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The whole event stream is checked at the end: a long run must not have it trimmed.
-    let queue = Queue::new(ctx.name.clone(), ctx.connect().await).max_len_events(1_000_000);
+    let queue = Queue::try_new(ctx.name.clone(), ctx.connect().await)
+        .expect("the backend is bound to this queue")
+        .max_len_events(1_000_000);
     let producer = Producer {
         ids: "s",
         data: json!({"ms": 20}),

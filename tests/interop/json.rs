@@ -147,14 +147,16 @@ async fn redis_rust_worker_echoes_node_data_as_a_node_worker_does() {
         let name = QueueName::new(name).unwrap();
         async move { RedisBackend::connect(&options, name).await.unwrap() }
     };
-    let node_q = Queue::new(
+    let node_q = Queue::try_new(
         QueueName::new("node-echo").unwrap(),
         connect("node-echo").await,
-    );
-    let rust_q = Queue::new(
+    )
+    .expect("the backend is bound to this queue");
+    let rust_q = Queue::try_new(
         QueueName::new("rust-echo").unwrap(),
         connect("rust-echo").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let env = |queue: &str| {
         vec![
             ("BACKEND", "redis".to_owned()),
@@ -186,7 +188,8 @@ async fn redis_rust_worker_echoes_node_data_as_a_node_worker_does() {
 
     // Data Rust writes is the bytes Node writes for the same object: keys in JavaScript's
     // order whatever order Rust holds them in, numbers in JavaScript's notation.
-    let writes = Queue::new(QueueName::new("writes").unwrap(), connect("writes").await);
+    let writes = Queue::try_new(QueueName::new("writes").unwrap(), connect("writes").await)
+        .expect("the backend is bound to this queue");
     let e0 = serde_json::json!({"b": 1, "10": "ten", "a": 2, "9": "nine", "0": "zero",
         "01": "not an index", "4294967295": "too big"});
     let e2 = serde_json::json!({"big": 1e20, "tiny": 1e-7, "sum": 0.1 + 0.2, "huge": 1e21,
@@ -243,14 +246,16 @@ async fn stored_return_values(schema: &SchemaGuard, queue: &str) -> BTreeMap<Str
 #[tokio::test]
 async fn postgres_rust_worker_and_getters_see_node_data_as_node_does() {
     let schema = SchemaGuard::new("json_echo");
-    let node_q: Queue<PostgresBackend> = Queue::new(
+    let node_q: Queue<PostgresBackend> = Queue::try_new(
         QueueName::new("node-echo").unwrap(),
         schema.backend("node-echo").await,
-    );
-    let rust_q: Queue<PostgresBackend> = Queue::new(
+    )
+    .expect("the backend is bound to this queue");
+    let rust_q: Queue<PostgresBackend> = Queue::try_new(
         QueueName::new("rust-echo").unwrap(),
         schema.backend("rust-echo").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let env = |queue: &str| {
         vec![
             ("BACKEND", "postgres".to_owned()),
@@ -319,10 +324,11 @@ async fn stored_data(schema: &SchemaGuard, queue: &str, id: &str) -> (String, Op
 #[tokio::test]
 async fn postgres_rows_rust_writes_hold_javascripts_numbers() {
     let schema = SchemaGuard::new("json_numbers");
-    let queue: Queue<PostgresBackend> = Queue::new(
+    let queue: Queue<PostgresBackend> = Queue::try_new(
         QueueName::new("numbers").unwrap(),
         schema.backend("numbers").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let data = serde_json::json!({"one": 1.0, "neg": -0.0, "tiny": 1e-7, "big": 1e21, "f": 0.5});
     let rust_id = queue.add("n", &data, JobOptions::new()).await.unwrap().id;
     queue
@@ -380,10 +386,11 @@ async fn redis_raw_return_values_are_stored_as_given_and_bad_ones_fail_the_job()
     let _guard = support::PrefixGuard(prefix.clone());
     let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
     let name = QueueName::new("raw").unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         name.clone(),
         RedisBackend::connect(&options, name.clone()).await.unwrap(),
-    );
+    )
+    .expect("the backend is bound to this queue");
     let raw = queue.add("raw", &(), JobOptions::new()).await.unwrap().id;
     let bad = queue.add("bad", &(), JobOptions::new()).await.unwrap().id;
 

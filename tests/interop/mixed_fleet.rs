@@ -89,7 +89,8 @@ impl Store {
     }
 
     async fn queue(&self, queue: &str) -> Queue<AnyBackend> {
-        Queue::new(q(queue), self.backend(queue).await)
+        Queue::try_new(q(queue), self.backend(queue).await)
+            .expect("the backend is bound to this queue")
     }
 
     /// `fleet.mjs`'s environment for this store.

@@ -205,7 +205,8 @@ async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
 /// job id and our add span.
 async fn rust_producer_node_worker<B: Backend>(side: &Side, backend: B) -> (String, SpanData) {
     let capture = Capture::start();
-    let queue = Queue::new(QueueName::new(&side.queue).unwrap(), backend);
+    let queue = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend)
+        .expect("the backend is bound to this queue");
     let job = queue
         .add("from-rust", &json!({"from": "rust"}), JobOptions::new())
         .await
@@ -326,10 +327,11 @@ async fn postgres_our_producer_trace_continues_in_node_worker() {
     let side = postgres_side("r2n", &schema);
     let backend: PostgresBackend = schema.backend(&side.queue).await;
     let (id, add) = rust_producer_node_worker(&side, backend).await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(&side.queue).unwrap(),
         schema.backend(&side.queue).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let job = queue
         .get_job(&bullmq::JobId::from(id))
         .await
@@ -351,10 +353,11 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
     use bullmq::options::Telemetry;
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("bulk").await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(&side.queue).unwrap(),
         redis_backend(&side, &options).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let omit = Telemetry {
         metadata: None,
         omit_context: Some(true),
@@ -406,10 +409,11 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
 async fn a_retried_job_s_attempts_continue_the_producer_trace() {
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("retry").await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(&side.queue).unwrap(),
         redis_backend(&side, &options).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let job = queue
         .add("flaky", &json!({}), JobOptions::new().attempts(2))
         .await
@@ -511,10 +515,11 @@ async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(filter).with(layer));
     let (side, options, _cleanup) = redis_side("filtered").await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(&side.queue).unwrap(),
         redis_backend(&side, &options).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let request = tracing::info_span!(target: "app", "request");
     let (one, bulk) = async {
         let one = queue
@@ -552,7 +557,8 @@ async fn scheduler_iterations_carry_the_trace<B: Backend>(side: &Side, backend: 
     use bullmq::scheduler::{JobScheduler, JobTemplate};
     let every = RepeatOptions::every(Duration::from_secs(3600));
     let scheduler = JobScheduler::new(backend.clone());
-    let queue = Queue::new(QueueName::new(queue_name).unwrap(), backend.clone());
+    let queue = Queue::try_new(QueueName::new(queue_name).unwrap(), backend.clone())
+        .expect("the backend is bound to this queue");
     let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
     // Upserted with no subscriber: its first iteration carries no context.
     let bare = scheduler
@@ -664,7 +670,8 @@ async fn node_scheduler_rust_worker<B: Backend>(side: &Side, backend: B) {
         add["traceId"].as_str().unwrap(),
         add["spanId"].as_str().unwrap()
     );
-    let queue = Queue::new(QueueName::new(&side.queue).unwrap(), backend.clone());
+    let queue = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend.clone())
+        .expect("the backend is bound to this queue");
     let first_id = bullmq::JobId::from(upserted["jobId"].as_str().unwrap().to_owned());
     let first = queue.get_job(&first_id).await.unwrap().expect("iteration");
     let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
@@ -733,7 +740,8 @@ async fn rust_scheduler_node_worker<B: Backend>(side: &Side, backend: B) {
     let next_id = node_add["attributes"]["bullmq.job.id"]
         .as_str()
         .expect("the next iteration's id");
-    let next = Queue::new(QueueName::new(&side.queue).unwrap(), backend)
+    let next = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend)
+        .expect("the backend is bound to this queue")
         .get_job(&bullmq::JobId::from(next_id.to_owned()))
         .await
         .unwrap()
@@ -755,10 +763,11 @@ async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
     use opentelemetry::{Array, Value as OtelValue};
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("stall").await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(&side.queue).unwrap(),
         redis_backend(&side, &options).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let job = queue
         .add("stuck", &json!({}), JobOptions::new())
         .await
@@ -864,10 +873,11 @@ impl opentelemetry::propagation::TextMapPropagator for CountingPropagator {
 async fn the_global_propagator_is_used_when_one_is_set() {
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("propagator").await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new(&side.queue).unwrap(),
         redis_backend(&side, &options).await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let before = PROPAGATED.load(std::sync::atomic::Ordering::SeqCst);
     opentelemetry::global::set_text_map_propagator(CountingPropagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
@@ -891,7 +901,8 @@ async fn omitted_bulk_context_is_stored_as_false<B: Backend>(side: &Side, backen
     use bullmq::BulkJob;
     use bullmq::options::Telemetry;
     let _capture = Capture::start();
-    let queue = Queue::new(QueueName::new(&side.queue).unwrap(), backend);
+    let queue = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend)
+        .expect("the backend is bound to this queue");
     let omit = Telemetry {
         metadata: None,
         omit_context: Some(true),

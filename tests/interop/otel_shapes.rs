@@ -218,7 +218,8 @@ fn assert_has(shapes: &BTreeSet<Shape>, names: &[&str]) {
 /// The producer set of `otel.mjs produce`, by us.
 async fn produce<B: Backend>(queue: &str, backend: B) {
     let name = QueueName::new(queue).unwrap();
-    let q = Queue::new(name.clone(), backend.clone());
+    let q =
+        Queue::try_new(name.clone(), backend.clone()).expect("the backend is bound to this queue");
     q.add("ok", &json!({"n": 1}), JobOptions::new())
         .await
         .unwrap();
@@ -328,7 +329,8 @@ async fn consume<B: Backend>(queue: &str, backend: B) {
 /// The administration set of `otel.mjs admin`, by us (`trim_events` not on PostgreSQL, where
 /// upstream's backend has no `trimEvents`).
 async fn admin<B: Backend>(queue: &str, backend: B, postgres: bool) {
-    let q = Queue::new(QueueName::new(queue).unwrap(), backend);
+    let q = Queue::try_new(QueueName::new(queue).unwrap(), backend)
+        .expect("the backend is bound to this queue");
     let victim = q
         .add("victim", &json!({}), JobOptions::new())
         .await
@@ -363,7 +365,8 @@ async fn admin<B: Backend>(queue: &str, backend: B, postgres: bool) {
 /// failed through the worker's job handle.
 async fn manual<B: Backend>(queue: &str, backend: B) {
     let name = QueueName::new(queue).unwrap();
-    let q = Queue::new(name.clone(), backend.clone());
+    let q =
+        Queue::try_new(name.clone(), backend.clone()).expect("the backend is bound to this queue");
     for job in ["manual", "manual-fail"] {
         q.add(job, &json!({}), JobOptions::new()).await.unwrap();
     }

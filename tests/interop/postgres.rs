@@ -84,7 +84,8 @@ impl Schema {
     }
 
     async fn queue(&self, queue: &str) -> Queue<PostgresBackend> {
-        Queue::new(q(queue), self.backend(queue).await)
+        Queue::try_new(q(queue), self.backend(queue).await)
+            .expect("the backend is bound to this queue")
     }
 
     /// A running Rust worker named like Node's (`interop-w`), one job at a time.

@@ -86,7 +86,8 @@ async fn jobs_added_by_rust_equal_their_node_twins() {
             expected(name, &parent).unwrap_or_else(|| panic!("no Rust expectation for {name}"));
         let given_timestamp = opts.timestamp.is_some();
         let queue_name = QueueName::new(format!("r{i}")).expect("name");
-        let queue = Queue::new(queue_name.clone(), base.sibling(queue_name, None));
+        let queue = Queue::try_new(queue_name.clone(), base.sibling(queue_name, None))
+            .expect("the backend is bound to this queue");
         let job = queue
             .add("golden", &json!({}), opts)
             .await

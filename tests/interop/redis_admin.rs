@@ -28,7 +28,7 @@ impl Both {
         Self {
             _cleanup: support::PrefixGuard(prefix.clone()),
             prefix,
-            queue: Queue::new(queue_name, backend),
+            queue: Queue::try_new(queue_name, backend).expect("the backend is bound to this queue"),
         }
     }
 

@@ -20,7 +20,7 @@ async fn rust_reads_what_a_node_worker_stored() {
     let backend = RedisBackend::connect(&options, name.clone())
         .await
         .expect("connect");
-    let queue = Queue::new(name, backend);
+    let queue = Queue::try_new(name, backend).expect("the backend is bound to this queue");
 
     let ok = queue
         .add("ok", &json!({"i": 21}), JobOptions::new())

@@ -43,7 +43,7 @@ impl Ctx {
             .await
             .expect("connect")
             .with_clock(clock.clone());
-        let queue = Queue::new(qname, backend);
+        let queue = Queue::try_new(qname, backend).expect("the backend is bound to this queue");
         Self {
             prefix,
             name: name.to_owned(),

@@ -32,7 +32,7 @@ async fn setup(
     let backend = RedisBackend::connect(&options, name.clone())
         .await
         .expect("connect");
-    let queue = Queue::new(name, backend.clone());
+    let queue = Queue::try_new(name, backend.clone()).expect("the backend is bound to this queue");
     (support::PrefixGuard(prefix), backend, queue)
 }
 
@@ -743,7 +743,8 @@ async fn node_sees_the_same_events_from_a_rust_worker_as_from_a_node_worker() {
     let rust_backend = RedisBackend::connect(&options, rust_name.clone())
         .await
         .expect("connect");
-    let rust_queue = Queue::new(rust_name.clone(), rust_backend.clone());
+    let rust_queue = Queue::try_new(rust_name.clone(), rust_backend.clone())
+        .expect("the backend is bound to this queue");
 
     let listen_node = NodeListener::start(
         &prefix,

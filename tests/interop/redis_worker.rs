@@ -259,10 +259,11 @@ async fn node_added_corpus_processed_by_rust_matches_a_node_worker() {
         |_attempts: u32, _job: &bullmq::Job, _message: &str| Some(Duration::from_millis(200));
     let mut workers = Vec::new();
     for (_, _, rust_queue, _) in &cases {
-        let queue = Queue::new(
+        let queue = Queue::try_new(
             QueueName::new(rust_queue.as_str()).unwrap(),
             backend(&prefix, rust_queue).await,
-        );
+        )
+        .expect("the backend is bound to this queue");
         let worker = Worker::builder(queue, corpus_processor)
             .options(
                 WorkerOptions::new()
@@ -391,10 +392,11 @@ async fn rust_and_node_workers_complete_5000_jobs_exactly_once() {
     const TOTAL: usize = 5_000;
     let prefix = support::unique_prefix();
     let _guard = support::PrefixGuard(prefix.clone());
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("race").unwrap(),
         backend(&prefix, "race").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let rust_runs = Arc::new(AtomicUsize::new(0));
     let runs = Arc::clone(&rust_runs);
     let worker = Worker::new(

@@ -138,7 +138,8 @@ async fn a_known_workload_records_exactly_its_numbers() {
 
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
-    let queue = Queue::new(QueueName::new(QUEUE).unwrap(), backend(&prefix).await);
+    let queue = Queue::try_new(QueueName::new(QUEUE).unwrap(), backend(&prefix).await)
+        .expect("the backend is bound to this queue");
     // Every duration and wait recorded lies within this window.
     let window = std::time::Instant::now();
     for _ in 0..4 {

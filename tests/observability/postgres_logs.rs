@@ -41,7 +41,8 @@ async fn a_terminated_connection_warns_and_its_recovery_is_logged() {
     .await
     .expect("connect");
     let listen_app = backend.client_name(&ClientRole::QueueEvents);
-    let queue = Queue::new(queue_name, backend.clone());
+    let queue =
+        Queue::try_new(queue_name, backend.clone()).expect("the backend is bound to this queue");
     let events = QueueEvents::new(backend, QueueEventsOptions::default()).unwrap();
     events.wait_until_ready().await.unwrap();
     queue

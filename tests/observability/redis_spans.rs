@@ -48,10 +48,11 @@ async fn add_is_a_producer_span_with_node_s_fields_only() {
     let (captured, _guard) = Captured::start();
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-add").unwrap(),
         backend(&support::redis_url(), &prefix, "obs-add").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let job = queue
         .add("email", &json!({"to": "a@b.c"}), JobOptions::new())
         .await
@@ -91,10 +92,11 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
     let url = support::redis_url();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-run").unwrap(),
         backend(&url, &prefix, "obs-run").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let ok = queue
         .add("ok", &json!({}), JobOptions::new())
         .await
@@ -238,10 +240,11 @@ async fn a_stalled_recovery_is_a_span_with_the_jobs_recovered() {
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
     let url = support::redis_url();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-stall").unwrap(),
         backend(&url, &prefix, "obs-stall").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let job = queue
         .add("stuck", &json!({}), JobOptions::new())
         .await
@@ -337,10 +340,11 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     let (captured, _guard) = Captured::start();
     let mut server = support::PrivateRedis::start();
     let url = server.url();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-net").unwrap(),
         backend(&url, "obs", "obs-net").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let worker = Worker::new(
         QueueName::new("obs-net").unwrap(),
         backend(&url, "obs", "obs-net").await,
@@ -419,10 +423,11 @@ async fn a_lost_resp3_connection_warns_and_its_recovery_is_logged() {
     let (captured, _guard) = Captured::start();
     let mut server = support::PrivateRedis::start();
     let url = format!("{}?protocol=resp3", server.url());
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-resp3").unwrap(),
         backend(&url, "obs", "obs-resp3").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     queue
         .add("before", &json!({}), JobOptions::new())
         .await
@@ -451,10 +456,11 @@ async fn an_attempt_rate_limited_or_waiting_for_children_counts_no_attempt() {
     let prefix = support::unique_prefix();
     let _cleanup = support::PrefixGuard(prefix.clone());
     let url = support::redis_url();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-park").unwrap(),
         backend(&url, &prefix, "obs-park").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let limited = queue
         .add("limited", &json!({}), JobOptions::new())
         .await
@@ -522,10 +528,11 @@ async fn a_failed_stalled_check_records_an_exception() {
     let (captured, _guard) = Captured::start();
     let mut server = support::PrivateRedis::start();
     let url = server.url();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("obs-bg").unwrap(),
         backend(&url, "obs", "obs-bg").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = started.clone();
     let worker = Worker::new(

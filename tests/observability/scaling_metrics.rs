@@ -68,7 +68,8 @@ async fn run(snapshotter: &Snapshotter) {
         .await
         .expect("connect")
         .with_clock(clock.clone());
-    let queue = Queue::new(QueueName::new(QUEUE).unwrap(), backend);
+    let queue = Queue::try_new(QueueName::new(QUEUE).unwrap(), backend)
+        .expect("the backend is bound to this queue");
     for priority in [0, 0, 3] {
         queue
             .add("j", &json!({}), JobOptions::new().priority(priority))

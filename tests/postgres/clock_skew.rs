@@ -23,10 +23,11 @@ const LOCK: Duration = Duration::from_secs(30);
 async fn check_at(schema: &SchemaGuard, start: u64, ahead_ms: u64) -> Vec<bullmq::JobId> {
     let name = "skew";
     let holder_clock = ManualClock::new(start);
-    let holder = Queue::new(
+    let holder = Queue::try_new(
         QueueName::new(name).unwrap(),
         schema.backend(name).await.with_clock(holder_clock),
-    );
+    )
+    .expect("the backend is bound to this queue");
     let id = holder
         .add("a", &json!({}), JobOptions::new())
         .await
@@ -64,10 +65,11 @@ async fn a_checker_ahead_by_more_than_the_lock_takes_a_held_job_back() {
     let schema = SchemaGuard::new("skew_long");
     let back = check_at(&schema, start, 31_000).await;
     assert_eq!(back.len(), 1, "{back:?}");
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("skew").unwrap(),
         schema.backend("skew").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     assert_eq!(
         queue.get_job_state(&back[0]).await.unwrap(),
         Some(JobState::Waiting)

@@ -176,7 +176,9 @@ impl Reader {
 /// `opts.maxLenEvents`, 10,000 by default; a run writes about 12,000), so it can be compared
 /// with what the reader delivered.
 async fn queue(schema: &Schema) -> Queue<PostgresBackend> {
-    Queue::new(QueueName::new(QUEUE).unwrap(), schema.backend().await).max_len_events(100_000)
+    Queue::try_new(QueueName::new(QUEUE).unwrap(), schema.backend().await)
+        .expect("the backend is bound to this queue")
+        .max_len_events(100_000)
 }
 
 /// Adds the run's jobs in chunks, `{i}` as data.

@@ -21,7 +21,8 @@ async fn a_flow_commits_and_rolls_back_with_the_callers_transaction() {
     let name = QueueName::new("billing").unwrap();
     let backend: PostgresBackend = schema.backend(name.as_str()).await;
     let flows = FlowProducer::new(backend.clone());
-    let queue = Queue::new(name.clone(), backend.clone());
+    let queue =
+        Queue::try_new(name.clone(), backend.clone()).expect("the backend is bound to this queue");
 
     let mut conn = admin().await;
     let mut tx = conn.begin().await.unwrap();

@@ -170,7 +170,8 @@ fn corpus() -> Vec<Case> {
 async fn odd_job_rows_all_end_in_a_state_once() {
     let schema = SchemaGuard::new("oddjobs").kept_if("BULLMQ_KEEP_SCHEMA");
     let name = "odd";
-    let queue = Queue::new(QueueName::new(name).unwrap(), schema.backend(name).await);
+    let queue = Queue::try_new(QueueName::new(name).unwrap(), schema.backend(name).await)
+        .expect("the backend is bound to this queue");
     let mut sql = admin().await;
     let table = format!("\"{}\".job", schema.as_str());
     let cases = corpus();

@@ -49,12 +49,13 @@ async fn completes_a_job(
     Worker<PostgresBackend, impl bullmq::Processor<PostgresBackend>>,
 ) {
     let name = QueueName::new(queue).unwrap();
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         name.clone(),
         PostgresBackend::connect(options, name.clone())
             .await
             .unwrap_or_else(|e| panic!("{who} connects (and migrates if asked): {e}")),
-    );
+    )
+    .expect("the backend is bound to this queue");
     let worker = Worker::new(
         name.clone(),
         PostgresBackend::connect(options, name.clone())

@@ -19,7 +19,7 @@ async fn queue_with(options: RedisOptions, name: &str) -> Queue<RedisBackend> {
     let backend = RedisBackend::connect(&options, name.clone())
         .await
         .expect("connect");
-    Queue::new(name, backend)
+    Queue::try_new(name, backend).expect("the backend is bound to this queue")
 }
 
 /// How many clients the server has, this admin connection included.

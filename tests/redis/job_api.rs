@@ -37,7 +37,7 @@ async fn env(name: &str) -> Env {
         .expect("connect")
         .with_clock(clock.clone());
     Env {
-        q: Queue::new(queue, backend),
+        q: Queue::try_new(queue, backend).expect("the backend is bound to this queue"),
         clock,
         base: format!("{prefix}:{name}"),
         _guard: guard,

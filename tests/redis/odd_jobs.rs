@@ -181,7 +181,8 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
         RedisBackend::connect(&options, name.clone()).await.unwrap()
     };
-    let queue = Queue::new(name.clone(), connect().await);
+    let queue =
+        Queue::try_new(name.clone(), connect().await).expect("the backend is bound to this queue");
     // A well-formed job first (it also writes the queue's meta, as any producer would).
     let control = queue
         .add("control", &json!({}), JobOptions::new())
@@ -359,7 +360,8 @@ async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
         let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
         RedisBackend::connect(&options, name.clone()).await.unwrap()
     };
-    let queue = Queue::new(name.clone(), connect().await);
+    let queue =
+        Queue::try_new(name.clone(), connect().await).expect("the backend is bound to this queue");
     queue
         .add("warm", &json!({}), JobOptions::new())
         .await

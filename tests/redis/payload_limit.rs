@@ -29,7 +29,7 @@ async fn queue_on(options: RedisOptions, prefix: &str) -> Queue<RedisBackend> {
     let name = QueueName::new("big").unwrap();
     let options = options.prefix(Prefix::new(prefix).unwrap());
     let backend = RedisBackend::connect(&options, name.clone()).await.unwrap();
-    Queue::new(name, backend)
+    Queue::try_new(name, backend).expect("the backend is bound to this queue")
 }
 
 /// A queue on a direct connection, and one on the pipelined connection alone (no direct

@@ -154,7 +154,8 @@ async fn conformance_subset(server: &PrivateRedis, url: &str, prefix: &str) {
 /// [`conformance_subset`] on `base`'s URL and CA.
 async fn conformance_subset_on(server: &PrivateRedis, base: &RedisOptions, prefix: &str) {
     let name = QueueName::new("acl").unwrap();
-    let queue = Queue::new(name.clone(), backend_with(base, prefix, "acl").await);
+    let queue = Queue::try_new(name.clone(), backend_with(base, prefix, "acl").await)
+        .expect("the backend is bound to this queue");
     let events = QueueEvents::new(
         backend_with(base, prefix, "acl").await,
         QueueEventsOptions::new(),
@@ -324,10 +325,11 @@ async fn a_key_outside_the_users_pattern_is_named_in_the_error() {
         .map(str::to_owned)
         .to_vec();
     set_user(&server, "narrow", &args).await;
-    let queue = Queue::new(
+    let queue = Queue::try_new(
         QueueName::new("q").unwrap(),
         backend(&user_url(&server, "narrow"), "theirs", "q").await,
-    );
+    )
+    .expect("the backend is bound to this queue");
     let err = queue
         .add("x", &json!({}), JobOptions::new())
         .await
@@ -365,7 +367,8 @@ async fn counting_worker(
         }
     }
     let name = QueueName::new("stall").unwrap();
-    let queue = Queue::new(name.clone(), backend(url, prefix, "stall").await);
+    let queue = Queue::try_new(name.clone(), backend(url, prefix, "stall").await)
+        .expect("the backend is bound to this queue");
     let done = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&done);
     let worker = Worker::new(

@@ -25,7 +25,7 @@ async fn a_job_is_added_and_read_back_over_tls_with_a_private_ca() {
     let backend = RedisBackend::connect(&options, name.clone())
         .await
         .expect("connect over TLS");
-    let q = Queue::new(name, backend);
+    let q = Queue::try_new(name, backend).expect("the backend is bound to this queue");
 
     let added = q
         .add("secure", &json!({"card": "****"}), JobOptions::new())
@@ -42,12 +42,13 @@ async fn a_job_is_added_and_read_back_over_tls_with_a_private_ca() {
 
     // Also by IP address: the certificate names 127.0.0.1 as well.
     let by_ip = RedisOptions::new(tls_url(&server, "127.0.0.1")).ca_certificate(ca_pem(&server));
-    let q2 = Queue::new(
+    let q2 = Queue::try_new(
         QueueName::new("tls").expect("name"),
         RedisBackend::connect(&by_ip, QueueName::new("tls").expect("name"))
             .await
             .expect("connect by IP"),
-    );
+    )
+    .expect("the backend is bound to this queue");
     assert_eq!(q2.count().await.expect("count"), 1);
 }
 
@@ -141,12 +142,13 @@ async fn a_wrong_password_fails_fast_and_is_not_echoed() {
     assert!(!format!("{err:?}").contains("battery-staple"), "{err:?}");
 
     let right = RedisOptions::new(format!("redis://:right-horse@127.0.0.1:{}", server.port));
-    let q = Queue::new(
+    let q = Queue::try_new(
         name(),
         RedisBackend::connect(&right, name())
             .await
             .expect("right password"),
-    );
+    )
+    .expect("the backend is bound to this queue");
     q.add("x", &json!({}), JobOptions::new())
         .await
         .expect("add");

@@ -36,10 +36,12 @@ impl Ctx {
         let mut ctx = Self {
             prefix,
             _guard: guard,
-            queue: Queue::new(name.clone(), dummy_backend().await),
+            // Replaced below, once `connect` can read the prefix.
+            queue: Queue::from_backend(dummy_backend().await).expect("bound to `unused`"),
             name,
         };
-        ctx.queue = Queue::new(ctx.name.clone(), ctx.connect().await);
+        ctx.queue = Queue::try_new(ctx.name.clone(), ctx.connect().await)
+            .expect("the backend is bound to this queue");
         ctx
     }
 

@@ -76,8 +76,8 @@ async fn measure(
     backend: AnyBackend,
 ) -> Result<serde_json::Value, Failure> {
     let name = QueueName::new(QUEUE).map_err(|e| Failure::failed(e.to_string()))?;
-    let queue = Queue::new(name.clone(), backend.clone());
     let fail = |e: bullmq::Error| ctx.store.error("benchmark", QUEUE, &e);
+    let queue = Queue::try_new(name.clone(), backend.clone()).map_err(fail)?;
     let started = Instant::now();
     let mut left = args.jobs;
     while left > 0 {

@@ -164,10 +164,11 @@ impl Store {
 
     /// A queue `name` on this store.
     pub async fn queue(&self, name: &str) -> Queue<AnyBackend> {
-        Queue::new(
+        Queue::try_new(
             QueueName::new(name).expect("a valid name"),
             self.backend(name).await,
         )
+        .expect("the backend is bound to this queue")
     }
 
     /// Adds a job with Node.js BullMQ 6.7 itself; returns its id.

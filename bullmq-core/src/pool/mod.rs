@@ -7,9 +7,9 @@
 //! # async fn demo<B: bullmq_core::backend::Backend>(backend: B) -> bullmq_core::Result<()> {
 //! use bullmq_core::pool::{Supervision, WorkerPool};
 //! use bullmq_core::worker::{ActiveJob, CancellationToken, WorkerOptions};
-//! use bullmq_core::{Queue, QueueName};
+//! use bullmq_core::Queue;
 //!
-//! let queue = Queue::new(QueueName::new("emails")?, backend);
+//! let queue = Queue::from_backend(backend)?;
 //! let pool = WorkerPool::builder(queue, |job: ActiveJob<B>, _: CancellationToken| async move {
 //!     Ok(serde_json::json!({ "sent": job.id.to_string() }))
 //! })

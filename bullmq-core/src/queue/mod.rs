@@ -101,7 +101,7 @@ impl<B: Lifecycle> Queue<B> {
             )
             .into());
         };
-        Ok(Self::new(name, backend))
+        Ok(Self::unchecked(name, backend))
     }
 
     /// A queue named `name` on `backend`, checking that the backend is bound to that queue.
@@ -128,16 +128,27 @@ impl<B: Lifecycle> Queue<B> {
             )
             .into());
         }
-        Ok(Self::new(name, backend))
+        Ok(Self::unchecked(name, backend))
     }
 }
 
 impl<B> Queue<B> {
     /// A queue named `name` on `backend`, as given: the name is not checked against the
-    /// backend's (kept so that existing code builds unchanged). Prefer
-    /// [`from_backend`](Self::from_backend), which takes the name from the backend, or
-    /// [`try_new`](Self::try_new), which checks that the two agree.
+    /// backend's, so a mismatch writes jobs to the backend's queue under spans, metrics and
+    /// events named `name`. Use [`from_backend`](Self::from_backend), which takes the name
+    /// from the backend, or [`try_new`](Self::try_new), which checks that the two agree.
+    #[deprecated(
+        since = "0.2.0",
+        note = "the backend already names its queue: use `Queue::from_backend(backend)`, or \
+                `Queue::try_new(name, backend)` to check that the two agree"
+    )]
     pub fn new(name: QueueName, backend: B) -> Self {
+        Self::unchecked(name, backend)
+    }
+
+    /// The one constructor the checked ones and the crate's own callers (which hold a
+    /// backend bound to `name`) go through.
+    pub(crate) fn unchecked(name: QueueName, backend: B) -> Self {
         Self {
             name,
             backend,

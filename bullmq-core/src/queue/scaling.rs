@@ -192,7 +192,7 @@ impl<B: Queries + Clone + 'static> Queue<B> {
             operation: "report_scaling_signals outside a Tokio runtime",
             backend: "any",
         })?;
-        let queue = Queue::new(self.name.clone(), self.backend.clone());
+        let queue = Queue::unchecked(self.name.clone(), self.backend.clone());
         let task = runtime.spawn(async move {
             let mut ticks = tokio::time::interval(every);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -41,7 +41,7 @@ impl<B: 'static, P: Processor<B>> DynProcessor<B> for P {
 /// });
 /// let mut workers: Vec<Worker<B, BoxProcessor<B>>> = Vec::new();
 /// for (queue, processor) in [("emails", emails), ("images", images)] {
-///     let queue = Queue::new(QueueName::new(queue)?, backend.clone());
+///     let queue = Queue::from_backend(backend.for_queue(&QueueName::new(queue)?, None))?;
 ///     workers.push(Worker::builder(queue, processor).options(WorkerOptions::new()).build().await?);
 /// }
 /// # Ok(()) }

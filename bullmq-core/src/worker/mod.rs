@@ -203,14 +203,15 @@ where
     ///
     /// # Errors
     ///
-    /// See [`WorkerBuilder::build`].
+    /// [`Error::Invalid`](crate::Error::Invalid) (field `name`) when `backend` is bound to
+    /// another queue (as [`Queue::try_new`]); otherwise see [`WorkerBuilder::build`].
     pub async fn new(
         name: QueueName,
         backend: B,
         options: WorkerOptions,
         processor: F,
     ) -> Result<Self> {
-        Self::builder(Queue::new(name, backend), processor)
+        Self::builder(Queue::try_new(name, backend)?, processor)
             .options(options)
             .build()
             .await

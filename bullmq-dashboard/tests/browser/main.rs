@@ -150,12 +150,13 @@ async fn in_chromium(store: Store) {
     // The fixture's own worker has finished: nothing else takes the waiting jobs.
     let shown = fail_bulk_jobs(&fx).await;
     let live_name = unique_name("dash-live");
-    let live = Queue::new(
+    let live = Queue::try_new(
         QueueName::new(live_name.clone()).unwrap(),
         fx.queue
             .backend()
             .for_queue(&QueueName::new(live_name.clone()).unwrap(), None),
-    );
+    )
+    .expect("the backend is bound to this queue");
     live.add("first", &serde_json::json!({}), JobOptions::default())
         .await
         .unwrap();

@@ -34,7 +34,8 @@ fn board_dir() -> Option<PathBuf> {
 /// Adds "ok" {"n":1} (completed with "done") and "fail-one" {"n":2} (failed with "boom"),
 /// and processes them with a Rust worker.
 async fn fill(name: &QueueName, backend: AnyBackend) {
-    let queue = Queue::new(name.clone(), backend.clone());
+    let queue =
+        Queue::try_new(name.clone(), backend.clone()).expect("the backend is bound to this queue");
     queue
         .add("ok", &serde_json::json!({"n": 1}), JobOptions::default())
         .await

@@ -82,7 +82,8 @@ impl Fixture {
                 (schema.backend(&name).await.into(), Guard::Postgres(schema))
             }
         };
-        let queue = Queue::new(qn.clone(), backend.clone());
+        let queue = Queue::try_new(qn.clone(), backend.clone())
+            .expect("the backend is bound to this queue");
         let completed = queue
             .add("ok", &serde_json::json!({"n": 1}), JobOptions::default())
             .await

@@ -38,7 +38,8 @@ mod support {
         RefCell<redis::Connection>,
     ) {
         let backend = readers::backend(prefix, queue, clock).await;
-        let queue = Queue::new(QueueName::new(queue).expect("queue name"), backend.clone());
+        let queue = Queue::try_new(QueueName::new(queue).expect("queue name"), backend.clone())
+            .expect("the backend is bound to this queue");
         let con = redis::Client::open(bullmq_test_support::redis_url())
             .and_then(|c| c.get_connection())
             .expect("a sync connection");

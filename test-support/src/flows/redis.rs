@@ -67,12 +67,14 @@ impl Ctx {
 
     /// Queue `name` under this test's prefix.
     pub async fn queue(&self, name: &str) -> Queue<RedisBackend> {
-        Queue::new(q(name), self.backend(name).await)
+        Queue::try_new(q(name), self.backend(name).await)
+            .expect("the backend is bound to this queue")
     }
 
     /// Queue `name` under `prefix`.
     pub async fn queue_in(&self, prefix: &Prefix, name: &str) -> Queue<RedisBackend> {
-        Queue::new(q(name), self.backend_in(prefix, name).await)
+        Queue::try_new(q(name), self.backend_in(prefix, name).await)
+            .expect("the backend is bound to this queue")
     }
 
     /// The state of job `id` of `queue`.

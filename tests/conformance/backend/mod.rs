@@ -53,7 +53,7 @@ impl<S: Store> Sec<S> {
         let clock = ManualClock::new(T0);
         let name = QueueName::new("q").unwrap();
         let b = store.backend_at(&name, &clock).await;
-        let queue = Queue::new(name, b.clone());
+        let queue = Queue::try_new(name, b.clone()).expect("the backend is bound to this queue");
         Self {
             store,
             b,
@@ -66,7 +66,7 @@ impl<S: Store> Sec<S> {
     pub async fn sibling(&self, name: &str) -> Queue<S::B> {
         let name = QueueName::new(name).unwrap();
         let b = self.store.backend_at(&name, &self.clock).await;
-        Queue::new(name, b)
+        Queue::try_new(name, b).expect("the backend is bound to this queue")
     }
 
     /// Adds a job named `name` with data `{}`.

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,7 +60,9 @@ pub struct JobRef<'q, B> {
     /// The settings of the worker moving the job; none for a queue's own handle.
     worker: Option<Arc<WorkerSettings>>,
     /// That worker's retry rules (`maxStartedAttempts`, custom backoffs), when it has any.
-    retry: Option<&'q RetryRules>,
+    /// Only read, never left half-changed by a panic: asserting unwind safety keeps
+    /// `JobRef` `UnwindSafe` although a custom backoff is a `dyn Fn`.
+    retry: Option<AssertUnwindSafe<&'q RetryRules>>,
 }
 
 impl<B> Clone for JobRef<'_, B> {
@@ -69,7 +72,7 @@ impl<B> Clone for JobRef<'_, B> {
             id: self.id.clone(),
             job: self.job,
             worker: self.worker.clone(),
-            retry: self.retry,
+            retry: self.retry.as_ref().map(|rules| AssertUnwindSafe(rules.0)),
         }
     }
 }
@@ -121,7 +124,7 @@ impl<'q, B> JobRef<'q, B> {
     /// Fails attempts by `rules`, the retry rules of the worker this handle came from.
     #[must_use]
     pub(crate) fn with_retry_rules(mut self, rules: &'q RetryRules) -> Self {
-        self.retry = Some(rules);
+        self.retry = Some(AssertUnwindSafe(rules));
         self
     }
 
@@ -487,7 +490,7 @@ impl<B: Transitions + Queries + Lifecycle> JobRef<'_, B> {
         self.check_fetch(fetch_next)?;
         let job = self.load("moveToFinished").await?;
         let no_rules = RetryRules::default();
-        let rules = self.retry.unwrap_or(&no_rules);
+        let rules = self.retry.as_ref().map_or(&no_rules, |rules| rules.0);
         let decision = retry::decide(&job, &failure.message, failure.unrecoverable, rules)
             .map_err(|unknown| unknown.refusal("the job was not moved"))?;
         let mover = Mover {

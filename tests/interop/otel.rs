@@ -56,6 +56,10 @@ impl Capture {
                     .with_target("sqlx", tracing::Level::WARN),
             );
         let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(layer));
+        // Tests run in parallel, each with its own default subscriber: a callsite whose
+        // interest another thread cached while this one was not yet registered would stay
+        // off here. Asking every callsite again, now that this one is live, turns it on.
+        tracing::callsite::rebuild_interest_cache();
         Self {
             exporter,
             _provider: provider,

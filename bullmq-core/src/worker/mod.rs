@@ -203,7 +203,7 @@ where
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`](crate::Error::Invalid) (field `name`) when `backend` is bound to
+    /// [`Error::Invalid`] (field `name`) when `backend` is bound to
     /// another queue (as [`Queue::try_new`]); otherwise see [`WorkerBuilder::build`].
     pub async fn new(
         name: QueueName,

@@ -140,7 +140,7 @@ impl Watch {
                     if now.heard(*channel) != before.heard(*channel) {
                         return Woken::Heard;
                     }
-                    if now.look_again_since(&before) {
+                    if now.look_again_since(&before, *channel) {
                         return Woken::Look;
                     }
                 }

@@ -189,10 +189,11 @@ impl Signals {
         self.listening.has(channel)
     }
 
-    /// Whether the connection came, went or changed what it listens on since `before`:
-    /// notifications may have been missed, so waiters look at the database again.
-    pub(crate) fn look_again_since(&self, before: &Self) -> bool {
-        self.resets != before.resets || self.listening != before.listening
+    /// Whether the connection came or went, or started or stopped listening on `channel`,
+    /// since `before`: notifications on it may have been missed, so its waiters look at the
+    /// database again. The other channel's comings and goings are no reason to.
+    pub(crate) fn look_again_since(&self, before: &Self, channel: Channel) -> bool {
+        self.resets != before.resets || self.listening(channel) != before.listening(channel)
     }
 }
 

@@ -23,7 +23,7 @@ use crate::codec::CodecError;
 use crate::failed_attempt::retry::{self, RetryRules};
 use crate::failed_attempt::{self, FailOutcome, JobFailure, Mover};
 use crate::job::{FinishedState, JobDecodeError};
-use crate::options::{ParentOptions, UnixMillis, ValidationError};
+use crate::options::{ParentOptions, ValidationError};
 use crate::telemetry::spans::{self, Settle};
 use crate::{Error, Job, JobId, JobState, Result, ScriptError, ScriptErrorCode};
 use tracing::Instrument;
@@ -409,16 +409,12 @@ impl<B: Transitions + Lifecycle> JobRef<'_, B> {
             .await
     }
 
-    /// Moves the job, held with `token`, to delayed until `timestamp` (Unix ms, a
-    /// [`SystemTime`](std::time::SystemTime) or a `chrono::DateTime`; a past time means now),
-    /// without counting an attempt. Returns the delay applied.
-    pub async fn move_to_delayed(
-        &self,
-        timestamp: impl Into<UnixMillis>,
-        token: &LockToken,
-    ) -> Result<Duration> {
+    /// Moves the job, held with `token`, to delayed until `timestamp` (Unix ms; a past time
+    /// means now), without counting an attempt. Returns the delay applied. From a typed
+    /// instant: `move_to_delayed(UnixMillis::from(at).get(), ..)`.
+    pub async fn move_to_delayed(&self, timestamp: u64, token: &LockToken) -> Result<Duration> {
         let now = self.queue.now_ms();
-        let delay = Duration::from_millis(timestamp.into().get().saturating_sub(now));
+        let delay = Duration::from_millis(timestamp.saturating_sub(now));
         let args = DelayArgs {
             timestamp: now,
             delay,

@@ -60,8 +60,9 @@ impl UnknownStrategy {
             "backoff",
             "backoff.type",
             format!(
-                "unknown backoff strategy {:?}: register it on the worker (a queue's own \
-                 handle knows none; take the handle from `Worker::job`); {outcome}",
+                "unknown backoff strategy {:?}: register it on the worker that runs the \
+                 job (`WorkerBuilder::backoff_strategy`; by hand, move the job through \
+                 `Worker::job`, since a queue's own handle knows no strategy); {outcome}",
                 self.0
             ),
         )

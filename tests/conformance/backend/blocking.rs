@@ -13,12 +13,20 @@ const BOUND: Duration = Duration::from_secs(10);
 
 pub async fn a_wait_times_out_empty_and_zero_is_not_forever<S: Store>() {
     let s = Sec::<S>::new().await;
-    let none = tokio::time::timeout(BOUND, s.b.wait_for_job(Duration::from_millis(20)))
+    // A name no other test uses: PostgreSQL notifies by queue name across schemas, so a
+    // parallel test's queue `q` would wake this wait (harmless for a worker, which fetches
+    // and finds nothing, but not the empty answer this test asks for).
+    let b = s
+        .sibling(&crate::support::unique_name("wait"))
+        .await
+        .backend()
+        .clone();
+    let none = tokio::time::timeout(BOUND, b.wait_for_job(Duration::from_millis(20)))
         .await
         .expect("the wait ends")
         .unwrap();
     assert_eq!(none, None);
-    let none = tokio::time::timeout(BOUND, s.b.wait_for_job(Duration::ZERO))
+    let none = tokio::time::timeout(BOUND, b.wait_for_job(Duration::ZERO))
         .await
         .expect("a zero wait is not a wait forever")
         .unwrap();

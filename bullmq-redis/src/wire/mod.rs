@@ -12,7 +12,10 @@ mod admin;
 mod locks;
 mod mutations;
 mod schedulers;
+mod transition_args;
 mod transitions;
+
+use std::time::Duration;
 
 pub(crate) use add::{AddJobArgs, pack_add_job_args};
 pub(crate) use admin::{
@@ -25,6 +28,18 @@ pub(crate) use mutations::{
     remove_job, remove_unprocessed_children, update_data, update_progress,
 };
 pub(crate) use schedulers::pack_job_scheduler_opts;
+pub(crate) use transition_args::FetchOpts;
 pub(crate) use transitions::{
-    FetchOpts, FinishOpts, pack_fetch_opts, pack_field_updates, pack_finish_opts,
+    FinishCall, move_job_from_active_to_wait, move_stalled_jobs_to_wait, move_to_active,
+    move_to_delayed, move_to_finished, move_to_waiting_children, promote, reprocess_job, retry_job,
 };
+
+/// Whole milliseconds, as Node.js passes durations to the scripts.
+pub(crate) fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Node.js passes booleans to the scripts as `"1"`/`"0"`.
+pub(crate) fn flag(b: bool) -> &'static str {
+    if b { "1" } else { "0" }
+}

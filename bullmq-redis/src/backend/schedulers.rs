@@ -1,5 +1,6 @@
 //! `Schedulers` for Redis: `addJobScheduler`, `updateJobScheduler`, `removeJobScheduler` and
-//! `getJobScheduler` scripts, and the plain commands Node.js uses to list and count schedulers.
+//! `getJobScheduler` scripts (their calls built in [`crate::wire`]), and the plain commands Node.js
+//! uses to list and count schedulers.
 //!
 //! The scripts name each iteration `repeat:<scheduler id>:<next millis>` themselves; we only
 //! pass the ids and timestamps through, so both runtimes produce the same ids.
@@ -9,26 +10,16 @@ use std::time::Duration;
 use bullmq_core::backend::{
     AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers,
 };
-use bullmq_core::codec;
 use bullmq_core::{JobId, Result, ScriptError, ScriptErrorCode};
 use redis::{AsyncCommands, Value};
 
 use super::RedisBackend;
 use crate::error::{unexpected, wrap};
 use crate::reply;
-use crate::script::ScriptCall;
 use crate::scripts;
 use crate::wire;
 
 impl RedisBackend {
-    /// The producer job's key, or the empty key Node.js sends when there is none.
-    fn producer_key(&self, producer_id: Option<&str>) -> String {
-        producer_id
-            .filter(|id| !id.is_empty())
-            .map(|id| self.keys().job(id))
-            .unwrap_or_default()
-    }
-
     /// The scheduler's metadata hash, `<prefix>:<queue>:repeat:<id>`.
     fn scheduler_key(&self, scheduler_id: &str) -> String {
         format!("{}:{scheduler_id}", self.keys().repeat)
@@ -63,31 +54,8 @@ fn added_iteration(reply: &Value) -> Result<(JobId, Duration)> {
 
 impl Schedulers for RedisBackend {
     async fn add_job_scheduler(&self, args: &AddJobSchedulerArgs) -> Result<(JobId, Duration)> {
-        let keys = self.keys();
-        let schedule = wire::pack_job_scheduler_opts(&args.template_name, &args.schedule)?;
-        let template_opts = codec::options_to_msgpack(&args.template_opts)?;
-        let delayed_opts = codec::options_to_msgpack(&args.delayed_job_opts)?;
-        let reply = ScriptCall::default()
-            .key(&keys.repeat)
-            .key(&keys.delayed)
-            .key(&keys.wait)
-            .key(&keys.paused)
-            .key(&keys.meta)
-            .key(&keys.prioritized)
-            .key(&keys.marker)
-            .key(&keys.id)
-            .key(&keys.events)
-            .key(&keys.priority_counter)
-            .key(&keys.active)
-            .arg(args.next_millis)
-            .arg(schedule)
-            .arg(&args.scheduler_id)
-            .arg(&args.template_data)
-            .arg(template_opts)
-            .arg(delayed_opts)
-            .arg(self.now_ms())
-            .arg(&keys.job_prefix)
-            .arg(self.producer_key(args.producer_id.as_deref()))
+        let call = wire::add_job_scheduler(self.keys(), args, self.now_ms())?;
+        let reply = call
             .invoke(&self.connection(), &scripts::ADD_JOB_SCHEDULER)
             .await
             .map_err(wrap("add a job scheduler"))?;
@@ -98,29 +66,8 @@ impl Schedulers for RedisBackend {
         &self,
         args: &NextIterationArgs,
     ) -> Result<Option<JobId>> {
-        let keys = self.keys();
-        let producer_id = args.producer_id.as_deref().unwrap_or_default();
-        let delayed_opts = codec::options_to_msgpack(&args.delayed_job_opts)?;
-        let reply = ScriptCall::default()
-            .key(&keys.repeat)
-            .key(&keys.delayed)
-            .key(&keys.wait)
-            .key(&keys.paused)
-            .key(&keys.meta)
-            .key(&keys.prioritized)
-            .key(&keys.marker)
-            .key(&keys.id)
-            .key(&keys.events)
-            .key(&keys.priority_counter)
-            .key(self.producer_key(Some(producer_id)))
-            .key(&keys.active)
-            .arg(args.next_millis)
-            .arg(&args.scheduler_id)
-            .arg(&args.template_data)
-            .arg(delayed_opts)
-            .arg(self.now_ms())
-            .arg(&keys.job_prefix)
-            .arg(producer_id)
+        let call = wire::update_job_scheduler(self.keys(), args, self.now_ms())?;
+        let reply = call
             .invoke(&self.connection(), &scripts::UPDATE_JOB_SCHEDULER)
             .await
             .map_err(wrap("update a job scheduler"))?;
@@ -129,13 +76,7 @@ impl Schedulers for RedisBackend {
     }
 
     async fn remove_job_scheduler(&self, scheduler_id: &str) -> Result<bool> {
-        let keys = self.keys();
-        let reply = ScriptCall::default()
-            .key(&keys.repeat)
-            .key(&keys.delayed)
-            .key(&keys.events)
-            .arg(scheduler_id)
-            .arg(&keys.job_prefix)
+        let reply = wire::remove_job_scheduler(self.keys(), scheduler_id)
             .invoke(&self.connection(), &scripts::REMOVE_JOB_SCHEDULER)
             .await
             .map_err(wrap("remove a job scheduler"))?;
@@ -145,9 +86,7 @@ impl Schedulers for RedisBackend {
 
     async fn get_job_scheduler(&self, scheduler_id: &str) -> Result<Option<JobSchedulerRecord>> {
         const CONTEXT: &str = "read a job scheduler";
-        let reply = ScriptCall::default()
-            .key(&self.keys().repeat)
-            .arg(scheduler_id)
+        let reply = wire::get_job_scheduler(self.keys(), scheduler_id)
             .invoke(&self.connection(), &scripts::GET_JOB_SCHEDULER)
             .await
             .map_err(wrap(CONTEXT))?;

@@ -5,6 +5,7 @@
 use bullmq_core::JobState;
 use bullmq_core::backend::ObliterateArgs;
 
+use super::flag;
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
 
@@ -68,7 +69,7 @@ pub(crate) fn pause(keys: &QueueKeys, pause: bool, emit_event: bool) -> ScriptCa
         .key(&keys.delayed)
         .key(&keys.marker)
         .arg(if pause { "paused" } else { "resumed" })
-        .arg(if emit_event { "1" } else { "0" })
+        .arg(flag(emit_event))
 }
 
 /// `moveJobsToWait-8`'s call, shared by bulk retry and bulk promote.
@@ -112,7 +113,7 @@ pub(crate) fn drain(keys: &QueueKeys, delayed: bool) -> ScriptCall {
         .key(&keys.prioritized)
         .key(&keys.repeat)
         .arg(&keys.job_prefix)
-        .arg(if delayed { "1" } else { "0" })
+        .arg(flag(delayed))
 }
 
 /// `cleanJobsInSet`: up to `limit` jobs in `state` older than `before_ms` removed.

@@ -7,13 +7,9 @@ use bullmq_core::backend::LockToken;
 use bullmq_core::codec::{CodecError, WireValue, pack_msgpack};
 use bullmq_core::{JobId, Result};
 
+use super::ms;
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
-
-/// Whole milliseconds, as Node passes the lock duration.
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
 
 /// `extendLock`: renew `token`'s lock on `job_id` for `duration`.
 pub(crate) fn extend_lock(

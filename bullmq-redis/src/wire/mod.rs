@@ -27,7 +27,9 @@ pub(crate) use mutations::{
     add_log, change_delay, change_priority, remove_child_dependency, remove_deduplication_key,
     remove_job, remove_unprocessed_children, update_data, update_progress,
 };
-pub(crate) use schedulers::pack_job_scheduler_opts;
+pub(crate) use schedulers::{
+    add_job_scheduler, get_job_scheduler, remove_job_scheduler, update_job_scheduler,
+};
 pub(crate) use transition_args::FetchOpts;
 pub(crate) use transitions::{
     FinishCall, move_job_from_active_to_wait, move_stalled_jobs_to_wait, move_to_active,

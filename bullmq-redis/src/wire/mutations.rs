@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use bullmq_core::JobId;
 
+use super::ms;
 use crate::keys::QueueKeys;
 use crate::script::ScriptCall;
 
@@ -53,13 +54,12 @@ pub(crate) fn change_delay(
     delay: Duration,
     now_ms: u64,
 ) -> ScriptCall {
-    let delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
     ScriptCall::default()
         .key(&keys.delayed)
         .key(&keys.meta)
         .key(&keys.marker)
         .key(&keys.events)
-        .arg(delay_ms)
+        .arg(ms(delay))
         .arg(now_ms)
         .arg(job_id.as_bytes())
         .arg(keys.job_key(job_id, ""))

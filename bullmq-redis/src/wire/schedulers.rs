@@ -1,11 +1,101 @@
+//! The calls of the `Schedulers` scripts (`addJobScheduler`, `updateJobScheduler`,
+//! `removeJobScheduler`, `getJobScheduler`), keys and arguments in upstream's order, and
 //! `ARGV[2]` of `addJobScheduler`: the schedule the script stores in the scheduler hash.
 //!
 //! The template and iteration options travel as ordinary packed job options
 //! (`bullmq_core::codec::options_to_msgpack`); only the schedule has a shape of its own.
 
-use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
+use bullmq_core::Result;
+use bullmq_core::backend::{AddJobSchedulerArgs, NextIterationArgs};
+use bullmq_core::codec::{self, CodecError, WireMap, WireValue, pack_msgpack};
 use bullmq_core::options::UnixMillis;
 use bullmq_core::scheduling::{RepeatOptions, truthy};
+
+use crate::keys::QueueKeys;
+use crate::script::ScriptCall;
+
+/// The producer job's key, or the empty key Node.js sends when there is none.
+fn producer_key(k: &QueueKeys, producer_id: &str) -> String {
+    if producer_id.is_empty() {
+        String::new()
+    } else {
+        k.job(producer_id)
+    }
+}
+
+/// The first ten keys of `addJobScheduler`, which `updateJobScheduler` shares in the same
+/// order: both may add the next iteration to any of the job states.
+fn iteration_keys(k: &QueueKeys) -> ScriptCall {
+    ScriptCall::default()
+        .key(&k.repeat)
+        .key(&k.delayed)
+        .key(&k.wait)
+        .key(&k.paused)
+        .key(&k.meta)
+        .key(&k.prioritized)
+        .key(&k.marker)
+        .key(&k.id)
+        .key(&k.events)
+        .key(&k.priority_counter)
+}
+
+/// `addJobScheduler`: the scheduler stored and its first iteration added, at `now_ms`.
+pub(crate) fn add_job_scheduler(
+    k: &QueueKeys,
+    args: &AddJobSchedulerArgs,
+    now_ms: u64,
+) -> Result<ScriptCall> {
+    let schedule = pack_job_scheduler_opts(&args.template_name, &args.schedule)?;
+    let template_opts = codec::options_to_msgpack(&args.template_opts)?;
+    let delayed_opts = codec::options_to_msgpack(&args.delayed_job_opts)?;
+    let producer = producer_key(k, args.producer_id.as_deref().unwrap_or_default());
+    Ok(iteration_keys(k)
+        .key(&k.active)
+        .arg(args.next_millis)
+        .arg(schedule)
+        .arg(&args.scheduler_id)
+        .arg(&args.template_data)
+        .arg(template_opts)
+        .arg(delayed_opts)
+        .arg(now_ms)
+        .arg(&k.job_prefix)
+        .arg(producer))
+}
+
+/// `updateJobScheduler`: the scheduler's next iteration added, at `now_ms`.
+pub(crate) fn update_job_scheduler(
+    k: &QueueKeys,
+    args: &NextIterationArgs,
+    now_ms: u64,
+) -> Result<ScriptCall> {
+    let producer_id = args.producer_id.as_deref().unwrap_or_default();
+    let delayed_opts = codec::options_to_msgpack(&args.delayed_job_opts)?;
+    Ok(iteration_keys(k)
+        .key(producer_key(k, producer_id))
+        .key(&k.active)
+        .arg(args.next_millis)
+        .arg(&args.scheduler_id)
+        .arg(&args.template_data)
+        .arg(delayed_opts)
+        .arg(now_ms)
+        .arg(&k.job_prefix)
+        .arg(producer_id))
+}
+
+/// `removeJobScheduler`: the scheduler and its pending iteration removed.
+pub(crate) fn remove_job_scheduler(k: &QueueKeys, scheduler_id: &str) -> ScriptCall {
+    ScriptCall::default()
+        .key(&k.repeat)
+        .key(&k.delayed)
+        .key(&k.events)
+        .arg(scheduler_id)
+        .arg(&k.job_prefix)
+}
+
+/// `getJobScheduler`: the scheduler's hash and next run.
+pub(crate) fn get_job_scheduler(k: &QueueKeys, scheduler_id: &str) -> ScriptCall {
+    ScriptCall::default().key(&k.repeat).arg(scheduler_id)
+}
 
 /// Packs `ARGV[2]` of `addJobScheduler`.
 ///

@@ -48,6 +48,18 @@ pub fn items(v: &Value) -> &[Value] {
     }
 }
 
+/// The `(field, value)` entries of a hash reply: a RESP3 map, or the flat RESP2
+/// `[field, value, …]` array (a trailing field without a value is dropped).
+fn hash_entries(v: &Value) -> impl Iterator<Item = (&Value, &Value)> {
+    let (map, flat): (&[(Value, Value)], &[Value]) = match v {
+        Value::Map(map) => (map, &[]),
+        other => (&[], items(other)),
+    };
+    map.iter()
+        .map(|(k, v)| (k, v))
+        .chain(flat.chunks_exact(2).map(|kv| (&kv[0], &kv[1])))
+}
+
 /// A hash field and its value, borrowed from the reply where they can be.
 pub type TextPair<'a> = (Cow<'a, str>, Cow<'a, str>);
 
@@ -73,13 +85,7 @@ pub fn field_pairs<'a>(id: &str, v: &'a Value) -> Result<Vec<TextPair<'a>>, JobD
         };
         Ok((key, value))
     };
-    match v {
-        Value::Map(map) => map.iter().map(|(k, v)| pair(k, v)).collect(),
-        other => items(other)
-            .chunks_exact(2)
-            .map(|kv| pair(&kv[0], &kv[1]))
-            .collect(),
-    }
+    hash_entries(v).map(|(k, v)| pair(k, v)).collect()
 }
 
 /// A job from its hash fields; `None` when the hash is empty (no such job).
@@ -246,10 +252,7 @@ pub fn needs_attention(fields: &Value) -> bool {
             _ => false,
         }
     };
-    match fields {
-        Value::Map(map) => map.iter().any(|(k, v)| check(k, v)),
-        other => items(other).chunks_exact(2).any(|kv| check(&kv[0], &kv[1])),
-    }
+    hash_entries(fields).any(|(k, v)| check(k, v))
 }
 
 // Decoders for the queries, events, blocking and lifecycle sections.
@@ -266,14 +269,9 @@ pub fn counts(v: &Value) -> Vec<u64> {
 
 /// A flat `[field, value, …]` reply (or a RESP3 map) as text pairs; nil values read as empty.
 pub fn text_pairs(v: &Value) -> Vec<(String, String)> {
-    let pair = |k: &Value, v: &Value| (text(k).unwrap_or_default(), text(v).unwrap_or_default());
-    match v {
-        Value::Map(map) => map.iter().map(|(k, v)| pair(k, v)).collect(),
-        other => items(other)
-            .chunks_exact(2)
-            .map(|kv| pair(&kv[0], &kv[1]))
-            .collect(),
-    }
+    hash_entries(v)
+        .map(|(k, v)| (text(k).unwrap_or_default(), text(v).unwrap_or_default()))
+        .collect()
 }
 
 /// A `SCAN`-family page, `[cursor, items]`: the next cursor and the items' reply.

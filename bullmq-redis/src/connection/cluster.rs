@@ -122,21 +122,18 @@ pub(crate) async fn read_topology(
     slot: u16,
     timeout: Duration,
 ) -> RedisResult<Topology> {
-    let config = redis::AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(timeout))
-        .set_response_timeout(Some(timeout));
-    let reading = async {
-        let mut con = client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
-        redis::cmd("CLUSTER")
-            .arg("SLOTS")
-            .query_async::<Value>(&mut con)
-            .await
-    };
-    let reply = tokio::time::timeout(timeout * 2, reading)
-        .await
-        .map_err(|_| super::direct::timed_out("reading the cluster's topology"))??;
+    let reply = super::probe::ask(
+        client,
+        timeout,
+        "reading the cluster's topology",
+        |mut con| async move {
+            redis::cmd("CLUSTER")
+                .arg("SLOTS")
+                .query_async::<Value>(&mut con)
+                .await
+        },
+    )
+    .await?;
     Ok(parse_slots(&reply, asked, slot))
 }
 

@@ -28,6 +28,7 @@ mod multi_host;
 mod options;
 mod pipelined;
 mod pool;
+mod probe;
 mod request;
 mod resp;
 mod route;

@@ -143,52 +143,44 @@ pub(crate) async fn ask_sentinel(
     master: &str,
     timeout: Duration,
 ) -> RedisResult<(String, u16)> {
-    let asking = async {
-        let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout));
-        let mut con = client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
-        let reply: Option<(String, u16)> = redis::cmd("SENTINEL")
-            .arg("GET-MASTER-ADDR-BY-NAME")
-            .arg(master)
-            .query_async(&mut con)
-            .await?;
-        reply.ok_or_else(|| {
-            redis::RedisError::from((
-                redis::ErrorKind::Client,
-                "the sentinel does not know the master",
-                master.to_owned(),
-            ))
-        })
-    };
-    tokio::time::timeout(timeout * 2, asking)
-        .await
-        .map_err(|_| super::direct::timed_out("asking a sentinel for the primary"))?
+    let reply: Option<(String, u16)> = super::probe::ask(
+        client,
+        timeout,
+        "asking a sentinel for the primary",
+        |mut con| async move {
+            redis::cmd("SENTINEL")
+                .arg("GET-MASTER-ADDR-BY-NAME")
+                .arg(master)
+                .query_async(&mut con)
+                .await
+        },
+    )
+    .await?;
+    reply.ok_or_else(|| {
+        redis::RedisError::from((
+            redis::ErrorKind::Client,
+            "the sentinel does not know the master",
+            master.to_owned(),
+        ))
+    })
 }
 
 /// Whether the node `client` reaches says it is a primary (`ROLE`).
 pub(crate) async fn is_primary(client: &redis::Client, timeout: Duration) -> RedisResult<bool> {
-    let asking = async {
-        let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(timeout))
-            .set_response_timeout(Some(timeout));
-        let mut con = client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
-        let role: Value = redis::cmd("ROLE").query_async(&mut con).await?;
-        Ok(match role {
-            Value::Array(parts) => matches!(
-                parts.first(),
-                Some(Value::BulkString(b)) if b.as_slice() == b"master"
-            ),
-            _ => false,
-        })
-    };
-    tokio::time::timeout(timeout * 2, asking)
-        .await
-        .map_err(|_| super::direct::timed_out("asking a node for its role"))?
+    let role: Value = super::probe::ask(
+        client,
+        timeout,
+        "asking a node for its role",
+        |mut con| async move { redis::cmd("ROLE").query_async(&mut con).await },
+    )
+    .await?;
+    Ok(match role {
+        Value::Array(parts) => matches!(
+            parts.first(),
+            Some(Value::BulkString(b)) if b.as_slice() == b"master"
+        ),
+        _ => false,
+    })
 }
 
 /// The primary a `+switch-master` named, and how many switches were announced.

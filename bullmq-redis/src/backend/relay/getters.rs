@@ -27,6 +27,63 @@ fn number(row: &[Value], i: usize) -> u64 {
     })
 }
 
+/// The `filter` argument of `relayGet` for views that take none.
+pub(super) const NO_FILTER: (&str, &str) = ("", "");
+
+/// The `filter` argument of the `subscriptions` view.
+pub(super) fn subscription_filter(filter: Option<&RelaySubscriptionFilter>) -> (&str, &str) {
+    match filter {
+        Some(RelaySubscriptionFilter::Node(id)) => ("node", id.as_str()),
+        Some(RelaySubscriptionFilter::Pattern(p)) => ("pattern", p.as_str()),
+        None => NO_FILTER,
+    }
+}
+
+/// A row of the `nodes` view.
+pub(super) fn node_row(row: &[Value]) -> RelayNodeState {
+    let info = field(row, 3);
+    let hb = field(row, 4);
+    RelayNodeState {
+        id: field(row, 0),
+        // Another runtime's info that is not ours to read shows as none.
+        info: serde_json::from_str::<RelayNodeInfo>(&info).unwrap_or_default(),
+        registered_at: number(row, 1),
+        lease_until: number(row, 2),
+        last_heartbeat: (!hb.is_empty()).then(|| number(row, 4)),
+        backlog: number(row, 5),
+        dropped: number(row, 6),
+        subscriptions: number(row, 7),
+    }
+}
+
+/// A row of the `subscriptions` view.
+pub(super) fn subscription_row(row: &[Value]) -> RelaySubscriptionState {
+    RelaySubscriptionState {
+        node_id: field(row, 0),
+        endpoint_id: field(row, 1),
+        pattern: field(row, 2),
+    }
+}
+
+/// A row of the `patterns` view.
+pub(super) fn pattern_row(row: &[Value]) -> RelayPatternState {
+    RelayPatternState {
+        pattern: field(row, 0),
+        subscriptions: number(row, 1),
+    }
+}
+
+/// A row of the `retained` view.
+pub(super) fn retained_row(row: &[Value]) -> RelayRetainedState {
+    RelayRetainedState {
+        topic: field(row, 0),
+        expires_at: number(row, 1),
+        mid: field(row, 2),
+        ts: number(row, 3),
+        data: field(row, 4),
+    }
+}
+
 impl RedisBackend {
     /// One `relayGet` view, as rows.
     async fn relay_get(
@@ -42,8 +99,25 @@ impl RedisBackend {
         .await
     }
 
+    /// One `relayGet` view of rows, each read by `row` from its fields (one of this file's
+    /// `*_row` readers).
+    pub(super) async fn relay_get_rows<T>(
+        &self,
+        view: &str,
+        start: i64,
+        end: i64,
+        filter: (&str, &str),
+        row: impl Fn(&[Value]) -> T,
+    ) -> Result<Vec<T>> {
+        let v = self.relay_get(view, start, end, filter).await?;
+        Ok(reply::items(&v)
+            .iter()
+            .map(|r| row(reply::items(r)))
+            .collect())
+    }
+
     pub(super) async fn relay_get_counts(&self) -> Result<RelayCounts> {
-        let v = self.relay_get("counts", 0, -1, ("", "")).await?;
+        let v = self.relay_get("counts", 0, -1, NO_FILTER).await?;
         let n = reply::counts(&v);
         let at = |i: usize| n.get(i).copied().unwrap_or(0);
         Ok(RelayCounts {
@@ -52,97 +126,6 @@ impl RedisBackend {
             patterns: at(2),
             retained: at(3),
         })
-    }
-
-    pub(super) async fn relay_get_nodes(
-        &self,
-        start: i64,
-        end: i64,
-    ) -> Result<Vec<RelayNodeState>> {
-        let v = self.relay_get("nodes", start, end, ("", "")).await?;
-        Ok(reply::items(&v)
-            .iter()
-            .map(|row| {
-                let row = reply::items(row);
-                let info = field(row, 3);
-                let hb = field(row, 4);
-                RelayNodeState {
-                    id: field(row, 0),
-                    // Another runtime's info that is not ours to read shows as none.
-                    info: serde_json::from_str::<RelayNodeInfo>(&info).unwrap_or_default(),
-                    registered_at: number(row, 1),
-                    lease_until: number(row, 2),
-                    last_heartbeat: (!hb.is_empty()).then(|| number(row, 4)),
-                    backlog: number(row, 5),
-                    dropped: number(row, 6),
-                    subscriptions: number(row, 7),
-                }
-            })
-            .collect())
-    }
-
-    pub(super) async fn relay_get_subscriptions(
-        &self,
-        filter: Option<&RelaySubscriptionFilter>,
-        start: i64,
-        end: i64,
-    ) -> Result<Vec<RelaySubscriptionState>> {
-        let filter = match filter {
-            Some(RelaySubscriptionFilter::Node(id)) => ("node", id.as_str()),
-            Some(RelaySubscriptionFilter::Pattern(p)) => ("pattern", p.as_str()),
-            None => ("", ""),
-        };
-        let v = self.relay_get("subscriptions", start, end, filter).await?;
-        Ok(reply::items(&v)
-            .iter()
-            .map(|row| {
-                let row = reply::items(row);
-                RelaySubscriptionState {
-                    node_id: field(row, 0),
-                    endpoint_id: field(row, 1),
-                    pattern: field(row, 2),
-                }
-            })
-            .collect())
-    }
-
-    pub(super) async fn relay_get_patterns(
-        &self,
-        start: i64,
-        end: i64,
-    ) -> Result<Vec<RelayPatternState>> {
-        let v = self.relay_get("patterns", start, end, ("", "")).await?;
-        Ok(reply::items(&v)
-            .iter()
-            .map(|row| {
-                let row = reply::items(row);
-                RelayPatternState {
-                    pattern: field(row, 0),
-                    subscriptions: number(row, 1),
-                }
-            })
-            .collect())
-    }
-
-    pub(super) async fn relay_get_retained(
-        &self,
-        start: i64,
-        end: i64,
-    ) -> Result<Vec<RelayRetainedState>> {
-        let v = self.relay_get("retained", start, end, ("", "")).await?;
-        Ok(reply::items(&v)
-            .iter()
-            .map(|row| {
-                let row = reply::items(row);
-                RelayRetainedState {
-                    topic: field(row, 0),
-                    expires_at: number(row, 1),
-                    mid: field(row, 2),
-                    ts: number(row, 3),
-                    data: field(row, 4),
-                }
-            })
-            .collect())
     }
 
     /// The registry's candidates, each checked against its own keys (the registry only says

@@ -32,6 +32,9 @@ use crate::connection::{ConnState, Dedicated};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
+use getters::{
+    NO_FILTER, node_row, pattern_row, retained_row, subscription_filter, subscription_row,
+};
 
 /// The relay's Redis data layout version (upstream's `RELAY_LAYOUT_VERSION`).
 const LAYOUT_VERSION: &str = "1";
@@ -401,7 +404,8 @@ impl RelayStore for RedisBackend {
     }
 
     async fn relay_nodes(&self, start: i64, end: i64) -> Result<Vec<RelayNodeState>> {
-        self.relay_get_nodes(start, end).await
+        self.relay_get_rows("nodes", start, end, NO_FILTER, node_row)
+            .await
     }
 
     async fn relay_subscriptions(
@@ -410,15 +414,19 @@ impl RelayStore for RedisBackend {
         start: i64,
         end: i64,
     ) -> Result<Vec<RelaySubscriptionState>> {
-        self.relay_get_subscriptions(filter, start, end).await
+        let filter = subscription_filter(filter);
+        self.relay_get_rows("subscriptions", start, end, filter, subscription_row)
+            .await
     }
 
     async fn relay_patterns(&self, start: i64, end: i64) -> Result<Vec<RelayPatternState>> {
-        self.relay_get_patterns(start, end).await
+        self.relay_get_rows("patterns", start, end, NO_FILTER, pattern_row)
+            .await
     }
 
     async fn relay_retained(&self, start: i64, end: i64) -> Result<Vec<RelayRetainedState>> {
-        self.relay_get_retained(start, end).await
+        self.relay_get_rows("retained", start, end, NO_FILTER, retained_row)
+            .await
     }
 
     async fn relay_namespaces(&self) -> Result<Vec<String>> {

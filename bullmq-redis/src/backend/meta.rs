@@ -5,8 +5,16 @@ use bullmq_core::backend::QueueMeta;
 use redis::Value;
 
 use super::RedisBackend;
-use crate::error::wrap;
 use crate::reply;
+
+impl RedisBackend {
+    /// `verb <prefix>:<queue>:meta fields…`; `what` names the operation in the error.
+    async fn on_meta(&self, verb: &str, fields: &[&str], what: &'static str) -> Result<Value> {
+        let mut cmd = redis::cmd(verb);
+        cmd.arg(&self.keys().meta).arg(fields);
+        self.query(&cmd, what).await
+    }
+}
 
 impl QueueMeta for RedisBackend {
     /// `HSET`; nothing to set is no command (Redis would refuse an `HSET` without fields).
@@ -19,20 +27,14 @@ impl QueueMeta for RedisBackend {
         for (field, value) in values {
             cmd.arg(*field).arg(value);
         }
-        let added: Value = cmd
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("set queue meta"))?;
+        let added = self.query(&cmd, "set queue meta").await?;
         Ok(reply::count(&added))
     }
 
     async fn get_queue_meta_field(&self, field: &str) -> Result<Option<String>> {
-        let value: Value = redis::cmd("HGET")
-            .arg(&self.keys().meta)
-            .arg(field)
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("read a queue meta field"))?;
+        let value = self
+            .on_meta("HGET", &[field], "read a queue meta field")
+            .await?;
         Ok(reply::text(&value))
     }
 
@@ -41,21 +43,14 @@ impl QueueMeta for RedisBackend {
         if fields.is_empty() {
             return Ok(Vec::new());
         }
-        let values: Value = redis::cmd("HMGET")
-            .arg(&self.keys().meta)
-            .arg(fields)
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("read queue meta fields"))?;
+        let values = self
+            .on_meta("HMGET", fields, "read queue meta fields")
+            .await?;
         Ok(reply::items(&values).iter().map(reply::text).collect())
     }
 
     async fn get_queue_meta(&self) -> Result<Vec<(String, String)>> {
-        let all: Value = redis::cmd("HGETALL")
-            .arg(&self.keys().meta)
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("read the queue meta"))?;
+        let all = self.on_meta("HGETALL", &[], "read the queue meta").await?;
         Ok(reply::text_pairs(&all))
     }
 
@@ -63,22 +58,16 @@ impl QueueMeta for RedisBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let removed: Value = redis::cmd("HDEL")
-            .arg(&self.keys().meta)
-            .arg(fields)
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("remove queue meta fields"))?;
+        let removed = self
+            .on_meta("HDEL", fields, "remove queue meta fields")
+            .await?;
         Ok(reply::count(&removed))
     }
 
     async fn has_queue_meta_field(&self, field: &str) -> Result<bool> {
-        let exists: Value = redis::cmd("HEXISTS")
-            .arg(&self.keys().meta)
-            .arg(field)
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("check a queue meta field"))?;
+        let exists = self
+            .on_meta("HEXISTS", &[field], "check a queue meta field")
+            .await?;
         Ok(reply::count(&exists) == 1)
     }
 }

@@ -182,6 +182,14 @@ impl RedisBackend {
         })
     }
 
+    /// Runs one plain command on the shared connection; `what` names the operation in the
+    /// error.
+    pub(crate) async fn query(&self, cmd: &redis::Cmd, what: &'static str) -> Result<redis::Value> {
+        cmd.query_async(&mut self.connection())
+            .await
+            .map_err(crate::error::wrap(what))
+    }
+
     /// [`RedisOptions::wait_for_replicas`].
     pub(crate) fn replica_wait(&self) -> Option<ReplicaWait> {
         self.replica_wait

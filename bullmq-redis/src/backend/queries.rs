@@ -81,12 +81,6 @@ fn log_bounds(range: Range) -> (i64, i64) {
 }
 
 impl RedisBackend {
-    async fn query(&self, cmd: &Cmd, what: &'static str) -> Result<Value> {
-        cmd.query_async(&mut self.connection())
-            .await
-            .map_err(wrap(what))
-    }
-
     /// Runs `commands` in one round trip (`MULTI` when `atomic`), one reply each.
     async fn pipeline(
         &self,

@@ -1,6 +1,7 @@
 //! `Queries` for Redis: upstream's read-only scripts (`getStateV2`, `isFinished`, `isMaxed`,
 //! `getRateLimitTtl`, `getCounts`, `getCountsPerPriority`, `getRanges`, `getDependencyCounts`,
-//! `getMetrics`, `paginate`) and the plain commands Node.js issues for the rest.
+//! `getMetrics`, `paginate`; their calls built in [`crate::wire`]) and the plain commands Node.js
+//! issues for the rest.
 
 use std::time::Duration;
 
@@ -9,7 +10,6 @@ use bullmq_core::backend::{
     Lifecycle, Metrics, Page, Queries, Range, RangeIds, SCALING_LOOKAHEAD, ScalingObservation,
     ScalingSignals,
 };
-use bullmq_core::codec;
 use bullmq_core::job::{FinishedState, JobType};
 use bullmq_core::{Error, Job, JobId, JobState, Result};
 use redis::{Cmd, Value};
@@ -18,11 +18,8 @@ use super::RedisBackend;
 use super::lifecycle::parse_node_key;
 use crate::error::{unexpected, wrap};
 use crate::reply;
-use crate::script::ScriptCall;
 use crate::scripts;
-
-/// How many `SSCAN`/`HSCAN` rounds one `paginate` call may take (Node.js' `maxIterations`).
-const PAGINATE_MAX_ITERATIONS: u64 = 5;
+use crate::wire::{self, PageAt};
 
 /// The low bits of a delayed job's score that order jobs due in the same millisecond
 /// (`score = due_ms * 0x1000 + counter`, upstream's `getDelayedScore`).
@@ -192,16 +189,13 @@ impl RedisBackend {
         let mut page = Page::default();
         loop {
             let taken = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
-            let mut call = ScriptCall::default()
-                .key(key)
-                .arg(start.saturating_add(taken))
-                .arg(end_arg)
-                .arg(cursor)
-                .arg(offset)
-                .arg(PAGINATE_MAX_ITERATIONS);
-            if fetch_jobs {
-                call = call.arg(1);
-            }
+            let at = PageAt {
+                start: start.saturating_add(taken),
+                end: end_arg,
+                cursor,
+                offset,
+            };
+            let call = wire::paginate(key, at, fetch_jobs);
             let raw = self
                 .run(call, &scripts::PAGINATE, "paginate dependencies")
                 .await?;
@@ -227,17 +221,7 @@ impl RedisBackend {
 impl Queries for RedisBackend {
     /// `getStateV2`; its `unknown` (no such job) is `None`.
     async fn get_state(&self, job_id: &JobId) -> Result<Option<JobState>> {
-        let k = self.keys();
-        let call = ScriptCall::default()
-            .key(&k.completed)
-            .key(&k.failed)
-            .key(&k.delayed)
-            .key(&k.active)
-            .key(&k.wait)
-            .key(&k.paused)
-            .key(&k.waiting_children)
-            .key(&k.prioritized)
-            .arg(job_id.as_bytes());
+        let call = wire::get_state(self.keys(), job_id);
         let state = self
             .run(call, &scripts::GET_STATE_V2, "read a job's state")
             .await?;
@@ -253,13 +237,7 @@ impl Queries for RedisBackend {
 
     /// `isFinished`, asking for the return value or failure reason.
     async fn is_finished(&self, job_id: &JobId) -> Result<FinishStatus> {
-        let k = self.keys();
-        let call = ScriptCall::default()
-            .key(&k.completed)
-            .key(&k.failed)
-            .key(k.job_key(job_id, ""))
-            .arg(job_id.as_bytes())
-            .arg("1");
+        let call = wire::is_finished(self.keys(), job_id);
         let status = self
             .run(call, &scripts::IS_FINISHED, "check whether a job finished")
             .await?;
@@ -267,8 +245,7 @@ impl Queries for RedisBackend {
     }
 
     async fn is_maxed(&self) -> Result<bool> {
-        let k = self.keys();
-        let call = ScriptCall::default().key(&k.meta).key(&k.active);
+        let call = wire::is_maxed(self.keys());
         let maxed = self
             .run(call, &scripts::IS_MAXED, "check the global concurrency")
             .await?;
@@ -345,11 +322,7 @@ impl Queries for RedisBackend {
 
     /// `getRateLimitTtl`; `None` for `max_jobs` lets the script use the queue's global limit.
     async fn get_rate_limit_ttl(&self, max_jobs: Option<u64>) -> Result<Duration> {
-        let k = self.keys();
-        let call = ScriptCall::default()
-            .key(&k.limiter)
-            .key(&k.meta)
-            .arg(max_jobs.unwrap_or(0));
+        let call = wire::get_rate_limit_ttl(self.keys(), max_jobs);
         let ttl = self
             .run(call, &scripts::GET_RATE_LIMIT_TTL, "read the rate limit")
             .await?;
@@ -358,23 +331,13 @@ impl Queries for RedisBackend {
     }
 
     async fn get_counts(&self, types: &[JobType], delayed_before: Option<u64>) -> Result<Vec<u64>> {
-        let mut call = ScriptCall::default().key(&self.keys().job_prefix);
-        if let Some(cutoff) = delayed_before {
-            call = call.arg(cutoff);
-        }
-        for t in types {
-            call = call.arg(codec::job_type_arg(*t));
-        }
+        let call = wire::get_counts(self.keys(), types, delayed_before);
         let counts = self.run(call, &scripts::GET_COUNTS, "count jobs").await?;
         Ok(reply::counts(&counts))
     }
 
     async fn get_counts_per_priority(&self, priorities: &[u32]) -> Result<Vec<u64>> {
-        let k = self.keys();
-        let call = ScriptCall::default()
-            .key(&k.wait)
-            .key(&k.prioritized)
-            .arg(priorities);
+        let call = wire::get_counts_per_priority(self.keys(), priorities);
         let counts = self
             .run(
                 call,
@@ -388,14 +351,7 @@ impl Queries for RedisBackend {
     /// `getRanges`, then what Node.js' `Queue#getRanges` does with it: list slices read
     /// oldest first are turned around, and an id met twice is kept once, where first met.
     async fn get_ranges(&self, types: &[JobType], range: Range) -> Result<Vec<JobId>> {
-        let mut call = ScriptCall::default()
-            .key(&self.keys().job_prefix)
-            .arg(range.start)
-            .arg(range.end)
-            .arg(if range.asc { "1" } else { "0" });
-        for t in types {
-            call = call.arg(codec::job_type_arg(*t));
-        }
+        let call = wire::get_ranges(self.keys(), types, range);
         let lists = self.run(call, &scripts::GET_RANGES, "list job ids").await?;
         let mut merged = RangeIds::new(range);
         // Ids with their exact bytes: one another runtime wrote may not be UTF-8.
@@ -410,14 +366,7 @@ impl Queries for RedisBackend {
         job_id: &JobId,
         kinds: &[DependencyKind],
     ) -> Result<Vec<u64>> {
-        let mut call = ScriptCall::default()
-            .key(self.job_part(job_id, "processed"))
-            .key(self.job_part(job_id, "dependencies"))
-            .key(self.job_part(job_id, "failed"))
-            .key(self.job_part(job_id, "unsuccessful"));
-        for kind in kinds {
-            call = call.arg(kind.as_str());
-        }
+        let call = wire::get_dependency_counts(self.keys(), job_id, kinds);
         let counts = self
             .run(
                 call,
@@ -498,12 +447,7 @@ impl Queries for RedisBackend {
 
     /// `getMetrics` on `metrics:<kind>` and `metrics:<kind>:data`.
     async fn get_metrics(&self, kind: FinishedState, start: i64, end: i64) -> Result<Metrics> {
-        let k = self.keys();
-        let call = ScriptCall::default()
-            .key(k.to_key(&format!("metrics:{}", kind.as_str())))
-            .key(k.to_key(&format!("metrics:{}:data", kind.as_str())))
-            .arg(start)
-            .arg(end);
+        let call = wire::get_metrics(self.keys(), kind, start, end);
         let metrics = self
             .run(call, &scripts::GET_METRICS, "read metrics")
             .await?;

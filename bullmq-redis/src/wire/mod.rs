@@ -11,6 +11,7 @@ mod add;
 mod admin;
 mod locks;
 mod mutations;
+mod queries;
 mod schedulers;
 mod transition_args;
 mod transitions;
@@ -26,6 +27,10 @@ pub(crate) use locks::{extend_lock, extend_locks};
 pub(crate) use mutations::{
     add_log, change_delay, change_priority, remove_child_dependency, remove_deduplication_key,
     remove_job, remove_unprocessed_children, update_data, update_progress,
+};
+pub(crate) use queries::{
+    PageAt, get_counts, get_counts_per_priority, get_dependency_counts, get_metrics, get_ranges,
+    get_rate_limit_ttl, get_state, is_finished, is_maxed, paginate,
 };
 pub(crate) use schedulers::{
     add_job_scheduler, get_job_scheduler, remove_job_scheduler, update_job_scheduler,

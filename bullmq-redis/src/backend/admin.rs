@@ -144,19 +144,12 @@ impl Admin for RedisBackend {
         let pattern = format!("{job_prefix}*");
         // SCAN rejects a zero COUNT; Node.js would fail there, we scan with the smallest hint.
         let count = count.max(1);
-        let mut con = self.connection();
         let mut cursor = 0_u64;
         let mut removed = 0;
         loop {
-            let (next, scanned): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(count)
-                .query_async(&mut con)
-                .await
-                .map_err(wrap("scan for orphaned jobs"))?;
+            let (next, scanned) = self
+                .scan_round(cursor, &pattern, count, "scan for orphaned jobs")
+                .await?;
             cursor = next;
             let mut seen = HashSet::new();
             let candidates: Vec<String> = scanned

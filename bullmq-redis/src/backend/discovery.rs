@@ -6,7 +6,6 @@ use std::collections::BTreeSet;
 use bullmq_core::{QueueName, Result};
 
 use super::RedisBackend;
-use crate::error::wrap;
 
 /// Keys asked for per `SCAN` round: a hint, so one round stays short on a large keyspace.
 const SCAN_COUNT: u32 = 1000;
@@ -58,19 +57,12 @@ impl RedisBackend {
     pub async fn queue_names(&self) -> Result<Vec<QueueName>> {
         let prefix = self.prefix().as_str();
         let pattern = format!("{}:*:meta", glob_escape(prefix));
-        let mut con = self.connection();
         let mut cursor = 0_u64;
         let mut found = BTreeSet::new();
         loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(SCAN_COUNT)
-                .query_async(&mut con)
-                .await
-                .map_err(wrap("scan for queues"))?;
+            let (next, keys) = self
+                .scan_round(cursor, &pattern, SCAN_COUNT, "scan for queues")
+                .await?;
             found.extend(keys.iter().filter_map(|key| queue_of(key, prefix)));
             cursor = next;
             if cursor == 0 {

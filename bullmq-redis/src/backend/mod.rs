@@ -190,6 +190,26 @@ impl RedisBackend {
             .map_err(crate::error::wrap(what))
     }
 
+    /// One `SCAN cursor MATCH pattern COUNT count` round: the next cursor (0 once the scan is
+    /// done) and the keys this round found, which may repeat ones an earlier round found.
+    pub(crate) async fn scan_round(
+        &self,
+        cursor: u64,
+        pattern: &str,
+        count: u32,
+        what: &'static str,
+    ) -> Result<(u64, Vec<String>)> {
+        redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(count)
+            .query_async(&mut self.connection())
+            .await
+            .map_err(crate::error::wrap(what))
+    }
+
     /// [`RedisOptions::wait_for_replicas`].
     pub(crate) fn replica_wait(&self) -> Option<ReplicaWait> {
         self.replica_wait

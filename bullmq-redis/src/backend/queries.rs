@@ -18,7 +18,8 @@ use super::RedisBackend;
 use super::lifecycle::parse_node_key;
 use crate::error::{unexpected, wrap};
 use crate::reply;
-use crate::scripts;
+use crate::script::ScriptCall;
+use crate::scripts::{self, LuaScript};
 use crate::wire::{self, PageAt};
 
 /// The low bits of a delayed job's score that order jobs due in the same millisecond
@@ -78,6 +79,17 @@ fn log_bounds(range: Range) -> (i64, i64) {
 }
 
 impl RedisBackend {
+    /// Runs a counting script: one count per thing asked, in the order asked.
+    async fn run_counts(
+        &self,
+        call: ScriptCall,
+        script: &LuaScript,
+        what: &'static str,
+    ) -> Result<Vec<u64>> {
+        let counts = self.run(call, script, what).await?;
+        Ok(reply::counts(&counts))
+    }
+
     /// Runs `commands` in one round trip (`MULTI` when `atomic`), one reply each.
     async fn pipeline(
         &self,
@@ -332,20 +344,18 @@ impl Queries for RedisBackend {
 
     async fn get_counts(&self, types: &[JobType], delayed_before: Option<u64>) -> Result<Vec<u64>> {
         let call = wire::get_counts(self.keys(), types, delayed_before);
-        let counts = self.run(call, &scripts::GET_COUNTS, "count jobs").await?;
-        Ok(reply::counts(&counts))
+        self.run_counts(call, &scripts::GET_COUNTS, "count jobs")
+            .await
     }
 
     async fn get_counts_per_priority(&self, priorities: &[u32]) -> Result<Vec<u64>> {
         let call = wire::get_counts_per_priority(self.keys(), priorities);
-        let counts = self
-            .run(
-                call,
-                &scripts::GET_COUNTS_PER_PRIORITY,
-                "count jobs per priority",
-            )
-            .await?;
-        Ok(reply::counts(&counts))
+        self.run_counts(
+            call,
+            &scripts::GET_COUNTS_PER_PRIORITY,
+            "count jobs per priority",
+        )
+        .await
     }
 
     /// `getRanges`, then what Node.js' `Queue#getRanges` does with it: list slices read
@@ -367,14 +377,12 @@ impl Queries for RedisBackend {
         kinds: &[DependencyKind],
     ) -> Result<Vec<u64>> {
         let call = wire::get_dependency_counts(self.keys(), job_id, kinds);
-        let counts = self
-            .run(
-                call,
-                &scripts::GET_DEPENDENCY_COUNTS,
-                "count a job's dependencies",
-            )
-            .await?;
-        Ok(reply::counts(&counts))
+        self.run_counts(
+            call,
+            &scripts::GET_DEPENDENCY_COUNTS,
+            "count a job's dependencies",
+        )
+        .await
     }
 
     /// Node.js' `getDependencies`: with no list asked, every entry of all four lists; else

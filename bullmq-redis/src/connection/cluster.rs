@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use redis::{RedisResult, Value};
 
-use super::multi_host::{MultiHostUrl, bracketed};
+use super::multi_host::{MultiHostUrl, NodeUrls};
 
 /// The URL schemes of a cluster: plain and TLS.
 const SCHEMES: [(&str, &str); 2] = [("redis+cluster", "redis"), ("rediss+cluster", "rediss")];
@@ -20,12 +20,8 @@ const SLOTS: u16 = 16_384;
 /// seed nodes, and how to write the URL of any node with the same credentials and settings.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct ClusterUrl {
-    /// `redis` or `rediss`.
-    scheme: &'static str,
-    /// `user:password@` or empty; never printed.
-    user_info: String,
-    /// `?…` or empty.
-    query: String,
+    /// The scheme, credentials and query of every node's URL.
+    nodes: NodeUrls,
     /// The nodes to ask for the topology first.
     pub(crate) seeds: Vec<(String, u16)>,
 }
@@ -33,7 +29,7 @@ pub(crate) struct ClusterUrl {
 impl std::fmt::Debug for ClusterUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClusterUrl")
-            .field("scheme", &self.scheme)
+            .field("scheme", &self.nodes.scheme)
             .field("seeds", &self.seeds)
             .finish_non_exhaustive()
     }
@@ -52,26 +48,15 @@ impl ClusterUrl {
         if url.hosts.is_empty() {
             return Err("the cluster URL names no node (`redis+cluster://host:port,…`)".into());
         }
-        let query = if url.query.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", url.query)
-        };
         Ok(Some(Self {
-            scheme: url.node_scheme,
-            user_info: url.user_info,
-            query,
+            nodes: NodeUrls::new(url.node_scheme, url.user_info, url.query),
             seeds: url.hosts,
         }))
     }
 
     /// The standalone URL of the node at `host:port`, with the cluster URL's credentials.
     pub(crate) fn node_url(&self, host: &str, port: u16) -> String {
-        let host = bracketed(host);
-        format!(
-            "{}://{}{host}:{port}/{}",
-            self.scheme, self.user_info, self.query
-        )
+        self.nodes.url(host, port, "")
     }
 }
 

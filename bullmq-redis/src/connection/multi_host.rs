@@ -70,6 +70,46 @@ impl<'a> MultiHostUrl<'a> {
     }
 }
 
+/// What the standalone URLs of a multi-node URL's nodes share: the scheme, the credentials and
+/// the query. A node's URL is `<scheme>://<user info><host>:<port>/<path><query>`.
+#[derive(Clone, PartialEq, Eq)]
+pub(super) struct NodeUrls {
+    /// `redis` or `rediss`.
+    pub(super) scheme: &'static str,
+    /// `user:password@` or empty; never printed.
+    user_info: String,
+    /// `?…` or empty.
+    query: String,
+}
+
+impl NodeUrls {
+    /// Node URLs with `scheme`, `user_info` (`user:password@` or empty) and `query` (what
+    /// follows `?`, or empty).
+    pub(super) fn new(scheme: &'static str, user_info: String, query: &str) -> Self {
+        let query = if query.is_empty() {
+            String::new()
+        } else {
+            format!("?{query}")
+        };
+        Self {
+            scheme,
+            user_info,
+            query,
+        }
+    }
+
+    /// The URL of the node at `host:port`, `path` (a database, or empty) after its `/`.
+    pub(super) fn url(&self, host: &str, port: u16, path: &str) -> String {
+        format!(
+            "{}://{}{}:{port}/{path}{}",
+            self.scheme,
+            self.user_info,
+            bracketed(host),
+            self.query
+        )
+    }
+}
+
 /// `user:password` followed by `@`, with the characters that would end the user information
 /// of a node's standalone URL early (`?`, `#`, `/`, `@`) percent-encoded; redis-rs decodes
 /// them back.

@@ -23,7 +23,7 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 
 use super::direct::{DirectConnection, Target};
-use super::multi_host::{MultiHostUrl, bracketed, encode_component};
+use super::multi_host::{MultiHostUrl, NodeUrls, encode_component};
 use bullmq_core::url_form;
 
 /// The URL schemes of a sentinel deployment: plain and TLS.
@@ -34,13 +34,10 @@ const SCHEMES: [(&str, &str); 2] = [("redis+sentinel", "redis"), ("rediss+sentin
 /// in the query are the sentinels'.
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct SentinelUrl {
-    scheme: &'static str,
-    /// `user:password@` or empty; never printed.
-    user_info: String,
-    /// The data nodes' query (`?…` or empty), without the sentinel parameters.
-    query: String,
-    /// The sentinels' `user:password@` or empty; never printed.
-    sentinel_user_info: String,
+    /// The data nodes' URLs: their credentials, and the query without the sentinel parameters.
+    nodes: NodeUrls,
+    /// The sentinels' URLs: the same but for the sentinels' credentials.
+    sentinel_urls: NodeUrls,
     /// The master's name, as the sentinels know it.
     pub(crate) master: String,
     /// The database on the data nodes.
@@ -52,7 +49,7 @@ pub(crate) struct SentinelUrl {
 impl std::fmt::Debug for SentinelUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SentinelUrl")
-            .field("scheme", &self.scheme)
+            .field("scheme", &self.nodes.scheme)
             .field("master", &self.master)
             .field("sentinels", &self.sentinels)
             .finish_non_exhaustive()
@@ -97,16 +94,10 @@ impl SentinelUrl {
                 encode_component(&pass)
             ),
         };
-        let query = if kept.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", kept.join("&"))
-        };
+        let query = kept.join("&");
         Ok(Some(Self {
-            scheme: url.node_scheme,
-            user_info: url.user_info,
-            query,
-            sentinel_user_info,
+            nodes: NodeUrls::new(url.node_scheme, url.user_info, &query),
+            sentinel_urls: NodeUrls::new(url.node_scheme, sentinel_user_info, &query),
             master: master.to_owned(),
             db: db.to_owned(),
             sentinels,
@@ -115,25 +106,12 @@ impl SentinelUrl {
 
     /// The URL of the data node at `host:port`, with the data nodes' credentials.
     pub(crate) fn node_url(&self, host: &str, port: u16) -> String {
-        format!(
-            "{}://{}{}:{port}/{}{}",
-            self.scheme,
-            self.user_info,
-            bracketed(host),
-            self.db,
-            self.query
-        )
+        self.nodes.url(host, port, &self.db)
     }
 
     /// The URL of the sentinel at `host:port`, with the sentinels' credentials.
     pub(crate) fn sentinel_url(&self, host: &str, port: u16) -> String {
-        format!(
-            "{}://{}{}:{port}/{}",
-            self.scheme,
-            self.sentinel_user_info,
-            bracketed(host),
-            self.query
-        )
+        self.sentinel_urls.url(host, port, "")
     }
 }
 

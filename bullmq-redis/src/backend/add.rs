@@ -18,14 +18,14 @@ use crate::error::{unexpected, wrap};
 use crate::keys::QueueKeys;
 use crate::payload_limit;
 use crate::replication;
-use crate::script::{self, ScriptCall};
+use crate::script;
 use crate::scripts::{self, LuaScript};
 use crate::wire::{self, AddJobArgs};
 
 /// One add-script call: the script, its `KEYS` (borrowed from the queue's keys) and its three
 /// `ARGV`, written straight into one command buffer sized up front.
 ///
-/// The general [`ScriptCall`] copies every key and argument into its own buffer and then again
+/// The general [`script::ScriptCall`] copies every key and argument into its own buffer and then again
 /// into a growing command; `add_bulk` builds a thousand of these per call, so the add path
 /// skips both.
 struct AddCall<'a> {
@@ -170,53 +170,7 @@ fn add_call<'a>(
         ParentAt::InOrder
     };
     let opts = codec::options_to_msgpack_with(&job.opts, parent_at)?;
-    let (script, keys) = if parent.add_to_waiting_children {
-        let keys = vec![
-            keys.meta.as_str(),
-            &keys.id,
-            &keys.delayed,
-            &keys.waiting_children,
-            &keys.completed,
-            &keys.events,
-        ];
-        (&scripts::ADD_PARENT_JOB, keys)
-    } else if job.opts.is_delayed() {
-        let keys = vec![
-            keys.marker.as_str(),
-            &keys.meta,
-            &keys.id,
-            &keys.delayed,
-            &keys.completed,
-            &keys.events,
-        ];
-        (&scripts::ADD_DELAYED_JOB, keys)
-    } else if job.opts.is_prioritized() {
-        let keys = vec![
-            keys.marker.as_str(),
-            &keys.meta,
-            &keys.id,
-            &keys.prioritized,
-            &keys.delayed,
-            &keys.completed,
-            &keys.active,
-            &keys.events,
-            &keys.priority_counter,
-        ];
-        (&scripts::ADD_PRIORITIZED_JOB, keys)
-    } else {
-        let keys = vec![
-            keys.wait.as_str(),
-            &keys.paused,
-            &keys.meta,
-            &keys.id,
-            &keys.completed,
-            &keys.delayed,
-            &keys.active,
-            &keys.events,
-            &keys.marker,
-        ];
-        (&scripts::ADD_STANDARD_JOB, keys)
-    };
+    let (script, keys) = wire::add_script(keys, job, parent.add_to_waiting_children);
     Ok(AddCall {
         script,
         keys,
@@ -500,12 +454,7 @@ impl AddJobs for RedisBackend {
         // only now that the whole tree is in.
         let now = node_now(nodes);
         for (parent_key, parent) in &parents {
-            let call = ScriptCall::default()
-                .key(parent_key)
-                .key(format!("{parent_key}:dependencies"))
-                .arg(&parent.queue_key)
-                .arg(parent.id.as_deref().unwrap_or_default())
-                .arg(now);
+            let call = wire::release_parent_if_no_pending_dependencies(parent_key, parent, now);
             pipe.add_command(call.evalsha(&scripts::RELEASE_PARENT_IF_NO_PENDING_DEPENDENCIES))
                 .ignore();
         }

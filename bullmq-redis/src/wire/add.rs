@@ -1,7 +1,85 @@
-//! `ARGV[1]` of the add scripts, byte-identical to what Node.js sends.
+//! The add scripts' `KEYS` (which script a job goes through, as upstream routes it) and
+//! `ARGV[1]`, byte-identical to what Node.js sends, and the call of
+//! `releaseParentIfNoPendingDependencies` that ends adding a flow.
 
+use bullmq_core::Job;
 use bullmq_core::codec::{CodecError, WireMap, WireValue, pack_msgpack};
 use bullmq_core::job::ParentRef;
+
+use crate::keys::QueueKeys;
+use crate::script::ScriptCall;
+use crate::scripts::{self, LuaScript};
+
+/// The add script `job` goes through and its `KEYS`, borrowed from the queue's keys:
+/// `addParentJob` for a parent added to wait for its children, else by the job's options.
+pub(crate) fn add_script<'a>(
+    keys: &'a QueueKeys,
+    job: &Job,
+    to_waiting_children: bool,
+) -> (&'static LuaScript, Vec<&'a str>) {
+    if to_waiting_children {
+        let keys = vec![
+            keys.meta.as_str(),
+            &keys.id,
+            &keys.delayed,
+            &keys.waiting_children,
+            &keys.completed,
+            &keys.events,
+        ];
+        (&scripts::ADD_PARENT_JOB, keys)
+    } else if job.opts.is_delayed() {
+        let keys = vec![
+            keys.marker.as_str(),
+            &keys.meta,
+            &keys.id,
+            &keys.delayed,
+            &keys.completed,
+            &keys.events,
+        ];
+        (&scripts::ADD_DELAYED_JOB, keys)
+    } else if job.opts.is_prioritized() {
+        let keys = vec![
+            keys.marker.as_str(),
+            &keys.meta,
+            &keys.id,
+            &keys.prioritized,
+            &keys.delayed,
+            &keys.completed,
+            &keys.active,
+            &keys.events,
+            &keys.priority_counter,
+        ];
+        (&scripts::ADD_PRIORITIZED_JOB, keys)
+    } else {
+        let keys = vec![
+            keys.wait.as_str(),
+            &keys.paused,
+            &keys.meta,
+            &keys.id,
+            &keys.completed,
+            &keys.delayed,
+            &keys.active,
+            &keys.events,
+            &keys.marker,
+        ];
+        (&scripts::ADD_STANDARD_JOB, keys)
+    }
+}
+
+/// `releaseParentIfNoPendingDependencies`: the parent at `parent_key` leaves waiting-children
+/// at `now_ms` if none of its children is pending.
+pub(crate) fn release_parent_if_no_pending_dependencies(
+    parent_key: &str,
+    parent: &ParentRef,
+    now_ms: u64,
+) -> ScriptCall {
+    ScriptCall::default()
+        .key(parent_key)
+        .key(format!("{parent_key}:dependencies"))
+        .arg(&parent.queue_key)
+        .arg(parent.id.as_deref().unwrap_or_default())
+        .arg(now_ms)
+}
 
 /// `ARGV[1]` of the add scripts (`addStandardJob`, `addDelayedJob`, `addPrioritizedJob`,
 /// `addParentJob`): a msgpack array of ten entries, absent ones as nil.

@@ -18,7 +18,9 @@ mod transitions;
 
 use std::time::Duration;
 
-pub(crate) use add::{AddJobArgs, pack_add_job_args};
+pub(crate) use add::{
+    AddJobArgs, add_script, pack_add_job_args, release_parent_if_no_pending_dependencies,
+};
 pub(crate) use admin::{
     JOB_SUB_KEY_SUFFIXES, PROMOTE_ALL_BEFORE, QUEUE_KEY_SUFFIXES, clean_jobs_in_set, drain,
     move_jobs_to_wait, obliterate, pause, remove_orphaned_jobs,

@@ -25,9 +25,9 @@ use crate::wire::{self, AddJobArgs};
 /// One add-script call: the script, its `KEYS` (borrowed from the queue's keys) and its three
 /// `ARGV`, written straight into one command buffer sized up front.
 ///
-/// The general [`script::ScriptCall`] copies every key and argument into its own buffer and then again
-/// into a growing command; `add_bulk` builds a thousand of these per call, so the add path
-/// skips both.
+/// The general [`script::ScriptCall`] copies every key and argument into its own buffer and
+/// then again into a growing command; `add_bulk` builds a thousand of these per call, so the
+/// add path skips both.
 struct AddCall<'a> {
     script: &'static LuaScript,
     keys: Vec<&'a str>,

@@ -172,7 +172,7 @@ impl Admin for RedisBackend {
     }
 
     async fn set_rate_limit(&self, expire: Duration) -> Result<()> {
-        let ms = u64::try_from(expire.as_millis()).unwrap_or(u64::MAX);
+        let ms = crate::wire::ms(expire);
         redis::cmd("SET")
             .arg(&self.keys().limiter)
             .arg(RATE_LIMITED)

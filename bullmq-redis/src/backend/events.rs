@@ -20,7 +20,7 @@ const WATCHDOG_MARGIN: Duration = Duration::from_secs(1);
 
 /// `BLOCK` in whole milliseconds, at least 1: `BLOCK 0` would mean "forever".
 fn block_millis(block: Duration) -> u64 {
-    let ms = u64::try_from(block.as_millis()).unwrap_or(u64::MAX);
+    let ms = crate::wire::ms(block);
     let rounded_up = ms + u64::from(block > Duration::from_millis(ms));
     rounded_up.max(1)
 }
@@ -51,10 +51,7 @@ impl Events for RedisBackend {
         for (field, value) in fields {
             cmd.arg(*field).arg(value);
         }
-        let id: Value = cmd
-            .query_async(&mut self.connection())
-            .await
-            .map_err(wrap("publish an event"))?;
+        let id = self.query(&cmd, "publish an event").await?;
         reply::text(&id)
             .map(EventId::new)
             .ok_or_else(|| unexpected("publish an event", &id))

@@ -1,7 +1,7 @@
 //! `Queries` for Redis: upstream's read-only scripts (`getStateV2`, `isFinished`, `isMaxed`,
 //! `getRateLimitTtl`, `getCounts`, `getCountsPerPriority`, `getRanges`, `getDependencyCounts`,
-//! `getMetrics`, `paginate`; their calls built in [`crate::wire`]) and the plain commands Node.js
-//! issues for the rest.
+//! `getMetrics`, `paginate`; their calls built in [`crate::wire`]) and the plain commands
+//! Node.js issues for the rest.
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! `Schedulers` for Redis: `addJobScheduler`, `updateJobScheduler`, `removeJobScheduler` and
-//! `getJobScheduler` scripts (their calls built in [`crate::wire`]), and the plain commands Node.js
-//! uses to list and count schedulers.
+//! `getJobScheduler` scripts (their calls built in [`crate::wire`]), and the plain commands
+//! Node.js uses to list and count schedulers.
 //!
 //! The scripts name each iteration `repeat:<scheduler id>:<next millis>` themselves; we only
 //! pass the ids and timestamps through, so both runtimes produce the same ids.

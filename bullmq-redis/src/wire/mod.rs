@@ -1,7 +1,8 @@
-//! The `ARGV` layouts of upstream's Lua scripts: what this backend packs for Redis, byte for
-//! byte as Node.js BullMQ packs it. One file per `Backend` section that sends packed
-//! arguments. Where a section's file builds whole calls (`admin.rs`, `locks.rs`, `mutations.rs`), its
-//! backend method only runs the call and decodes the reply.
+//! The calls of upstream's Lua scripts: each script's `KEYS` and `ARGV` in upstream's order,
+//! what this backend packs for Redis byte for byte as Node.js BullMQ packs it. One file per
+//! `Backend` section (`transition_args.rs` holds the packed options of `transitions.rs`); the
+//! backend method only runs the call and decodes the reply. The relay's scripts, which all
+//! start with the namespace's keys, take their arguments in `backend/relay/` instead.
 //!
 //! The shapes both stores share (the job options, the job and scheduler hashes) stay in
 //! `bullmq_core::codec`; the maps built here are written by its one msgpack writer

@@ -32,6 +32,7 @@ use crate::connection::{ConnState, Dedicated};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
+use crate::wire::ms;
 use getters::{
     NO_FILTER, node_row, pattern_row, retained_row, subscription_filter, subscription_row,
 };
@@ -98,10 +99,6 @@ fn checked<'a>(v: &'a Value, detail: &str) -> Result<&'a Value> {
         Some(code) if code < 0 => Err(Error::Relay(RelayError::new(code, detail))),
         _ => Ok(v),
     }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl RedisBackend {

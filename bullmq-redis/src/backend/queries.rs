@@ -20,7 +20,7 @@ use crate::error::{unexpected, wrap};
 use crate::reply;
 use crate::script::ScriptCall;
 use crate::scripts::{self, LuaScript};
-use crate::wire::{self, PageAt};
+use crate::wire;
 
 /// The low bits of a delayed job's score that order jobs due in the same millisecond
 /// (`score = due_ms * 0x1000 + counter`, upstream's `getDelayedScore`).
@@ -201,13 +201,8 @@ impl RedisBackend {
         let mut page = Page::default();
         loop {
             let taken = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
-            let at = PageAt {
-                start: start.saturating_add(taken),
-                end: end_arg,
-                cursor,
-                offset,
-            };
-            let call = wire::paginate(key, at, fetch_jobs);
+            let range = (start.saturating_add(taken), end_arg);
+            let call = wire::paginate(key, range, cursor, offset, fetch_jobs);
             let raw = self
                 .run(call, &scripts::PAGINATE, "paginate dependencies")
                 .await?;

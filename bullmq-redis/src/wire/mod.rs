@@ -32,7 +32,7 @@ pub(crate) use mutations::{
     remove_job, remove_unprocessed_children, update_data, update_progress,
 };
 pub(crate) use queries::{
-    PageAt, get_counts, get_counts_per_priority, get_dependency_counts, get_metrics, get_ranges,
+    get_counts, get_counts_per_priority, get_dependency_counts, get_metrics, get_ranges,
     get_rate_limit_ttl, get_state, is_finished, is_maxed, paginate,
 };
 pub(crate) use schedulers::{

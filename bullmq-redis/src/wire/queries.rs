@@ -117,27 +117,22 @@ pub(crate) fn get_metrics(k: &QueueKeys, kind: FinishedState, start: i64, end: i
         .arg(end)
 }
 
-/// Where one `paginate` call resumes: the scan's `cursor` and the `offset` into its page.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct PageAt {
-    /// Index of the first item wanted.
-    pub(crate) start: u64,
-    /// Index of the last item wanted; `-1` reads to the end.
-    pub(crate) end: i64,
-    /// The `SSCAN`/`HSCAN` cursor.
-    pub(crate) cursor: u64,
-    /// Items of the cursor's page already taken.
-    pub(crate) offset: u64,
-}
-
-/// `paginate` over the set or hash `key`, with each member's job hash when `fetch_jobs`.
-pub(crate) fn paginate(key: &[u8], at: PageAt, fetch_jobs: bool) -> ScriptCall {
+/// `paginate` over the set or hash `key`, items `start..=end` (`end` -1: to the end), resuming
+/// the scan at `cursor` with `offset` items of its page already taken; with each member's job
+/// hash when `fetch_jobs`.
+pub(crate) fn paginate(
+    key: &[u8],
+    (start, end): (u64, i64),
+    cursor: u64,
+    offset: u64,
+    fetch_jobs: bool,
+) -> ScriptCall {
     let call = ScriptCall::default()
         .key(key)
-        .arg(at.start)
-        .arg(at.end)
-        .arg(at.cursor)
-        .arg(at.offset)
+        .arg(start)
+        .arg(end)
+        .arg(cursor)
+        .arg(offset)
         .arg(PAGINATE_MAX_ITERATIONS);
     if fetch_jobs { call.arg(1) } else { call }
 }

@@ -71,13 +71,21 @@ pub(crate) fn move_to_active(
 
 /// What one `moveToFinished` call writes for its target set.
 pub(crate) struct FinishCall<'a> {
+    /// The job finished.
     pub(crate) job: &'a Job,
+    /// Completed or failed.
     pub(crate) target: FinishedState,
+    /// The job's lock token, which also locks the next job when one is fetched.
     pub(crate) token: &'a str,
+    /// The return value (JSON) or the failure reason.
     pub(crate) value: &'a str,
+    /// How many finished jobs to keep.
     pub(crate) keep: &'a KeepJobs,
+    /// The finishing worker's settings.
     pub(crate) worker: &'a WorkerSettings,
+    /// Whether to take the next job in the same call.
     pub(crate) fetch_next: bool,
+    /// The job hash fields to write as well (a failure's reason and stack trace).
     pub(crate) fields: Option<&'a FieldUpdates>,
 }
 

@@ -184,13 +184,7 @@ impl PostgresBackend {
             .iter()
             .map(|row| dependency_row(row, WHAT))
             .collect::<Result<Vec<_>>>()?;
-        let short = u64::try_from(page.len()).unwrap_or(u64::MAX) < count;
-        // A page of nothing ends the walk (Node.js would hand back the same cursor forever).
-        let next = if short || count == 0 {
-            0
-        } else {
-            cursor.saturating_add(count)
-        };
+        let next = DependenciesQuery::next_offset(cursor, count, page.len());
         Ok((page, next))
     }
 

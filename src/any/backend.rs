@@ -94,17 +94,20 @@ impl AnyBackend {
     }
 }
 
-/// Implements section `$section` by handing each listed method to the chosen backend.
+/// Implements section `$section` by handing each listed async method to the chosen backend;
+/// the items after the list (methods that are not async or answer no `Result`) are copied in
+/// as written.
 macro_rules! delegate {
     ($section:ident {
         $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)*
-    }) => {
+    } $($item:item)*) => {
         impl $section for AnyBackend {
             $(
                 async fn $name(&self $(, $arg: $ty)*) -> $ret {
                     dispatch!(self, b => b.$name($($arg),*).await)
                 }
             )*
+            $($item)*
         }
     };
 }
@@ -294,7 +297,43 @@ delegate!(Blocking {
     fn reconnect_blocking(&self) -> Result<()>;
 });
 
-impl RelayStore for AnyBackend {
+delegate!(RelayStore {
+    fn relay_register_node(
+        &self,
+        node: &RelayId,
+        lease: Duration,
+        info: &RelayNodeInfo,
+        inbox_max_length: u64
+    ) -> Result<()>;
+    fn relay_heartbeat(&self, node: &RelayId, lease: Duration) -> Result<bool>;
+    fn relay_unregister_node(&self, node: &RelayId) -> Result<bool>;
+    fn relay_sweep(&self, limit: u32) -> Result<Vec<String>>;
+    fn relay_subscribe(&self, node: &RelayId, endpoint: &RelayId, pattern: &str) -> Result<RelaySubscribed>;
+    fn relay_remove_endpoint(&self, node: &RelayId, endpoint: &RelayId) -> Result<u64>;
+    fn relay_publish(&self, topic: &str, data: &str, args: RelayPublishArgs) -> Result<RelayPublished>;
+    fn relay_delete_retained(&self, topic: &str) -> Result<bool>;
+    fn relay_read_inbox(
+        &self,
+        node: &RelayId,
+        cursor: &str,
+        block: Duration,
+        count: u32
+    ) -> Result<RelayInboxBatch>;
+    fn relay_trim_inbox(&self, node: &RelayId, cursor: &str, max_length: u64) -> Result<u64>;
+    fn relay_counts(&self) -> Result<RelayCounts>;
+    fn relay_nodes(&self, start: i64, end: i64) -> Result<Vec<RelayNodeState>>;
+    fn relay_subscriptions(
+        &self,
+        filter: Option<&RelaySubscriptionFilter>,
+        start: i64,
+        end: i64
+    ) -> Result<Vec<RelaySubscriptionState>>;
+    fn relay_patterns(&self, start: i64, end: i64) -> Result<Vec<RelayPatternState>>;
+    fn relay_retained(&self, start: i64, end: i64) -> Result<Vec<RelayRetainedState>>;
+    fn relay_namespaces(&self) -> Result<Vec<String>>;
+    fn relay_node_connections(&self, node: &RelayId) -> Result<Vec<RelayNodeConnection>>;
+    fn relay_close(&self) -> Result<()>;
+}
     fn relay_handle(&self, namespace: &RelayId, node: Option<&RelayId>) -> Self {
         dispatch!(self, b => b.relay_handle(namespace, node).into())
     }
@@ -303,106 +342,7 @@ impl RelayStore for AnyBackend {
         dispatch!(self, b => b.relay_initial_cursor())
     }
 
-    async fn relay_register_node(
-        &self,
-        node: &RelayId,
-        lease: Duration,
-        info: &RelayNodeInfo,
-        inbox_max_length: u64,
-    ) -> Result<()> {
-        dispatch!(self, b => b.relay_register_node(node, lease, info, inbox_max_length).await)
-    }
-
-    async fn relay_heartbeat(&self, node: &RelayId, lease: Duration) -> Result<bool> {
-        dispatch!(self, b => b.relay_heartbeat(node, lease).await)
-    }
-
-    async fn relay_unregister_node(&self, node: &RelayId) -> Result<bool> {
-        dispatch!(self, b => b.relay_unregister_node(node).await)
-    }
-
-    async fn relay_sweep(&self, limit: u32) -> Result<Vec<String>> {
-        dispatch!(self, b => b.relay_sweep(limit).await)
-    }
-
-    async fn relay_subscribe(
-        &self,
-        node: &RelayId,
-        endpoint: &RelayId,
-        pattern: &str,
-    ) -> Result<RelaySubscribed> {
-        dispatch!(self, b => b.relay_subscribe(node, endpoint, pattern).await)
-    }
-
-    async fn relay_remove_endpoint(&self, node: &RelayId, endpoint: &RelayId) -> Result<u64> {
-        dispatch!(self, b => b.relay_remove_endpoint(node, endpoint).await)
-    }
-
-    async fn relay_publish(
-        &self,
-        topic: &str,
-        data: &str,
-        args: RelayPublishArgs,
-    ) -> Result<RelayPublished> {
-        dispatch!(self, b => b.relay_publish(topic, data, args).await)
-    }
-
-    async fn relay_delete_retained(&self, topic: &str) -> Result<bool> {
-        dispatch!(self, b => b.relay_delete_retained(topic).await)
-    }
-
-    async fn relay_read_inbox(
-        &self,
-        node: &RelayId,
-        cursor: &str,
-        block: Duration,
-        count: u32,
-    ) -> Result<RelayInboxBatch> {
-        dispatch!(self, b => b.relay_read_inbox(node, cursor, block, count).await)
-    }
-
     async fn relay_interrupt_inbox(&self) {
         dispatch!(self, b => b.relay_interrupt_inbox().await);
     }
-
-    async fn relay_trim_inbox(&self, node: &RelayId, cursor: &str, max_length: u64) -> Result<u64> {
-        dispatch!(self, b => b.relay_trim_inbox(node, cursor, max_length).await)
-    }
-
-    async fn relay_counts(&self) -> Result<RelayCounts> {
-        dispatch!(self, b => b.relay_counts().await)
-    }
-
-    async fn relay_nodes(&self, start: i64, end: i64) -> Result<Vec<RelayNodeState>> {
-        dispatch!(self, b => b.relay_nodes(start, end).await)
-    }
-
-    async fn relay_subscriptions(
-        &self,
-        filter: Option<&RelaySubscriptionFilter>,
-        start: i64,
-        end: i64,
-    ) -> Result<Vec<RelaySubscriptionState>> {
-        dispatch!(self, b => b.relay_subscriptions(filter, start, end).await)
-    }
-
-    async fn relay_patterns(&self, start: i64, end: i64) -> Result<Vec<RelayPatternState>> {
-        dispatch!(self, b => b.relay_patterns(start, end).await)
-    }
-
-    async fn relay_retained(&self, start: i64, end: i64) -> Result<Vec<RelayRetainedState>> {
-        dispatch!(self, b => b.relay_retained(start, end).await)
-    }
-
-    async fn relay_namespaces(&self) -> Result<Vec<String>> {
-        dispatch!(self, b => b.relay_namespaces().await)
-    }
-
-    async fn relay_node_connections(&self, node: &RelayId) -> Result<Vec<RelayNodeConnection>> {
-        dispatch!(self, b => b.relay_node_connections(node).await)
-    }
-
-    async fn relay_close(&self) -> Result<()> {
-        dispatch!(self, b => b.relay_close().await)
-    }
-}
+);

@@ -74,6 +74,28 @@ impl DependenciesQuery {
             lists: kinds.into_iter().map(|kind| (kind, 0, count)).collect(),
         }
     }
+
+    /// The next cursor of a list paged by offset, after a page asked at `cursor` for `count`
+    /// items came back with `read` of them: `cursor + count` while pages come back full, 0
+    /// (done) once one comes back short or `count` is 0, where Node.js would hand back the
+    /// same cursor forever. Every list on PostgreSQL pages so, and failed children on Redis.
+    ///
+    /// ```
+    /// use bullmq_core::backend::DependenciesQuery;
+    ///
+    /// assert_eq!(DependenciesQuery::next_offset(20, 10, 10), 30);
+    /// assert_eq!(DependenciesQuery::next_offset(20, 10, 3), 0);
+    /// assert_eq!(DependenciesQuery::next_offset(20, 0, 0), 0);
+    /// ```
+    #[must_use]
+    pub fn next_offset(cursor: u64, count: u64, read: usize) -> u64 {
+        let full = u64::try_from(read).unwrap_or(u64::MAX) >= count;
+        if full && count > 0 {
+            cursor.saturating_add(count)
+        } else {
+            0
+        }
+    }
 }
 
 /// Per-minute counts of finished jobs (upstream: `getMetrics`).

@@ -65,6 +65,21 @@ fn reason_text(value: Option<&Value>) -> String {
     }
 }
 
+/// A dependency page's keys, each with its value as `text` renders it.
+fn texts(
+    page: Vec<(String, Option<Value>)>,
+    text: fn(Option<&Value>) -> String,
+) -> Vec<(String, String)> {
+    page.into_iter()
+        .map(|(k, v)| (k, text(v.as_ref())))
+        .collect()
+}
+
+/// A dependency page's keys.
+fn keys(page: Vec<(String, Option<Value>)>) -> Vec<String> {
+    page.into_iter().map(|(k, _)| k).collect()
+}
+
 /// The `(child_key, value)` columns of a dependency row.
 fn dependency_row(row: &PgRow, what: &'static str) -> Result<(String, Option<Value>)> {
     let key: String = row.try_get("child_key").map_err(sql_error(what))?;
@@ -101,20 +116,22 @@ fn mirrored_window(range_start: i64, range_end: i64, len: i64) -> Option<(i64, i
 }
 
 impl PostgresBackend {
-    /// The `(child_key, <column>)` text pairs `command` answers about `job_id`'s children.
+    /// The `(child_key, <column>)` pairs `command` answers about `job_id`'s children, each
+    /// column's text (`None`: SQL NULL) as `render` writes it.
     async fn child_texts(
         &self,
         command: SqlCommand,
         job_id: &JobId,
         column: &str,
         what: &'static str,
-    ) -> Result<Vec<(String, Option<String>)>> {
+        render: fn(Option<String>) -> String,
+    ) -> Result<Vec<(String, String)>> {
         let rows = self.keyed_rows(command, job_id.as_str(), what).await?;
         rows.iter()
             .map(|row| {
                 let key: String = row.try_get("child_key").map_err(sql_error(what))?;
                 let text: Option<String> = row.try_get(column).map_err(sql_error(what))?;
-                Ok((key, text))
+                Ok((key, render(text)))
             })
             .collect()
     }
@@ -184,13 +201,7 @@ impl PostgresBackend {
             .iter()
             .map(|row| dependency_row(row, WHAT))
             .collect::<Result<Vec<_>>>()?;
-        let short = u64::try_from(page.len()).unwrap_or(u64::MAX) < count;
-        // A page of nothing ends the walk (Node.js would hand back the same cursor forever).
-        let next = if short || count == 0 {
-            0
-        } else {
-            cursor.saturating_add(count)
-        };
+        let next = DependenciesQuery::next_offset(cursor, count, page.len());
         Ok((page, next))
     }
 
@@ -486,26 +497,10 @@ impl Queries for PostgresBackend {
         for &(kind, cursor, count) in &query.lists {
             let (page, next) = self.dependency_page(job_id, kind, cursor, count).await?;
             match kind {
-                DependencyKind::Processed => {
-                    let items = page
-                        .into_iter()
-                        .map(|(k, v)| (k, json_text(v.as_ref())))
-                        .collect();
-                    out.processed = Some((items, next));
-                }
-                DependencyKind::Ignored => {
-                    let items = page
-                        .into_iter()
-                        .map(|(k, v)| (k, reason_text(v.as_ref())))
-                        .collect();
-                    out.ignored = Some((items, next));
-                }
-                DependencyKind::Unprocessed => {
-                    out.unprocessed = Some((page.into_iter().map(|(k, _)| k).collect(), next));
-                }
-                DependencyKind::Failed => {
-                    out.failed = Some((page.into_iter().map(|(k, _)| k).collect(), next));
-                }
+                DependencyKind::Processed => out.processed = Some((texts(page, json_text), next)),
+                DependencyKind::Ignored => out.ignored = Some((texts(page, reason_text), next)),
+                DependencyKind::Unprocessed => out.unprocessed = Some((keys(page), next)),
+                DependencyKind::Failed => out.failed = Some((keys(page), next)),
             }
         }
         Ok(out)
@@ -515,27 +510,24 @@ impl Queries for PostgresBackend {
     async fn get_processed_children_values(&self, job_id: &JobId) -> Result<Vec<(String, String)>> {
         const WHAT: &str = "get_processed_children_values";
         let command = commands::GET_PROCESSED_CHILDREN_VALUES;
-        let children = self.child_texts(command, job_id, "value", WHAT).await?;
-        Ok(children
-            .into_iter()
-            .map(|(key, value)| {
-                // PostgreSQL prints jsonb spaced (`{"v": 1}`); compact it as Node.js'
-                // `JSON.stringify` (and `get_dependencies`) write it.
-                let value = value.map(|text| bullmq_core::json::js_view(&text).into_owned());
-                (key, value.unwrap_or_else(|| "null".to_owned()))
-            })
-            .collect())
+        // PostgreSQL prints jsonb spaced (`{"v": 1}`); compact it as Node.js'
+        // `JSON.stringify` (and `get_dependencies`) write it.
+        let compact = |value: Option<String>| {
+            value.map_or_else(
+                || "null".to_owned(),
+                |text| bullmq_core::json::js_view(&text).into_owned(),
+            )
+        };
+        self.child_texts(command, job_id, "value", WHAT, compact)
+            .await
     }
 
     /// `get_ignored_children_failures`: child key and failure reason.
     async fn get_ignored_children_failures(&self, job_id: &JobId) -> Result<Vec<(String, String)>> {
         const WHAT: &str = "get_ignored_children_failures";
         let command = commands::GET_IGNORED_CHILDREN_FAILURES;
-        let children = self.child_texts(command, job_id, "reason", WHAT).await?;
-        Ok(children
-            .into_iter()
-            .map(|(key, reason)| (key, reason.unwrap_or_default()))
-            .collect())
+        self.child_texts(command, job_id, "reason", WHAT, Option::unwrap_or_default)
+            .await
     }
 
     /// `get_metrics`, data points `start..=end` (0 the newest, negative from the oldest).

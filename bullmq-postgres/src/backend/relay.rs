@@ -25,7 +25,7 @@ use sqlx::postgres::{PgListener, PgRow};
 use tokio::sync::{Mutex, Notify};
 
 use super::{PostgresBackend, REFUSAL_SQLSTATE, sql_error};
-use crate::sql::commands;
+use crate::sql::{SqlCommand, commands};
 use crate::wire::relay as wire;
 
 /// `application_name`s are cut at 63 bytes by PostgreSQL.
@@ -88,6 +88,36 @@ impl PostgresBackend {
             .fetch_all(self.pool())
             .await
             .map_err(refused(command, detail))
+    }
+
+    /// Runs a command that answers a list, each row read by `read`: a row that does not read
+    /// fails the whole answer, as `command`'s.
+    async fn relay_list<T>(
+        &self,
+        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        command: &'static str,
+        detail: &str,
+        read: impl Fn(&PgRow) -> std::result::Result<T, sqlx::Error>,
+    ) -> Result<Vec<T>> {
+        let rows = self.relay_rows(query, command, detail).await?;
+        rows.iter()
+            .map(read)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(sql_error(command))
+    }
+
+    /// A page `start..=end` of one of the namespace's lists: `command`, upstream's `name`.
+    async fn relay_page<T>(
+        &self,
+        command: SqlCommand,
+        name: &'static str,
+        start: i64,
+        end: i64,
+        read: impl Fn(&PgRow) -> std::result::Result<T, sqlx::Error>,
+    ) -> Result<Vec<T>> {
+        let ns = &self.relay()?.namespace;
+        let query = wire::page(command, ns, start, end);
+        self.relay_list(query, name, ns, read).await
     }
 
     async fn relay_one(
@@ -234,13 +264,10 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_sweep(&self, limit: u32) -> Result<Vec<String>> {
         let ns = &self.relay()?.namespace;
-        let rows = self
-            .relay_rows(wire::sweep(ns, limit), "relay_sweep", ns)
-            .await?;
-        rows.iter()
-            .map(|r| r.try_get("node_id"))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_sweep"))
+        self.relay_list(wire::sweep(ns, limit), "relay_sweep", ns, |r| {
+            r.try_get("node_id")
+        })
+        .await
     }
 
     async fn relay_subscribe(
@@ -432,15 +459,8 @@ impl RelayStore for PostgresBackend {
     }
 
     async fn relay_nodes(&self, start: i64, end: i64) -> Result<Vec<RelayNodeState>> {
-        let ns = &self.relay()?.namespace;
-        let rows = self
-            .relay_rows(
-                wire::page(commands::RELAY_GET_NODES, ns, start, end),
-                "relay_get_nodes",
-                ns,
-            )
-            .await?;
-        let node = |row: &PgRow| -> std::result::Result<RelayNodeState, sqlx::Error> {
+        let command = commands::RELAY_GET_NODES;
+        self.relay_page(command, "relay_get_nodes", start, end, |row| {
             let info: Option<serde_json::Value> = row.try_get("info")?;
             Ok(RelayNodeState {
                 id: row.try_get("node_id")?,
@@ -456,11 +476,8 @@ impl RelayStore for PostgresBackend {
                 dropped: unsigned(row.try_get("dropped")?),
                 subscriptions: unsigned(row.try_get::<i32, _>("subscriptions")?.into()),
             })
-        };
-        rows.iter()
-            .map(node)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_get_nodes"))
+        })
+        .await
     }
 
     async fn relay_subscriptions(
@@ -470,57 +487,31 @@ impl RelayStore for PostgresBackend {
         end: i64,
     ) -> Result<Vec<RelaySubscriptionState>> {
         let ns = &self.relay()?.namespace;
-        let rows = self
-            .relay_rows(
-                wire::get_subscriptions(ns, filter, start, end),
-                "relay_get_subscriptions",
-                ns,
-            )
-            .await?;
-        let sub = |row: &PgRow| -> std::result::Result<RelaySubscriptionState, sqlx::Error> {
+        let query = wire::get_subscriptions(ns, filter, start, end);
+        self.relay_list(query, "relay_get_subscriptions", ns, |row| {
             Ok(RelaySubscriptionState {
                 node_id: row.try_get("node_id")?,
                 endpoint_id: row.try_get("endpoint_id")?,
                 pattern: row.try_get("pattern")?,
             })
-        };
-        rows.iter()
-            .map(sub)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_get_subscriptions"))
+        })
+        .await
     }
 
     async fn relay_patterns(&self, start: i64, end: i64) -> Result<Vec<RelayPatternState>> {
-        let ns = &self.relay()?.namespace;
-        let rows = self
-            .relay_rows(
-                wire::page(commands::RELAY_GET_PATTERNS, ns, start, end),
-                "relay_get_patterns",
-                ns,
-            )
-            .await?;
-        let pattern = |row: &PgRow| -> std::result::Result<RelayPatternState, sqlx::Error> {
+        let command = commands::RELAY_GET_PATTERNS;
+        self.relay_page(command, "relay_get_patterns", start, end, |row| {
             Ok(RelayPatternState {
                 pattern: row.try_get("pattern")?,
                 subscriptions: unsigned(row.try_get::<i32, _>("subscriptions")?.into()),
             })
-        };
-        rows.iter()
-            .map(pattern)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_get_patterns"))
+        })
+        .await
     }
 
     async fn relay_retained(&self, start: i64, end: i64) -> Result<Vec<RelayRetainedState>> {
-        let ns = &self.relay()?.namespace;
-        let rows = self
-            .relay_rows(
-                wire::page(commands::RELAY_GET_RETAINED, ns, start, end),
-                "relay_get_retained",
-                ns,
-            )
-            .await?;
-        let retained = |row: &PgRow| -> std::result::Result<RelayRetainedState, sqlx::Error> {
+        let command = commands::RELAY_GET_RETAINED;
+        self.relay_page(command, "relay_get_retained", start, end, |row| {
             Ok(RelayRetainedState {
                 topic: row.try_get("topic")?,
                 expires_at: unsigned(row.try_get("expires_at")?),
@@ -528,48 +519,28 @@ impl RelayStore for PostgresBackend {
                 ts: unsigned(row.try_get("ts")?),
                 data: row.try_get("data")?,
             })
-        };
-        rows.iter()
-            .map(retained)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_get_retained"))
+        })
+        .await
     }
 
     async fn relay_namespaces(&self) -> Result<Vec<String>> {
-        let rows = self
-            .relay_rows(
-                crate::wire::unbound(commands::RELAY_GET_NAMESPACES),
-                "relay_get_namespaces",
-                "",
-            )
-            .await?;
-        rows.iter()
-            .map(|r| r.try_get("ns"))
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_get_namespaces"))
+        let query = crate::wire::unbound(commands::RELAY_GET_NAMESPACES);
+        self.relay_list(query, "relay_get_namespaces", "", |r| r.try_get("ns"))
+            .await
     }
 
     async fn relay_node_connections(&self, node: &RelayId) -> Result<Vec<RelayNodeConnection>> {
         let ns = &self.relay()?.namespace;
         let (name, database) = self.inbox_name(ns, node.as_str()).await?;
-        let rows = self
-            .relay_rows(
-                wire::get_node_connections(&name, &database),
-                "relay_get_node_connections",
-                node.as_str(),
-            )
-            .await?;
-        let conn = |row: &PgRow| -> std::result::Result<RelayNodeConnection, sqlx::Error> {
+        let query = wire::get_node_connections(&name, &database);
+        self.relay_list(query, "relay_get_node_connections", node.as_str(), |row| {
             Ok(RelayNodeConnection {
                 address: row.try_get("address")?,
                 age: unsigned(row.try_get::<i32, _>("age")?.into()),
                 idle: unsigned(row.try_get::<i32, _>("idle")?.into()),
             })
-        };
-        rows.iter()
-            .map(conn)
-            .collect::<std::result::Result<_, _>>()
-            .map_err(sql_error("relay_get_node_connections"))
+        })
+        .await
     }
 
     async fn relay_close(&self) -> Result<()> {

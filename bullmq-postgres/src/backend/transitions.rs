@@ -19,7 +19,7 @@ use super::{
     PostgresBackend, answered_refusal, id_column, job_from_row, one_value, refusal, sql_error,
     unexpected,
 };
-use crate::connection::OnLane as _;
+use crate::connection::{OnLane as _, Query};
 use crate::sql::commands;
 use crate::wire::JobAt;
 use crate::wire::transitions::{self as wire, Claim, Finishing};
@@ -196,8 +196,11 @@ impl Transitions for PostgresBackend {
     async fn move_to_delayed(&self, job_id: &JobId, args: &DelayArgs) -> Result<Option<NextJob>> {
         // Two statements, each repaired and run again on its own: running the delay again
         // after the claim failed would find the job delayed already, and refuse.
-        self.with_repairs(Some(job_id.as_str()), || self.delay_job(job_id, args))
-            .await?;
+        self.with_repairs(Some(job_id.as_str()), || {
+            let delay = wire::delay_job(self.job_at(job_id), args);
+            self.run_on_job(delay, "moveToDelayed", job_id)
+        })
+        .await?;
         if !args.fetch_next {
             return Ok(None);
         }
@@ -271,7 +274,8 @@ impl Transitions for PostgresBackend {
         fields: &FieldUpdates,
     ) -> Result<()> {
         self.with_repairs(Some(job_id.as_str()), || {
-            self.retry(job_id, lifo, token, fields)
+            let retry = wire::retry_job(self.job_at(job_id), lifo, token, fields);
+            self.run_on_job(retry, "retryJob", job_id)
         })
         .await
     }
@@ -334,29 +338,18 @@ impl PostgresBackend {
         id_column(&rows, CONTEXT)
     }
 
-    /// `move_to_delayed`, once (the claim of the next job is the caller's).
-    async fn delay_job(&self, job_id: &JobId, args: &DelayArgs) -> Result<()> {
-        let id = job_id.as_str();
-        wire::delay_job(self.job_at(job_id), args)
-            .execute_on(self.lanes())
-            .await
-            .map_err(refusal("moveToDelayed", Some(id)))?;
-        Ok(())
-    }
-
-    /// `retry_job`, once.
-    async fn retry(
+    /// Runs `statement`, upstream's `command` on job `job_id` answering no rows, once: a
+    /// refusal reads as that command's.
+    async fn run_on_job(
         &self,
+        statement: Query<'_>,
+        command: &'static str,
         job_id: &JobId,
-        lifo: bool,
-        token: Option<&LockToken>,
-        fields: &FieldUpdates,
     ) -> Result<()> {
-        let id = job_id.as_str();
-        wire::retry_job(self.job_at(job_id), lifo, token, fields)
+        statement
             .execute_on(self.lanes())
             .await
-            .map_err(refusal("retryJob", Some(id)))?;
+            .map_err(refusal(command, Some(job_id.as_str())))?;
         Ok(())
     }
 }

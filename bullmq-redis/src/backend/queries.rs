@@ -421,12 +421,7 @@ impl Queries for RedisBackend {
                 }
                 DependencyKind::Failed => {
                     let keys = reply::text_items(page);
-                    let full = u64::try_from(keys.len()).unwrap_or(u64::MAX) >= count;
-                    let next = if full && count > 0 {
-                        cursor.saturating_add(count)
-                    } else {
-                        0
-                    };
+                    let next = DependenciesQuery::next_offset(cursor, count, keys.len());
                     out.failed = Some((keys, next));
                 }
             }

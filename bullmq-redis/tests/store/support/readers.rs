@@ -92,7 +92,7 @@ impl Ctx {
     /// Runs a command on the test's own connection.
     pub(crate) fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> T {
         cmd.query(&mut *self.con.borrow_mut())
-            .expect("a raw command")
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
     }
 
     /// Runs `name args…` on the test's own connection, ignoring the reply.

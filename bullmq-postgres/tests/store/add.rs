@@ -10,7 +10,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use crate::support::jobs::script_error;
+use crate::support::jobs::{refused, script_error};
 use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
@@ -344,13 +344,10 @@ async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
             .job_id("kid")
             .parent(ParentOptions::new("nobody", "q")),
     ));
-    let err = script_error(
-        backend
-            .add_job(&orphan.job, &orphan.parent)
-            .await
-            .unwrap_err(),
+    let err = refused(
+        backend.add_job(&orphan.job, &orphan.parent).await,
+        ScriptErrorCode::ParentNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
     assert_eq!(err.command, "addJob");
     assert_eq!(err.job_id.as_deref(), Some("kid"));
     assert_eq!(err.parent_key.as_deref(), Some("q:nobody"));

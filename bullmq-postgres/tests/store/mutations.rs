@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::support::TestSchema;
 use crate::support::jobs::{
-    self, AddJob, activate, column, flow_entry, id, now_ms, script_error, state,
+    self, AddJob, activate, column, flow_entry, id, now_ms, refused, state,
 };
 use bullmq_core::ScriptErrorCode;
 use bullmq_core::backend::JobMutations;
@@ -52,8 +52,10 @@ async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
         Some(r#"{"x": [1, 2]}"#)
     );
 
-    let err = script_error(b.update_data(&id("nope"), "{}").await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    let err = refused(
+        b.update_data(&id("nope"), "{}").await,
+        ScriptErrorCode::JobNotFound,
+    );
     assert_eq!(err.command, "updateData");
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
@@ -90,8 +92,10 @@ async fn update_progress_stores_it_and_emits_an_event() {
         ]
     );
 
-    let err = script_error(b.update_progress(&id("nope"), &json!(1)).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    let err = refused(
+        b.update_progress(&id("nope"), &json!(1)).await,
+        ScriptErrorCode::JobNotFound,
+    );
     assert_eq!(err.command, "updateProgress");
 }
 
@@ -118,21 +122,17 @@ async fn change_delay_reschedules_only_delayed_jobs() {
         Some("5000")
     );
 
-    let err = script_error(
-        b.change_delay(&id("w"), Duration::from_secs(1))
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.change_delay(&id("w"), Duration::from_secs(1)).await,
+        ScriptErrorCode::NotInState,
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(err.command, "changeDelay");
     assert_eq!(err.state.as_deref(), Some("delayed"));
 
-    let err = script_error(
-        b.change_delay(&id("nope"), Duration::ZERO)
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.change_delay(&id("nope"), Duration::ZERO).await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
 
@@ -165,8 +165,10 @@ async fn change_priority_reorders_waiting_jobs() {
         "priority 0 goes first"
     );
 
-    let err = script_error(b.change_priority(&id("nope"), 1, false).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    let err = refused(
+        b.change_priority(&id("nope"), 1, false).await,
+        ScriptErrorCode::JobNotFound,
+    );
     assert_eq!(err.command, "changePriority");
 }
 
@@ -190,8 +192,10 @@ async fn remove_refuses_locked_and_scheduler_jobs() {
     );
     assert_eq!(state(&b, "active").await.as_deref(), Some("active"));
 
-    let err = script_error(b.remove(&id("sched"), true).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::BelongsToJobScheduler);
+    let err = refused(
+        b.remove(&id("sched"), true).await,
+        ScriptErrorCode::BelongsToJobScheduler,
+    );
     assert_eq!(err.command, "remove");
     assert_eq!(err.job_id.as_deref(), Some("sched"));
     assert_eq!(state(&b, "sched").await.as_deref(), Some("waiting"));
@@ -237,23 +241,19 @@ async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused
         "no longer attached"
     );
 
-    let err = script_error(
-        b.remove_child_dependency(&id("nope"), "q:p")
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.remove_child_dependency(&id("nope"), "q:p").await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.command, "removeChildDependency");
     assert_eq!(err.parent_key.as_deref(), Some("q:p"));
 
     // The parent goes alone: the child still points at it.
     assert!(b.remove(&id("p"), false).await.unwrap());
-    let err = script_error(
-        b.remove_child_dependency(&id("c2"), "q:p")
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.remove_child_dependency(&id("c2"), "q:p").await,
+        ScriptErrorCode::ParentNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
     assert_eq!(err.job_id.as_deref(), Some("c2"));
     assert_eq!(err.parent_key.as_deref(), Some("q:p"));
 }

@@ -42,8 +42,7 @@ async fn logs(b: &PostgresBackend, id: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
-    let schema = TestSchema::new("mut_data");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_data", "q").await;
     AddJob::new("a").add(&b).await;
 
     b.update_data(&id("a"), r#"{"x":[1,2]}"#).await.unwrap();
@@ -62,8 +61,7 @@ async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
 
 #[tokio::test]
 async fn update_progress_stores_it_and_emits_an_event() {
-    let schema = TestSchema::new("mut_progress");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_progress", "q").await;
     AddJob::new("a").add(&b).await;
 
     b.update_progress(&id("a"), &json!({"pct": 42}))
@@ -101,8 +99,7 @@ async fn update_progress_stores_it_and_emits_an_event() {
 
 #[tokio::test]
 async fn change_delay_reschedules_only_delayed_jobs() {
-    let schema = TestSchema::new("mut_delay");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_delay", "q").await;
     AddJob::new("d").delay(60_000).add(&b).await;
     AddJob::new("w").add(&b).await;
 
@@ -138,8 +135,7 @@ async fn change_delay_reschedules_only_delayed_jobs() {
 
 #[tokio::test]
 async fn change_priority_reorders_waiting_jobs() {
-    let schema = TestSchema::new("mut_prio");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_prio", "q").await;
     for j in ["a", "b", "c"] {
         AddJob::new(j).add(&b).await;
     }
@@ -174,8 +170,7 @@ async fn change_priority_reorders_waiting_jobs() {
 
 #[tokio::test]
 async fn remove_refuses_locked_and_scheduler_jobs() {
-    let schema = TestSchema::new("mut_remove");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_remove", "q").await;
     AddJob::new("active").add(&b).await;
     AddJob::new("plain").add(&b).await;
     AddJob::new("sched").scheduler("s").add(&b).await;
@@ -208,8 +203,7 @@ async fn remove_refuses_locked_and_scheduler_jobs() {
 
 #[tokio::test]
 async fn remove_unprocessed_children_skips_active_ones() {
-    let schema = TestSchema::new("mut_unprocessed");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_unprocessed", "q").await;
     add_flow(&b, "p", &["c1", "c2", "c3"]).await;
     assert_eq!(activate(&b, "t").await.as_deref(), Some("c1"));
 
@@ -226,8 +220,7 @@ async fn remove_unprocessed_children_skips_active_ones() {
 
 #[tokio::test]
 async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused() {
-    let schema = TestSchema::new("mut_child_dep");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_child_dep", "q").await;
     add_flow(&b, "p", &["c1", "c2"]).await;
 
     assert!(b.remove_child_dependency(&id("c1"), "q:p").await.unwrap());

@@ -9,9 +9,7 @@ microseconds per job in that mode: the rate at which one Redis core could run ou
 the client cost nothing.
 """
 
-import sys
-
-from compare_rows import load, median, present, throughput_cells, verdict
+from compare_rows import load, median, present, print_raw_table, table_script, verdict
 
 OURS = "bullmq-rs"
 IMPLS = [OURS, "bullmq-official", "bullmq-node"]
@@ -28,15 +26,7 @@ CEILING_TARGETS = {"bulk1000": 0.9}
 def main(path):
     runs = load(path)
     modes = present(runs, MODES, IMPLS)
-    print("| mode | implementation | jobs/s | jobs/s range | client CPU µs/job | Redis CPU µs/job |")
-    print("|---|---|---:|---:|---:|---:|")
-    for mode in modes:
-        for impl in IMPLS:
-            rows = runs.get((impl, mode))
-            if not rows:
-                continue
-            print(f"| {mode} | {impl} | {throughput_cells(rows)} |")
-    print()
+    print_raw_table(runs, modes, IMPLS)
     print(
         "| mode | ours/node jobs/s | ours/official jobs/s | Redis ceiling jobs/s "
         "| ours % of ceiling | targets |"
@@ -71,6 +61,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+    table_script(main, __doc__)

@@ -35,13 +35,7 @@ mkdir -p target/bench-add
 results=target/bench-add/results-$(date +%Y%m%dT%H%M%S).jsonl
 : >"$results"
 
-run() { # impl mode
-  case $1 in
-    bullmq-rs) "$ours" --mode "$2" ;;
-    bullmq-official) "$official" --mode "$2" ;;
-    bullmq-node) node benches/node/add.mjs --mode "$2" ;;
-  esac
-}
+run() { run_peer "$1" "$2" benches/node/add.mjs; }
 
 interleave "$rounds" "$modes" "$results"
 

@@ -13,9 +13,7 @@ same round). The issue's goals:
 - idle: at most 100 KB of RSS per added idle worker, (RSS_N - RSS_0) / N.
 """
 
-import sys
-
-from compare_rows import load, median, verdict
+from compare_rows import load, median, table_script, verdict
 
 OURS = "bullmq-rs"
 NODE = "bullmq-node"
@@ -166,6 +164,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+    table_script(main, __doc__)

@@ -32,20 +32,7 @@ export BENCH_JOBS=${BENCH_JOBS:-20000}
 
 ours=$(bench_executable redis_fleet)
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-dir=$(mktemp -d)
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --dir "$dir" --logfile "$dir/log" &
-server=$!
-cleanup() {
-  kill "$server" 2>/dev/null || true
-  wait "$server" 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-for _ in $(seq 300); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-redis-cli -p "$port" ping >/dev/null || { cat "$dir/log" >&2; exit 1; }
-export REDIS_URL=redis://127.0.0.1:$port
+private_redis redis-server
 
 bench_files fleet
 
@@ -63,9 +50,8 @@ for ((round = 0; round < rounds; round++)); do
       if [[ $phase == busy ]]; then counts=$busy_workers; else counts=$idle_workers; fi
       for n in $counts; do
         for impl in $order; do
-          echo "$(date +%T) $phase-w$n-$share $impl load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$loads"
-          echo "round $((round + 1))/$rounds: $phase-w$n-$share, $impl" >&2
-          run "$impl" "$phase-$share" "$n" | tee -a "$results" >&2
+          logged_run "$((round + 1))/$rounds" "$phase-w$n-$share" "$impl" "$results" "$loads" \
+            "$impl" "$phase-$share" "$n"
         done
       done
     done
@@ -74,9 +60,6 @@ done
 
 echo "raw results: $results; load averages: $loads" >&2
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(redis-server --version | cut -d' ' -f3), node $(node --version)"
-echo "load average (1 min) before the runs: $(cut -d" " -f5 "$loads" | sort -n | python3 -c '
-import statistics, sys
-v = [float(x) for x in sys.stdin.read().split()]
-print(f"min {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")')"
+echo "load average (1 min) before the runs: $(load_summary "$loads")"
 echo
 python3 benches/compare-fleet-table.py "$results"

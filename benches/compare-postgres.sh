@@ -58,19 +58,14 @@ for ((round = 0; round < rounds; round++)); do
     if [[ $bench == add ]]; then modes=$add_modes; else modes=$worker_modes; fi
     for mode in ${modes//,/ }; do
       for impl in $order; do
-        echo "$(date +%T) $mode $impl load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$loads"
-        echo "round $((round + 1))/$rounds: $mode, $impl" >&2
-        run "$impl" "$bench" "$mode" | tee -a "$results" >&2
+        logged_run "$((round + 1))/$rounds" "$mode" "$impl" "$results" "$loads" "$impl" "$bench" "$mode"
       done
     done
   done
 done
 
 echo "raw results: $results; load averages: $loads" >&2
-echo "load average (1 min) before the runs: $(cut -d" " -f5 "$loads" | sort -n | python3 -c '
-import statistics, sys
-v = [float(x) for x in sys.stdin.read().split()]
-print(f"min {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")')"
+echo "load average (1 min) before the runs: $(load_summary "$loads")"
 echo "jobs per mode: $(python3 -c 'import json,sys; print(sorted({json.loads(l)["jobs"] for l in open(sys.argv[1]) if l.strip()}))' "$results"); rounds: $rounds"
 echo
 python3 benches/compare_rows.py "$results" \

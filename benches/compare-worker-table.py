@@ -16,9 +16,7 @@ lists the raw figures; the second sets ours against the peers and checks the iss
 - concurrency 500: the worker process's peak RSS at most a third of Node's.
 """
 
-import sys
-
-from compare_rows import load, median, present, throughput_cells, verdict
+from compare_rows import load, median, present, print_raw_table, table_script, verdict
 
 OURS = "bullmq-rs"
 OFFICIAL = "bullmq-official"
@@ -78,21 +76,9 @@ def checks_for(mode, runs):
 def main(path):
     runs = load(path)
     modes = present(runs, MODES, IMPLS)
-    print(
-        "| mode | implementation | jobs/s | jobs/s range | client CPU µs/job "
-        "| Redis CPU µs/job | peak RSS MiB |"
+    print_raw_table(
+        runs, modes, IMPLS, ["peak RSS MiB"], lambda rows: [f"{median(rows, 'peak_rss_kb') / 1024:.1f}"]
     )
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for mode in modes:
-        for impl in IMPLS:
-            rows = runs.get((impl, mode))
-            if not rows:
-                continue
-            print(
-                f"| {mode} | {impl} | {throughput_cells(rows)} "
-                f"| {median(rows, 'peak_rss_kb') / 1024:.1f} |"
-            )
-    print()
     print(
         "| mode | ours/node jobs/s | ours/node CPU | ours/official jobs/s | ours/official CPU "
         "| Redis ceiling jobs/s | ours % of ceiling | targets |"
@@ -109,6 +95,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+    table_script(main, __doc__)

@@ -47,20 +47,11 @@ fi
 
 bench_files worker
 
-run() { # impl mode
-  case $1 in
-    bullmq-rs) "$ours" --mode "$2" ;;
-    bullmq-official) "$official" --mode "$2" ;;
-    bullmq-node) node benches/node/worker.mjs --mode "$2" ;;
-  esac
-}
+run() { run_peer "$1" "$2" benches/node/worker.mjs; }
 
 interleave "$rounds" "$modes" "$results" "$loads"
 
 echo "raw results: $results; load averages: $loads" >&2
-echo "load average (1 min) before the runs: $(cut -d" " -f5 "$loads" | sort -n | python3 -c '
-import statistics, sys
-v = [float(x) for x in sys.stdin.read().split()]
-print(f"min {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")')"
+echo "load average (1 min) before the runs: $(load_summary "$loads")"
 echo
 python3 benches/compare-worker-table.py "$results"

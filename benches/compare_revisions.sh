@@ -27,6 +27,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 
 base_rev=${1:-HEAD~1}
 new_rev=${2:-HEAD}
@@ -81,32 +83,7 @@ for exe in "$base_add" "$base_worker" "$new_add" "$new_worker"; do
 done
 
 # A private Redis on a free port, nothing saved, stopped however this script ends.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-redis_dir=$(mktemp -d)
-"$redis_server" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$redis_dir" \
-  --logfile "$redis_dir/redis.log" &
-redis_pid=$!
-cleanup() {
-  kill "$redis_pid" 2>/dev/null || true
-  wait "$redis_pid" 2>/dev/null || true
-  rm -rf "$redis_dir"
-}
-trap cleanup EXIT
-export REDIS_URL=redis://127.0.0.1:$port
-redis_cmd() { # CMD...: one command to the private Redis, its reply on stdout
-  python3 - "$port" "$@" <<'PY'
-import socket, sys
-port, args = int(sys.argv[1]), sys.argv[2:]
-with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-    s.sendall(b"".join([f"*{len(args)}\r\n".encode()] + [f"${len(a)}\r\n{a}\r\n".encode() for a in args]))
-    print(s.recv(4096).decode().strip())
-PY
-}
-for _ in $(seq 100); do
-  if redis_cmd PING 2>/dev/null | grep -q PONG; then break; fi
-  sleep 0.1
-done
-redis_cmd PING | grep -q PONG || { echo "redis-server did not start on port $port" >&2; exit 1; }
+private_redis "$redis_server"
 
 stamp=$(date +%Y%m%dT%H%M%S)
 results=$work/results-$stamp.jsonl

@@ -40,6 +40,33 @@ def throughput_cells(rows):
     )
 
 
+def print_raw_table(runs, modes, impls, extra_heads=(), extra_cells=lambda rows: ()):
+    """The first table of an add or worker comparison: one row per (mode, implementation)
+    that ran, with its throughput cells, then `extra_heads` columns filled by
+    `extra_cells(rows)`."""
+    heads = ["mode", "implementation", "jobs/s", "jobs/s range", "client CPU µs/job"]
+    heads += ["Redis CPU µs/job", *extra_heads]
+    print("| " + " | ".join(heads) + " |")
+    print("|---|---|" + "---:|" * (len(heads) - 2))
+    for mode in modes:
+        for impl in impls:
+            rows = runs.get((impl, mode))
+            if not rows:
+                continue
+            cells = [throughput_cells(rows), *extra_cells(rows)]
+            print(f"| {mode} | {impl} | {' | '.join(cells)} |")
+    print()
+
+
+def table_script(main, doc):
+    """Runs a table script's `main` on its one argument, else exits with its `doc`."""
+    import sys
+
+    if len(sys.argv) != 2:
+        sys.exit(doc)
+    main(sys.argv[1])
+
+
 def verdict(ok):
     return "met" if ok else "**missed**"
 

@@ -62,6 +62,39 @@ for mode in sorted({r["mode"] for r in rows}, reverse=True):
 PY
 }
 
+# logged_run ROUND LABEL IMPL RESULTS LOADS ARGS...: runs `run ARGS...` (the caller's
+# function), appending its JSON lines to RESULTS (echoed on stderr) and, when LOADS is not
+# empty, first the load average to that file, under "LABEL IMPL"; says on stderr which ROUND
+# ("2/5") and run it is.
+logged_run() {
+  local at=$1 label=$2 who=$3 out=$4 log=$5
+  shift 5
+  if [[ -n $log ]]; then
+    echo "$(date +%T) $label $who load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$log"
+  fi
+  echo "round $at: $label, $who" >&2
+  run "$@" | tee -a "$out" >&2
+}
+
+# load_summary LOADS: the min, median and max of the 1-minute load averages logged_run wrote
+# to LOADS.
+load_summary() {
+  cut -d" " -f5 "$1" | sort -n | python3 -c '
+import statistics, sys
+v = [float(x) for x in sys.stdin.read().split()]
+print(f"min {min(v):.2f}, median {statistics.median(v):.2f}, max {max(v):.2f}")'
+}
+
+# run_peer IMPL MODE NODE_SCRIPT: runs MODE of one of the three implementations `interleave`
+# rotates: bullmq-rs ("$ours"), bullmq-official ("$official") or bullmq-node (NODE_SCRIPT).
+run_peer() {
+  case $1 in
+    bullmq-rs) "$ours" --mode "$2" ;;
+    bullmq-official) "$official" --mode "$2" ;;
+    bullmq-node) node "$3" --mode "$2" ;;
+  esac
+}
+
 # interleave ROUNDS MODES RESULTS [LOADS]: for each round, for each mode of the
 # comma-separated MODES, runs `run IMPL MODE` (the caller's function) for bullmq-node,
 # bullmq-official and bullmq-rs, their order rotating from round to round so that a noisy
@@ -74,12 +107,46 @@ interleave() {
     for mode in ${modes//,/ }; do
       for ((k = 0; k < ${#impls[@]}; k++)); do
         impl=${impls[$(((k + round) % ${#impls[@]}))]}
-        if [[ -n $loads ]]; then
-          echo "$(date +%T) $mode $impl load $(cut -d' ' -f1-3 /proc/loadavg)" >>"$loads"
-        fi
-        echo "round $((round + 1))/$rounds: $mode, $impl" >&2
-        run "$impl" "$mode" | tee -a "$results" >&2
+        logged_run "$((round + 1))/$rounds" "$mode" "$impl" "$results" "$loads" "$impl" "$mode"
       done
     done
   done
+}
+
+# private_redis SERVER: starts the redis-server SERVER on a free loopback port, saving nothing,
+# in a folder of its own, and waits until it answers; sets `port`, exports REDIS_URL, and stops
+# it and removes the folder however the script ends (an EXIT trap).
+private_redis() {
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  redis_dir=$(mktemp -d)
+  "$1" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$redis_dir" \
+    --logfile "$redis_dir/redis.log" &
+  redis_pid=$!
+  trap stop_private_redis EXIT
+  export REDIS_URL=redis://127.0.0.1:$port
+  local _
+  for _ in $(seq 300); do
+    if redis_cmd PING 2>/dev/null | grep -q PONG; then return 0; fi
+    sleep 0.1
+  done
+  echo "redis-server did not start on port $port:" >&2
+  cat "$redis_dir/redis.log" >&2
+  exit 1
+}
+
+stop_private_redis() {
+  kill "$redis_pid" 2>/dev/null || true
+  wait "$redis_pid" 2>/dev/null || true
+  rm -rf "$redis_dir"
+}
+
+# redis_cmd CMD...: one command to the private Redis, its reply on stdout.
+redis_cmd() {
+  python3 - "$port" "$@" <<'PY'
+import socket, sys
+port, args = int(sys.argv[1]), sys.argv[2:]
+with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+    s.sendall(b"".join([f"*{len(args)}\r\n".encode()] + [f"${len(a)}\r\n{a}\r\n".encode() for a in args]))
+    print(s.recv(4096).decode().strip())
+PY
 }

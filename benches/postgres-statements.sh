@@ -41,6 +41,24 @@ run_impl() {
   esac
 }
 
+# statement_table TITLE CONDITION: under TITLE, the BENCH_TOP statements of
+# pg_stat_statements most called (CONDITION, such as "toplevel AND ", narrows them), per job
+# of the run ($jobs).
+statement_table() {
+  echo
+  echo "$1"
+  echo
+  echo "| calls/job | ms/call | rows/call | statement |"
+  echo "|---|---|---|---|"
+  psql -qAt -F ' | ' "$DATABASE_URL" <<SQL
+SELECT '| ' || round(calls::numeric / $jobs, 3), round(mean_exec_time::numeric, 3),
+  round(rows::numeric / greatest(calls, 1), 2),
+  left(regexp_replace(query, '\s+', ' ', 'g'), 110) || ' |'
+  FROM pg_stat_statements WHERE $2query NOT ILIKE '%pg_stat%'
+  ORDER BY calls DESC, total_exec_time DESC LIMIT $top;
+SQL
+}
+
 dir=$(mktemp -d /tmp/bullmq-pg-statements-XXXXXX)
 as_pg() {
   if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -90,29 +108,7 @@ SELECT 'statements per job (all) | ' || round(sum(calls)::numeric / $jobs, 2)
   || round(sum(calls) FILTER (WHERE toplevel)::numeric / $jobs, 2)
   FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat%';
 SQL
-  echo
-  echo "Sent by the client:"
-  echo
-  echo "| calls/job | ms/call | rows/call | statement |"
-  echo "|---|---|---|---|"
-  psql -qAt -F ' | ' "$DATABASE_URL" <<SQL
-SELECT '| ' || round(calls::numeric / $jobs, 3), round(mean_exec_time::numeric, 3),
-  round(rows::numeric / greatest(calls, 1), 2),
-  left(regexp_replace(query, '\s+', ' ', 'g'), 110) || ' |'
-  FROM pg_stat_statements WHERE toplevel AND query NOT ILIKE '%pg_stat%'
-  ORDER BY calls DESC, total_exec_time DESC LIMIT $top;
-SQL
-  echo
-  echo "All, nested ones included:"
-  echo
-  echo "| calls/job | ms/call | rows/call | statement |"
-  echo "|---|---|---|---|"
-  psql -qAt -F ' | ' "$DATABASE_URL" <<SQL
-SELECT '| ' || round(calls::numeric / $jobs, 3), round(mean_exec_time::numeric, 3),
-  round(rows::numeric / greatest(calls, 1), 2),
-  left(regexp_replace(query, '\s+', ' ', 'g'), 110) || ' |'
-  FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat%'
-  ORDER BY calls DESC, total_exec_time DESC LIMIT $top;
-SQL
+  statement_table "Sent by the client:" "toplevel AND "
+  statement_table "All, nested ones included:" ""
 done
 done

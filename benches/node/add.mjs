@@ -13,16 +13,13 @@
 //   (needs `npm ci --prefix tests/node`); env BENCH_JOBS (20000), BENCH_WARMUP (2000),
 //   REDIS_URL (redis://127.0.0.1:6379).
 import {
-  CHUNK, IORedis, JOB_NAME, QUEUE, data, deletePrefix, measureEach, perJob, redisCpu, require, settings,
-  uniquePrefix,
+  ADD_MODES, IORedis, QUEUE, addJobs, deletePrefix, measureEach, perJob, redisCpu, require, settings, uniquePrefix,
 } from './measure.mjs';
 
 const { Queue } = require('bullmq');
 
 const IMPL = 'bullmq-node';
 const HARNESS = 'bench-add-js';
-const CONCURRENCY = 8;
-const MODES = ['sequential', 'concurrent8', 'bulk1000'];
 
 async function openQueue(url, prefix) {
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
@@ -36,31 +33,11 @@ async function closeQueue({ queue, connection }) {
   connection.disconnect();
 }
 
-async function run(queue, mode, jobs) {
-  if (mode === 'sequential') {
-    for (let i = 0; i < jobs; i++) await queue.add(JOB_NAME, data(i));
-  } else if (mode === 'concurrent8') {
-    let next = 0;
-    const loop = async () => {
-      for (let i = next++; i < jobs; i = next++) await queue.add(JOB_NAME, data(i));
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, loop));
-  } else {
-    for (let start = 0; start < jobs; start += CHUNK) {
-      const chunk = [];
-      for (let i = start; i < Math.min(start + CHUNK, jobs); i++) {
-        chunk.push({ name: JOB_NAME, data: data(i) });
-      }
-      await queue.addBulk(chunk);
-    }
-  }
-}
-
 async function measure(cfg, admin, mode) {
   if (cfg.warmup > 0) {
     const prefix = uniquePrefix(HARNESS, 'warmup');
     const q = await openQueue(cfg.url, prefix);
-    await run(q.queue, mode, cfg.warmup);
+    await addJobs(q.queue, mode, cfg.warmup);
     await closeQueue(q);
     await deletePrefix(admin, prefix);
   }
@@ -69,7 +46,7 @@ async function measure(cfg, admin, mode) {
   const redisBefore = await redisCpu(admin);
   const cpuBefore = process.cpuUsage();
   const start = process.hrtime.bigint();
-  await run(q.queue, mode, cfg.jobs);
+  await addJobs(q.queue, mode, cfg.jobs);
   const secs = Number(process.hrtime.bigint() - start) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
   const redis = (await redisCpu(admin)) - redisBefore;
@@ -81,4 +58,4 @@ async function measure(cfg, admin, mode) {
   console.log(JSON.stringify(line));
 }
 
-await measureEach(settings(MODES), measure);
+await measureEach(settings(ADD_MODES), measure);

@@ -20,8 +20,8 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  CHUNK, IORedis, JOB_NAME, QUEUE, data, deletePrefix, parseArgs, perJob, redisCpu, require, resetPeakRss,
-  settings, statusKb, uniquePrefix,
+  IORedis, QUEUE, addInChunks, checkFinished, deletePrefix, finishedCounts, parseArgs, perJob, require, settings,
+  statusKb, timeUntilDrained, uniquePrefix,
 } from './measure.mjs';
 
 const { Queue, Worker } = require('bullmq');
@@ -74,11 +74,7 @@ async function infoField(admin, section, field) {
 async function fill(url, prefix, jobs) {
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
   const queue = new Queue(QUEUE, { connection, prefix });
-  for (let start = 0; start < jobs; start += CHUNK) {
-    const chunk = [];
-    for (let i = start; i < Math.min(start + CHUNK, jobs); i++) chunk.push({ name: JOB_NAME, data: data(i) });
-    await queue.addBulk(chunk);
-  }
+  await addInChunks(queue, jobs);
   await queue.close();
   connection.disconnect();
 }
@@ -115,42 +111,17 @@ async function closeFleet(fleet, running) {
   if (fleet.errors.length) throw fleet.errors[0];
 }
 
-async function unfinished(admin, prefix) {
-  const [[, wait], [, active]] = await admin
-    .pipeline()
-    .llen(`${prefix}:${QUEUE}:wait`)
-    .llen(`${prefix}:${QUEUE}:active`)
-    .exec();
-  return wait + active;
-}
-
 async function busyRun(cfg, admin, prefix, kind, count, jobs) {
   await fill(cfg.url, prefix, jobs);
   const fleet = await makeFleet(cfg.url, prefix, kind, count);
   const rssIdleKb = statusKb('VmRSS');
-  const rssReset = resetPeakRss();
-  const redisBefore = await redisCpu(admin);
-  const cpuBefore = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  const running = fleet.workers.map(w => w.run());
-  let rssMax = 0;
-  while ((await unfinished(admin, prefix)) > 0) {
-    if (!rssReset) rssMax = Math.max(rssMax, Math.round(process.memoryUsage().rss / 1024));
-    await sleep(POLL_MS);
-  }
-  const secs = Number(process.hrtime.bigint() - start) / 1e9;
-  const cpu = process.cpuUsage(cpuBefore);
-  const redis = (await redisCpu(admin)) - redisBefore;
-  const peakRssKb = rssReset ? statusKb('VmHWM') : rssMax;
+  const { secs, cpu, redis, peakRssKb, running } = await timeUntilDrained(admin, prefix, POLL_MS, () =>
+    fleet.workers.map(w => w.run()),
+  );
   const heapUsedKb = Math.round(process.memoryUsage().heapUsed / 1024);
   await closeFleet(fleet, running);
-  const [[, completed], [, failed]] = await admin
-    .pipeline()
-    .zcard(`${prefix}:${QUEUE}:completed`)
-    .zcard(`${prefix}:${QUEUE}:failed`)
-    .exec();
-  if (failed !== 0) throw new Error(`${failed} jobs failed`);
-  if (completed !== jobs) throw new Error(`${completed} completed jobs kept, not ${jobs}`);
+  const { completed, failed } = await finishedCounts(admin, prefix);
+  checkFinished(completed, failed, jobs);
   return {
     jobs,
     ...perJob(jobs, secs, (cpu.user + cpu.system), redis),

@@ -1,9 +1,11 @@
 // What the Node.js harnesses share: the pinned packages, the command line and environment,
-// the jobs of the add and worker benchmarks, the measurements (Redis's CPU time, peak RSS,
+// the modes and jobs of the add and worker benchmarks (and how they add and process them),
+// the measured stretch of the worker ones, the measurements (Redis's CPU time, peak RSS,
 // the per-job figures of the JSON lines) and the clean-up of a run's keys. The same figures
 // as the Rust harnesses' benches/support/, read the same way.
 import { createRequire } from 'node:module';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 // bullmq 6.7.6 and ioredis as pinned by tests/node (`npm ci --prefix tests/node`).
 export const require = createRequire(new URL('../../tests/node/', import.meta.url));
@@ -19,6 +21,129 @@ export const CHUNK = 1000;
 
 /** Job number `i`'s data. */
 export const data = i => ({ i, payload: PAYLOAD });
+
+/**
+ * Adds jobs `0..jobs` to `queue` with addBulk, CHUNK at a time (awaited one after another),
+ * each with `opts` where given.
+ */
+export async function addInChunks(queue, jobs, opts) {
+  for (let start = 0; start < jobs; start += CHUNK) {
+    const chunk = [];
+    for (let i = start; i < Math.min(start + CHUNK, jobs); i++) {
+      chunk.push(opts === undefined ? { name: JOB_NAME, data: data(i) } : { name: JOB_NAME, data: data(i), opts });
+    }
+    await queue.addBulk(chunk);
+  }
+}
+
+/**
+ * The add benchmark's modes: `sequential` (one awaited `add` at a time), `concurrent8` (8
+ * async loops on one Queue), `bulk1000` (addBulk in chunks of CHUNK, one at a time).
+ */
+export const ADD_MODES = ['sequential', 'concurrent8', 'bulk1000'];
+const ADD_CONCURRENCY = 8;
+
+/** Adds jobs `0..jobs` to `queue` as add mode `mode` does. */
+export async function addJobs(queue, mode, jobs) {
+  if (mode === 'sequential') {
+    for (let i = 0; i < jobs; i++) await queue.add(JOB_NAME, data(i));
+  } else if (mode === 'concurrent8') {
+    let next = 0;
+    const loop = async () => {
+      for (let i = next++; i < jobs; i = next++) await queue.add(JOB_NAME, data(i));
+    };
+    await Promise.all(Array.from({ length: ADD_CONCURRENCY }, loop));
+  } else {
+    await addInChunks(queue, jobs);
+  }
+}
+
+/**
+ * The worker benchmark's modes: `instant-c{1,10,100,500}-{keep,remove}` (a processor that
+ * returns at once, at that concurrency, with removeOnComplete false or true as a job option)
+ * and `sleep10ms-c100` (a processor that sleeps 10 ms, concurrency 100).
+ */
+export const WORKER_MODES = [];
+for (const concurrency of [1, 10, 100, 500]) {
+  for (const remove of [false, true]) {
+    WORKER_MODES.push({ name: `instant-c${concurrency}-${remove ? 'remove' : 'keep'}`, concurrency, remove, workMs: 0 });
+  }
+}
+WORKER_MODES.push({ name: 'sleep10ms-c100', concurrency: 100, remove: false, workMs: 10 });
+
+/** Worker mode `mode`'s processor: returns null at once, or after sleeping its `workMs`. */
+export const processorOf = mode =>
+  mode.workMs > 0 ? () => sleep(mode.workMs).then(() => null) : async () => null;
+
+/** The job options worker mode `mode` adds its jobs with. */
+export const jobOptsOf = mode => (mode.remove ? { removeOnComplete: true } : {});
+
+/**
+ * Throws unless a run ended with no failed job and `expected` completed ones kept.
+ */
+export function checkFinished(completed, failed, expected) {
+  if (failed !== 0) throw new Error(`${failed} jobs failed`);
+  if (completed !== expected) throw new Error(`${completed} completed jobs kept, not ${expected}`);
+}
+
+/** How many jobs are in `wait` and `active` of the bench queue under `prefix` (Redis). */
+export async function unfinished(admin, prefix) {
+  const [[, wait], [, active]] = await admin
+    .pipeline()
+    .llen(`${prefix}:${QUEUE}:wait`)
+    .llen(`${prefix}:${QUEUE}:active`)
+    .exec();
+  return wait + active;
+}
+
+/** How many jobs are kept `completed` and `failed` in the bench queue under `prefix` (Redis). */
+export async function finishedCounts(admin, prefix) {
+  const [[, completed], [, failed]] = await admin
+    .pipeline()
+    .zcard(`${prefix}:${QUEUE}:completed`)
+    .zcard(`${prefix}:${QUEUE}:failed`)
+    .exec();
+  return { completed, failed };
+}
+
+/**
+ * The process's peak RSS over a measured stretch, from this call (made as the clock starts):
+ * VmHWM after resetting it, or where the reset is refused, the largest RSS that `sample()`
+ * (called at each poll) saw. `kb()` reads it.
+ */
+export function peakRss() {
+  const reset = resetPeakRss();
+  let max = 0;
+  return {
+    sample() {
+      if (!reset) max = Math.max(max, Math.round(process.memoryUsage().rss / 1024));
+    },
+    kb: () => (reset ? statusKb('VmHWM') : max),
+  };
+}
+
+/**
+ * The worker harnesses' measured stretch on Redis: starts the clock, the CPU meters and the
+ * peak RSS, calls `begin()` (which starts the workers), and stops them all once the bench
+ * queue under `prefix` has nothing waiting or active, polled every `pollMs`. Resolves with
+ * `secs`, `cpu` (process.cpuUsage over the stretch), `redis` (Redis's CPU seconds),
+ * `peakRssKb` and `running` (what `begin()` returned).
+ */
+export async function timeUntilDrained(admin, prefix, pollMs, begin) {
+  const rss = peakRss();
+  const redisBefore = await redisCpu(admin);
+  const cpuBefore = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const running = begin();
+  while ((await unfinished(admin, prefix)) > 0) {
+    rss.sample();
+    await sleep(pollMs);
+  }
+  const secs = Number(process.hrtime.bigint() - start) / 1e9;
+  const cpu = process.cpuUsage(cpuBefore);
+  const redis = (await redisCpu(admin)) - redisBefore;
+  return { secs, cpu, redis, peakRssKb: rss.kb(), running };
+}
 
 /** REDIS_URL, else the local default. */
 export const redisUrl = () => process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';

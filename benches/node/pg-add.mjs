@@ -12,33 +12,11 @@
 // Usage: node benches/node/pg-add.mjs [--mode NAME[,NAME]]... [--test]
 //   (needs `npm ci --prefix tests/node`); env BENCH_JOBS (20000), BENCH_WARMUP (2000),
 //   DATABASE_URL (postgres://postgres@127.0.0.1:5432/test).
-import { CHUNK, JOB_NAME, QUEUE, data, settings } from './measure.mjs';
+import { ADD_MODES, QUEUE, addJobs, settings } from './measure.mjs';
 import { Admin, Queue, connection, createPostgresBackend, perJob, startMeter, stopMeter, uniqueSchema } from './pg-measure.mjs';
 
 const IMPL = 'bullmq-node';
 const HARNESS = 'bpg_add_js';
-const CONCURRENCY = 8;
-const MODES = ['sequential', 'concurrent8', 'bulk1000'];
-
-async function run(queue, mode, jobs) {
-  if (mode === 'sequential') {
-    for (let i = 0; i < jobs; i++) await queue.add(JOB_NAME, data(i));
-  } else if (mode === 'concurrent8') {
-    let next = 0;
-    const loop = async () => {
-      for (let i = next++; i < jobs; i = next++) await queue.add(JOB_NAME, data(i));
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, loop));
-  } else {
-    for (let start = 0; start < jobs; start += CHUNK) {
-      const chunk = [];
-      for (let i = start; i < Math.min(start + CHUNK, jobs); i++) {
-        chunk.push({ name: JOB_NAME, data: data(i) });
-      }
-      await queue.addBulk(chunk);
-    }
-  }
-}
 
 /** Runs `mode` for `jobs` jobs in a fresh schema, dropped afterwards. */
 async function inSchema(admin, mode, jobs, tag) {
@@ -46,7 +24,7 @@ async function inSchema(admin, mode, jobs, tag) {
   const queue = new Queue(QUEUE, { connection: connection(schema) }, createPostgresBackend);
   await queue.waitUntilReady();
   const meter = startMeter();
-  await run(queue, mode, jobs);
+  await addJobs(queue, mode, jobs);
   const usage = await stopMeter(meter, admin);
   const waiting = await admin.count(schema, 'waiting');
   await queue.close();
@@ -54,7 +32,7 @@ async function inSchema(admin, mode, jobs, tag) {
   return { usage, waiting };
 }
 
-const cfg = settings(MODES);
+const cfg = settings(ADD_MODES);
 const admin = await Admin.connect();
 try {
   for (const mode of cfg.modes) {

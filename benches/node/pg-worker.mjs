@@ -17,7 +17,9 @@
 //   DATABASE_URL (postgres://postgres@127.0.0.1:5432/test); BENCH_COUNT_STEP=fill|work with
 //   BENCH_COUNT_PREFIX=<schema> runs one step of benches/postgres-statements.sh instead.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CHUNK, JOB_NAME, QUEUE, data, parseArgs, resetPeakRss, settings, statusKb } from './measure.mjs';
+import {
+  QUEUE, WORKER_MODES, addInChunks, checkFinished, jobOptsOf, parseArgs, peakRss, processorOf, settings,
+} from './measure.mjs';
 import {
   Admin, Queue, Worker, connection, createPostgresBackend, perJob, startMeter, stopMeter, uniqueSchema,
 } from './pg-measure.mjs';
@@ -25,26 +27,11 @@ import {
 const IMPL = 'bullmq-node';
 const HARNESS = 'bpg_wrk_js';
 const POLL_MS = 2;
-
-const MODES = [];
-for (const concurrency of [1, 10, 100, 500]) {
-  for (const remove of [false, true]) {
-    MODES.push({ name: `instant-c${concurrency}-${remove ? 'remove' : 'keep'}`, concurrency, remove, workMs: 0 });
-  }
-}
-MODES.push({ name: 'sleep10ms-c100', concurrency: 100, remove: false, workMs: 10 });
 const DEFAULT_MODES = ['instant-c1-keep', 'instant-c10-keep', 'instant-c100-keep'];
 
 async function fill(schema, mode, jobs) {
   const queue = new Queue(QUEUE, { connection: connection(schema) }, createPostgresBackend);
-  const opts = mode.remove ? { removeOnComplete: true } : {};
-  for (let start = 0; start < jobs; start += CHUNK) {
-    const chunk = [];
-    for (let i = start; i < Math.min(start + CHUNK, jobs); i++) {
-      chunk.push({ name: JOB_NAME, data: data(i), opts });
-    }
-    await queue.addBulk(chunk);
-  }
+  await addInChunks(queue, jobs, jobOptsOf(mode));
   await queue.close();
 }
 
@@ -52,10 +39,9 @@ async function fill(schema, mode, jobs) {
 async function run(admin, mode, jobs, tag) {
   const schema = uniqueSchema(HARNESS, tag);
   await fill(schema, mode, jobs);
-  const processor = mode.workMs > 0 ? () => sleep(mode.workMs).then(() => null) : async () => null;
   const worker = new Worker(
     QUEUE,
-    processor,
+    processorOf(mode),
     { connection: connection(schema), concurrency: mode.concurrency, autorun: false },
     createPostgresBackend,
   );
@@ -64,25 +50,22 @@ async function run(admin, mode, jobs, tag) {
     error = err;
   });
   await worker.waitUntilReady();
-  const rssReset = resetPeakRss();
+  const rss = peakRss();
   const meter = startMeter();
   const running = worker.run();
-  let rssMax = 0;
   while (await admin.unfinished(schema)) {
-    if (!rssReset) rssMax = Math.max(rssMax, Math.round(process.memoryUsage().rss / 1024));
+    rss.sample();
     await sleep(POLL_MS);
   }
   const usage = await stopMeter(meter, admin);
-  const peakRssKb = rssReset ? statusKb('VmHWM') : rssMax;
+  const peakRssKb = rss.kb();
   await worker.close();
   await running;
   const completed = await admin.count(schema, 'completed');
   const failed = await admin.count(schema, 'failed');
   await admin.dropSchema(schema);
   if (error) throw error;
-  if (failed !== 0) throw new Error(`${failed} jobs failed`);
-  const expected = mode.remove ? 0 : jobs;
-  if (completed !== expected) throw new Error(`${completed} completed jobs kept, not ${expected}`);
+  checkFinished(completed, failed, mode.remove ? 0 : jobs);
   return { usage, peakRssKb };
 }
 
@@ -116,8 +99,8 @@ async function countStep(step, schema, mode, jobs) {
   await running;
 }
 
-const cfg = settings(MODES, m => m.name);
-if (parseArgs().modes.length === 0) cfg.modes = MODES.filter(m => DEFAULT_MODES.includes(m.name));
+const cfg = settings(WORKER_MODES, m => m.name);
+if (parseArgs().modes.length === 0) cfg.modes = WORKER_MODES.filter(m => DEFAULT_MODES.includes(m.name));
 const step = process.env.BENCH_COUNT_STEP;
 if (step) {
   for (const mode of cfg.modes) await countStep(step, process.env.BENCH_COUNT_PREFIX, mode, cfg.jobs);

@@ -7,7 +7,7 @@
 //   env REDIS_URL (redis://… or redis+cluster://host:port,…), BENCH_QUEUES (1), BENCH_JOBS
 //   (20000 over all queues), BENCH_WARMUP (2000).
 import {
-  CHUNK, IORedis, JOB_NAME, data, parseArgs, perJob, redisCpu, require, redisUrl,
+  IORedis, addInChunks, parseArgs, perJob, redisCpu, require, redisUrl,
 } from './measure.mjs';
 
 const { Queue, Worker } = require('bullmq');
@@ -100,13 +100,6 @@ async function settle(servers) {
   }
 }
 
-async function addBulk(queue, jobs) {
-  for (let start = 0; start < jobs; start += CHUNK) {
-    const chunk = [];
-    for (let i = start; i < Math.min(start + CHUNK, jobs); i++) chunk.push({ name: JOB_NAME, data: data(i), opts: {} });
-    await queue.addBulk(chunk);
-  }
-}
 
 async function deleteKeys(con, prefix) {
   let cursor = '0';
@@ -141,12 +134,12 @@ async function run(servers, cpus, mode, n, jobs) {
     before = await cpuAll();
     cpuBefore = process.cpuUsage();
     start = process.hrtime.bigint();
-    await Promise.all(ready.map(queue => addBulk(queue, perQueue)));
+    await Promise.all(ready.map(queue => addInChunks(queue, perQueue, {})));
     ready.forEach(queue => workers.push(queue));
   } else {
     for (const q of queues) {
       const queue = new Queue(q.name, { connection: open(), prefix });
-      await addBulk(queue, perQueue);
+      await addInChunks(queue, perQueue, {});
       await queue.close();
     }
     for (const q of queues) {

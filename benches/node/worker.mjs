@@ -17,10 +17,9 @@
 // Usage: node benches/node/worker.mjs [--mode NAME[,NAME]]... [--test]
 //   (needs `npm ci --prefix tests/node`); env BENCH_JOBS (20000), BENCH_WARMUP (2000),
 //   REDIS_URL (redis://127.0.0.1:6379).
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  CHUNK, IORedis, JOB_NAME, QUEUE, data, deletePrefix, measureEach, perJob, redisCpu, require, resetPeakRss,
-  settings, statusKb, uniquePrefix,
+  IORedis, QUEUE, WORKER_MODES, addInChunks, checkFinished, deletePrefix, finishedCounts, jobOptsOf, measureEach,
+  perJob, processorOf, require, settings, timeUntilDrained, uniquePrefix,
 } from './measure.mjs';
 
 const { Queue, Worker } = require('bullmq');
@@ -29,44 +28,19 @@ const IMPL = 'bullmq-node';
 const HARNESS = 'bench-worker-js';
 const POLL_MS = 2;
 
-const MODES = [];
-for (const concurrency of [1, 10, 100, 500]) {
-  for (const remove of [false, true]) {
-    MODES.push({ name: `instant-c${concurrency}-${remove ? 'remove' : 'keep'}`, concurrency, remove, workMs: 0 });
-  }
-}
-MODES.push({ name: 'sleep10ms-c100', concurrency: 100, remove: false, workMs: 10 });
-
 async function fill(url, prefix, mode, jobs) {
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
   const queue = new Queue(QUEUE, { connection, prefix });
-  const opts = mode.remove ? { removeOnComplete: true } : {};
-  for (let start = 0; start < jobs; start += CHUNK) {
-    const chunk = [];
-    for (let i = start; i < Math.min(start + CHUNK, jobs); i++) {
-      chunk.push({ name: JOB_NAME, data: data(i), opts });
-    }
-    await queue.addBulk(chunk);
-  }
+  await addInChunks(queue, jobs, jobOptsOf(mode));
   await queue.close();
   connection.disconnect();
-}
-
-async function unfinished(admin, prefix) {
-  const [[, wait], [, active]] = await admin
-    .pipeline()
-    .llen(`${prefix}:${QUEUE}:wait`)
-    .llen(`${prefix}:${QUEUE}:active`)
-    .exec();
-  return wait + active;
 }
 
 /** Pre-fills `jobs` jobs under `prefix`, then times a worker processing them all. */
 async function run(cfg, admin, prefix, mode, jobs) {
   await fill(cfg.url, prefix, mode, jobs);
   const connection = new IORedis(cfg.url, { maxRetriesPerRequest: null });
-  const processor = mode.workMs > 0 ? () => sleep(mode.workMs).then(() => null) : async () => null;
-  const worker = new Worker(QUEUE, processor, {
+  const worker = new Worker(QUEUE, processorOf(mode), {
     connection,
     prefix,
     concurrency: mode.concurrency,
@@ -77,32 +51,15 @@ async function run(cfg, admin, prefix, mode, jobs) {
     error = err;
   });
   await worker.waitUntilReady();
-  const rssReset = resetPeakRss();
-  const redisBefore = await redisCpu(admin);
-  const cpuBefore = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  const running = worker.run();
-  let rssMax = 0;
-  while ((await unfinished(admin, prefix)) > 0) {
-    if (!rssReset) rssMax = Math.max(rssMax, Math.round(process.memoryUsage().rss / 1024));
-    await sleep(POLL_MS);
-  }
-  const secs = Number(process.hrtime.bigint() - start) / 1e9;
-  const cpu = process.cpuUsage(cpuBefore);
-  const redis = (await redisCpu(admin)) - redisBefore;
-  const peakRssKb = rssReset ? statusKb('VmHWM') : rssMax;
+  const { secs, cpu, redis, peakRssKb, running } = await timeUntilDrained(admin, prefix, POLL_MS, () =>
+    worker.run(),
+  );
   await worker.close();
   await running;
   connection.disconnect();
   if (error) throw error;
-  const [[, completed], [, failed]] = await admin
-    .pipeline()
-    .zcard(`${prefix}:${QUEUE}:completed`)
-    .zcard(`${prefix}:${QUEUE}:failed`)
-    .exec();
-  if (failed !== 0) throw new Error(`${failed} jobs failed`);
-  const expected = mode.remove ? 0 : jobs;
-  if (completed !== expected) throw new Error(`${completed} completed jobs kept, not ${expected}`);
+  const { completed, failed } = await finishedCounts(admin, prefix);
+  checkFinished(completed, failed, mode.remove ? 0 : jobs);
   return { secs, cpu: (cpu.user + cpu.system) / 1e6, redis, peakRssKb };
 }
 
@@ -126,4 +83,4 @@ async function measure(cfg, admin, mode) {
   console.log(JSON.stringify(line));
 }
 
-await measureEach(settings(MODES, m => m.name), measure);
+await measureEach(settings(WORKER_MODES, m => m.name), measure);

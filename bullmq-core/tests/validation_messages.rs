@@ -518,24 +518,62 @@ fn every_option_set_validly_passes() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-fn queue_name_empty() {
-    let err = QueueName::new("").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "invalid queue name: name: must not be empty"
-    );
-    assert_eq!(err.subject(), "queue name");
-    assert_eq!(paths(&err), ["name"]);
-}
-
-#[test]
-fn queue_name_with_colon() {
-    let err = QueueName::new("a:b").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"invalid queue name: name: must not contain ':' (got "a:b")"#
-    );
-    assert_eq!(paths(&err), ["name"]);
+fn queue_names_and_prefixes_are_refused_with_one_problem_and_its_message() {
+    let queue_name = |name: &str| QueueName::new(name).map(drop);
+    let prefix = |prefix: &str| Prefix::new(prefix).map(drop);
+    // (the value, what it was read as, the error's subject, the problem's path, the message)
+    let cases = [
+        (
+            "",
+            queue_name(""),
+            "queue name",
+            "name",
+            "invalid queue name: name: must not be empty",
+        ),
+        (
+            "a:b",
+            queue_name("a:b"),
+            "queue name",
+            "name",
+            r#"invalid queue name: name: must not contain ':' (got "a:b")"#,
+        ),
+        (
+            "",
+            prefix(""),
+            "prefix",
+            "prefix",
+            "invalid prefix: prefix: must not be empty",
+        ),
+        (
+            "a b",
+            prefix("a b"),
+            "prefix",
+            "prefix",
+            r#"invalid prefix: prefix: must not contain whitespace or control characters (found ' ' in "a b")"#,
+        ),
+        (
+            "tab\t",
+            prefix("tab\t"),
+            "prefix",
+            "prefix",
+            r#"invalid prefix: prefix: must not contain whitespace or control characters (found '\t' in "tab\t")"#,
+        ),
+        (
+            "nul\0x",
+            prefix("nul\0x"),
+            "prefix",
+            "prefix",
+            r#"invalid prefix: prefix: must not contain whitespace or control characters (found '\0' in "nul\0x")"#,
+        ),
+    ];
+    for (value, read, subject, path, message) in cases {
+        let err = read.expect_err(&format!("{value:?} accepted"));
+        assert_eq!(err.to_string(), message, "{value:?}");
+        assert_eq!(err.subject(), subject, "{value:?}");
+        assert_eq!(paths(&err), [path], "{value:?}");
+    }
+    // Unicode whitespace too.
+    assert!(Prefix::new("a\u{a0}b").is_err());
 }
 
 #[test]
@@ -551,40 +589,6 @@ fn queue_name_rejects_control_characters_and_unbalanced_braces() {
     for name in ["a\nb", "tab\t", "nul\0", "{open", "close}"] {
         assert!(QueueName::new(name).is_err(), "{name:?} accepted");
     }
-}
-
-#[test]
-fn prefix_empty() {
-    let err = Prefix::new("").unwrap_err();
-    assert_eq!(err.to_string(), "invalid prefix: prefix: must not be empty");
-    assert_eq!(err.subject(), "prefix");
-    assert_eq!(paths(&err), ["prefix"]);
-}
-
-#[test]
-fn prefix_with_space() {
-    let err = Prefix::new("a b").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"invalid prefix: prefix: must not contain whitespace or control characters (found ' ' in "a b")"#
-    );
-    assert_eq!(paths(&err), ["prefix"]);
-}
-
-#[test]
-fn prefix_with_tab_or_control_character() {
-    let err = Prefix::new("tab\t").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"invalid prefix: prefix: must not contain whitespace or control characters (found '\t' in "tab\t")"#
-    );
-    let err = Prefix::new("nul\0x").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"invalid prefix: prefix: must not contain whitespace or control characters (found '\0' in "nul\0x")"#
-    );
-    // Unicode whitespace too.
-    assert!(Prefix::new("a\u{a0}b").is_err());
 }
 
 #[test]

@@ -18,9 +18,7 @@ use support::TestSchema;
 #[tokio::test]
 async fn pooled_connections_run_in_the_schema_and_stay_unnamed() {
     let schema = TestSchema::new("conn_pool");
-    let conn = PostgresConnection::connect(&schema.options().migrate(true))
-        .await
-        .expect("connect");
+    let conn = schema.connect_migrated().await;
     let mut pooled = conn.pool().acquire().await.expect("a pooled connection");
     let (current_schema, application_name): (String, String) =
         sqlx::query_as("SELECT current_schema(), current_setting('application_name')")
@@ -46,9 +44,7 @@ async fn pooled_connections_run_in_the_schema_and_stay_unnamed() {
 #[tokio::test]
 async fn a_dedicated_connection_is_named_for_discovery() {
     let schema = TestSchema::new("conn_named");
-    let conn = PostgresConnection::connect(&schema.options().migrate(true))
-        .await
-        .expect("connect");
+    let conn = schema.connect_migrated().await;
     let queue = format!("q-{}", uuid::Uuid::new_v4().simple());
     let name = client_name::worker(&queue, Some("w1"));
     let mut dedicated = conn

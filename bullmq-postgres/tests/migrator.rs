@@ -19,9 +19,7 @@ fn postgres_error(err: &bullmq_core::Error) -> &PostgresError {
 #[tokio::test]
 async fn connecting_with_migrate_builds_the_schema_and_upstreams_ledger() {
     let schema = TestSchema::new("mig_fresh");
-    let conn = PostgresConnection::connect(&schema.options().migrate(true))
-        .await
-        .expect("migrate while connecting");
+    let conn = schema.connect_migrated().await;
     assert_eq!(ledger(schema.name()).await, expected_ledger());
     assert_eq!(
         ledger_transactions(schema.name()).await,
@@ -107,12 +105,7 @@ async fn migration_waits_for_upstreams_advisory_lock_of_its_schema_only() {
     let mut holder = support::admin().await;
     let mut tx = holder.begin().await.expect("begin");
     // Another schema's lock does not hold this one up.
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-        .bind(MIGRATION_ADVISORY_LOCK_KEY)
-        .bind(format!("{}_other", schema.as_str()))
-        .execute(&mut *tx)
-        .await
-        .expect("lock another schema");
+    support::lock_migrations(&mut tx, &format!("{}_other", schema.as_str())).await;
     let version = tokio::time::timeout(Duration::from_secs(20), migrate(&schema.options()))
         .await
         .expect("not blocked by another schema's lock")
@@ -122,12 +115,7 @@ async fn migration_waits_for_upstreams_advisory_lock_of_its_schema_only() {
     // The lock Node.js takes, on the same keys: the migration must wait for it. (Upstream's
     // comment beside the constant says 1112493644; the value its code passes is 0x42554c4c.)
     assert_eq!(MIGRATION_ADVISORY_LOCK_KEY, 1_112_886_348);
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-        .bind(MIGRATION_ADVISORY_LOCK_KEY)
-        .bind(schema.as_str())
-        .execute(&mut *tx)
-        .await
-        .expect("lock the schema");
+    support::lock_migrations(&mut tx, schema.as_str()).await;
     let options = schema.options();
     let waiting = tokio::spawn(async move { migrate(&options).await });
     // Fixed wait: the migration must still be blocked on the lock after this long (an
@@ -322,9 +310,7 @@ async fn a_ledger_from_before_min_client_version_is_read_and_upgraded() {
 #[tokio::test]
 async fn quoted_schema_names_keep_their_case_and_dollar() {
     let schema = TestSchema::new("Mixed$Case");
-    let conn = PostgresConnection::connect(&schema.options().migrate(true))
-        .await
-        .expect("migrate");
+    let conn = schema.connect_migrated().await;
     assert!(support::schema_exists(schema.as_str()).await);
     assert!(
         !support::schema_exists(&schema.as_str().to_lowercase()).await,

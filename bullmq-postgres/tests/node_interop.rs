@@ -6,9 +6,9 @@ mod support;
 
 use std::time::Duration;
 
+use bullmq_postgres::__private::CLIENT_MAJOR_VERSION;
 use bullmq_postgres::__private::sql::migrations::LATEST_VERSION;
 use bullmq_postgres::sqlx::{self, Connection as _};
-use bullmq_postgres::{__private::CLIENT_MAJOR_VERSION, MIGRATION_ADVISORY_LOCK_KEY};
 use bullmq_postgres::{PostgresConnection, migrate};
 use serde_json::json;
 use support::{TestSchema, catalog, expected_ledger, ledger, ledger_transactions, node_queue_op};
@@ -114,12 +114,7 @@ async fn node_waits_for_the_migration_lock_rust_takes() {
     let schema = TestSchema::new("node_lock");
     let mut holder = support::admin().await;
     let mut tx = holder.begin().await.expect("begin");
-    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
-        .bind(MIGRATION_ADVISORY_LOCK_KEY)
-        .bind(schema.as_str())
-        .execute(&mut *tx)
-        .await
-        .expect("take the lock as Rust's migrator does");
+    support::lock_migrations(&mut tx, schema.as_str()).await;
 
     let node = tokio::spawn(node_queue_op(node_env(&schema, "ready", true)));
     // Node queues up behind exactly this lock (its start-up takes a moment).

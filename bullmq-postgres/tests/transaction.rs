@@ -23,6 +23,17 @@ fn fetch() -> FetchParams {
     }
 }
 
+/// `n` jobs with data `{"i": i}` and default options, the `i`th named `name(i)`.
+fn bulk(n: u32, name: impl Fn(u32) -> String) -> Vec<BulkJob<serde_json::Value>> {
+    (0..n)
+        .map(|i| BulkJob {
+            name: name(i),
+            data: json!({ "i": i }),
+            opts: JobOptions::new(),
+        })
+        .collect()
+}
+
 async fn queue(schema: &TestSchema, name: &str) -> Queue<PostgresBackend> {
     Queue::try_new(QueueName::new(name).unwrap(), schema.backend(name).await)
         .expect("the backend is bound to this queue")
@@ -86,16 +97,7 @@ async fn a_rolled_back_transaction_leaves_no_job() {
         .await
         .unwrap();
     let bulk = queue
-        .add_bulk_in(
-            &mut tx,
-            (0..3)
-                .map(|i| BulkJob {
-                    name: "b".to_owned(),
-                    data: json!({ "i": i }),
-                    opts: JobOptions::new(),
-                })
-                .collect(),
-        )
+        .add_bulk_in(&mut tx, bulk(3, |_| "b".to_owned()))
         .await
         .unwrap();
     assert_eq!(bulk.len(), 3);
@@ -120,16 +122,7 @@ async fn add_bulk_in_commits_all_together_and_bad_input_writes_nothing() {
     let mut conn = support::admin().await;
     let mut tx = conn.begin().await.unwrap();
     let jobs = queue
-        .add_bulk_in(
-            &mut tx,
-            (0..5)
-                .map(|i| BulkJob {
-                    name: format!("j{i}"),
-                    data: json!({ "i": i }),
-                    opts: JobOptions::new(),
-                })
-                .collect(),
-        )
+        .add_bulk_in(&mut tx, bulk(5, |i| format!("j{i}")))
         .await
         .unwrap();
     // A job that breaks an option rule is refused before anything is sent.

@@ -12,13 +12,14 @@
 // any other returns {name, children: getChildrenValues(), ignored: getIgnoredChildrenFailures()}.
 import { createRequire } from 'node:module';
 
+import { deadline, redisConnection } from './env.mjs';
+import { countdown } from './jobs.mjs';
+
 const require = createRequire(import.meta.url);
 const { FlowProducer, Worker } = require('bullmq');
-const IORedis = require('ioredis');
 
-const url = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 const prefix = process.env.PREFIX;
-const connection = new IORedis(url, { maxRetriesPerRequest: null });
+const connection = redisConnection();
 const [op, ...args] = process.argv.slice(2);
 
 function norm(node) {
@@ -38,13 +39,7 @@ function norm(node) {
 }
 
 async function work(queues, expected) {
-  let finished = 0;
-  let done;
-  const all = new Promise(resolve => (done = resolve));
-  const onFinished = () => {
-    finished += 1;
-    if (finished >= expected) done();
-  };
+  const count = countdown(expected);
   const workers = queues.map(name => {
     const worker = new Worker(
       name,
@@ -58,18 +53,15 @@ async function work(queues, expected) {
       },
       { connection, prefix, concurrency: 4 },
     );
-    worker.on('completed', onFinished);
-    worker.on('failed', onFinished);
+    worker.on('completed', count.settle);
+    worker.on('failed', count.settle);
     return worker;
   });
-  const timeout = setTimeout(() => {
-    console.error(`only ${finished} of ${expected} jobs finished`);
-    process.exit(2);
-  }, 30000);
-  await all;
+  const timeout = deadline(30_000, 2, () => `only ${count.finished} of ${expected} jobs finished`);
+  await count.all;
   clearTimeout(timeout);
   await Promise.all(workers.map(w => w.close()));
-  return finished;
+  return count.finished;
 }
 
 const producer = new FlowProducer({ connection, prefix });

@@ -40,6 +40,22 @@ if (!/^[A-Za-z0-9_.{}-]+$/.test(PREFIX)) {
 export const PARENT = Object.freeze({ id: 'golden-parent', queue: `${PREFIX}:parentq` });
 const parent = () => ({ id: PARENT.id, queue: PARENT.queue });
 
+/**
+ * Writes, on the ioredis `client`, a minimal job hash standing in for PARENT waiting on its
+ * children: the add scripts only check `EXISTS parentKey`, then SADD the child's key to
+ * `<parentKey>:dependencies`.
+ */
+export async function writeParent(client) {
+  await client.hset(`${PARENT.queue}:${PARENT.id}`, {
+    name: 'golden-parent',
+    data: '{}',
+    opts: '{"attempts":0}',
+    timestamp: String(Date.now()),
+    delay: '0',
+    priority: '0',
+  });
+}
+
 export const corpus = [
   // --- baseline -----------------------------------------------------------
   { name: 'empty', opts: {} },

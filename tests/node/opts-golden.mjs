@@ -27,7 +27,7 @@
 
 import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
-import { corpus, rejectedCases, PARENT, PREFIX } from './opts-corpus.mjs';
+import { corpus, rejectedCases, PREFIX, writeParent } from './opts-corpus.mjs';
 
 const require = createRequire(import.meta.url);
 const { Queue, Job } = require('bullmq');
@@ -88,22 +88,6 @@ async function deleteByPattern(client, pattern) {
   } while (cursor !== '0');
 }
 
-const PARENT_KEY = `${PARENT.queue}:${PARENT.id}`;
-
-// A minimal job hash standing in for a parent waiting on its children. The add
-// scripts only check `EXISTS parentKey` and then SADD the child key to
-// `<parentKey>:dependencies`.
-async function ensureParent(client) {
-  await client.hset(PARENT_KEY, {
-    name: 'golden-parent',
-    data: '{}',
-    opts: '{"attempts":0}',
-    timestamp: String(Date.now()),
-    delay: '0',
-    priority: '0',
-  });
-}
-
 async function main() {
   await checkRedis();
 
@@ -138,7 +122,7 @@ async function main() {
       const queue = new Queue(`q${index}`, { connection, prefix: PREFIX });
       try {
         captured = [];
-        if (opts.parent) await ensureParent(admin);
+        if (opts.parent) await writeParent(admin);
         const job = await queue.add(JOB_NAME, {}, structuredClone(opts));
 
         if (captured.length === 0) throw new Error(`${name}: no add script call was intercepted`);

@@ -28,31 +28,18 @@
 // Exits non-zero on any error or after TIMEOUT ms (default 30 s).
 import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const { Queue, Worker, QueueEvents, FlowProducer, UnrecoverableError, createPostgresBackend } =
-  require('bullmq');
+import { pgTarget, deadline } from './env.mjs';
+import { progress, flaky, fatal, countdown } from './jobs.mjs';
 
-const {
-  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test',
-  SCHEMA,
-  QUEUE,
-  TIMEOUT = '30000',
-} = process.env;
-if (!SCHEMA || !QUEUE) {
-  console.error('SCHEMA and QUEUE are required');
-  process.exit(2);
-}
+const require = createRequire(import.meta.url);
+const { Queue, Worker, QueueEvents, FlowProducer, createPostgresBackend } = require('bullmq');
+
+const { QUEUE, connection } = pgTarget('pg-interop');
 const [op, ...args] = process.argv.slice(2);
-const opts = (extra = {}) => ({
-  connection: { connectionString: DATABASE_URL, schema: SCHEMA, migrate: true },
-  ...extra,
-});
+const opts = (extra = {}) => ({ connection: connection(), ...extra });
 const print = value =>
   process.stdout.write(JSON.stringify(value === undefined ? null : value) + '\n');
-const timer = setTimeout(() => {
-  console.error(`pg-interop ${op} timed out`);
-  process.exit(3);
-}, Number(TIMEOUT));
+const timer = deadline(Number(process.env.TIMEOUT ?? 30_000), 3, () => `pg-interop ${op} timed out`);
 
 const STATES = [
   'waiting', 'active', 'delayed', 'prioritized', 'completed', 'failed', 'waiting-children',
@@ -70,17 +57,13 @@ async function processor(job) {
     case 'ok':
       return { double: (job.data.i ?? 0) * 2 };
     case 'progress':
-      await job.updateProgress({ pct: 50 });
-      await job.log('first line');
-      await job.log('second line');
-      return 'done';
+      return progress(job);
     case 'flaky':
-      if (job.attemptsMade < 2) throw new Error(`boom ${job.name}`);
-      return { recovered: job.attemptsMade };
+      return flaky(job);
     case 'fail':
       throw new Error(`boom ${job.data.i}`);
     case 'fatal':
-      throw new UnrecoverableError('no retry');
+      return fatal();
     default:
       return { name: job.name, children: (await job.getChildrenValues()) || {} };
   }
@@ -117,28 +100,16 @@ async function view(queue, job) {
 
 /** Runs `worker`s until `expect` jobs finished for good (completed, or failed with no retry left). */
 function untilFinished(workers, expect) {
-  let finished = 0;
-  let done;
-  const all = new Promise(resolve => (done = resolve));
-  const settle = () => {
-    finished += 1;
-    if (finished >= expect) done();
-  };
+  const count = countdown(expect);
   for (const worker of workers) {
-    worker.on('completed', settle);
-    worker.on('failed', (job, err) => {
-      const final =
-        !job ||
-        err?.name === 'UnrecoverableError' ||
-        job.attemptsMade >= (job.opts.attempts || 1);
-      if (final) settle();
-    });
+    worker.on('completed', count.settle);
+    worker.on('failed', count.settleFailed);
     worker.on('error', err => {
       console.error(err);
       process.exit(1);
     });
   }
-  return all.then(() => finished);
+  return count.all.then(() => count.finished);
 }
 
 function treeIds(node) {
@@ -252,16 +223,11 @@ switch (op) {
   case 'listen': {
     const events = new QueueEvents(QUEUE, opts({ lastEventId: '0' }), createPostgresBackend);
     const seen = [];
-    let finished = 0;
-    let done;
-    const all = new Promise(resolve => (done = resolve));
+    const count = countdown(Number(args[0]));
     for (const event of ['added', 'active', 'progress', 'completed', 'failed']) {
       events.on(event, payload => {
         seen.push({ event, args: payload });
-        if (event === 'completed' || event === 'failed') {
-          finished += 1;
-          if (finished >= Number(args[0])) done();
-        }
+        if (event === 'completed' || event === 'failed') count.settle();
       });
     }
     events.on('error', err => {
@@ -270,7 +236,7 @@ switch (op) {
     });
     await events.waitUntilReady();
     print({ ready: true });
-    await all;
+    await count.all;
     await events.close();
     out = { events: seen };
     break;

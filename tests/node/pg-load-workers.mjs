@@ -10,35 +10,30 @@
 // Exits non-zero on a worker error or after TIMEOUT.
 import { createRequire } from 'node:module';
 
+import { deadline, pgTarget } from './env.mjs';
+import { countdown } from './jobs.mjs';
+
 const require = createRequire(import.meta.url);
 const { Worker, createPostgresBackend } = require('bullmq');
 
-const {
-  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test',
-  SCHEMA,
-  QUEUE,
-  WORKERS = '4',
-  CONCURRENCY = '16',
-  TIMEOUT = '60000',
-} = process.env;
+const { QUEUE, connection } = pgTarget('pg-load-workers');
+const { WORKERS = '4', CONCURRENCY = '16', TIMEOUT = '60000' } = process.env;
 const expect = Number(process.argv[2]);
-if (!SCHEMA || !QUEUE || !(expect > 0)) {
+if (!(expect > 0)) {
   console.error('usage: SCHEMA=… QUEUE=… node pg-load-workers.mjs <expect>');
   process.exit(2);
 }
 const print = value => process.stdout.write(JSON.stringify(value) + '\n');
-const timer = setTimeout(() => {
-  console.error(`pg-load-workers timed out: ${completed} completed, ${failed} failed of ${expect}`);
-  process.exit(3);
-}, Number(TIMEOUT));
+const timer = deadline(
+  Number(TIMEOUT),
+  3,
+  () => `pg-load-workers timed out: ${completed} completed, ${failed} failed of ${expect}`,
+);
 
+// Counted apart for the report; together they finish the run.
 let completed = 0;
 let failed = 0;
-let done;
-const finished = new Promise(resolve => (done = resolve));
-const settle = () => {
-  if (completed + failed >= expect) done();
-};
+const count = countdown(expect);
 
 const workers = [];
 for (let n = 0; n < Number(WORKERS); n++) {
@@ -46,7 +41,7 @@ for (let n = 0; n < Number(WORKERS); n++) {
     QUEUE,
     async job => ({ i: job.data.i }),
     {
-      connection: { connectionString: DATABASE_URL, schema: SCHEMA, migrate: true },
+      connection: connection(),
       concurrency: Number(CONCURRENCY),
       name: `load-w${n}`,
       drainDelay: 1,
@@ -55,11 +50,11 @@ for (let n = 0; n < Number(WORKERS); n++) {
   );
   worker.on('completed', () => {
     completed += 1;
-    settle();
+    count.settle();
   });
   worker.on('failed', () => {
     failed += 1;
-    settle();
+    count.settle();
   });
   worker.on('error', err => {
     console.error(err);
@@ -69,7 +64,7 @@ for (let n = 0; n < Number(WORKERS); n++) {
 }
 await Promise.all(workers.map(w => w.waitUntilReady()));
 print({ ready: true });
-await finished;
+await count.all;
 await Promise.all(workers.map(w => w.close()));
 clearTimeout(timer);
 print({ completed, failed });

@@ -13,33 +13,21 @@
 // that is not a BullMQ refusal (bad input, a crash, a timeout after 20 s).
 import { createRequire } from 'node:module';
 
+import { deadline, pgTarget } from './env.mjs';
+
 const require = createRequire(import.meta.url);
 const { Queue, createPostgresBackend } = require('bullmq');
 
-const {
-  DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test',
-  SCHEMA,
-  QUEUE,
-  OP,
-  MIGRATE,
-  JOB_NAME = 'node-job',
-  JOB_DATA = '{}',
-} = process.env;
-if (!SCHEMA || !QUEUE || !OP) {
-  console.error('SCHEMA, QUEUE and OP are required');
+const { QUEUE, connection } = pgTarget('pg-queue-op');
+const { OP, MIGRATE, JOB_NAME = 'node-job', JOB_DATA = '{}' } = process.env;
+if (!OP) {
+  console.error('pg-queue-op: OP is required');
   process.exit(2);
 }
 
-const timer = setTimeout(() => {
-  console.error(`pg-queue-op ${OP} timed out`);
-  process.exit(3);
-}, 20_000);
+const timer = deadline(20_000, 3, () => `pg-queue-op ${OP} timed out`);
 
-const queue = new Queue(
-  QUEUE,
-  { connection: { connectionString: DATABASE_URL, schema: SCHEMA, migrate: MIGRATE === '1' } },
-  createPostgresBackend,
-);
+const queue = new Queue(QUEUE, { connection: connection(MIGRATE === '1') }, createPostgresBackend);
 // A connection error is reported through the awaited call below; keep the emitter quiet.
 queue.on('error', () => {});
 

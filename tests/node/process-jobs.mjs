@@ -11,23 +11,16 @@
 // good, before the worker closes). Exits non-zero on timeout (20 s) or any other error.
 import { createRequire } from 'node:module';
 
+import { deadline, redisConnection } from './env.mjs';
+import { progress, fatal, countdown } from './jobs.mjs';
+
 const require = createRequire(import.meta.url);
-const { Worker, UnrecoverableError } = require('bullmq');
-const IORedis = require('ioredis');
+const { Worker } = require('bullmq');
 
 const { PREFIX, QUEUE } = process.env;
 const EXPECT = Number(process.env.EXPECT);
-const connection = new IORedis(process.env.REDIS_URL || 'redis://127.0.0.1:6379', {
-  maxRetriesPerRequest: null,
-});
-
-let finished = 0;
-let done;
-const allDone = new Promise(resolve => (done = resolve));
-const settle = () => {
-  finished += 1;
-  if (finished >= EXPECT) done();
-};
+const connection = redisConnection();
+const count = countdown(EXPECT);
 
 const worker = new Worker(
   QUEUE,
@@ -36,38 +29,25 @@ const worker = new Worker(
       case 'ok':
         return { double: job.data.i * 2 };
       case 'progress':
-        await job.updateProgress({ pct: 50 });
-        await job.log('first line');
-        await job.log('second line');
-        return 'done';
+        return progress(job);
       case 'fail':
         throw new Error(`boom ${job.data.i}`);
       case 'fatal':
-        throw new UnrecoverableError('no retry');
+        return fatal();
       default:
         throw new Error(`unexpected job name ${job.name}`);
     }
   },
   { connection, prefix: PREFIX, concurrency: 4 },
 );
-worker.on('completed', settle);
-worker.on('failed', (job, err) => {
-  // Only a failure with no retry left finishes the job.
-  const final =
-    !job ||
-    job.finishedOn ||
-    err?.name === 'UnrecoverableError' ||
-    job.attemptsMade >= (job.opts.attempts || 1);
-  if (final) settle();
-});
+worker.on('completed', count.settle);
+// Only a failure with no retry left finishes the job.
+worker.on('failed', count.settleFailed);
 
-const timeout = setTimeout(() => {
-  console.error(`process-jobs: only ${finished} of ${EXPECT} jobs finished in 20 s`);
-  process.exit(1);
-}, 20_000);
+const timeout = deadline(20_000, 1, () => `process-jobs: only ${count.finished} of ${EXPECT} jobs finished in 20 s`);
 
-await allDone;
+await count.all;
 clearTimeout(timeout);
 await worker.close();
 connection.disconnect();
-console.log(JSON.stringify({ finished }));
+console.log(JSON.stringify({ finished: count.finished }));

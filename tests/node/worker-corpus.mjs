@@ -23,17 +23,17 @@
 // SIDES / SIDE.
 import { createRequire } from 'node:module';
 
+import { redisConnection } from './env.mjs';
+import { progress, flaky, fatal } from './jobs.mjs';
+
 const require = createRequire(import.meta.url);
-const { Worker, Queue, UnrecoverableError } = require('bullmq');
-const IORedis = require('ioredis');
+const { Worker, Queue } = require('bullmq');
 
 process.env.GOLDEN_PREFIX = process.env.PREFIX;
-const { corpus, PARENT } = await import('./opts-corpus.mjs');
+const { corpus, writeParent } = await import('./opts-corpus.mjs');
 
 const { PREFIX, MODE } = process.env;
-const connection = new IORedis(process.env.REDIS_URL || 'redis://127.0.0.1:6379', {
-  maxRetriesPerRequest: null,
-});
+const connection = redisConnection();
 
 /** Bounded behaviours for the option sets whose attempts or backoff matter. */
 export function behaviourOf(name, i) {
@@ -44,14 +44,7 @@ export function behaviourOf(name, i) {
 }
 
 async function add() {
-  await connection.hset(`${PARENT.queue}:${PARENT.id}`, {
-    name: 'golden-parent',
-    data: '{}',
-    opts: '{"attempts":0}',
-    timestamp: String(Date.now()),
-    delay: '0',
-    priority: '0',
-  });
+  await writeParent(connection);
   const out = {};
   for (const side of process.env.SIDES.split(',')) {
     out[side] = {};
@@ -70,15 +63,11 @@ async function processor(job) {
     case 'ok':
       return { case: job.name, i: job.data.i };
     case 'progress':
-      await job.updateProgress({ pct: 50 });
-      await job.log('first line');
-      await job.log('second line');
-      return 'done';
+      return progress(job);
     case 'flaky':
-      if (job.attemptsMade < 2) throw new Error(`boom ${job.name}`);
-      return { recovered: job.attemptsMade };
+      return flaky(job);
     case 'fatal':
-      throw new UnrecoverableError('no retry');
+      return fatal();
     case 'fail':
       throw new Error('always');
     default:

@@ -4,15 +4,14 @@
 // Prints {"processed": n}. Env: REDIS_URL, PREFIX, QUEUE, TOTAL. Exits non-zero after 90 s.
 import { createRequire } from 'node:module';
 
+import { redisConnection } from './env.mjs';
+
 const require = createRequire(import.meta.url);
 const { Worker, Queue } = require('bullmq');
-const IORedis = require('ioredis');
 
 const { PREFIX, QUEUE } = process.env;
 const TOTAL = Number(process.env.TOTAL);
-const connection = new IORedis(process.env.REDIS_URL || 'redis://127.0.0.1:6379', {
-  maxRetriesPerRequest: null,
-});
+const connection = redisConnection();
 let processed = 0;
 const worker = new Worker(
   QUEUE,

@@ -9,23 +9,39 @@ use serde_json::json;
 
 use crate::support::{Store, bullmq, count};
 
+/// Options of a job delayed by an hour, so that it stays delayed while the test runs.
+fn an_hour_late() -> JobOptions {
+    JobOptions {
+        delay: Some(Duration::from_secs(3600)),
+        ..JobOptions::default()
+    }
+}
+
+/// The job whose id `add -o json` answered with `out`, read back from `queue`.
+async fn added_job(
+    queue: &bullmq::Queue<bullmq::AnyBackend>,
+    out: &serde_json::Value,
+) -> bullmq::Job {
+    let id = out["id"].as_str().expect("an id");
+    queue
+        .get_job(&JobId::from(id))
+        .await
+        .unwrap()
+        .expect("the added job")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn add_takes_data_from_arguments_files_stdin_and_json_lines() {
     for store in Store::both().await {
-        let one = store
-            .run(&[
-                "add",
-                "in",
-                "arg",
-                "--data",
-                r#"{"a":1}"#,
-                "--opts",
-                r#"{"priority":5}"#,
-                "-o",
-                "json",
-            ])
-            .expect(0)
-            .json();
+        let one = store.json(&[
+            "add",
+            "in",
+            "arg",
+            "--data",
+            r#"{"a":1}"#,
+            "--opts",
+            r#"{"priority":5}"#,
+        ]);
         assert_eq!(
             (
                 one["command"].as_str(),
@@ -35,11 +51,7 @@ async fn add_takes_data_from_arguments_files_stdin_and_json_lines() {
             (Some("add"), Some("in"), Some("arg"))
         );
         let queue = store.queue("in").await;
-        let job = queue
-            .get_job(&JobId::from(one["id"].as_str().unwrap()))
-            .await
-            .unwrap()
-            .unwrap();
+        let job = added_job(&queue, &one).await;
         assert_eq!(
             (job.data.as_str(), job.opts.priority),
             (r#"{"a":1}"#, Some(5))
@@ -49,49 +61,21 @@ async fn add_takes_data_from_arguments_files_stdin_and_json_lines() {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("data.json");
         std::fs::write(&file, r#"{"from":"file"}"#).unwrap();
-        let from_file = store
-            .run(&[
-                "add",
-                "in",
-                "file",
-                "--file",
-                file.to_str().unwrap(),
-                "-o",
-                "json",
-            ])
-            .expect(0)
-            .json();
-        let stdin = store
-            .run_with_input(
-                &["add", "in", "stdin", "-", "-o", "json"],
-                r#"{"from":"stdin"}"#,
-            )
-            .expect(0)
-            .json();
+        let from_file = store.json(&["add", "in", "file", "--file", file.to_str().unwrap()]);
+        let stdin = store.json_with_input(&["add", "in", "stdin", "-"], r#"{"from":"stdin"}"#);
         for (out, data) in [
             (&from_file, r#"{"from":"file"}"#),
             (&stdin, r#"{"from":"stdin"}"#),
         ] {
-            let job = queue
-                .get_job(&JobId::from(out["id"].as_str().unwrap()))
-                .await
-                .unwrap()
-                .unwrap();
+            let job = added_job(&queue, out).await;
             assert_eq!(job.data, data);
         }
 
         let lines: String = (0..2500)
             .map(|i| format!("{}\n", json!({"name": "bulk", "data": {"i": i}})))
             .collect();
-        let bulk = store
-            .run_with_input(
-                &[
-                    "add", "many", "--jsonl", "-", "--batch", "1000", "-o", "json",
-                ],
-                &lines,
-            )
-            .expect(0)
-            .json();
+        let bulk =
+            store.json_with_input(&["add", "many", "--jsonl", "-", "--batch", "1000"], &lines);
         assert_eq!(
             (
                 bulk["added"].as_u64(),
@@ -105,15 +89,8 @@ async fn add_takes_data_from_arguments_files_stdin_and_json_lines() {
         let many = store.queue("many").await;
         assert_eq!(count(&many, JobState::Waiting).await, 2500);
         // --skip resumes after the lines already added.
-        let resumed = store
-            .run_with_input(
-                &[
-                    "add", "many", "--jsonl", "-", "--skip", "2400", "-o", "json",
-                ],
-                &lines,
-            )
-            .expect(0)
-            .json();
+        let resumed =
+            store.json_with_input(&["add", "many", "--jsonl", "-", "--skip", "2400"], &lines);
         assert_eq!(
             (resumed["added"].as_u64(), resumed["skipped"].as_u64()),
             (Some(100), Some(2400))
@@ -143,10 +120,7 @@ async fn add_takes_data_from_arguments_files_stdin_and_json_lines() {
 async fn dry_runs_touch_nothing_and_read_only_refuses_before_connecting() {
     for store in Store::both().await {
         let queue = store.queue("q").await;
-        let delayed = JobOptions {
-            delay: Some(Duration::from_secs(3600)),
-            ..JobOptions::default()
-        };
+        let delayed = an_hour_late();
         for i in 0..3 {
             queue
                 .add("w", &json!(i), JobOptions::default())
@@ -219,17 +193,11 @@ fn bulk(store: &Store, args: &[&str], matched: u64, done: u64) {
 async fn each_command_changes_the_store_as_it_says() {
     for store in Store::both().await {
         let queue = store.queue("q").await;
-        let delayed = JobOptions {
-            delay: Some(Duration::from_secs(3600)),
-            ..JobOptions::default()
-        };
+        let delayed = an_hour_late();
         for i in 0..3 {
             queue.add("d", &json!(i), delayed.clone()).await.unwrap();
         }
-        let promoted = store
-            .run(&["promote", "q", "--yes", "--batch", "2", "-o", "json"])
-            .expect(0)
-            .json();
+        let promoted = store.json(&["promote", "q", "--yes", "--batch", "2"]);
         assert_eq!(
             promoted,
             json!({"command": "promote", "queue": "q", "state": "delayed", "dry_run": false,
@@ -244,7 +212,7 @@ async fn each_command_changes_the_store_as_it_says() {
             (0, 3)
         );
 
-        let paused = store.run(&["pause", "q", "-o", "json"]).expect(0).json();
+        let paused = store.json(&["pause", "q"]);
         assert_eq!(
             paused,
             json!({"command": "pause", "queue": "q", "paused": true})
@@ -311,7 +279,7 @@ async fn each_command_changes_the_store_as_it_says() {
             .await
             .unwrap();
         bulk(&store, &["obliterate", "q", "--yes"], 1, 1);
-        let queues = store.run(&["queues", "-o", "json"]).expect(0).json();
+        let queues = store.json(&["queues"]);
         let names: Vec<&str> = queues
             .as_array()
             .unwrap()

@@ -15,7 +15,7 @@ use bullmq::{BulkJob, JobError, JobState, Queue, QueueName, Worker, WorkerOption
 use bullmq_test_support::eventually;
 use serde_json::json;
 
-use crate::support::{BIN, Kind, Out, Store, command, count};
+use crate::support::{BIN, Kind, Out, Store, count};
 
 /// Fills queue `name` with `n` failed jobs: added in bulk, failed by a quick worker.
 async fn failed_jobs(store: &Store, name: &str, n: u64) -> Queue<bullmq::AnyBackend> {
@@ -68,7 +68,7 @@ async fn retrying_many_failed_jobs_retries_each_once_even_when_interrupted() {
         let batch_arg = batch.to_string();
 
         // Piped: no bar. Interrupted once the first batches are done.
-        let mut cmd = command(&store.args(&[
+        let child = store.spawn(&[
             "retry",
             "bulk",
             "--state",
@@ -80,11 +80,7 @@ async fn retrying_many_failed_jobs_retries_each_once_even_when_interrupted() {
             "100",
             "-o",
             "json",
-        ]));
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let child = cmd.spawn().unwrap();
+        ]);
         eventually(
             "the first batches are retried",
             Duration::from_secs(60),

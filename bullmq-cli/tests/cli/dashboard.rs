@@ -1,13 +1,12 @@
 //! `dashboard --listen`: the web dashboard served by the binary, read over HTTP.
 
 use std::io::{BufRead as _, BufReader};
-use std::process::Stdio;
 
 use bullmq::options::JobOptions;
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::support::{Store, command};
+use crate::support::Store;
 
 /// The answer to `GET path` on `addr`, head and body, over a plain HTTP/1.1 connection.
 async fn http_get(addr: &str, path: &str) -> String {
@@ -27,11 +26,7 @@ async fn dashboard_serves_the_stores_queues() {
             .add("shown-in-the-page", &json!({"x": 1}), JobOptions::default())
             .await
             .unwrap();
-        let mut cmd = command(&store.args(&["dashboard", "--listen", "127.0.0.1:0"]));
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
+        let mut child = store.spawn(&["dashboard", "--listen", "127.0.0.1:0"]);
         // The first line names the address it listens on (a free port was asked for).
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();

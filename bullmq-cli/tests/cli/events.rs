@@ -1,23 +1,17 @@
 //! `events QUEUE --follow`: one line per event as it happens.
 
 use std::io::{BufRead as _, BufReader};
-use std::process::Stdio;
 
 use bullmq::options::JobOptions;
 use serde_json::json;
 
-use crate::support::{Out, Store, command};
+use crate::support::{Out, Store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_follow_prints_each_event_until_the_limit() {
     for store in Store::both().await {
         let queue = store.queue("ev").await;
-        let mut cmd =
-            command(&store.args(&["events", "ev", "--follow", "--limit", "2", "-o", "jsonl"]));
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
+        let mut child = store.spawn(&["events", "ev", "--follow", "--limit", "2", "-o", "jsonl"]);
         // The reader says when it listens; every event after that is seen.
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();

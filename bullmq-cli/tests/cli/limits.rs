@@ -12,25 +12,20 @@ use crate::support::Store;
 async fn schedulers_are_upserted_and_removed() {
     for store in Store::both().await {
         let queue = store.queue("reports").await;
-        let out = store
-            .run(&[
-                "scheduler",
-                "upsert",
-                "reports",
-                "digest",
-                "--every",
-                "60000",
-                "--name",
-                "daily",
-                "--data",
-                r#"{"kind":"digest"}"#,
-                "--opts",
-                r#"{"attempts":3}"#,
-                "-o",
-                "json",
-            ])
-            .expect(0)
-            .json();
+        let out = store.json(&[
+            "scheduler",
+            "upsert",
+            "reports",
+            "digest",
+            "--every",
+            "60000",
+            "--name",
+            "daily",
+            "--data",
+            r#"{"kind":"digest"}"#,
+            "--opts",
+            r#"{"attempts":3}"#,
+        ]);
         assert_eq!(out["command"], "scheduler upsert");
         assert_eq!(
             (&out["queue"], &out["id"]),
@@ -86,19 +81,13 @@ async fn schedulers_are_upserted_and_removed() {
             .expect(2);
         assert!(schedulers.get("x").await.unwrap().is_none());
 
-        let removed = store
-            .run(&["scheduler", "remove", "reports", "digest", "-o", "json"])
-            .expect(0)
-            .json();
+        let removed = store.json(&["scheduler", "remove", "reports", "digest"]);
         assert_eq!(
             removed,
             json!({"command": "scheduler remove", "queue": "reports", "id": "digest", "removed": true})
         );
         assert!(schedulers.get("digest").await.unwrap().is_none());
-        let again = store
-            .run(&["scheduler", "remove", "reports", "digest", "-o", "json"])
-            .expect(0)
-            .json();
+        let again = store.json(&["scheduler", "remove", "reports", "digest"]);
         assert_eq!(again["removed"], false);
         store
             .run(&["--read-only", "scheduler", "remove", "reports", "digest"])
@@ -110,15 +99,9 @@ async fn schedulers_are_upserted_and_removed() {
 async fn global_concurrency_and_rate_limit_are_read_and_set() {
     for store in Store::both().await {
         let queue = store.queue("api").await;
-        let read = store
-            .run(&["concurrency", "api", "-o", "json"])
-            .expect(0)
-            .json();
+        let read = store.json(&["concurrency", "api"]);
         assert_eq!(read, json!({"queue": "api", "concurrency": null}));
-        let set = store
-            .run(&["concurrency", "api", "4", "-o", "json"])
-            .expect(0)
-            .json();
+        let set = store.json(&["concurrency", "api", "4"]);
         assert_eq!(set, json!({"queue": "api", "concurrency": 4}));
         assert_eq!(queue.get_global_concurrency().await.unwrap(), Some(4));
         store
@@ -127,34 +110,16 @@ async fn global_concurrency_and_rate_limit_are_read_and_set() {
         store.run(&["--read-only", "concurrency", "api"]).expect(0);
         store.run(&["concurrency", "api", "0"]).expect(2);
         assert_eq!(queue.get_global_concurrency().await.unwrap(), Some(4));
-        let removed = store
-            .run(&["concurrency", "api", "--remove", "-o", "json"])
-            .expect(0)
-            .json();
+        let removed = store.json(&["concurrency", "api", "--remove"]);
         assert_eq!(removed["concurrency"], json!(null));
         assert_eq!(queue.get_global_concurrency().await.unwrap(), None);
 
-        let none = store
-            .run(&["rate-limit", "api", "-o", "json"])
-            .expect(0)
-            .json();
+        let none = store.json(&["rate-limit", "api"]);
         assert_eq!(
             none,
             json!({"queue": "api", "max": null, "duration_ms": null})
         );
-        let set = store
-            .run(&[
-                "rate-limit",
-                "api",
-                "--max",
-                "10",
-                "--duration",
-                "1000",
-                "-o",
-                "json",
-            ])
-            .expect(0)
-            .json();
+        let set = store.json(&["rate-limit", "api", "--max", "10", "--duration", "1000"]);
         assert_eq!(set, json!({"queue": "api", "max": 10, "duration_ms": 1000}));
         let limit = queue.get_global_rate_limit().await.unwrap().unwrap();
         assert_eq!((limit.max, limit.duration), (10, Duration::from_secs(1)));

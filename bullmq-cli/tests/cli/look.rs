@@ -28,7 +28,7 @@ async fn queues_and_jobs_show_what_rust_and_node_added() {
         slow.add("later", &json!(1), delayed).await.unwrap();
         slow.pause().await.unwrap();
 
-        let queues = store.run(&["queues", "-o", "json"]).expect(0).json();
+        let queues = store.json(&["queues"]);
         let names: Vec<&str> = queues
             .as_array()
             .unwrap()
@@ -69,34 +69,23 @@ async fn queues_and_jobs_show_what_rust_and_node_added() {
             jobs.iter()
                 .all(|j| j["state"] == "waiting" && j["attempts_made"] == 0)
         );
-        let named = store
-            .run(&["jobs", "mail", "--name", "node-job", "-o", "json"])
-            .expect(0)
-            .json();
+        let named = store.json(&["jobs", "mail", "--name", "node-job"]);
         assert_eq!(named.as_array().map(Vec::len), Some(1), "{named}");
-        let paged = store
-            .run(&[
-                "jobs",
-                "mail",
-                "--state",
-                "waiting",
-                "--per-page",
-                "1",
-                "--page",
-                "2",
-                "--sort",
-                "asc",
-                "-o",
-                "json",
-            ])
-            .expect(0)
-            .json();
+        let paged = store.json(&[
+            "jobs",
+            "mail",
+            "--state",
+            "waiting",
+            "--per-page",
+            "1",
+            "--page",
+            "2",
+            "--sort",
+            "asc",
+        ]);
         assert_eq!(paged[0]["id"].as_str(), Some(node_id.as_str()), "{paged}");
 
-        let job = store
-            .run(&["job", "mail", &node_id, "-o", "json"])
-            .expect(0)
-            .json();
+        let job = store.json(&["job", "mail", &node_id]);
         assert_eq!(job["id"].as_str(), Some(node_id.as_str()));
         assert_eq!(job["name"], "node-job");
         assert_eq!(job["state"], "waiting");
@@ -155,10 +144,7 @@ async fn a_finished_job_shows_its_failure_logs_and_a_large_return_value_cut() {
                 && count(&queue, bullmq::JobState::Completed).await == 1
         })
         .await;
-        let workers = store
-            .run(&["workers", "work", "-o", "json"])
-            .expect(0)
-            .json();
+        let workers = store.json(&["workers", "work"]);
         assert_eq!(
             workers.as_array().map(Vec::len),
             Some(1),
@@ -167,10 +153,7 @@ async fn a_finished_job_shows_its_failure_logs_and_a_large_return_value_cut() {
         );
         worker.close().await;
 
-        let failed = store
-            .run(&["job", "work", bad.id.as_str(), "-o", "json"])
-            .expect(0)
-            .json();
+        let failed = store.json(&["job", "work", bad.id.as_str()]);
         assert_eq!(failed["state"], "failed");
         assert_eq!(failed["failed_reason"], "boom");
         assert_eq!(failed["attempts_made"], 1);
@@ -178,10 +161,7 @@ async fn a_finished_job_shows_its_failure_logs_and_a_large_return_value_cut() {
         assert_eq!(failed["logs_count"], 1);
         assert!(failed["finished_on"].as_u64().is_some(), "{failed}");
 
-        let done = store
-            .run(&["job", "work", good.id.as_str(), "-o", "json"])
-            .expect(0)
-            .json();
+        let done = store.json(&["job", "work", good.id.as_str()]);
         assert_eq!(done["state"], "completed");
         let size = json!({"blob": "y".repeat(2000)}).to_string().len();
         assert_eq!(done["return_value"]["truncated"], true, "{done}");
@@ -208,10 +188,7 @@ async fn a_finished_job_shows_its_failure_logs_and_a_large_return_value_cut() {
             prometheus.contains(r#"bullmq_job_count{queue="work", state="failed"} 1"#),
             "{prometheus}"
         );
-        let metrics = store
-            .run(&["metrics", "work", "-o", "json"])
-            .expect(0)
-            .json();
+        let metrics = store.json(&["metrics", "work"]);
         assert_eq!(metrics["queue"], "work");
         for series in ["completed", "failed"] {
             for field in ["total", "points", "prev_ts", "prev_count", "per_minute"] {
@@ -240,10 +217,7 @@ async fn schedulers_are_listed() {
             )
             .await
             .unwrap();
-        let list = store
-            .run(&["schedulers", "cron", "-o", "json"])
-            .expect(0)
-            .json();
+        let list = store.json(&["schedulers", "cron"]);
         assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
         assert_eq!(list[0]["id"], "tick");
         assert_eq!(list[0]["name"], "tick-job");

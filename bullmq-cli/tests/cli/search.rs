@@ -110,10 +110,7 @@ async fn a_one_mib_value_is_cut_with_its_size_and_whole_with_full() {
             .await
             .unwrap();
         let id = job.id.as_str();
-        let cut = store
-            .run(&["job", "big", id, "-o", "json"])
-            .expect(0)
-            .json();
+        let cut = store.json(&["job", "big", id]);
         assert_eq!(cut["data"]["truncated"], true);
         let size = cut["data"]["size"].as_u64().unwrap();
         assert!(size > 1 << 20, "{size}");
@@ -125,10 +122,7 @@ async fn a_one_mib_value_is_cut_with_its_size_and_whole_with_full() {
             "{:?}",
             store.kind
         );
-        let whole = store
-            .run(&["--full", "job", "big", id, "-o", "json"])
-            .expect(0)
-            .json();
+        let whole = store.json(&["--full", "job", "big", id]);
         assert_eq!(whole["data"]["blob"].as_str().map(str::len), Some(1 << 20));
     }
 }

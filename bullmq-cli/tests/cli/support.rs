@@ -152,6 +152,30 @@ impl Store {
         finish(command(&self.args(rest)), Some(input))
     }
 
+    /// Runs the binary on this store with `rest` and `-o json`, which must succeed; its JSON
+    /// answer.
+    pub fn json(&self, rest: &[&str]) -> Value {
+        self.run(&[rest, &["-o", "json"]].concat()).expect(0).json()
+    }
+
+    /// As [`Store::json`], with `input` on stdin.
+    pub fn json_with_input(&self, rest: &[&str], input: &str) -> Value {
+        self.run_with_input(&[rest, &["-o", "json"]].concat(), input)
+            .expect(0)
+            .json()
+    }
+
+    /// Starts the binary on this store with `rest`, stdin closed and stdout and stderr piped,
+    /// for a command that runs until stopped or that a test reads while it runs.
+    pub fn spawn(&self, rest: &[&str]) -> std::process::Child {
+        command(&self.args(rest))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the binary starts")
+    }
+
     /// A backend for queue `name` on this store.
     pub async fn backend(&self, name: &str) -> AnyBackend {
         let mut options = ConnectOptions::new(self.url.clone());

@@ -29,8 +29,7 @@ async fn finished_run(app: &axum::Router, s: &Session, started: &Answer) -> Stri
 
 async fn job_actions_retry_promote_and_remove(store: Store) {
     let fx = Fixture::new(store).await;
-    let app = fx.app();
-    let s = Session::open(&app, &fx.path("?state=failed")).await;
+    let (app, s) = fx.browse("?state=failed").await;
     let retried = s.job_action(&app, &fx, &fx.failed, "retry").await;
     let back = retried.redirected();
     assert!(back.starts_with(&fx.path("/jobs/")), "{back}");
@@ -68,8 +67,7 @@ both_stores!(a_corrupt_job_can_be_removed);
 
 async fn add_pause_resume_drain_and_clean(store: Store) {
     let fx = Fixture::new(store).await;
-    let app = fx.app();
-    let s = Session::open(&app, &fx.path("")).await;
+    let (app, s) = fx.browse("").await;
     let before = count(&fx, JobState::Waiting).await;
     let added = s
         .post(
@@ -113,8 +111,7 @@ both_stores!(add_pause_resume_drain_and_clean);
 
 async fn obliterate_needs_the_queue_name_typed(store: Store) {
     let fx = Fixture::new(store).await;
-    let app = fx.app();
-    let s = Session::open(&app, &fx.path("")).await;
+    let (app, s) = fx.browse("").await;
     let wrong = s
         .post(&app, &fx.path("/obliterate"), &[("confirm", "not-it")])
         .await;
@@ -140,8 +137,7 @@ both_stores!(obliterate_needs_the_queue_name_typed);
 
 async fn bulk_retry_and_remove_every_job_of_a_state(store: Store) {
     let fx = Fixture::new(store).await;
-    let app = fx.app();
-    let s = Session::open(&app, &fx.path("/bulk?state=failed&action=retry")).await;
+    let (app, s) = fx.browse("/bulk?state=failed&action=retry").await;
     let waiting = count(&fx, JobState::Waiting).await;
     let retried = s
         .post(
@@ -247,8 +243,7 @@ both_stores!(a_jobs_data_is_updated_from_its_page);
 
 async fn selected_jobs_are_retried_promoted_and_removed(store: Store) {
     let fx = Fixture::new(store).await;
-    let app = fx.app();
-    let s = Session::open(&app, &fx.path("?state=completed")).await;
+    let (app, s) = fx.browse("?state=completed").await;
     let list = s.get(&app, &fx.path("?state=completed")).await;
     assert!(
         list.ok().contains("form=\"selected\"")

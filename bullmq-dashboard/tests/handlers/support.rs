@@ -195,6 +195,13 @@ impl Fixture {
     }
 
     /// `/admin/c/main/q/<queue>` and what follows.
+    /// The app, and a browser session opened on `rest` of the queue's pages.
+    pub async fn browse(&self, rest: &str) -> (Router, Session) {
+        let app = self.app();
+        let session = Session::open(&app, &self.path(rest)).await;
+        (app, session)
+    }
+
     pub fn path(&self, rest: &str) -> String {
         format!("/admin/c/{CONN}/q/{}{rest}", self.name)
     }

@@ -10,7 +10,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use crate::support::jobs::script_error;
+use crate::support::jobs::{refused, script_error};
 use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{AddJobs, FlowNode, NewJob, ParentKeyOpts};
 use bullmq_core::options::{Backoff, Deduplication, KeepJobs, ParentOptions};
@@ -335,8 +335,7 @@ async fn a_flow_added_from_rust_is_the_rows_node_writes() {
 
 #[tokio::test]
 async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
-    let schema = TestSchema::new("add_orphan");
-    let backend = schema.backend("q").await;
+    let (schema, backend) = TestSchema::with_backend("add_orphan", "q").await;
     let orphan = new_job(job(
         "orphan",
         json!({}),
@@ -344,13 +343,10 @@ async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
             .job_id("kid")
             .parent(ParentOptions::new("nobody", "q")),
     ));
-    let err = script_error(
-        backend
-            .add_job(&orphan.job, &orphan.parent)
-            .await
-            .unwrap_err(),
+    let err = refused(
+        backend.add_job(&orphan.job, &orphan.parent).await,
+        ScriptErrorCode::ParentNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
     assert_eq!(err.command, "addJob");
     assert_eq!(err.job_id.as_deref(), Some("kid"));
     assert_eq!(err.parent_key.as_deref(), Some("q:nobody"));
@@ -375,8 +371,7 @@ async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
 
 #[tokio::test]
 async fn a_batch_whose_statement_fails_writes_nothing_and_says_so() {
-    let schema = TestSchema::new("add_batch_fails");
-    let backend = schema.backend("q").await;
+    let (schema, backend) = TestSchema::with_backend("add_batch_fails", "q").await;
     // Data that is not JSON (another runtime's mistake): the cast to jsonb fails the whole
     // statement, which names no job.
     let mut bad = job("bad", json!({}), JobOptions::new());
@@ -406,8 +401,7 @@ async fn a_batch_whose_statement_fails_writes_nothing_and_says_so() {
 
 #[tokio::test]
 async fn a_batch_with_a_child_links_it_to_its_parent() {
-    let schema = TestSchema::new("add_batch_child");
-    let backend = schema.backend("q").await;
+    let (schema, backend) = TestSchema::with_backend("add_batch_child", "q").await;
     let none = ParentKeyOpts::default();
     let parent = job("parent", json!({}), JobOptions::new().job_id("p"));
     backend.add_job(&parent, &none).await.unwrap();
@@ -428,8 +422,7 @@ async fn a_batch_with_a_child_links_it_to_its_parent() {
 
 #[tokio::test]
 async fn a_flow_node_with_a_missing_parent_is_refused_alone() {
-    let schema = TestSchema::new("flow_orphan");
-    let backend = schema.backend("q").await;
+    let (schema, backend) = TestSchema::with_backend("flow_orphan", "q").await;
     let orphan = new_job(job(
         "orphan",
         json!({}),

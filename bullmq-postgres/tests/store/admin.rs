@@ -74,8 +74,7 @@ fn ids(list: &[&str]) -> Vec<String> {
 
 #[tokio::test]
 async fn pause_blocks_claims_and_resume_releases_them() {
-    let schema = TestSchema::new("admin_pause");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("admin_pause", "q").await;
     AddJob::new("a").add(&b).await;
 
     b.pause(true).await.unwrap();
@@ -95,8 +94,7 @@ async fn pause_blocks_claims_and_resume_releases_them() {
 
 #[tokio::test]
 async fn clean_waiting_and_delayed_by_added_time_skipping_scheduler_jobs() {
-    let schema = TestSchema::new("admin_clean_wait");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("admin_clean_wait", "q").await;
     let now = now_ms();
     AddJob::new("old").at(now - 5_000).add(&b).await;
     AddJob::new("new").add(&b).await;
@@ -143,8 +141,7 @@ async fn clean_waiting_and_delayed_by_added_time_skipping_scheduler_jobs() {
 
 #[tokio::test]
 async fn retry_finished_jobs_moves_batches_back_to_wait() {
-    let schema = TestSchema::new("admin_retry");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("admin_retry", "q").await;
     let now = now_ms();
     finished(&b, "f1", false, now - 3_000).await;
     finished(&b, "f2", false, now - 2_000).await;
@@ -190,8 +187,7 @@ async fn retry_finished_jobs_moves_batches_back_to_wait() {
 
 #[tokio::test]
 async fn set_rate_limit_then_remove_the_key() {
-    let schema = TestSchema::new("admin_rate");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("admin_rate", "q").await;
     AddJob::new("a").add(&b).await;
     assert!(!b.remove_rate_limit_key().await.unwrap(), "no window yet");
 
@@ -229,8 +225,7 @@ async fn set_rate_limit_then_remove_the_key() {
 
 #[tokio::test]
 async fn remove_deprecated_priority_key_is_unsupported() {
-    let schema = TestSchema::new("admin_prio_key");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("admin_prio_key", "q").await;
     let err = b.remove_deprecated_priority_key().await.unwrap_err();
     assert!(
         matches!(

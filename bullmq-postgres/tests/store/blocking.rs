@@ -388,8 +388,7 @@ async fn dedicated_connections_carry_the_role_name() {
 
 #[tokio::test]
 async fn identity_and_keys_follow_upstream() {
-    let schema = TestSchema::new("blk_keys");
-    let b = schema.backend("mail").await;
+    let (_schema, b) = TestSchema::with_backend("blk_keys", "mail").await;
     b.wait_until_ready().await.unwrap();
     assert_eq!(b.qualified_name(), "mail");
     assert_eq!(b.to_key("42"), "mail:42");

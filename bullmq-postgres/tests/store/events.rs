@@ -58,8 +58,7 @@ fn ids(events: &[StreamEvent]) -> Vec<i64> {
 
 #[tokio::test]
 async fn published_events_are_read_back_with_their_fields() {
-    let schema = TestSchema::new("ev_basic");
-    let b = schema.backend("mail").await;
+    let (_schema, b) = TestSchema::with_backend("ev_basic", "mail").await;
     assert_eq!(b.last_event_id().await.unwrap(), EventId::new("0"));
 
     let fields = [
@@ -116,8 +115,7 @@ async fn published_events_are_read_back_with_their_fields() {
 
 #[tokio::test]
 async fn trim_is_not_supported() {
-    let schema = TestSchema::new("ev_trim");
-    let b = schema.backend("mail").await;
+    let (_schema, b) = TestSchema::with_backend("ev_trim", "mail").await;
     let err = b.trim_events(10).await.unwrap_err();
     assert!(
         matches!(
@@ -133,8 +131,7 @@ async fn trim_is_not_supported() {
 
 #[tokio::test]
 async fn an_event_committed_after_a_later_one_is_not_skipped() {
-    let schema = TestSchema::new("ev_order");
-    let b = schema.backend("mail").await;
+    let (_schema, b) = TestSchema::with_backend("ev_order", "mail").await;
     let pool = b.connection().pool().clone();
     let start = b.last_event_id().await.unwrap();
 
@@ -196,8 +193,7 @@ async fn an_event_committed_after_a_later_one_is_not_skipped() {
 
 #[tokio::test]
 async fn the_newest_id_never_passes_an_event_in_flight() {
-    let schema = TestSchema::new("ev_newest");
-    let b = schema.backend("mail").await;
+    let (_schema, b) = TestSchema::with_backend("ev_newest", "mail").await;
     let pool = b.connection().pool().clone();
     let mut open = pool.begin().await.unwrap();
     let in_flight = publish_in(&mut open, "mail", "in-flight").await;
@@ -229,8 +225,7 @@ async fn the_newest_id_never_passes_an_event_in_flight() {
 async fn concurrent_writers_every_committed_event_once_in_order() {
     const WRITERS: usize = 8;
     const EACH: usize = 30;
-    let schema = TestSchema::new("ev_stress");
-    let b = schema.backend("mail").await;
+    let (_schema, b) = TestSchema::with_backend("ev_stress", "mail").await;
     let other = b.for_queue(&QueueName::new("other").unwrap(), None);
     let start = b.last_event_id().await.unwrap();
     let pool = b.connection().pool().clone();

@@ -11,8 +11,7 @@ use serde_json::json;
 
 #[tokio::test]
 async fn fields_are_set_read_and_removed() {
-    let schema = TestSchema::new("meta_rw");
-    let backend = schema.backend("q").await;
+    let (_schema, backend) = TestSchema::with_backend("meta_rw", "q").await;
     assert!(backend.get_queue_meta().await.unwrap().is_empty());
     assert_eq!(backend.get_queue_meta_field("paused").await.unwrap(), None);
     assert!(!backend.has_queue_meta_field("paused").await.unwrap());

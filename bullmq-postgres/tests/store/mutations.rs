@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::support::TestSchema;
 use crate::support::jobs::{
-    self, AddJob, activate, column, flow_entry, id, now_ms, script_error, state,
+    self, AddJob, activate, column, flow_entry, id, now_ms, refused, state,
 };
 use bullmq_core::ScriptErrorCode;
 use bullmq_core::backend::JobMutations;
@@ -42,8 +42,7 @@ async fn logs(b: &PostgresBackend, id: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
-    let schema = TestSchema::new("mut_data");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_data", "q").await;
     AddJob::new("a").add(&b).await;
 
     b.update_data(&id("a"), r#"{"x":[1,2]}"#).await.unwrap();
@@ -52,16 +51,17 @@ async fn update_data_replaces_the_payload_or_refuses_a_missing_job() {
         Some(r#"{"x": [1, 2]}"#)
     );
 
-    let err = script_error(b.update_data(&id("nope"), "{}").await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    let err = refused(
+        b.update_data(&id("nope"), "{}").await,
+        ScriptErrorCode::JobNotFound,
+    );
     assert_eq!(err.command, "updateData");
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
 
 #[tokio::test]
 async fn update_progress_stores_it_and_emits_an_event() {
-    let schema = TestSchema::new("mut_progress");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_progress", "q").await;
     AddJob::new("a").add(&b).await;
 
     b.update_progress(&id("a"), &json!({"pct": 42}))
@@ -90,15 +90,16 @@ async fn update_progress_stores_it_and_emits_an_event() {
         ]
     );
 
-    let err = script_error(b.update_progress(&id("nope"), &json!(1)).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    let err = refused(
+        b.update_progress(&id("nope"), &json!(1)).await,
+        ScriptErrorCode::JobNotFound,
+    );
     assert_eq!(err.command, "updateProgress");
 }
 
 #[tokio::test]
 async fn change_delay_reschedules_only_delayed_jobs() {
-    let schema = TestSchema::new("mut_delay");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_delay", "q").await;
     AddJob::new("d").delay(60_000).add(&b).await;
     AddJob::new("w").add(&b).await;
 
@@ -118,28 +119,23 @@ async fn change_delay_reschedules_only_delayed_jobs() {
         Some("5000")
     );
 
-    let err = script_error(
-        b.change_delay(&id("w"), Duration::from_secs(1))
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.change_delay(&id("w"), Duration::from_secs(1)).await,
+        ScriptErrorCode::NotInState,
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(err.command, "changeDelay");
     assert_eq!(err.state.as_deref(), Some("delayed"));
 
-    let err = script_error(
-        b.change_delay(&id("nope"), Duration::ZERO)
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.change_delay(&id("nope"), Duration::ZERO).await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
 
 #[tokio::test]
 async fn change_priority_reorders_waiting_jobs() {
-    let schema = TestSchema::new("mut_prio");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_prio", "q").await;
     for j in ["a", "b", "c"] {
         AddJob::new(j).add(&b).await;
     }
@@ -165,15 +161,16 @@ async fn change_priority_reorders_waiting_jobs() {
         "priority 0 goes first"
     );
 
-    let err = script_error(b.change_priority(&id("nope"), 1, false).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    let err = refused(
+        b.change_priority(&id("nope"), 1, false).await,
+        ScriptErrorCode::JobNotFound,
+    );
     assert_eq!(err.command, "changePriority");
 }
 
 #[tokio::test]
 async fn remove_refuses_locked_and_scheduler_jobs() {
-    let schema = TestSchema::new("mut_remove");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_remove", "q").await;
     AddJob::new("active").add(&b).await;
     AddJob::new("plain").add(&b).await;
     AddJob::new("sched").scheduler("s").add(&b).await;
@@ -190,8 +187,10 @@ async fn remove_refuses_locked_and_scheduler_jobs() {
     );
     assert_eq!(state(&b, "active").await.as_deref(), Some("active"));
 
-    let err = script_error(b.remove(&id("sched"), true).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::BelongsToJobScheduler);
+    let err = refused(
+        b.remove(&id("sched"), true).await,
+        ScriptErrorCode::BelongsToJobScheduler,
+    );
     assert_eq!(err.command, "remove");
     assert_eq!(err.job_id.as_deref(), Some("sched"));
     assert_eq!(state(&b, "sched").await.as_deref(), Some("waiting"));
@@ -204,8 +203,7 @@ async fn remove_refuses_locked_and_scheduler_jobs() {
 
 #[tokio::test]
 async fn remove_unprocessed_children_skips_active_ones() {
-    let schema = TestSchema::new("mut_unprocessed");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_unprocessed", "q").await;
     add_flow(&b, "p", &["c1", "c2", "c3"]).await;
     assert_eq!(activate(&b, "t").await.as_deref(), Some("c1"));
 
@@ -222,8 +220,7 @@ async fn remove_unprocessed_children_skips_active_ones() {
 
 #[tokio::test]
 async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused() {
-    let schema = TestSchema::new("mut_child_dep");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("mut_child_dep", "q").await;
     add_flow(&b, "p", &["c1", "c2"]).await;
 
     assert!(b.remove_child_dependency(&id("c1"), "q:p").await.unwrap());
@@ -237,23 +234,19 @@ async fn remove_child_dependency_detaches_once_and_names_the_parent_when_refused
         "no longer attached"
     );
 
-    let err = script_error(
-        b.remove_child_dependency(&id("nope"), "q:p")
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.remove_child_dependency(&id("nope"), "q:p").await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.command, "removeChildDependency");
     assert_eq!(err.parent_key.as_deref(), Some("q:p"));
 
     // The parent goes alone: the child still points at it.
     assert!(b.remove(&id("p"), false).await.unwrap());
-    let err = script_error(
-        b.remove_child_dependency(&id("c2"), "q:p")
-            .await
-            .unwrap_err(),
+    let err = refused(
+        b.remove_child_dependency(&id("c2"), "q:p").await,
+        ScriptErrorCode::ParentNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
     assert_eq!(err.job_id.as_deref(), Some("c2"));
     assert_eq!(err.parent_key.as_deref(), Some("q:p"));
 }

@@ -134,8 +134,7 @@ async fn one_of_each(b: &PostgresBackend) {
 
 #[tokio::test]
 async fn get_job_reads_the_row() {
-    let schema = TestSchema::new("queries_get_job");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_get_job", "q").await;
     let before = now_ms();
     add(&b, "j1", json!({ "priority": 4, "attempts": 3 })).await;
 
@@ -153,8 +152,7 @@ async fn get_job_reads_the_row() {
 
 #[tokio::test]
 async fn get_deduplication_job_id_reads_live_keys_only() {
-    let schema = TestSchema::new("queries_dedup");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_dedup", "q").await;
     add(&b, "kept", json!({ "deduplication": { "id": "d1" } })).await;
     // Added ten seconds ago with a one-second ttl: expired.
     add_at(
@@ -185,8 +183,7 @@ async fn get_deduplication_job_id_reads_live_keys_only() {
 
 #[tokio::test]
 async fn get_rate_limit_ttl_reads_the_window() {
-    let schema = TestSchema::new("queries_ttl");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_ttl", "q").await;
     // No window: -2 from the function, zero here.
     assert_eq!(b.get_rate_limit_ttl(None).await.unwrap(), Duration::ZERO);
     assert_eq!(b.get_rate_limit_ttl(Some(5)).await.unwrap(), Duration::ZERO);
@@ -213,8 +210,7 @@ async fn get_rate_limit_ttl_reads_the_window() {
 
 #[tokio::test]
 async fn get_counts_per_type_with_pause_and_delayed_cutoff() {
-    let schema = TestSchema::new("queries_counts");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_counts", "q").await;
     one_of_each(&b).await;
     add(&b, "waiting2", json!({})).await;
     add(&b, "later", json!({ "delay": 3_600_000 })).await;
@@ -276,8 +272,7 @@ async fn get_counts_per_type_with_pause_and_delayed_cutoff() {
 
 #[tokio::test]
 async fn get_counts_per_priority_in_the_order_asked() {
-    let schema = TestSchema::new("queries_per_priority");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_per_priority", "q").await;
     add(&b, "a", json!({})).await;
     add(&b, "b", json!({ "priority": 1 })).await;
     add(&b, "c", json!({ "priority": 1 })).await;
@@ -296,8 +291,7 @@ async fn get_counts_per_priority_in_the_order_asked() {
 
 #[tokio::test]
 async fn get_ranges_orders_slices_and_dedups() {
-    let schema = TestSchema::new("queries_ranges");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_ranges", "q").await;
     for job in ["w1", "w2", "w3", "w4"] {
         add(&b, job, json!({})).await;
     }
@@ -420,8 +414,7 @@ async fn family(b: &PostgresBackend) -> PostgresBackend {
 
 #[tokio::test]
 async fn dependency_pages_walk_by_offset() {
-    let schema = TestSchema::new("queries_dep_pages");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_dep_pages", "q").await;
     family(&b).await;
     let p = id("p");
     let page = |kind, cursor, count| DependenciesQuery {
@@ -489,8 +482,7 @@ async fn dependency_pages_walk_by_offset() {
 
 #[tokio::test]
 async fn paginate_pages_processed_and_unprocessed_children() {
-    let schema = TestSchema::new("queries_paginate");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_paginate", "q").await;
     let kids = b.sibling(bullmq_core::QueueName::new("kids").expect("queue name"));
     let parent = Some((q(&b), "p"));
     let mut flow = vec![entry(q(&b), "p", None, json!({}))];
@@ -594,8 +586,7 @@ async fn paginate_pages_processed_and_unprocessed_children() {
 
 #[tokio::test]
 async fn get_metrics_slices_the_series() {
-    let schema = TestSchema::new("queries_metrics");
-    let b = schema.backend("q").await;
+    let (_schema, b) = TestSchema::with_backend("queries_metrics", "q").await;
     let empty = b
         .get_metrics(FinishedState::Completed, 0, -1)
         .await

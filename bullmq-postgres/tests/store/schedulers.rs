@@ -10,7 +10,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use crate::support::jobs::script_error;
+use crate::support::jobs::refused;
 use crate::support::{TestSchema, admin};
 use bullmq_core::backend::{
     AddJobSchedulerArgs, AddJobs, NextIterationArgs, ParentKeyOpts, Schedulers,
@@ -304,8 +304,10 @@ async fn a_taken_iteration_slot_is_refused_as_node_refuses_it() {
         .add_job(&squatter, &ParentKeyOpts::default())
         .await
         .unwrap();
-    let err = script_error(backend.add_job_scheduler(&args).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::SchedulerJobIdCollision);
+    let err = refused(
+        backend.add_job_scheduler(&args).await,
+        ScriptErrorCode::SchedulerJobIdCollision,
+    );
     assert_eq!(err.command, "addJobScheduler");
     assert!(
         !backend.is_job_scheduler("late").await.unwrap(),
@@ -330,6 +332,8 @@ async fn a_taken_iteration_slot_is_refused_as_node_refuses_it() {
             .unwrap();
         assert_eq!(added, JobId::from(format!("repeat:tick:{slot}")));
     }
-    let err = script_error(backend.add_job_scheduler(&tick).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::SchedulerJobSlotsBusy);
+    refused(
+        backend.add_job_scheduler(&tick).await,
+        ScriptErrorCode::SchedulerJobSlotsBusy,
+    );
 }

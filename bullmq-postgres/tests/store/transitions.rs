@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::TestSchema;
-use crate::support::jobs::{self, AddJob, script_error, state};
+use crate::support::jobs::{self, AddJob, refused, state};
 use bullmq_core::backend::{
     CompleteArgs, DelayArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, LockToken, Locks,
     NextJob, RateLimiter, ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
@@ -58,16 +58,23 @@ async fn add(b: &PostgresBackend, name: &str) -> String {
     add_with(b, name, json!({"n": name}), json!({}), None).await
 }
 
-/// A bigint/integer column of the job row, as i64.
-async fn number(b: &PostgresBackend, id: &str, column: &str) -> Option<i64> {
-    sqlx::query_scalar(&format!(
-        "SELECT {column}::bigint FROM job WHERE queue = $1 AND id = $2"
-    ))
-    .bind(QUEUE)
-    .bind(id)
-    .fetch_one(b.connection().pool())
-    .await
-    .expect("read column")
+/// Asserts the job row `id`'s columns, each read as text (`None` for NULL), in one comparison
+/// so a failure shows every column by name.
+async fn assert_row(b: &PostgresBackend, id: &str, expected: &[(&str, Option<&str>)]) {
+    let mut actual = Vec::new();
+    for (column, _) in expected {
+        actual.push((*column, text(b, id, column).await));
+    }
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|(column, value)| (*column, value.map(str::to_owned)))
+        .collect();
+    assert_eq!(actual, expected, "job {id}");
+}
+
+/// [`T0`] plus `offset` milliseconds, as a bigint column reads as text.
+fn at(offset: u64) -> String {
+    (T0 + offset).to_string()
 }
 
 /// A text column of the job row.
@@ -126,6 +133,19 @@ async fn take(b: &PostgresBackend, t: &str) -> Job {
     decoded(next.job.expect("a job was taken"))
 }
 
+/// Advances `clock` by `secs` seconds, then runs the stalled sweep; the ids it moved to wait.
+async fn sweep_after(
+    b: &PostgresBackend,
+    clock: &ManualClock,
+    check: &StalledCheck,
+    secs: u64,
+) -> Vec<JobId> {
+    clock.advance(Duration::from_secs(secs));
+    b.move_stalled_jobs_to_wait(check)
+        .await
+        .expect("stalled sweep")
+}
+
 /// `job` under an id no row has.
 fn missing(job: &Job) -> Job {
     let mut missing = job.clone();
@@ -152,11 +172,15 @@ async fn takes_and_completes_with_and_without_fetching_the_next_job() {
     assert_eq!(job.processed_by.as_deref(), Some("w1"));
     assert_eq!(job.attempts_started, 1);
     assert_eq!(job.processed_on, Some(T0));
-    assert_eq!(state(&b, &first).await.as_deref(), Some("active"));
-    assert_eq!(
-        number(&b, &first, "locked_until_ms").await,
-        Some(i64::try_from(T0).unwrap() + 30_000)
-    );
+    assert_row(
+        &b,
+        &first,
+        &[
+            ("state", Some("active")),
+            ("locked_until_ms", Some(at(30_000).as_str())),
+        ],
+    )
+    .await;
 
     clock.advance(Duration::from_millis(5));
     let done = b
@@ -167,21 +191,19 @@ async fn takes_and_completes_with_and_without_fetching_the_next_job() {
     let next = decoded(done.next.expect("fetched").job.expect("the next job"));
     assert_eq!(next.id.as_str(), second);
     assert_eq!(next.processed_by.as_deref(), Some("w1"));
-    assert_eq!(state(&b, &first).await.as_deref(), Some("completed"));
-    assert_eq!(
-        text(&b, &first, "return_value").await.as_deref(),
-        Some(r#"{"ok": true}"#)
-    );
-    assert_eq!(
-        number(&b, &first, "finished_at_ms").await,
-        Some(i64::try_from(T0).unwrap() + 5)
-    );
-    assert_eq!(number(&b, &first, "attempts_made").await, Some(1));
+    assert_row(
+        &b,
+        &first,
+        &[
+            ("state", Some("completed")),
+            ("return_value", Some(r#"{"ok": true}"#)),
+            ("finished_at_ms", Some(at(5).as_str())),
+            ("attempts_made", Some("1")),
+        ],
+    )
+    .await;
     // The next job is held with the same token, as upstream's fused command locks it.
-    assert_eq!(
-        text(&b, &second, "lock_token").await.as_deref(),
-        Some("tok")
-    );
+    assert_row(&b, &second, &[("lock_token", Some("tok"))]).await;
 
     // Nothing left: the fused command answers no job and no hints.
     let done = b
@@ -207,42 +229,38 @@ async fn finishing_refusals_carry_upstreams_codes() {
     let id = add(&b, "a").await;
     let job = take(&b, "right").await;
 
-    let err = script_error(
+    let err = refused(
         b.move_to_completed(&job, &complete("wrong", KeepJobs::KeepAll, true))
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::LockMismatch,
     );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
     assert_eq!(err.command, "moveToFinished");
     assert_eq!(err.job_id.as_deref(), Some(id.as_str()));
     // The fused command rolled back as a whole: still active, nothing else taken.
     assert_eq!(state(&b, &id).await.as_deref(), Some("active"));
 
-    let err = script_error(
+    refused(
         b.move_to_failed(&job, &fail("wrong", KeepJobs::KeepAll, false))
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::LockMismatch,
     );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
 
     b.move_to_completed(&job, &complete("right", KeepJobs::KeepAll, false))
         .await
         .expect("complete");
-    let err = script_error(
+    let err = refused(
         b.move_to_completed(&job, &complete("right", KeepJobs::KeepAll, false))
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::NotInState,
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(err.state.as_deref(), Some("active"));
 
     let missing = missing(&job);
-    let err = script_error(
+    refused(
         b.move_to_failed(&missing, &fail("right", KeepJobs::KeepAll, true))
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
 }
 
 #[tokio::test]
@@ -259,16 +277,17 @@ async fn fails_with_reason_and_stacktrace_and_fetches_the_next() {
     assert_eq!(done.finished_on, T0);
     let next = decoded(done.next.unwrap().job.unwrap());
     assert_eq!(next.id.as_str(), second);
-    assert_eq!(state(&b, &first).await.as_deref(), Some("failed"));
-    assert_eq!(
-        text(&b, &first, "failed_reason").await.as_deref(),
-        Some("boom")
-    );
-    assert_eq!(
-        text(&b, &first, "stacktrace").await.as_deref(),
-        Some(r#"["Error: boom\n    at x"]"#)
-    );
-    assert_eq!(number(&b, &first, "attempts_made").await, Some(1));
+    assert_row(
+        &b,
+        &first,
+        &[
+            ("state", Some("failed")),
+            ("failed_reason", Some("boom")),
+            ("stacktrace", Some(r#"["Error: boom\n    at x"]"#)),
+            ("attempts_made", Some("1")),
+        ],
+    )
+    .await;
 
     // The plain command, with no stack trace to write.
     let mut args = fail("tok", KeepJobs::KeepAll, false);
@@ -276,11 +295,12 @@ async fn fails_with_reason_and_stacktrace_and_fetches_the_next() {
     args.failed_reason = "again".to_owned();
     let done = b.move_to_failed(&next, &args).await.expect("fail");
     assert_eq!(done.next, None);
-    assert_eq!(
-        text(&b, &second, "failed_reason").await.as_deref(),
-        Some("again")
-    );
-    assert_eq!(text(&b, &second, "stacktrace").await, None);
+    assert_row(
+        &b,
+        &second,
+        &[("failed_reason", Some("again")), ("stacktrace", None)],
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -351,16 +371,17 @@ async fn delayed_jobs_report_their_due_time_and_promote() {
         .expect("delay and fetch")
         .expect("fetch_next answers");
     assert_eq!(decoded(next.job.unwrap()).id.as_str(), later);
-    assert_eq!(state(&b, &id).await.as_deref(), Some("delayed"));
-    assert_eq!(
-        number(&b, &id, "process_at_ms").await,
-        Some(i64::try_from(T0).unwrap() + 60_000)
-    );
-    assert_eq!(number(&b, &id, "attempts_made").await, Some(1));
-    assert_eq!(
-        text(&b, &id, "failed_reason").await.as_deref(),
-        Some("retry later")
-    );
+    assert_row(
+        &b,
+        &id,
+        &[
+            ("state", Some("delayed")),
+            ("process_at_ms", Some(at(60_000).as_str())),
+            ("attempts_made", Some("1")),
+            ("failed_reason", Some("retry later")),
+        ],
+    )
+    .await;
 
     // Nothing ready: the worker learns when the delayed job is due.
     let idle = b.move_to_active(&fetch("tok")).await.unwrap();
@@ -370,12 +391,13 @@ async fn delayed_jobs_report_their_due_time_and_promote() {
 
     b.promote(&job.id).await.expect("promote");
     assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
-    let err = script_error(b.promote(&job.id).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    let err = refused(b.promote(&job.id).await, ScriptErrorCode::NotInState);
     assert_eq!(err.command, "promote");
     assert_eq!(err.state.as_deref(), Some("delayed"));
-    let err = script_error(b.promote(&JobId::from("nope")).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
+    refused(
+        b.promote(&JobId::from("nope")).await,
+        ScriptErrorCode::JobNotFound,
+    );
 
     // A processor's own delay (skip_attempt) without fetching; then the clock promotes it.
     let job = take(&b, "tok").await;
@@ -388,9 +410,11 @@ async fn delayed_jobs_report_their_due_time_and_promote() {
         ..args
     };
     assert_eq!(b.move_to_delayed(&job.id, &args).await.unwrap(), None);
-    assert_eq!(number(&b, &id, "attempts_made").await, Some(1));
-    let err = script_error(b.move_to_delayed(&job.id, &args).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
+    assert_row(&b, &id, &[("attempts_made", Some("1"))]).await;
+    let err = refused(
+        b.move_to_delayed(&job.id, &args).await,
+        ScriptErrorCode::NotInState,
+    );
     assert_eq!(err.command, "moveToDelayed");
     clock.advance(Duration::from_secs(5));
     assert_eq!(take(&b, "tok").await.id.as_str(), id);
@@ -451,8 +475,7 @@ async fn moves_an_active_job_back_to_wait() {
         .await
         .unwrap();
     assert_eq!(ttl, Duration::ZERO);
-    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
-    assert_eq!(text(&b, &id, "lock_token").await, None);
+    assert_row(&b, &id, &[("state", Some("waiting")), ("lock_token", None)]).await;
     let again = take(&b, "tok2").await;
     assert_eq!(again.id.as_str(), id);
     assert_eq!(again.attempts_started, 2);
@@ -463,12 +486,11 @@ async fn moves_an_active_job_back_to_wait() {
         .unwrap();
     assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
 
-    let err = script_error(
+    let err = refused(
         b.move_job_from_active_to_wait(&JobId::from("nope"), None)
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
     assert_eq!(err.command, "moveJobFromActiveToWait");
 }
 
@@ -487,42 +509,29 @@ async fn stalled_jobs_are_reclaimed_on_the_second_pass() {
     };
 
     // First pass marks the active job; the lock has expired but it is not reclaimed yet.
-    clock.advance(Duration::from_secs(1));
-    assert!(
-        b.move_stalled_jobs_to_wait(&check)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(sweep_after(&b, &clock, &check, 1).await.is_empty());
     // Within the interval the sweep does not run at all.
-    clock.advance(Duration::from_secs(10));
-    assert!(
-        b.move_stalled_jobs_to_wait(&check)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(sweep_after(&b, &clock, &check, 10).await.is_empty());
     assert_eq!(state(&b, &id).await.as_deref(), Some("active"));
 
-    clock.advance(Duration::from_secs(30));
-    let reclaimed = b.move_stalled_jobs_to_wait(&check).await.unwrap();
+    let reclaimed = sweep_after(&b, &clock, &check, 30).await;
     assert_eq!(reclaimed, vec![JobId::from(id.as_str())]);
-    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
-    assert_eq!(number(&b, &id, "stalled_count").await, Some(1));
-    assert_eq!(text(&b, &id, "deferred_failure").await, None);
+    assert_row(
+        &b,
+        &id,
+        &[
+            ("state", Some("waiting")),
+            ("stalled_count", Some("1")),
+            ("deferred_failure", None),
+        ],
+    )
+    .await;
 
     // Stalled once more than allowed: the next worker gets a deferred failure to apply.
     let job = decoded(b.move_to_active(&short).await.unwrap().job.unwrap());
     assert_eq!(job.stalled_counter, 1);
-    clock.advance(Duration::from_secs(31));
-    assert!(
-        b.move_stalled_jobs_to_wait(&check)
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    clock.advance(Duration::from_secs(31));
-    assert_eq!(b.move_stalled_jobs_to_wait(&check).await.unwrap().len(), 1);
+    assert!(sweep_after(&b, &clock, &check, 31).await.is_empty());
+    assert_eq!(sweep_after(&b, &clock, &check, 31).await.len(), 1);
     let job = take(&b, "tok").await;
     assert_eq!(job.stalled_counter, 2);
     assert_eq!(
@@ -545,10 +554,12 @@ async fn locks_extend_only_with_the_holding_token() {
             .await
             .unwrap()
     );
-    assert_eq!(
-        number(&b, &first, "locked_until_ms").await,
-        Some(i64::try_from(T0).unwrap() + 70_000)
-    );
+    assert_row(
+        &b,
+        &first,
+        &[("locked_until_ms", Some(at(70_000).as_str()))],
+    )
+    .await;
     assert!(
         !b.extend_lock(&job_a.id, &token("tb"), Duration::from_secs(60))
             .await
@@ -575,10 +586,12 @@ async fn locks_extend_only_with_the_holding_token() {
         lost,
         vec![JobId::from(second.as_str()), JobId::from("nope")]
     );
-    assert_eq!(
-        number(&b, &first, "locked_until_ms").await,
-        Some(i64::try_from(T0).unwrap() + 15_000)
-    );
+    assert_row(
+        &b,
+        &first,
+        &[("locked_until_ms", Some(at(15_000).as_str()))],
+    )
+    .await;
     assert!(
         b.extend_locks(&[], Duration::from_secs(5))
             .await
@@ -587,12 +600,11 @@ async fn locks_extend_only_with_the_holding_token() {
     );
 
     // A worker whose lock went elsewhere cannot finish the job (upstream's -6).
-    let err = script_error(
+    let err = refused(
         b.move_to_completed(&job_b, &complete("wrong", KeepJobs::KeepAll, false))
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::LockMismatch,
     );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
     assert_eq!(err.state.as_deref(), Some("active"));
 }
 
@@ -607,34 +619,33 @@ async fn retries_an_active_job_at_once() {
         telemetry_metadata: None,
     };
 
-    let err = script_error(
+    let err = refused(
         b.retry_job(&job.id, false, Some(&token("wrong")), &fields)
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::LockMismatch,
     );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
     assert_eq!(err.command, "retryJob");
 
     b.retry_job(&job.id, false, Some(&token("tok")), &fields)
         .await
         .expect("retry");
-    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
-    assert_eq!(number(&b, &id, "attempts_made").await, Some(1));
-    assert_eq!(
-        text(&b, &id, "failed_reason").await.as_deref(),
-        Some("flaky")
-    );
-    assert_eq!(
-        text(&b, &id, "stacktrace").await.as_deref(),
-        Some(r#"["Error: flaky"]"#)
-    );
+    assert_row(
+        &b,
+        &id,
+        &[
+            ("state", Some("waiting")),
+            ("attempts_made", Some("1")),
+            ("failed_reason", Some("flaky")),
+            ("stacktrace", Some(r#"["Error: flaky"]"#)),
+        ],
+    )
+    .await;
 
-    let err = script_error(
+    refused(
         b.retry_job(&job.id, false, Some(&token("tok")), &fields)
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::NotInState,
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(take(&b, "tok").await.id.as_str(), id);
 }
 
@@ -647,12 +658,11 @@ async fn reprocesses_a_finished_job() {
         .await
         .unwrap();
 
-    let err = script_error(
+    let err = refused(
         b.reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::NotInState,
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
     assert_eq!(err.command, "reprocessJob");
     assert_eq!(err.state.as_deref(), Some("failed"));
 
@@ -663,19 +673,25 @@ async fn reprocesses_a_finished_job() {
     b.reprocess_job(&job, FinishedState::Completed, reset)
         .await
         .expect("reprocess");
-    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
-    assert_eq!(number(&b, &id, "attempts_made").await, Some(0));
-    assert_eq!(number(&b, &id, "attempts_started").await, Some(1));
-    assert_eq!(number(&b, &id, "finished_at_ms").await, None);
-    assert_eq!(text(&b, &id, "return_value").await, None);
+    assert_row(
+        &b,
+        &id,
+        &[
+            ("state", Some("waiting")),
+            ("attempts_made", Some("0")),
+            ("attempts_started", Some("1")),
+            ("finished_at_ms", None),
+            ("return_value", None),
+        ],
+    )
+    .await;
 
     let missing = missing(&job);
-    let err = script_error(
+    refused(
         b.reprocess_job(&missing, FinishedState::Completed, reset)
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::JobNotFound,
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
 }
 
 #[tokio::test]

@@ -21,6 +21,24 @@ impl TestSchema {
     pub fn new(tag: &str) -> Self {
         Self(SchemaGuard::new(tag).strict())
     }
+
+    /// A connection to this schema that migrates it first.
+    pub async fn connect_migrated(&self) -> bullmq_postgres::PostgresConnection {
+        bullmq_postgres::PostgresConnection::connect(&self.options().migrate(true))
+            .await
+            .expect("connect and migrate")
+    }
+}
+
+/// Takes upstream's migration lock of `schema` in `tx`, as its migrator (and Node.js's) does;
+/// held until `tx` ends.
+pub async fn lock_migrations(tx: &mut PgConnection, schema: &str) {
+    sqlx::query("SELECT pg_advisory_xact_lock($1, hashtext($2))")
+        .bind(MIGRATION_ADVISORY_LOCK_KEY)
+        .bind(schema)
+        .execute(tx)
+        .await
+        .expect("take the migration lock");
 }
 
 impl std::ops::Deref for TestSchema {

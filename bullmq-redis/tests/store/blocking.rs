@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use bullmq_core::JobOptions;
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, Marker};
-use support::{Ctx, blocked_in, clients_named, eventually};
+use support::{Ctx, blocked_in, clients_named};
 
 fn worker(name: &str) -> ClientRole {
     ClientRole::Worker {
@@ -50,10 +50,7 @@ async fn adding_a_job_wakes_a_waiting_worker() {
     let ctx = Ctx::new().await;
     let b = ctx.backend.clone();
     b.set_client_role(worker("adder")).await.unwrap();
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { b.wait_for_job(Duration::from_secs(10)).await }
-    });
+    let waiting = support::spawn_wait(&b, Duration::from_secs(10));
     blocked_in(&b.client_name(&worker("adder")), "bzpopmin").await;
     ctx.add(1, JobOptions::new()).await;
     support::woken_by_an_add(waiting, "the marker wakes the wait").await;
@@ -65,27 +62,19 @@ async fn disconnect_blocking_ends_a_long_wait_at_once() {
     let b = ctx.backend.clone();
     b.set_client_role(worker("leaving")).await.unwrap();
     let name = b.client_name(&worker("leaving"));
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { b.wait_for_job(Duration::from_secs(10)).await }
-    });
+    let waiting = support::spawn_wait(&b, Duration::from_secs(10));
     blocked_in(&name, "bzpopmin").await;
 
     b.disconnect_blocking(true).await.unwrap();
     // Well before the wait's own 10 s: it was ended, not run out. (A liveness bound.)
-    let outcome = tokio::time::timeout(Duration::from_secs(5), waiting)
-        .await
-        .expect("the wait returns once disconnected")
-        .unwrap()
-        .unwrap();
-    assert_eq!(outcome, None);
-    // The socket is closed, so Redis no longer holds the BZPOPMIN.
-    eventually(
-        "the blocking connection is gone",
-        std::time::Duration::from_secs(10),
-        || async { clients_named(&name).await.is_empty() },
+    support::interrupted(
+        waiting,
+        Duration::from_secs(5),
+        "the wait returns once disconnected",
     )
     .await;
+    // The socket is closed, so Redis no longer holds the BZPOPMIN.
+    support::gone(&name, "the blocking connection").await;
     assert!(!b.is_closing());
 
     // Reconnected (and named again), the next wait works.

@@ -244,12 +244,7 @@ async fn close_ends_a_read_in_flight_and_refuses_the_next() {
         .unwrap()
         .unwrap();
     assert!(read.is_empty());
-    support::eventually(
-        "the events connection is gone",
-        std::time::Duration::from_secs(10),
-        || async { support::clients_named(&name).await.is_empty() },
-    )
-    .await;
+    support::gone(&name, "the events connection").await;
     let refused = b
         .read_events(&EventId::latest(), Duration::from_secs(1))
         .await;

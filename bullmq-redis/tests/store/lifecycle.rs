@@ -13,7 +13,7 @@ use std::time::Duration;
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, NodeKey, Queries};
 use bullmq_core::clock::ManualClock;
 use bullmq_core::{Error, Prefix, QueueName};
-use support::{PrefixGuard, T0, blocked_in, clients_named, eventually, redis_url, unique_prefix};
+use support::{PrefixGuard, T0, blocked_in, clients_named, redis_url, unique_prefix};
 
 fn worker(name: &str) -> ClientRole {
     ClientRole::Worker {
@@ -112,10 +112,7 @@ async fn close_marks_every_clone_closing_and_refuses_waits() {
     b.wait_until_ready().await.unwrap();
     b.set_client_role(worker("closer")).await.unwrap();
     let name = b.client_name(&worker("closer"));
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { b.wait_for_job(Duration::from_secs(10)).await }
-    });
+    let waiting = support::spawn_wait(&b, Duration::from_secs(10));
     blocked_in(&name, "bzpopmin").await;
     let sibling = b.for_queue(&QueueName::new("other").unwrap(), None);
 
@@ -123,18 +120,13 @@ async fn close_marks_every_clone_closing_and_refuses_waits() {
     b.close(false).await.unwrap();
     assert!(ctx.backend.is_closing(), "clones share the state");
     assert!(!sibling.is_closing(), "a sibling has its own");
-    let interrupted = tokio::time::timeout(Duration::from_millis(500), waiting)
-        .await
-        .expect("close interrupts the wait")
-        .unwrap()
-        .unwrap();
-    assert_eq!(interrupted, None);
-    eventually(
-        "the blocking connection is gone",
-        std::time::Duration::from_secs(10),
-        || async { clients_named(&name).await.is_empty() },
+    support::interrupted(
+        waiting,
+        Duration::from_millis(500),
+        "close interrupts the wait",
     )
     .await;
+    support::gone(&name, "the blocking connection").await;
     let refused = b.wait_for_job(Duration::from_millis(10)).await;
     assert!(matches!(refused, Err(Error::Closed(_))), "{refused:?}");
     // The shared connection is not the blocking one: queries still work.
@@ -146,28 +138,20 @@ async fn disconnect_interrupts_but_leaves_the_backend_usable() {
     let ctx = support::Ctx::new().await;
     let b = ctx.backend.clone();
     b.set_client_role(worker("d")).await.unwrap();
-    let waiting = tokio::spawn({
-        let b = b.clone();
-        async move { b.wait_for_job(Duration::from_secs(10)).await }
-    });
+    let waiting = support::spawn_wait(&b, Duration::from_secs(10));
     blocked_in(&b.client_name(&worker("d")), "bzpopmin").await;
     b.disconnect().await.unwrap();
-    let interrupted = tokio::time::timeout(Duration::from_millis(500), waiting)
-        .await
-        .expect("disconnect interrupts the wait")
-        .unwrap()
-        .unwrap();
-    assert_eq!(interrupted, None);
+    support::interrupted(
+        waiting,
+        Duration::from_millis(500),
+        "disconnect interrupts the wait",
+    )
+    .await;
     assert!(!b.is_closing());
     // The dropped connection closes asynchronously; until it has, its interrupted BZPOPMIN
     // still waits in Redis and would take the marker (a lost wake-up, not a lost job).
     let name = b.client_name(&worker("d"));
-    eventually(
-        "the old blocking connection is gone",
-        std::time::Duration::from_secs(10),
-        || async { clients_named(&name).await.is_empty() },
-    )
-    .await;
+    support::gone(&name, "the old blocking connection").await;
     ctx.exec("ZADD", &[&ctx.key("marker"), "0", "0"]);
     let marker = b.wait_for_job(Duration::from_secs(1)).await.unwrap();
     assert_eq!(marker.map(|m| m.member).as_deref(), Some("0"));

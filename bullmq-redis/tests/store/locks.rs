@@ -20,9 +20,7 @@ fn mark_stalled(ctx: &Ctx, id: &JobId) {
 
 /// A job `a` taken with token `tok`, then marked stalled.
 async fn taken_and_marked_stalled() -> (Ctx, Job) {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
     mark_stalled(&ctx, &job.id);
     (ctx, job)
 }
@@ -59,7 +57,7 @@ async fn extend_lock_with_another_token_or_no_lock_fails() {
     assert!(ctx.pttl(&lock(&job.id)) <= 30_000, "left as it was");
     assert_eq!(ctx.set("stalled"), vec![job.id.to_string()]);
 
-    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&lock(&job.id))));
+    ctx.drop_lock(job.id.as_str());
     assert!(!extend(&ctx, &job, "tok").await);
     assert!(!ctx.exists(&lock(&job.id)), "a lost lock is not recreated");
 }

@@ -14,8 +14,12 @@ use serde_json::json;
 use support::{Ctx, T0};
 
 /// The script error an operation failed with.
-fn refusal(err: Error) -> (ScriptErrorCode, &'static str, Option<String>) {
-    match err {
+/// The script refusal `result` must be: its code, command and the state it names.
+#[track_caller]
+fn refusal<T: std::fmt::Debug>(
+    result: bullmq_core::Result<T>,
+) -> (ScriptErrorCode, &'static str, Option<String>) {
+    match result.expect_err("a script refusal") {
         Error::Script(e) => (e.code, e.command, e.state),
         other => panic!("expected a script error, got {other}"),
     }
@@ -48,15 +52,8 @@ async fn update_data_replaces_the_data_field() {
         Some(r#"{"v":2,"s":"é"}"#)
     );
 
-    let err = ctx
-        .backend
-        .update_data(&JobId::from("nope"), "{}")
-        .await
-        .unwrap_err();
-    assert_eq!(
-        refusal(err),
-        (ScriptErrorCode::JobNotFound, "updateData", None)
-    );
+    let refused = refusal(ctx.backend.update_data(&JobId::from("nope"), "{}").await);
+    assert_eq!(refused, (ScriptErrorCode::JobNotFound, "updateData", None));
 }
 
 #[tokio::test]
@@ -80,12 +77,12 @@ async fn update_progress_writes_json_text_and_emits_progress() {
     assert_eq!(events[0]["data"], r#"{"pct":50,"step":"b"}"#);
     assert_eq!(events[1]["data"], "42");
 
-    let err = ctx
-        .backend
-        .update_progress(&JobId::from("nope"), &json!(1))
-        .await
-        .unwrap_err();
-    assert_eq!(refusal(err).0, ScriptErrorCode::JobNotFound);
+    let refused = refusal(
+        ctx.backend
+            .update_progress(&JobId::from("nope"), &json!(1))
+            .await,
+    );
+    assert_eq!(refused.0, ScriptErrorCode::JobNotFound);
 }
 
 #[tokio::test]
@@ -101,12 +98,8 @@ async fn add_log_appends_and_honours_keep_logs() {
     // 0 means "keep all", as in Node.js where it is falsy.
     assert_eq!(ctx.backend.add_log(&id, "four", Some(0)).await.unwrap(), 3);
 
-    let err = ctx
-        .backend
-        .add_log(&JobId::from("nope"), "x", None)
-        .await
-        .unwrap_err();
-    assert_eq!(refusal(err), (ScriptErrorCode::JobNotFound, "addLog", None));
+    let refused = refusal(ctx.backend.add_log(&JobId::from("nope"), "x", None).await);
+    assert_eq!(refused, (ScriptErrorCode::JobNotFound, "addLog", None));
 }
 
 #[tokio::test]
@@ -150,13 +143,13 @@ async fn change_delay_reschedules_from_now() {
     assert_eq!(event["delay"], due.to_string());
 
     let waiting = ctx.add("b", &json!({}), JobOptions::new()).await;
-    let err = ctx
-        .backend
-        .change_delay(&waiting, Duration::from_secs(1))
-        .await
-        .unwrap_err();
+    let refused = refusal(
+        ctx.backend
+            .change_delay(&waiting, Duration::from_secs(1))
+            .await,
+    );
     assert_eq!(
-        refusal(err),
+        refused,
         (
             ScriptErrorCode::NotInState,
             "changeDelay",
@@ -180,13 +173,13 @@ async fn change_priority_moves_between_wait_and_prioritized() {
     assert_eq!(ctx.list("wait"), vec![id.to_string()]);
     assert_eq!(ctx.hget(id.as_str(), "priority").as_deref(), Some("0"));
 
-    let err = ctx
-        .backend
-        .change_priority(&JobId::from("nope"), 1, false)
-        .await
-        .unwrap_err();
+    let refused = refusal(
+        ctx.backend
+            .change_priority(&JobId::from("nope"), 1, false)
+            .await,
+    );
     assert_eq!(
-        refusal(err),
+        refused,
         (ScriptErrorCode::JobNotFound, "changePriority", None)
     );
 }
@@ -223,9 +216,9 @@ async fn remove_refuses_locked_jobs_and_scheduler_iterations() {
 
     let iteration =
         bullmq_test_support::iterations::cron_iteration(&ctx.backend, T0 + 60_000).await;
-    let err = ctx.backend.remove(&iteration, false).await.unwrap_err();
+    let refused = refusal(ctx.backend.remove(&iteration, false).await);
     assert_eq!(
-        refusal(err),
+        refused,
         (ScriptErrorCode::BelongsToJobScheduler, "removeJob", None)
     );
 }

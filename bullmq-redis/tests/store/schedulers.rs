@@ -55,6 +55,18 @@ fn upsert_args(id: &str, next_millis: u64, schedule: RepeatOptions) -> AddJobSch
     }
 }
 
+/// Upserts the scheduler `id` through the backend, its next iteration at `next_millis`.
+async fn upsert(
+    ctx: &Ctx,
+    id: &str,
+    next_millis: u64,
+    schedule: RepeatOptions,
+) -> bullmq_core::Result<(JobId, Duration)> {
+    ctx.backend
+        .add_job_scheduler(&upsert_args(id, next_millis, schedule))
+        .await
+}
+
 fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -73,11 +85,7 @@ fn script_code(err: Error) -> (ScriptErrorCode, &'static str) {
 async fn upsert_stores_the_scheduler_and_its_delayed_iteration() {
     let ctx = Ctx::new().await;
     let next = T0 + 60_000;
-    let (id, delay) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", next, cron()))
-        .await
-        .unwrap();
+    let (id, delay) = upsert(&ctx, "s1", next, cron()).await.unwrap();
 
     assert_eq!(id, JobId::from(format!("repeat:s1:{next}")));
     assert_eq!(delay, Duration::from_secs(60));
@@ -118,11 +126,7 @@ async fn upsert_stores_the_scheduler_and_its_delayed_iteration() {
 async fn every_scheduler_computes_its_slot_and_offset_in_the_script() {
     let ctx = Ctx::new().await;
     // `every` schedules ignore the next time passed in: the script aligns to the interval.
-    let (id, delay) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("e1", T0 + 123, every(1_000)))
-        .await
-        .unwrap();
+    let (id, delay) = upsert(&ctx, "e1", T0 + 123, every(1_000)).await.unwrap();
     assert_eq!(id, JobId::from(format!("repeat:e1:{T0}")));
     assert_eq!(delay, Duration::ZERO);
     let hash = ctx.hgetall("repeat:e1");
@@ -140,16 +144,8 @@ async fn every_scheduler_computes_its_slot_and_offset_in_the_script() {
 #[tokio::test]
 async fn upsert_again_replaces_the_pending_iteration() {
     let ctx = Ctx::new().await;
-    let (first, _) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", T0 + 60_000, cron()))
-        .await
-        .unwrap();
-    let (second, _) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", T0 + 120_000, cron()))
-        .await
-        .unwrap();
+    let (first, _) = upsert(&ctx, "s1", T0 + 60_000, cron()).await.unwrap();
+    let (second, _) = upsert(&ctx, "s1", T0 + 120_000, cron()).await.unwrap();
     assert_ne!(first, second);
     assert!(!ctx.exists(first.as_str()));
     assert_eq!(ctx.zmembers("delayed"), vec![second.to_string()]);
@@ -160,11 +156,7 @@ async fn upsert_again_replaces_the_pending_iteration() {
 async fn upsert_onto_a_finished_iteration_is_a_collision() {
     let ctx = Ctx::new().await;
     let next = T0 + 60_000;
-    let (id, _) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", next, cron()))
-        .await
-        .unwrap();
+    let (id, _) = upsert(&ctx, "s1", next, cron()).await.unwrap();
     // The iteration ran and completed; its id is still taken.
     ctx.cmd::<()>(redis::cmd("ZREM").arg(ctx.key("delayed")).arg(id.as_str()));
     ctx.cmd::<()>(
@@ -174,11 +166,7 @@ async fn upsert_onto_a_finished_iteration_is_a_collision() {
             .arg(id.as_str()),
     );
 
-    let err = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", next, cron()))
-        .await
-        .unwrap_err();
+    let err = upsert(&ctx, "s1", next, cron()).await.unwrap_err();
     assert_eq!(
         script_code(err),
         (ScriptErrorCode::SchedulerJobIdCollision, "addJobScheduler")
@@ -189,11 +177,7 @@ async fn upsert_onto_a_finished_iteration_is_a_collision() {
 async fn next_iteration_is_added_once_by_the_producing_job() {
     let ctx = Ctx::new().await;
     let first_millis = T0 + 60_000;
-    let (first, _) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", first_millis, cron()))
-        .await
-        .unwrap();
+    let (first, _) = upsert(&ctx, "s1", first_millis, cron()).await.unwrap();
     ctx.clock.set(first_millis);
     let next = first_millis + 60_000;
     let args = |producer: &str| NextIterationArgs {
@@ -253,10 +237,7 @@ async fn get_job_scheduler_decodes_the_record() {
         .tz("Europe/Paris")
         .limit(10)
         .end_date(T0 + 86_400_000);
-    ctx.backend
-        .add_job_scheduler(&upsert_args("s1", T0 + 60_000, schedule))
-        .await
-        .unwrap();
+    upsert(&ctx, "s1", T0 + 60_000, schedule).await.unwrap();
 
     let record = ctx.backend.get_job_scheduler("s1").await.unwrap().unwrap();
     assert_eq!(record.id, "s1");
@@ -281,11 +262,7 @@ async fn get_job_scheduler_decodes_the_record() {
 #[tokio::test]
 async fn remove_job_scheduler_removes_the_pending_iteration() {
     let ctx = Ctx::new().await;
-    let (id, _) = ctx
-        .backend
-        .add_job_scheduler(&upsert_args("s1", T0 + 60_000, cron()))
-        .await
-        .unwrap();
+    let (id, _) = upsert(&ctx, "s1", T0 + 60_000, cron()).await.unwrap();
 
     assert!(ctx.backend.remove_job_scheduler("s1").await.unwrap());
     assert!(!ctx.exists("repeat:s1") && !ctx.exists("repeat"));

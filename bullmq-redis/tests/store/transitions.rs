@@ -26,9 +26,24 @@ fn complete(token: &str, value: &str, keep: KeepJobs) -> CompleteArgs {
     }
 }
 
-fn script_code(err: &Error) -> (ScriptErrorCode, &'static str) {
+/// Completes `job` with `token`, returning `value` and keeping it as `keep` says.
+async fn finish(
+    ctx: &Ctx,
+    job: &bullmq_core::Job,
+    token: &str,
+    value: &str,
+    keep: KeepJobs,
+) -> bullmq_core::Result<bullmq_core::backend::Finished> {
+    ctx.backend
+        .move_to_completed(job, &complete(token, value, keep))
+        .await
+}
+
+/// Asserts that `err` is the script refusal `code` of `command`.
+#[track_caller]
+fn assert_refused(err: &Error, code: ScriptErrorCode, command: &str) {
     match err {
-        Error::Script(e) => (e.code, e.command),
+        Error::Script(e) => assert_eq!((e.code, e.command), (code, command), "{err}"),
         other => panic!("expected a script refusal, got {other}"),
     }
 }
@@ -62,14 +77,14 @@ async fn move_to_active_locks_stamps_and_announces_the_job() {
     assert_eq!(hash["processedOn"], (T0 + 250).to_string());
     assert_eq!(hash["pb"], "w1");
     assert_eq!(hash["ats"], "1");
-    assert_eq!(ctx.get(&format!("{id}:lock")).as_deref(), Some("tok-1"));
+    assert_eq!(ctx.lock(id).as_deref(), Some("tok-1"));
     let ttl = ctx.pttl(&format!("{id}:lock"));
     assert!(ttl > 0 && ttl <= 30_000, "lock PTTL {ttl}");
     assert_eq!(ctx.list("active"), vec![id.to_owned()]);
     assert!(ctx.list("wait").is_empty());
     assert_eq!(
-        ctx.events().last().unwrap(),
-        &entry(&[("event", "active"), ("jobId", id), ("prev", "waiting")])
+        ctx.last_event(),
+        entry(&[("event", "active"), ("jobId", id), ("prev", "waiting")])
     );
 }
 
@@ -119,22 +134,15 @@ async fn an_unreadable_job_is_taken_with_its_decode_error() {
     assert_eq!(err.job_id, added.id.as_str());
     // It is active and locked, so the worker can fail it.
     assert_eq!(ctx.list("active"), vec![added.id.to_string()]);
-    assert_eq!(
-        ctx.get(&format!("{}:lock", added.id)).as_deref(),
-        Some("tok")
-    );
+    assert_eq!(ctx.lock(added.id.as_str()).as_deref(), Some("tok"));
 }
 
 #[tokio::test]
 async fn move_to_completed_stores_the_return_value_and_emits_completed() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("sum", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("sum", JobOptions::new()).await;
     ctx.clock.advance(Duration::from_secs(1));
 
-    let done = ctx
-        .backend
-        .move_to_completed(&job, &complete("tok", r#"{"total":3}"#, KeepJobs::KeepAll))
+    let done = finish(&ctx, &job, "tok", r#"{"total":3}"#, KeepJobs::KeepAll)
         .await
         .unwrap();
     assert_eq!(done.finished_on, T0 + 1000);
@@ -146,7 +154,7 @@ async fn move_to_completed_stores_the_return_value_and_emits_completed() {
     assert_eq!(hash["finishedOn"], (T0 + 1000).to_string());
     assert_eq!(hash["atm"], "1");
     assert_eq!(ctx.zset("completed"), vec![(id.to_owned(), T0 + 1000)]);
-    assert!(!ctx.exists(&format!("{id}:lock")));
+    assert!(!ctx.has_lock(id));
     assert!(ctx.list("active").is_empty());
     let events = ctx.events();
     let n = events.len();
@@ -181,10 +189,7 @@ async fn move_to_completed_can_take_the_next_job_in_the_same_call() {
     assert_eq!(fetched.job.unwrap().name, "b");
 
     // Locked with the finished job's token, as upstream does.
-    assert_eq!(
-        ctx.get(&format!("{}:lock", second.id)).as_deref(),
-        Some("tok")
-    );
+    assert_eq!(ctx.lock(second.id.as_str()).as_deref(), Some("tok"));
     assert_eq!(ctx.hash(second.id.as_str())["pb"], "w1");
     assert_eq!(ctx.list("active"), vec![second.id.to_string()]);
     assert_eq!(ctx.hash(first.id.as_str())["returnvalue"], "null");
@@ -205,9 +210,7 @@ fn fetched_job(ctx: &Ctx, id: &JobId) -> bullmq_core::Job {
 
 #[tokio::test]
 async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("risky", JobOptions::new().attempts(1)).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("risky", JobOptions::new().attempts(1)).await;
     ctx.clock.advance(Duration::from_millis(40));
 
     let args = FailArgs {
@@ -234,7 +237,7 @@ async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
     assert_eq!(hash["finishedOn"], (T0 + 40).to_string());
     assert_eq!(hash["atm"], "1");
     assert_eq!(ctx.zset("failed"), vec![(id.to_owned(), T0 + 40)]);
-    assert!(!ctx.exists(&format!("{id}:lock")));
+    assert!(!ctx.has_lock(id));
     assert_eq!(
         ctx.events_named("failed"),
         vec![entry(&[
@@ -256,19 +259,12 @@ async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
 
 #[tokio::test]
 async fn finishing_with_the_wrong_token_or_no_lock_is_refused() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
 
-    let err = ctx
-        .backend
-        .move_to_completed(&job, &complete("other", "1", KeepJobs::KeepAll))
+    let err = finish(&ctx, &job, "other", "1", KeepJobs::KeepAll)
         .await
         .unwrap_err();
-    assert_eq!(
-        script_code(&err),
-        (ScriptErrorCode::LockMismatch, "moveToFinished")
-    );
+    assert_refused(&err, ScriptErrorCode::LockMismatch, "moveToFinished");
     assert_eq!(
         err.to_string(),
         format!(
@@ -277,28 +273,20 @@ async fn finishing_with_the_wrong_token_or_no_lock_is_refused() {
         )
     );
 
-    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&format!("{}:lock", job.id))));
-    let err = ctx
-        .backend
-        .move_to_completed(&job, &complete("tok", "1", KeepJobs::KeepAll))
+    ctx.drop_lock(job.id.as_str());
+    let err = finish(&ctx, &job, "tok", "1", KeepJobs::KeepAll)
         .await
         .unwrap_err();
-    assert_eq!(
-        script_code(&err),
-        (ScriptErrorCode::LockNotFound, "moveToFinished")
-    );
+    assert_refused(&err, ScriptErrorCode::LockNotFound, "moveToFinished");
     assert_eq!(ctx.list("active"), vec![job.id.to_string()], "still active");
     assert!(ctx.zset("completed").is_empty());
 }
 
 #[tokio::test]
 async fn remove_all_retention_deletes_the_finished_job() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
 
-    ctx.backend
-        .move_to_completed(&job, &complete("tok", "1", KeepJobs::RemoveAll))
+    finish(&ctx, &job, "tok", "1", KeepJobs::RemoveAll)
         .await
         .unwrap();
     assert!(!ctx.exists(job.id.as_str()), "the job hash is gone");
@@ -314,8 +302,7 @@ async fn count_retention_keeps_only_the_newest_jobs() {
     for job in [&a, &b] {
         ctx.take("tok").await;
         ctx.clock.advance(Duration::from_millis(10));
-        ctx.backend
-            .move_to_completed(job, &complete("tok", "1", KeepJobs::Number(1)))
+        finish(&ctx, job, "tok", "1", KeepJobs::Number(1))
             .await
             .unwrap();
     }
@@ -326,9 +313,7 @@ async fn count_retention_keeps_only_the_newest_jobs() {
 
 #[tokio::test]
 async fn a_job_moved_to_delayed_waits_until_promoted() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
     let id = job.id.as_str();
 
     let next = ctx
@@ -356,7 +341,7 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
     let hash = ctx.hash(id);
     assert_eq!(hash["delay"], "5000");
     assert_eq!(hash["atm"], "1", "a retry counts as an attempt");
-    assert!(!ctx.exists(&format!("{id}:lock")));
+    assert!(!ctx.has_lock(id));
     assert!(ctx.list("active").is_empty());
     assert_eq!(
         ctx.events_named("delayed"),
@@ -372,12 +357,12 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
     assert_eq!(ctx.list("wait"), vec![id.to_owned()]);
     assert_eq!(ctx.hash(id)["delay"], "0");
     assert_eq!(
-        ctx.events().last().unwrap(),
-        &entry(&[("event", "waiting"), ("jobId", id), ("prev", "delayed")])
+        ctx.last_event(),
+        entry(&[("event", "waiting"), ("jobId", id), ("prev", "delayed")])
     );
 
     let err = ctx.backend.promote(&job.id).await.unwrap_err();
-    assert_eq!(script_code(&err), (ScriptErrorCode::NotInState, "promote"));
+    assert_refused(&err, ScriptErrorCode::NotInState, "promote");
     assert_eq!(
         err.to_string(),
         format!("Job {id} is not in the delayed state. promote")
@@ -410,10 +395,7 @@ async fn a_deliberate_delay_does_not_count_as_an_attempt_and_can_fetch_next() {
         .expect("asked for the next job");
     assert_eq!(next.job.unwrap().id, other.id);
     assert!(!ctx.hash(job.id.as_str()).contains_key("atm"));
-    assert_eq!(
-        ctx.get(&format!("{}:lock", other.id)).as_deref(),
-        Some("tok")
-    );
+    assert_eq!(ctx.lock(other.id.as_str()).as_deref(), Some("tok"));
 }
 
 #[tokio::test]
@@ -447,11 +429,11 @@ async fn a_parent_with_pending_children_waits_for_them() {
         .unwrap();
     assert!(moved);
     assert_eq!(ctx.zset("waiting-children"), vec![(id.to_owned(), T0 + 5)]);
-    assert!(!ctx.exists(&format!("{id}:lock")));
+    assert!(!ctx.has_lock(id));
     assert_eq!(ctx.list("active"), vec![lonely.id.to_string()]);
     assert_eq!(
-        ctx.events().last().unwrap(),
-        &entry(&[
+        ctx.last_event(),
+        entry(&[
             ("event", "waiting-children"),
             ("jobId", id),
             ("prev", "active")
@@ -470,12 +452,10 @@ async fn a_parent_with_pending_children_waits_for_them() {
 
 #[tokio::test]
 async fn the_stalled_sweep_marks_first_and_moves_on_the_next_run() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
     let id = job.id.as_str();
     // The worker died: its lock expired.
-    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&format!("{id}:lock"))));
+    ctx.drop_lock(id);
 
     let first = ctx
         .backend
@@ -497,7 +477,7 @@ async fn the_stalled_sweep_marks_first_and_moves_on_the_next_run() {
     assert!(throttled.is_empty());
     assert_eq!(ctx.list("active"), vec![id.to_owned()]);
 
-    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key("stalled-check")));
+    ctx.del("stalled-check");
     let second = ctx
         .backend
         .move_stalled_jobs_to_wait(&stalled_check(1))
@@ -520,17 +500,15 @@ async fn the_stalled_sweep_marks_first_and_moves_on_the_next_run() {
 
 #[tokio::test]
 async fn a_job_stalled_too_often_gets_a_deferred_failure() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
     let id = job.id.as_str();
-    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key(&format!("{id}:lock"))));
+    ctx.drop_lock(id);
 
     ctx.backend
         .move_stalled_jobs_to_wait(&stalled_check(0))
         .await
         .unwrap();
-    ctx.cmd::<()>(redis::cmd("DEL").arg(ctx.key("stalled-check")));
+    ctx.del("stalled-check");
     let moved = ctx
         .backend
         .move_stalled_jobs_to_wait(&stalled_check(0))
@@ -572,10 +550,10 @@ async fn a_rate_limited_job_goes_back_to_wait_with_the_limiter_ttl() {
         vec![other.id.to_string(), job.id.to_string()]
     );
     assert!(ctx.list("active").is_empty());
-    assert!(!ctx.exists(&format!("{}:lock", job.id)));
+    assert!(!ctx.has_lock(job.id.as_str()));
     assert_eq!(
-        ctx.events().last().unwrap(),
-        &entry(&[
+        ctx.last_event(),
+        entry(&[
             ("event", "waiting"),
             ("jobId", job.id.as_str()),
             ("prev", "active")
@@ -587,17 +565,16 @@ async fn a_rate_limited_job_goes_back_to_wait_with_the_limiter_ttl() {
         .move_job_from_active_to_wait(&JobId::from("nope"), None)
         .await
         .unwrap_err();
-    assert_eq!(
-        script_code(&err),
-        (ScriptErrorCode::JobNotFound, "moveJobFromActiveToWait")
+    assert_refused(
+        &err,
+        ScriptErrorCode::JobNotFound,
+        "moveJobFromActiveToWait",
     );
 }
 
 #[tokio::test]
 async fn retry_job_requeues_at_once_and_records_the_failure() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new().attempts(3)).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new().attempts(3)).await;
     let id = job.id.as_str();
 
     let fields = FieldUpdates {
@@ -616,8 +593,8 @@ async fn retry_job_requeues_at_once_and_records_the_failure() {
     assert_eq!(hash["stacktrace"], r#"["Error: flaky"]"#);
     assert_eq!(hash["atm"], "1");
     assert_eq!(
-        ctx.events().last().unwrap(),
-        &entry(&[("event", "waiting"), ("jobId", id), ("prev", "active")])
+        ctx.last_event(),
+        entry(&[("event", "waiting"), ("jobId", id), ("prev", "active")])
     );
 
     let err = ctx
@@ -625,16 +602,13 @@ async fn retry_job_requeues_at_once_and_records_the_failure() {
         .retry_job(&job.id, false, None, &FieldUpdates::default())
         .await
         .unwrap_err();
-    assert_eq!(script_code(&err), (ScriptErrorCode::NotInState, "retryJob"));
+    assert_refused(&err, ScriptErrorCode::NotInState, "retryJob");
 }
 
 #[tokio::test]
 async fn reprocess_job_moves_a_finished_job_back_to_wait() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
-    ctx.backend
-        .move_to_completed(&job, &complete("tok", "42", KeepJobs::KeepAll))
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
+    finish(&ctx, &job, "tok", "42", KeepJobs::KeepAll)
         .await
         .unwrap();
     let id = job.id.as_str();
@@ -644,10 +618,7 @@ async fn reprocess_job_moves_a_finished_job_back_to_wait() {
         .reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
         .await
         .unwrap_err();
-    assert_eq!(
-        script_code(&err),
-        (ScriptErrorCode::NotInState, "reprocessJob")
-    );
+    assert_refused(&err, ScriptErrorCode::NotInState, "reprocessJob");
     assert_eq!(
         err.to_string(),
         format!("Job {id} is not in the failed state. reprocessJob")
@@ -672,16 +643,14 @@ async fn reprocess_job_moves_a_finished_job_back_to_wait() {
     }
     assert_eq!(hash["ats"], "1", "attempts started are kept");
     assert_eq!(
-        ctx.events().last().unwrap(),
-        &entry(&[("event", "waiting"), ("jobId", id), ("prev", "completed")])
+        ctx.last_event(),
+        entry(&[("event", "waiting"), ("jobId", id), ("prev", "completed")])
     );
 }
 
 #[tokio::test]
 async fn metrics_are_collected_when_asked_for() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
     let args = CompleteArgs {
         worker: std::sync::Arc::new(bullmq_core::backend::WorkerSettings {
             max_metrics_size: Some(10),

@@ -26,6 +26,17 @@ pub(crate) fn script_error(err: Error) -> ScriptError {
     }
 }
 
+/// The script refusal `result` must hold, checked to carry `code`.
+#[track_caller]
+pub(crate) fn refused<T: std::fmt::Debug>(
+    result: Result<T, Error>,
+    code: bullmq_core::ScriptErrorCode,
+) -> ScriptError {
+    let err = script_error(result.expect_err("a script refusal"));
+    assert_eq!(err.code, code, "{err:?}");
+    err
+}
+
 /// A job to add with upstream's `add_job`. As Node.js's `addJob` does, the command's priority,
 /// delay, attempts, lifo and deduplication id are read from the (long-key) options.
 #[derive(Clone, Debug)]

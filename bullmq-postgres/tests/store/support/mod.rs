@@ -17,6 +17,16 @@ impl TestSchema {
     pub(crate) fn new(tag: &str) -> Self {
         Self(SchemaGuard::new(tag).strict())
     }
+
+    /// A fresh schema, `<tag>_<uuid>`, and a connected backend for `queue` in it.
+    pub(crate) async fn with_backend(
+        tag: &str,
+        queue: &str,
+    ) -> (Self, bullmq_postgres::PostgresBackend) {
+        let schema = Self::new(tag);
+        let backend = schema.backend(queue).await;
+        (schema, backend)
+    }
 }
 
 impl std::ops::Deref for TestSchema {

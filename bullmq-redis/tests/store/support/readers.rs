@@ -37,6 +37,43 @@ pub(crate) async fn woken_by_an_add(
     assert_eq!(woke, Some(marker));
 }
 
+/// `b.wait_for_job(timeout)` on a task of its own, so the test can act while it blocks.
+pub(crate) fn spawn_wait(
+    b: &RedisBackend,
+    timeout: std::time::Duration,
+) -> tokio::task::JoinHandle<bullmq_core::Result<Option<bullmq_core::backend::Marker>>> {
+    let b = b.clone();
+    tokio::spawn(async move {
+        use bullmq_core::backend::Blocking as _;
+        b.wait_for_job(timeout).await
+    })
+}
+
+/// Asserts that `waiting` (a [`spawn_wait`]) ends within `within` (`why` it must) with no
+/// marker: interrupted, not woken.
+pub(crate) async fn interrupted<T: std::fmt::Debug + PartialEq>(
+    waiting: tokio::task::JoinHandle<bullmq_core::Result<Option<T>>>,
+    within: std::time::Duration,
+    why: &str,
+) {
+    let outcome = tokio::time::timeout(within, waiting)
+        .await
+        .expect(why)
+        .unwrap()
+        .unwrap();
+    assert_eq!(outcome, None);
+}
+
+/// Waits until Redis lists no client named `name`: `what` (a dropped connection) is gone.
+pub(crate) async fn gone(name: &str, what: &str) {
+    eventually(
+        &format!("{what} is gone"),
+        std::time::Duration::from_secs(10),
+        || async { clients_named(name).await.is_empty() },
+    )
+    .await;
+}
+
 pub(crate) async fn backend(prefix: &str, queue: &str, clock: &ManualClock) -> RedisBackend {
     let options = RedisOptions::new(redis_url()).prefix(Prefix::new(prefix).expect("prefix"));
     RedisBackend::connect(&options, QueueName::new(queue).expect("queue name"))
@@ -92,7 +129,7 @@ impl Ctx {
     /// Runs a command on the test's own connection.
     pub(crate) fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> T {
         cmd.query(&mut *self.con.borrow_mut())
-            .expect("a raw command")
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
     }
 
     /// Runs `name args…` on the test's own connection, ignoring the reply.

@@ -5,30 +5,27 @@
 // Each test file uses its own subset.
 #![allow(dead_code)]
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
 use bullmq_core::backend::{FetchParams, LockToken, NextJob, Transitions};
-use bullmq_core::clock::ManualClock;
-use bullmq_core::{Job, JobOptions, Queue};
-use bullmq_redis::RedisBackend;
+use bullmq_core::{Job, JobOptions};
 
 pub(crate) use super::T0;
 
 /// The lock duration the tests take jobs with.
 pub(crate) const LOCK: Duration = Duration::from_secs(30);
 
-pub(crate) use bullmq_test_support::PrefixGuard;
+/// One test's queue: the readers' context (queue `q`, stopped clock, raw commands), with the
+/// shortcuts of the moves' tests on top.
+pub(crate) struct Ctx(super::readers::Ctx);
 
-/// One test's queue.
-pub(crate) struct Ctx {
-    pub backend: RedisBackend,
-    pub queue: Queue<RedisBackend>,
-    pub clock: ManualClock,
-    prefix: String,
-    con: RefCell<redis::Connection>,
-    _cleanup: PrefixGuard,
+impl std::ops::Deref for Ctx {
+    type Target = super::readers::Ctx;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 /// Worker settings for taking jobs with `token`.
@@ -52,23 +49,7 @@ pub(crate) fn worker_settings() -> std::sync::Arc<bullmq_core::backend::WorkerSe
 
 impl Ctx {
     pub(crate) async fn new() -> Self {
-        let prefix = bullmq_test_support::unique_prefix();
-        let cleanup = PrefixGuard(prefix.clone());
-        let clock = ManualClock::new(T0);
-        let (backend, queue, con) = super::parts(&prefix, "q", &clock).await;
-        Self {
-            backend,
-            queue,
-            clock,
-            prefix,
-            con,
-            _cleanup: cleanup,
-        }
-    }
-
-    /// `<prefix>:q:<part>`.
-    pub(crate) fn key(&self, part: &str) -> String {
-        format!("{}:q:{part}", self.prefix)
+        Self(super::readers::Ctx::new().await)
     }
 
     /// Adds a job with empty data.
@@ -92,10 +73,33 @@ impl Ctx {
             .expect("a readable job")
     }
 
-    /// Runs a command on the test's own connection.
-    pub(crate) fn cmd<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> T {
-        cmd.query(&mut *self.con.borrow_mut())
-            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+    /// A fresh queue whose one job, `name` added with `opts`, is taken with token `tok`;
+    /// the job as added.
+    pub(crate) async fn with_active(name: &str, opts: JobOptions) -> (Self, Job) {
+        let ctx = Self::new().await;
+        let job = ctx.add(name, opts).await;
+        ctx.take("tok").await;
+        (ctx, job)
+    }
+
+    /// The token in `id`'s lock key, if it has one.
+    pub(crate) fn lock(&self, id: &str) -> Option<String> {
+        self.get(&format!("{id}:lock"))
+    }
+
+    /// Whether `id`'s lock key exists.
+    pub(crate) fn has_lock(&self, id: &str) -> bool {
+        self.exists(&format!("{id}:lock"))
+    }
+
+    /// Deletes `<part>`, as an expiry or another client would.
+    pub(crate) fn del(&self, part: &str) {
+        self.cmd::<()>(redis::cmd("DEL").arg(self.key(part)));
+    }
+
+    /// Deletes `id`'s lock, as its expiry would when the worker died.
+    pub(crate) fn drop_lock(&self, id: &str) {
+        self.del(&format!("{id}:lock"));
     }
 
     pub(crate) fn hash(&self, part: &str) -> HashMap<String, String> {
@@ -154,6 +158,11 @@ impl Ctx {
                     .collect()
             })
             .collect()
+    }
+
+    /// The newest events stream entry.
+    pub(crate) fn last_event(&self) -> Vec<(String, String)> {
+        self.events().pop().expect("an event")
     }
 
     /// The events named `name`, oldest first.

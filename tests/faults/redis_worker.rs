@@ -343,6 +343,25 @@ async fn rescued(_job: ActiveJob<RedisBackend>, _cancel: CancellationToken) -> P
     Ok(json!({"by": "rescuer"}))
 }
 
+/// Runs an in-process rescuer until its stalled check has put `id` back and it has completed
+/// the job; returns when the job was seen completed (the rescuer closed after that).
+async fn rescue(ctx: &Ctx, id: &JobId) -> Instant {
+    let worker = ctx.worker(rescuer(), rescued).await;
+    let mut rx = worker.events();
+    worker.run().unwrap();
+    next_event(
+        &mut rx,
+        "stalled",
+        EVENT_WAIT,
+        |e| matches!(e, WorkerEvent::Stalled { job_id } if job_id == id),
+    )
+    .await;
+    ctx.wait_state(id, JobState::Completed).await;
+    let completed = Instant::now();
+    worker.close().await;
+    completed
+}
+
 // R1 -------------------------------------------------------------------------------------------
 
 #[tokio::test]
@@ -354,18 +373,7 @@ async fn r1_a_killed_worker_process_job_is_finished_by_another_through_stalled_r
     crashed.crash();
     let killed_at = Instant::now();
 
-    let worker = ctx.worker(rescuer(), rescued).await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
-        "stalled",
-        EVENT_WAIT,
-        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
-    )
-    .await;
-    ctx.wait_state(&id, JobState::Completed).await;
-    let recovered_in = killed_at.elapsed();
+    let recovered_in = rescue(&ctx, &id).await - killed_at;
     let job = ctx.job(&id).await;
     assert_eq!(job.stalled_counter, 1);
     assert_eq!(job.attempts_started, 2);
@@ -381,7 +389,6 @@ async fn r1_a_killed_worker_process_job_is_finished_by_another_through_stalled_r
         ctx.event_counts("completed").await.get(id.as_str()),
         Some(&1)
     );
-    worker.close().await;
 }
 
 #[tokio::test]
@@ -490,18 +497,7 @@ async fn r3_a_frozen_worker_loses_its_job_and_its_late_finish_is_refused() {
     frozen.expect_line(&format!("active {id}")).await;
     frozen.signal("STOP");
 
-    let worker = ctx.worker(rescuer(), rescued).await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
-        "stalled",
-        EVENT_WAIT,
-        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
-    )
-    .await;
-    ctx.wait_state(&id, JobState::Completed).await;
-    worker.close().await;
+    rescue(&ctx, &id).await;
 
     frozen.signal("CONT");
     // Whichever comes first once it wakes: its lock renewal finds the lock lost (one `lost`

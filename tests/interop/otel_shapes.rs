@@ -379,26 +379,23 @@ async fn manual<B: Backend>(queue: &str, backend: B) {
     .await
     .unwrap();
     let token = LockToken::new("manual-token");
-    let job = worker
-        .get_next_job(&token, true)
-        .await
-        .unwrap()
-        .expect("the job");
-    worker
-        .job(&job)
-        .move_to_completed(&json!("ok"), &token, false)
-        .await
-        .unwrap();
-    let failing = worker
-        .get_next_job(&token, true)
-        .await
-        .unwrap()
-        .expect("the second job");
-    worker
-        .job(&failing)
-        .move_to_failed(&bullmq::JobFailure::new("no"), &token, false)
-        .await
-        .unwrap();
+    // The first job taken is completed by hand, the second failed.
+    for (which, fails) in [("the job", false), ("the second job", true)] {
+        let job = worker
+            .get_next_job(&token, true)
+            .await
+            .unwrap()
+            .expect(which);
+        let job = worker.job(&job);
+        if fails {
+            let failure = bullmq::JobFailure::new("no");
+            job.move_to_failed(&failure, &token, false).await.unwrap();
+        } else {
+            job.move_to_completed(&json!("ok"), &token, false)
+                .await
+                .unwrap();
+        }
+    }
     worker.close().await;
 }
 

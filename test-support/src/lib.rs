@@ -58,6 +58,8 @@ mod redis_conn;
 #[cfg(feature = "redis")]
 pub mod scheduled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod stalled;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod wait;
 
 pub use names::{now_ms, unique_name, unique_prefix};

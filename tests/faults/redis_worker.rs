@@ -24,13 +24,14 @@ use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
-    QueueName, Worker, WorkerEvent, WorkerOptions,
+    QueueName, Worker, WorkerOptions,
 };
 use serde_json::{Value, json};
 
 use crate::support::chaos::{self, ChaosPlan, Producer};
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
-use crate::support::wait::{eventually, next_event};
+use crate::support::stalled::run_until_stalled;
+use crate::support::wait::eventually;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 const LOCK: Duration = Duration::from_millis(800);
@@ -347,15 +348,7 @@ async fn rescued(_job: ActiveJob<RedisBackend>, _cancel: CancellationToken) -> P
 /// the job; returns when the job was seen completed (the rescuer closed after that).
 async fn rescue(ctx: &Ctx, id: &JobId) -> Instant {
     let worker = ctx.worker(rescuer(), rescued).await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
-        "stalled",
-        EVENT_WAIT,
-        |e| matches!(e, WorkerEvent::Stalled { job_id } if job_id == id),
-    )
-    .await;
+    run_until_stalled(&worker, id, EVENT_WAIT).await;
     ctx.wait_state(id, JobState::Completed).await;
     let completed = Instant::now();
     worker.close().await;

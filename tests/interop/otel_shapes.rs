@@ -515,16 +515,22 @@ fn with_queue(like: &Side, queue: String) -> Side {
     Side { queue, env }
 }
 
+/// `side` on each queue [`compare`] runs a set on.
+fn shape_sides(side: &Side) -> [Side; 5] {
+    [
+        "shape-n2r",
+        "shape-r2n",
+        "shape-admin-node",
+        "shape-admin-rs",
+        "shape-manual",
+    ]
+    .map(|queue| with_queue(side, queue.into()))
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn redis_spans_are_shaped_as_node_s() {
     let (side, options, _guard) = redis_side("shape-n2r").await;
-    let sides = [
-        with_queue(&side, "shape-n2r".into()),
-        with_queue(&side, "shape-r2n".into()),
-        with_queue(&side, "shape-admin-node".into()),
-        with_queue(&side, "shape-admin-rs".into()),
-        with_queue(&side, "shape-manual".into()),
-    ];
+    let sides = shape_sides(&side);
     compare(sides, false, |queue| {
         let options = options.clone();
         let side = with_queue(&side, queue);
@@ -537,13 +543,7 @@ async fn redis_spans_are_shaped_as_node_s() {
 async fn postgres_spans_are_shaped_as_node_s() {
     let schema = support::postgres::SchemaGuard::new("otel_shapes");
     let side = postgres_side("shape-n2r", &schema);
-    let sides = [
-        with_queue(&side, "shape-n2r".into()),
-        with_queue(&side, "shape-r2n".into()),
-        with_queue(&side, "shape-admin-node".into()),
-        with_queue(&side, "shape-admin-rs".into()),
-        with_queue(&side, "shape-manual".into()),
-    ];
+    let sides = shape_sides(&side);
     let schema = &schema;
     compare(sides, true, |queue| async move {
         let backend: PostgresBackend = schema.backend(&queue).await;

@@ -21,6 +21,8 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
+use crate::process_jobs::{Outcomes, add_outcomes};
+
 /// A queue on `url` under a fresh prefix, cleaned up when the guard drops.
 async fn setup(
     url: &str,
@@ -106,25 +108,12 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
 
     // Processed by a Node.js worker: completed, progress, retried with a delay then failed for
     // good (retries-exhausted), failed without retry.
-    let ok = queue
-        .add("ok", &json!({"i": 21}), JobOptions::new())
-        .await
-        .expect("add");
-    let progress = queue
-        .add("progress", &json!({}), JobOptions::new())
-        .await
-        .expect("add");
-    let retried = JobOptions::new()
-        .attempts(2)
-        .backoff(Backoff::fixed(Duration::from_millis(50)));
-    let fail = queue
-        .add("fail", &json!({"i": 7}), retried)
-        .await
-        .expect("add");
-    let fatal = queue
-        .add("fatal", &json!({}), JobOptions::new().attempts(5))
-        .await
-        .expect("add");
+    let Outcomes {
+        ok,
+        progress,
+        fail,
+        fatal,
+    } = add_outcomes(&queue, Duration::from_millis(50)).await;
     node_worker(&prefix, "every", 4).await;
 
     // Queue-side events.

@@ -46,6 +46,8 @@ pub mod odd_jobs;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
 #[cfg(feature = "postgres")]
+mod pg_passwords;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 mod private_redis;

@@ -275,25 +275,13 @@ async fn tls_on_a_hostssl_only_cluster() {
     let _ = std::fs::remove_dir_all(&other_ca);
 }
 
-/// Starts `cluster` with passwords (`scram-sha-256`) for every role but the test's own
-/// superuser `postgres`.
-fn start_with_passwords(cluster: &Cluster) {
-    cluster.write_data_file(
-        "pg_hba.conf",
-        b"local all all trust\n\
-          host all postgres 127.0.0.1/32 trust\n\
-          host all all 127.0.0.1/32 scram-sha-256\n",
-    );
-    cluster.pg_ctl("start");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_connect_failure_names_its_cause() {
     let Some(cluster) = Cluster::init() else {
         return;
     };
     cluster.append_conf("ssl = off\nmax_connections = 3\nsuperuser_reserved_connections = 0");
-    start_with_passwords(&cluster);
+    cluster.start_with_passwords();
     let port = cluster.port;
     let base = format!("postgres://postgres@127.0.0.1:{port}/postgres");
 
@@ -371,7 +359,7 @@ async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
     let Some(cluster) = Cluster::init() else {
         return;
     };
-    start_with_passwords(&cluster);
+    cluster.start_with_passwords();
     let port = cluster.port;
     let mut admin = connect(&cluster.url()).await.unwrap();
     for statement in documented_roles("t") {

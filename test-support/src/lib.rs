@@ -58,6 +58,8 @@ pub mod redis_cluster;
 #[cfg(feature = "redis")]
 mod redis_conn;
 #[cfg(feature = "redis")]
+pub mod redis_queue;
+#[cfg(feature = "redis")]
 pub mod scheduled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod stalled;

@@ -13,7 +13,6 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,14 +20,15 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bullmq::job::JobType;
-use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::redis::RedisBackend;
 use bullmq::{
-    ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
-    QueueName, Worker, WorkerOptions,
+    ActiveJob, CancellationToken, JobId, JobOptions, JobState, ProcessResult, Queue, Worker,
+    WorkerOptions,
 };
 use serde_json::{Value, json};
 
 use crate::support::chaos::{self, ChaosPlan, Producer};
+use crate::support::redis_queue::RedisQueue;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
 use crate::support::stalled::run_until_stalled;
 use crate::support::wait::eventually;
@@ -38,59 +38,28 @@ const LOCK: Duration = Duration::from_millis(800);
 const STALLED: Duration = Duration::from_millis(100);
 
 /// A queue under a unique prefix on the shared server or on a private one.
-struct Ctx {
-    url: String,
-    prefix: String,
-    _guard: Option<support::PrefixGuard>,
-    name: QueueName,
-    queue: Queue<RedisBackend>,
+struct Ctx(RedisQueue);
+
+impl std::ops::Deref for Ctx {
+    type Target = RedisQueue;
+
+    fn deref(&self) -> &RedisQueue {
+        &self.0
+    }
 }
 
 impl Ctx {
     /// On the shared server (its keys removed on drop).
     async fn shared(queue: &str) -> Self {
-        let prefix = support::unique_prefix();
-        let guard = support::PrefixGuard(prefix.clone());
-        Self::build(support::redis_url(), prefix, Some(guard), queue).await
+        // Built (or found fresh) before any test starts its clock.
+        test_worker();
+        Self(RedisQueue::shared(queue).await)
     }
 
     /// On a private server (thrown away with it).
     async fn private(server: &support::PrivateRedis, queue: &str) -> Self {
-        Self::build(server.url(), support::unique_prefix(), None, queue).await
-    }
-
-    async fn build(
-        url: String,
-        prefix: String,
-        guard: Option<support::PrefixGuard>,
-        queue: &str,
-    ) -> Self {
-        // Built (or found fresh) before any test starts its clock.
         test_worker();
-        let name = QueueName::new(queue).unwrap();
-        let backend = connect(&url, &prefix, &name).await;
-        Self {
-            queue: Queue::try_new(name.clone(), backend)
-                .expect("the backend is bound to this queue"),
-            url,
-            prefix,
-            _guard: guard,
-            name,
-        }
-    }
-
-    async fn connect(&self) -> RedisBackend {
-        connect(&self.url, &self.prefix, &self.name).await
-    }
-
-    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> Worker<RedisBackend, F>
-    where
-        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ProcessResult> + Send,
-    {
-        Worker::new(self.name.clone(), self.connect().await, opts, f)
-            .await
-            .unwrap()
+        Self(RedisQueue::on(server.url(), queue).await)
     }
 
     async fn add(&self, name: &str, data: Value) -> JobId {
@@ -99,23 +68,6 @@ impl Ctx {
             .await
             .unwrap()
             .id
-    }
-
-    async fn state(&self, id: &JobId) -> Option<JobState> {
-        self.queue.job(id.clone()).get_state().await.ok().flatten()
-    }
-
-    async fn job(&self, id: &JobId) -> bullmq::Job {
-        self.queue.get_job(id).await.unwrap().unwrap()
-    }
-
-    async fn wait_state(&self, id: &JobId, state: JobState) {
-        eventually(
-            &format!("job {id} {state:?}"),
-            Duration::from_secs(15),
-            || async { self.state(id).await == Some(state) },
-        )
-        .await;
     }
 
     fn key(&self, suffix: &str) -> String {
@@ -198,11 +150,6 @@ impl Ctx {
 pub(crate) fn test_worker() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(support::workspace_bin::test_worker)
-}
-
-async fn connect(url: &str, prefix: &str, name: &QueueName) -> RedisBackend {
-    let options = RedisOptions::new(url).prefix(Prefix::new(prefix).unwrap());
-    RedisBackend::connect(&options, name.clone()).await.unwrap()
 }
 
 /// A worker process and the lines it prints.

@@ -10,77 +10,31 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{
-    ActiveJob, CancellationToken, Error, JobError, JobId, JobOptions, JobState, Prefix,
-    ProcessResult, Queue, QueueName, Worker, WorkerEvent, WorkerOptions,
-};
+use bullmq::redis::RedisBackend;
+use bullmq::{ActiveJob, Error, JobError, JobId, JobOptions, JobState, WorkerEvent, WorkerOptions};
 use serde_json::{Value, json};
 
+use crate::support::redis_queue::RedisQueue;
 use crate::support::wait::{eventually, next_event};
 
-type W<F> = Worker<RedisBackend, F>;
+/// A queue under a unique prefix on the shared server.
+struct Ctx(RedisQueue);
 
-struct Ctx {
-    prefix: String,
-    _guard: support::PrefixGuard,
-    name: QueueName,
-    queue: Queue<RedisBackend>,
+impl std::ops::Deref for Ctx {
+    type Target = RedisQueue;
+
+    fn deref(&self) -> &RedisQueue {
+        &self.0
+    }
 }
 
 impl Ctx {
     async fn new(queue: &str) -> Self {
-        let prefix = support::unique_prefix();
-        let guard = support::PrefixGuard(prefix.clone());
-        let name = QueueName::new(queue).unwrap();
-        let mut ctx = Self {
-            prefix,
-            _guard: guard,
-            // Replaced below, once `connect` can read the prefix.
-            queue: Queue::from_backend(dummy_backend().await).expect("bound to `unused`"),
-            name,
-        };
-        ctx.queue = Queue::try_new(ctx.name.clone(), ctx.connect().await)
-            .expect("the backend is bound to this queue");
-        ctx
-    }
-
-    /// A fresh connection (a worker closes the backend it is given).
-    async fn connect(&self) -> RedisBackend {
-        let options =
-            RedisOptions::new(support::redis_url()).prefix(Prefix::new(&self.prefix).unwrap());
-        RedisBackend::connect(&options, self.name.clone())
-            .await
-            .unwrap()
-    }
-
-    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> W<F>
-    where
-        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ProcessResult> + Send,
-    {
-        Worker::new(self.name.clone(), self.connect().await, opts, f)
-            .await
-            .unwrap()
+        Self(RedisQueue::shared(queue).await)
     }
 
     async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId {
         self.queue.add(name, &data, opts).await.unwrap().id
-    }
-
-    async fn state(&self, id: &JobId) -> Option<JobState> {
-        self.queue.job(id.clone()).get_state().await.unwrap()
-    }
-
-    async fn job(&self, id: &JobId) -> bullmq::Job {
-        self.queue.get_job(id).await.unwrap().unwrap()
-    }
-
-    async fn wait_state(&self, id: &JobId, state: JobState) {
-        eventually(&format!("job {id} {state:?}"), WAIT, || async {
-            self.state(id).await == Some(state)
-        })
-        .await;
     }
 
     /// A job as Node.js's `Job#asJSON` gives it, with its JSON-text fields parsed back.
@@ -107,15 +61,6 @@ impl Ctx {
         );
         serde_json::from_str(out.trim()).unwrap()
     }
-}
-
-async fn dummy_backend() -> RedisBackend {
-    RedisBackend::connect(
-        &RedisOptions::new(support::redis_url()),
-        QueueName::new("unused").unwrap(),
-    )
-    .await
-    .unwrap()
 }
 
 /// How long a test waits for a state or an event.

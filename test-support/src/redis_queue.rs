@@ -4,6 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use bullmq_core::clock::ManualClock;
 use bullmq_core::worker::{ActiveJob, CancellationToken, ProcessResult, Worker, WorkerOptions};
 use bullmq_core::{Job, JobId, JobState, Prefix, Queue, QueueName};
 use bullmq_redis::{RedisBackend, RedisOptions};
@@ -32,17 +33,34 @@ impl RedisQueue {
     pub async fn shared(queue: &str) -> Self {
         let prefix = crate::unique_prefix();
         let guard = PrefixGuard(prefix.clone());
-        Self::build(crate::redis_url(), prefix, Some(guard), queue).await
+        Self::build(crate::redis_url(), prefix, Some(guard), queue, None).await
+    }
+
+    /// On the shared server, its producer reading the time from `clock` (the connections of
+    /// [`RedisQueue::connect`] read the system's); its keys are removed when it drops.
+    pub async fn shared_on_clock(queue: &str, clock: ManualClock) -> Self {
+        let prefix = crate::unique_prefix();
+        let guard = PrefixGuard(prefix.clone());
+        Self::build(crate::redis_url(), prefix, Some(guard), queue, Some(clock)).await
     }
 
     /// On the server at `url` (a private one, thrown away with its keys).
     pub async fn on(url: String, queue: &str) -> Self {
-        Self::build(url, crate::unique_prefix(), None, queue).await
+        Self::build(url, crate::unique_prefix(), None, queue, None).await
     }
 
-    async fn build(url: String, prefix: String, guard: Option<PrefixGuard>, queue: &str) -> Self {
+    async fn build(
+        url: String,
+        prefix: String,
+        guard: Option<PrefixGuard>,
+        queue: &str,
+        clock: Option<ManualClock>,
+    ) -> Self {
         let name = QueueName::new(queue).unwrap();
-        let backend = connect(&url, &prefix, &name).await;
+        let mut backend = connect(&url, &prefix, &name).await;
+        if let Some(clock) = clock {
+            backend = backend.with_clock(clock);
+        }
         Self {
             queue: Queue::try_new(name.clone(), backend)
                 .expect("the backend is bound to this queue"),

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
+use crate::support::redis_queue::RedisQueue;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -17,39 +18,32 @@ use bullmq::backend::{
 use bullmq::clock::ManualClock;
 use bullmq::job::JobType;
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Job, JobId, JobOptions, KeepJobs, ParentOptions, Prefix, Queue, QueueName};
+use bullmq::{Job, JobId, JobOptions, KeepJobs, ParentOptions, Prefix, QueueName};
 use serde_json::{Value, json};
 
 /// Where the stopped clock starts.
 const T0: u64 = 1_700_000_000_000;
 
+/// A queue on the shared server whose producer reads the time from `clock`.
 struct Ctx {
-    prefix: String,
-    name: String,
+    base: RedisQueue,
     clock: ManualClock,
-    queue: Queue<RedisBackend>,
-    _cleanup: support::PrefixGuard,
+}
+
+impl std::ops::Deref for Ctx {
+    type Target = RedisQueue;
+
+    fn deref(&self) -> &RedisQueue {
+        &self.base
+    }
 }
 
 impl Ctx {
     async fn new(name: &str) -> Self {
-        let prefix = support::unique_prefix();
-        let cleanup = support::PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
-        let options =
-            RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
-        let qname = QueueName::new(name).expect("queue name");
-        let backend = RedisBackend::connect(&options, qname.clone())
-            .await
-            .expect("connect")
-            .with_clock(clock.clone());
-        let queue = Queue::try_new(qname, backend).expect("the backend is bound to this queue");
         Self {
-            prefix,
-            name: name.to_owned(),
+            base: RedisQueue::shared_on_clock(name, clock.clone()).await,
             clock,
-            queue,
-            _cleanup: cleanup,
         }
     }
 
@@ -483,7 +477,7 @@ async fn workers_are_seen_across_runtimes() {
         .arg(NODE_WORKER)
         .arg(support::redis_url())
         .arg(&ctx.prefix)
-        .arg(&ctx.name)
+        .arg(ctx.name.as_str())
         .current_dir(support::node_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -522,7 +516,7 @@ async fn workers_are_seen_across_runtimes() {
     // A Rust worker: the blocking connection carries the worker's name once opened.
     let options =
         RedisOptions::new(support::redis_url()).prefix(Prefix::new(&ctx.prefix).expect("prefix"));
-    let rust = RedisBackend::connect(&options, QueueName::new(&ctx.name).unwrap())
+    let rust = RedisBackend::connect(&options, ctx.name.clone())
         .await
         .expect("a worker's backend");
     rust.set_client_role(ClientRole::Worker {

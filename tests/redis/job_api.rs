@@ -24,14 +24,6 @@ struct Env {
     clock: ManualClock,
 }
 
-impl std::ops::Deref for Env {
-    type Target = RedisQueue;
-
-    fn deref(&self) -> &RedisQueue {
-        &self.rq
-    }
-}
-
 async fn env(name: &str) -> Env {
     let clock = ManualClock::new(NOW);
     Env {
@@ -43,7 +35,7 @@ async fn env(name: &str) -> Env {
 impl Env {
     /// The queue's key, `<prefix>:<name>`.
     fn base(&self) -> String {
-        format!("{}:{}", self.prefix, self.name.as_str())
+        format!("{}:{}", self.rq.prefix, self.rq.name.as_str())
     }
 
     fn key(&self, part: &str) -> String {
@@ -51,7 +43,8 @@ impl Env {
     }
 
     async fn add(&self, id: &str, opts: JobOptions) -> Job {
-        self.queue
+        self.rq
+            .queue
             .add("job", &json!({"n": id}), opts.job_id(id))
             .await
             .expect("add")
@@ -66,6 +59,7 @@ impl Env {
             worker_name: None,
         };
         let next = self
+            .rq
             .queue
             .backend()
             .move_to_active(&fetch)
@@ -156,7 +150,7 @@ impl Env {
 async fn progress_data_and_logs_are_stored_like_node() {
     let e = env("basics").await;
     let job = e.add("a", JobOptions::new().keep_logs(2)).await;
-    let by_id = e.queue.job(JobId::from("a"));
+    let by_id = e.rq.queue.job(JobId::from("a"));
 
     by_id.update_progress(&42).await.expect("progress");
     assert_eq!(e.field("a", "progress").await.as_deref(), Some("42"));
@@ -178,7 +172,7 @@ async fn progress_data_and_logs_are_stored_like_node() {
     assert_eq!(e.field("a", "data").await.as_deref(), Some(r#"{"n":"b"}"#));
 
     // With the job at hand, its `keepLogs` (2) applies, as Node's `job.log` does.
-    let handle = e.queue.job_of(&job);
+    let handle = e.rq.queue.job_of(&job);
     assert_eq!(handle.log("one").await.expect("log"), 1);
     assert_eq!(handle.log("two").await.expect("log"), 2);
     assert_eq!(handle.log("three").await.expect("log"), 2);
@@ -191,7 +185,7 @@ async fn progress_data_and_logs_are_stored_like_node() {
     by_id.clear_logs(None).await.expect("clear");
     assert!(!e.exists("a:logs").await);
 
-    let missing = e.queue.job(JobId::from("nope"));
+    let missing = e.rq.queue.job(JobId::from("nope"));
     let err = missing.update_progress(&1).await.expect_err("no job");
     assert_eq!(script_code(&err), ScriptErrorCode::JobNotFound);
 }
@@ -204,9 +198,9 @@ async fn state_predicates_promote_delay_and_priority() {
     e.add("d", JobOptions::new().delay(Duration::from_secs(10)))
         .await;
 
-    let w = e.queue.job(JobId::from("w"));
-    let p = e.queue.job(JobId::from("p"));
-    let d = e.queue.job(JobId::from("d"));
+    let w = e.rq.queue.job(JobId::from("w"));
+    let p = e.rq.queue.job(JobId::from("p"));
+    let d = e.rq.queue.job(JobId::from("d"));
     assert_eq!(w.get_state().await.expect("state"), Some(JobState::Waiting));
     assert!(w.is_waiting().await.expect("waiting"));
     assert!(!w.is_delayed().await.expect("delayed"));
@@ -217,7 +211,7 @@ async fn state_predicates_promote_delay_and_priority() {
     assert!(!d.is_failed().await.expect("failed"));
     assert!(!d.is_waiting_children().await.expect("waiting-children"));
     assert_eq!(
-        e.queue
+        e.rq.queue
             .job(JobId::from("x"))
             .get_state()
             .await
@@ -263,7 +257,7 @@ async fn manual_moves_refuse_another_token() {
     let parent_opts = ParentOptions::new("parent", e.base());
     e.add("child", JobOptions::new().parent(parent_opts)).await;
     assert_eq!(e.take("right").await.as_str(), "a");
-    let a = e.queue.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
     let wrong = token("wrong");
 
     let err = a
@@ -338,7 +332,7 @@ async fn manual_moves_refuse_another_token() {
 
     // A parent with a pending child parks in waiting-children; wait-for-nothing is false.
     assert_eq!(e.take("ptok").await.as_str(), "parent");
-    let parent = e.queue.job(JobId::from("parent"));
+    let parent = e.rq.queue.job(JobId::from("parent"));
     let err = parent
         .move_to_waiting_children(&wrong, None)
         .await
@@ -372,7 +366,7 @@ async fn move_to_delayed_and_back_to_wait() {
     let e = env("delays").await;
     e.add("a", JobOptions::new()).await;
     e.take("t").await;
-    let a = e.queue.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
 
     let delay = a
         .move_to_delayed(NOW + 5000, &token("t"))
@@ -408,7 +402,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     let e = env("failing").await;
     e.add("a", JobOptions::new().attempts(3).stack_trace_limit(2))
         .await;
-    let a = e.queue.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
 
     for (n, expected) in [(1, FailOutcome::Retried), (2, FailOutcome::Retried)] {
         e.take("t").await;
@@ -460,7 +454,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     e.add("z", JobOptions::new().attempts(5).stack_trace_limit(0))
         .await;
     e.take("t").await;
-    let z = e.queue.job(JobId::from("z"));
+    let z = e.rq.queue.job(JobId::from("z"));
     let failure = JobFailure::new("fatal")
         .stack("Error: fatal")
         .unrecoverable();
@@ -481,7 +475,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     )
     .await;
     e.take("t").await;
-    let b = e.queue.job(JobId::from("b"));
+    let b = e.rq.queue.job(JobId::from("b"));
     let outcome = b
         .move_to_failed(&JobFailure::new("later"), &token("t"), false)
         .await
@@ -503,7 +497,7 @@ async fn retry_and_remove() {
     let e = env("retry").await;
     e.add("a", JobOptions::new()).await;
     e.take("t").await;
-    let a = e.queue.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
     a.move_to_completed(&"done", &token("t"), false)
         .await
         .expect("complete");
@@ -534,12 +528,12 @@ async fn retry_and_remove() {
         Some("waiting")
     );
 
-    let err = e
-        .queue
-        .job(JobId::from("ghost"))
-        .retry(FinishedState::Failed, ReprocessOptions::default())
-        .await
-        .expect_err("missing");
+    let err =
+        e.rq.queue
+            .job(JobId::from("ghost"))
+            .retry(FinishedState::Failed, ReprocessOptions::default())
+            .await
+            .expect_err("missing");
     assert_eq!(script_code(&err), ScriptErrorCode::JobNotFound);
 
     // A locked job is not removed; once free it is, with its keys.

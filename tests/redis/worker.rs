@@ -17,27 +17,21 @@ use serde_json::{Value, json};
 use crate::support::redis_queue::RedisQueue;
 use crate::support::wait::{eventually, next_event};
 
-/// A queue under a unique prefix on the shared server.
-struct Ctx(RedisQueue);
-
-impl std::ops::Deref for Ctx {
-    type Target = RedisQueue;
-
-    fn deref(&self) -> &RedisQueue {
-        &self.0
-    }
+/// What these tests do on their queue (a [`RedisQueue`] on the shared server) besides [`RedisQueue`]'s own moves.
+trait WorkerCtx {
+    /// Adds a job; its id.
+    async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId;
+    /// A job as Node.js's `Job#asJSON` gives it, with its JSON-text fields parsed back.
+    fn node_job(&self, id: &JobId) -> Value;
+    /// Node.js's answer to `queue-op.mjs <args…>` on this queue.
+    fn node(&self, args: &[&str]) -> Value;
 }
 
-impl Ctx {
-    async fn new(queue: &str) -> Self {
-        Self(RedisQueue::shared(queue).await)
-    }
-
+impl WorkerCtx for RedisQueue {
     async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId {
         self.queue.add(name, &data, opts).await.unwrap().id
     }
 
-    /// A job as Node.js's `Job#asJSON` gives it, with its JSON-text fields parsed back.
     fn node_job(&self, id: &JobId) -> Value {
         let mut job = self.node(&["getJob", id.as_str()]);
         for field in [
@@ -72,7 +66,7 @@ fn fast() -> WorkerOptions {
 
 #[tokio::test]
 async fn a_lost_lock_cancels_the_token_once_and_the_late_outcome_is_dropped() {
-    let ctx = Ctx::new("lost").await;
+    let ctx = RedisQueue::shared("lost").await;
     let id = ctx.add("victim", json!({}), JobOptions::new()).await;
     let opts = fast()
         .lock_duration(Duration::from_millis(600))
@@ -139,7 +133,7 @@ async fn a_lost_lock_cancels_the_token_once_and_the_late_outcome_is_dropped() {
 
 #[tokio::test]
 async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
-    let ctx = Ctx::new("corrupt").await;
+    let ctx = RedisQueue::shared("corrupt").await;
     let bad = ctx.add("bad", json!({}), JobOptions::new()).await;
     let good = ctx.add("good", json!({}), JobOptions::new()).await;
     let mut con = support::redis().await;
@@ -183,7 +177,7 @@ async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
 
 #[tokio::test]
 async fn node_adds_rust_processes_and_node_sees_the_worker() {
-    let ctx = Ctx::new("interop").await;
+    let ctx = RedisQueue::shared("interop").await;
     let ok = ctx.node(&["add", "ok", r#"{"i":21}"#]);
     let fail = ctx.node(&[
         "add",
@@ -220,7 +214,7 @@ async fn node_adds_rust_processes_and_node_sees_the_worker() {
 #[tokio::test]
 async fn node_and_rust_workers_share_a_queue_exactly_once() {
     const TOTAL: usize = 2_000;
-    let ctx = Ctx::new("race").await;
+    let ctx = RedisQueue::shared("race").await;
     let jobs: Vec<_> = (0..TOTAL)
         .map(|i| bullmq::BulkJob {
             name: "r".to_owned(),
@@ -283,7 +277,7 @@ async fn node_and_rust_workers_share_a_queue_exactly_once() {
 async fn a_job_taken_at_start_is_not_marked_stalled_by_the_first_check() {
     // The race lost about one start in six before the order was fixed: ten starts.
     for round in 0..10 {
-        let ctx = Ctx::new(&format!("start{round}")).await;
+        let ctx = RedisQueue::shared(&format!("start{round}")).await;
         let id = ctx.add("j", json!({}), JobOptions::new()).await;
         let (release, held) = tokio::sync::oneshot::channel::<()>();
         let held = std::sync::Mutex::new(Some(held));

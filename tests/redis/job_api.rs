@@ -69,81 +69,59 @@ impl Env {
     }
 
     async fn field(&self, id: &str, field: &str) -> Option<String> {
-        let mut con = support::redis().await;
-        redis::cmd("HGET")
-            .arg(self.key(id))
-            .arg(field)
-            .query_async(&mut con)
-            .await
-            .expect("HGET")
+        query(redis::cmd("HGET").arg(self.key(id)).arg(field)).await
     }
 
     async fn list(&self, part: &str) -> Vec<String> {
-        let mut con = support::redis().await;
-        redis::cmd("LRANGE")
-            .arg(self.key(part))
-            .arg(0)
-            .arg(-1)
-            .query_async(&mut con)
-            .await
-            .expect("LRANGE")
+        query(redis::cmd("LRANGE").arg(self.key(part)).arg(0).arg(-1)).await
     }
 
     async fn zscore(&self, part: &str, member: &str) -> Option<f64> {
-        let mut con = support::redis().await;
-        redis::cmd("ZSCORE")
-            .arg(self.key(part))
-            .arg(member)
-            .query_async(&mut con)
-            .await
-            .expect("ZSCORE")
+        query(redis::cmd("ZSCORE").arg(self.key(part)).arg(member)).await
     }
 
     async fn exists(&self, part: &str) -> bool {
-        let mut con = support::redis().await;
-        redis::cmd("EXISTS")
-            .arg(self.key(part))
-            .query_async::<i64>(&mut con)
-            .await
-            .expect("EXISTS")
-            == 1
+        query::<i64>(redis::cmd("EXISTS").arg(self.key(part))).await == 1
+    }
+
+    /// The events of the stream, newest first (`count` of them at most), as field maps.
+    async fn events(&self, count: Option<usize>) -> Vec<BTreeMap<String, String>> {
+        let mut cmd = redis::cmd("XREVRANGE");
+        cmd.arg(self.key("events")).arg("+").arg("-");
+        if let Some(count) = count {
+            cmd.arg("COUNT").arg(count);
+        }
+        let entries: Vec<(String, Vec<(String, String)>)> = query(&cmd).await;
+        entries
+            .into_iter()
+            .map(|(_, fields)| fields.into_iter().collect())
+            .collect()
     }
 
     /// The newest event named `name`, as its field map.
     async fn event(&self, name: &str) -> BTreeMap<String, String> {
-        let mut con = support::redis().await;
-        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
-            .arg(self.key("events"))
-            .arg("+")
-            .arg("-")
-            .query_async(&mut con)
+        self.events(None)
             .await
-            .expect("XREVRANGE");
-        entries
             .into_iter()
-            .map(|(_, fields)| fields.into_iter().collect::<BTreeMap<_, _>>())
             .find(|fields| fields.get("event").map(String::as_str) == Some(name))
             .unwrap_or_else(|| panic!("no {name} event"))
     }
 
     /// The newest event of the stream, as its field map.
     async fn last_event(&self) -> BTreeMap<String, String> {
-        let mut con = support::redis().await;
-        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
-            .arg(self.key("events"))
-            .arg("+")
-            .arg("-")
-            .arg("COUNT")
-            .arg(1)
-            .query_async(&mut con)
+        self.events(Some(1))
             .await
-            .expect("XREVRANGE");
-        entries
             .into_iter()
             .next()
-            .map(|(_, fields)| fields.into_iter().collect())
             .unwrap_or_default()
     }
+}
+
+/// `cmd`'s answer, on a connection of its own.
+async fn query<T: redis::FromRedisValue>(cmd: &redis::Cmd) -> T {
+    cmd.query_async(&mut support::redis().await)
+        .await
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
 #[tokio::test]

@@ -472,6 +472,31 @@ async fn backend_last_id(backend: &RedisBackend) -> EventId {
     backend.last_event_id().await.expect("last id")
 }
 
+/// Kills the connection named `name` once there is one (it must be `what` within `within`);
+/// the kill's outcome (the connection may be gone by then).
+async fn kill_named(
+    admin: &mut redis::aio::MultiplexedConnection,
+    name: &str,
+    within: Duration,
+    what: &str,
+) -> redis::RedisResult<()> {
+    let deadline = Instant::now() + within;
+    let id = loop {
+        if let Some(id) = client_id(admin, name).await {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "`{name}` not {what}");
+        // Poll interval of a loop that names, when it gives up, what is still pending.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .query_async(admin)
+        .await
+}
+
 /// The client id of the connection named `name`.
 async fn client_id(con: &mut redis::aio::MultiplexedConnection, name: &str) -> Option<i64> {
     let list: String = redis::cmd("CLIENT")
@@ -511,22 +536,8 @@ async fn killed_connections_lose_no_event() {
     // Killed before the first event: the reader started from `$`, resolved to an id, so what
     // is published while it reconnects is still read.
     let mut kills = 0;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let first_kill = loop {
-        if let Some(id) = client_id(&mut admin, &name).await {
-            break id;
-        }
-        assert!(Instant::now() < deadline, "no `{name}` connection");
-        // Poll interval of a loop that names, when it gives up, what is still pending.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let _: () = redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(first_kill)
-        .query_async(&mut admin)
-        .await
-        .expect("kill");
+    let first = kill_named(&mut admin, &name, Duration::from_secs(5), "connected").await;
+    first.expect("kill");
     kills += 1;
     const TOTAL: usize = 300;
     for i in 0..TOTAL {
@@ -538,21 +549,8 @@ async fn killed_connections_lose_no_event() {
         if i % 60 == 30 {
             // Kill the reader's connection mid-stream, wherever it is, once it is back from
             // the last kill (a kill while it reconnects would find nothing to kill).
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let id = loop {
-                if let Some(id) = client_id(&mut admin, &name).await {
-                    break id;
-                }
-                assert!(Instant::now() < deadline, "`{name}` did not reconnect");
-                // Poll interval of a loop that names, when it gives up, what is still pending.
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            };
-            let killed: redis::RedisResult<()> = redis::cmd("CLIENT")
-                .arg("KILL")
-                .arg("ID")
-                .arg(id)
-                .query_async(&mut admin)
-                .await;
+            let back = Duration::from_secs(10);
+            let killed = kill_named(&mut admin, &name, back, "reconnected").await;
             if killed.is_ok() {
                 kills += 1;
             }

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use bullmq::backend::Range;
-use bullmq::error::PayloadTooLarge;
+use bullmq::error::{BulkAddError, PayloadTooLarge};
 use bullmq::redis::{RedisBackend, RedisError, RedisOptions, Refusal};
 use bullmq::{BackendErrorKind, BulkJob, Error, JobOptions, Prefix, Queue, QueueName};
 use serde_json::{Value, json};
@@ -62,6 +62,17 @@ fn bulk(names: &[&str]) -> Vec<BulkJob<Value>> {
             },
             opts: JobOptions::new(),
         })
+        .collect()
+}
+
+/// The names of the jobs of a bulk of `names` that `failed` says to retry, but the one at
+/// `big`.
+fn retry_without<'a>(failed: &BulkAddError, big: usize, names: &[&'a str]) -> Vec<&'a str> {
+    failed
+        .to_retry()
+        .into_iter()
+        .filter(|i| *i != big)
+        .map(|i| names[i])
         .collect()
 }
 
@@ -154,12 +165,7 @@ async fn a_bulk_with_a_job_over_proto_max_bulk_len_writes_nothing() {
         );
 
         // The retry without the big job adds every other job once.
-        let rest: Vec<&str> = failed
-            .to_retry()
-            .into_iter()
-            .filter(|i| *i != 150)
-            .map(|i| refs[i])
-            .collect();
+        let rest = retry_without(&failed, 150, &refs);
         let added = queue.add_bulk(bulk(&rest)).await.unwrap();
         assert_eq!(added.len(), 199);
         let mut expected: Vec<String> = rest.iter().map(|s| (*s).to_owned()).collect();
@@ -224,12 +230,7 @@ async fn without_config_the_default_limit_applies_and_the_servers_refusal_is_typ
     assert!(failed.added.iter().all(|a| a.index != 2), "{failed}");
     // (The server closes the connection on the big job: the jobs in flight are unknown, and
     // not retried.)
-    let rest: Vec<&str> = failed
-        .to_retry()
-        .into_iter()
-        .filter(|i| *i != 2)
-        .map(|i| names[i])
-        .collect();
+    let rest = retry_without(&failed, 2, &names);
     queue.add_bulk(bulk(&rest)).await.unwrap();
     let stored = waiting(&queue).await;
     for name in ["a", "b", "c", "d", "small"] {

@@ -65,6 +65,8 @@ pub mod scheduled;
 pub mod stalled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod wait;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod waiting;
 
 pub use names::{now_ms, unique_name, unique_prefix};
 pub use node::{

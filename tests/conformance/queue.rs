@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::ctx::{Ctx, WAIT};
 use crate::store::Store;
 use crate::support::eventually;
+use crate::support::waiting::waiting_names;
 
 pub async fn adds_and_reads_back_a_job<S: Store>() {
     let ctx = Ctx::<S>::new("read-back").await;
@@ -151,15 +152,7 @@ pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
         .collect();
     let retried = ctx.queue.add_bulk(retry).await.unwrap();
     assert_eq!(retried.len(), 1);
-    let mut names: Vec<String> = ctx
-        .queue
-        .get_waiting(Range::ALL)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|j| j.name)
-        .collect();
-    names.sort();
+    let names = waiting_names(&ctx.queue).await;
     assert_eq!(names, ["j0", "j1", "j2", "j3", "j4", "j5", "p", "p"]);
 
     // A job that fails its checks is named by its index, and nothing of the bulk is written.

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
+use crate::support::custom_events::assert_bad_custom_events_refused;
 use crate::support::eventually;
 
 /// A reader that is already listening.
@@ -123,14 +124,7 @@ pub async fn custom_events_round_trip<S: Store>() {
         }
     }
     // A custom event cannot hide its name or be unnamed; a stream capped at 0 is refused.
-    assert!(
-        producer
-            .publish_event("x", &[("event", "y")])
-            .await
-            .is_err()
-    );
-    assert!(producer.publish_event("", &[]).await.is_err());
-    assert!(producer.publish_event_max("x", &[], 0).await.is_err());
+    assert_bad_custom_events_refused(&producer).await;
     events.close().await;
 }
 

@@ -3,6 +3,7 @@
 //! `QueueEvents` reads what Rust publishes, and a killed connection loses no event.
 
 use crate::support;
+use crate::support::custom_events::assert_bad_custom_events_refused;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -454,15 +455,8 @@ async fn custom_events_cross_between_rust_and_node() {
     assert_eq!(got[0].event.job_id(), Some("j2"));
     assert_eq!(got[0].id.as_str(), seen[1]["id"].as_str().expect("node id"));
 
-    // A custom event cannot hide its name or be unnamed.
-    assert!(
-        producer
-            .publish_event("x", &[("event", "y")])
-            .await
-            .is_err()
-    );
-    assert!(producer.publish_event("", &[]).await.is_err());
-    assert!(producer.publish_event_max("x", &[], 0).await.is_err());
+    // A custom event cannot hide its name or be unnamed, nor go to a stream capped at 0.
+    assert_bad_custom_events_refused(&producer).await;
     events.close().await;
 }
 

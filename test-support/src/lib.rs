@@ -50,6 +50,8 @@ pub mod pg_cluster;
 #[cfg(feature = "postgres")]
 mod pg_passwords;
 #[cfg(feature = "postgres")]
+mod pg_queue;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 mod private_redis;

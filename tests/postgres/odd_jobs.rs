@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use bullmq::JobOptions;
 use bullmq::postgres::sqlx::{self, Row as _};
-use bullmq::{JobOptions, Queue, QueueName};
 use serde_json::json;
 
 use crate::support::odd_jobs::{End, assert_listed, counting_worker};
@@ -161,8 +161,7 @@ fn corpus() -> Vec<Case> {
 async fn odd_job_rows_all_end_in_a_state_once() {
     let schema = SchemaGuard::new("oddjobs").kept_if("BULLMQ_KEEP_SCHEMA");
     let name = "odd";
-    let queue = Queue::try_new(QueueName::new(name).unwrap(), schema.backend(name).await)
-        .expect("the backend is bound to this queue");
+    let queue = schema.queue(name).await;
     let mut sql = admin().await;
     let table = format!("\"{}\".job", schema.as_str());
     let cases = corpus();

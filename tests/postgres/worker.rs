@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use bullmq::postgres::sqlx::{self, Row as _};
-use bullmq::{JobOptions, JobState, Queue, Worker, WorkerOptions};
+use bullmq::{JobOptions, JobState, Worker, WorkerOptions};
 use serde_json::json;
 
 use crate::support::postgres::{SchemaGuard, admin};
@@ -22,11 +22,7 @@ async fn a_job_taken_at_start_is_not_marked_stalled_by_the_first_check() {
     // The race lost about one start in six before the order was fixed: ten starts.
     for round in 0..10 {
         let name = format!("start{round}");
-        let queue = Queue::try_new(
-            bullmq::QueueName::new(&name).unwrap(),
-            schema.backend(&name).await,
-        )
-        .expect("the backend is bound to this queue");
+        let queue = schema.queue(&name).await;
         let id = queue
             .add("j", &json!({}), JobOptions::new())
             .await

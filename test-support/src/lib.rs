@@ -66,6 +66,8 @@ pub mod redis_queue;
 #[cfg(feature = "redis")]
 pub mod scheduled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod stall_order;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod stalled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod wait;

@@ -10,11 +10,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bullmq::redis::RedisBackend;
-use bullmq::{ActiveJob, Error, JobError, JobId, JobOptions, JobState, WorkerEvent, WorkerOptions};
+use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::{
+    ActiveJob, Error, JobError, JobId, JobOptions, JobState, Prefix, QueueName, WorkerEvent,
+    WorkerOptions,
+};
 use serde_json::{Value, json};
 
 use crate::support::redis_queue::RedisQueue;
+use crate::support::stall_order::assert_a_job_taken_at_start_is_not_marked_stalled;
 use crate::support::wait::{eventually, next_event};
 
 /// What these tests do on their queue (a [`RedisQueue`] on the shared server) besides [`RedisQueue`]'s own moves.
@@ -275,40 +279,28 @@ async fn node_and_rust_workers_share_a_queue_exactly_once() {
 
 #[tokio::test]
 async fn a_job_taken_at_start_is_not_marked_stalled_by_the_first_check() {
-    // The race lost about one start in six before the order was fixed: ten starts.
-    for round in 0..10 {
-        let ctx = RedisQueue::shared(&format!("start{round}")).await;
-        let id = ctx.add("j", json!({}), JobOptions::new()).await;
-        let (release, held) = tokio::sync::oneshot::channel::<()>();
-        let held = std::sync::Mutex::new(Some(held));
-        let worker = ctx
-            .worker(
-                WorkerOptions::new().stalled_interval(Duration::from_secs(60)),
-                move |_job, _| {
-                    let held = held.lock().unwrap().take();
-                    async move {
-                        if let Some(held) = held {
-                            let _ = held.await;
-                        }
-                        Ok(json!(null))
-                    }
-                },
-            )
-            .await;
-        ctx.wait_state(&id, JobState::Active).await;
-        let mut con = support::redis().await;
-        let stalled = format!("{}:{}:stalled", ctx.prefix, ctx.name.as_str());
-        let marked: bool = redis::cmd("SISMEMBER")
-            .arg(&stalled)
-            .arg(id.as_str())
-            .query_async(&mut con)
-            .await
-            .unwrap();
-        assert!(
-            !marked,
-            "round {round}: the first check ran after the fetch"
-        );
-        let _ = release.send(());
-        worker.close().await;
-    }
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let connect = |queue: String| {
+        let prefix = prefix.clone();
+        async move {
+            let options =
+                RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
+            RedisBackend::connect(&options, QueueName::new(queue).unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let marked = |queue: String, id: JobId| {
+        let stalled = format!("{prefix}:{queue}:stalled");
+        async move {
+            redis::cmd("SISMEMBER")
+                .arg(&stalled)
+                .arg(id.as_str())
+                .query_async(&mut support::redis().await)
+                .await
+                .unwrap()
+        }
+    };
+    assert_a_job_taken_at_start_is_not_marked_stalled(connect, marked).await;
 }

@@ -1,7 +1,8 @@
-//! The custom events a producer must refuse.
+//! Custom events: those a producer must refuse, and numbered ones read back in order.
 
 use bullmq_core::QueueEventsProducer;
 use bullmq_core::backend::Events;
+use bullmq_core::queue_events::ReceivedEvent;
 
 /// Asserts that `producer` refuses a custom event that hides its name in its fields, one with
 /// no name, and one for a stream capped at 0.
@@ -12,4 +13,13 @@ pub async fn assert_bad_custom_events_refused<B: Events>(producer: &QueueEventsP
     assert!(unnamed.is_err(), "no name: {unnamed:?}");
     let capped = producer.publish_event_max("x", &[], 0).await;
     assert!(capped.is_err(), "a stream capped at 0: {capped:?}");
+}
+
+/// The numbers `events` carry in their field `name`, in order (an event without one is
+/// skipped): to check that numbered events arrived each once, in order.
+pub fn numbered(events: &[std::sync::Arc<ReceivedEvent>], name: &str) -> Vec<usize> {
+    events
+        .iter()
+        .filter_map(|e| e.field(name).and_then(|n| n.parse().ok()))
+        .collect()
 }

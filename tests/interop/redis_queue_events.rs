@@ -3,7 +3,7 @@
 //! `QueueEvents` reads what Rust publishes, and a killed connection loses no event.
 
 use crate::support;
-use crate::support::custom_events::assert_bad_custom_events_refused;
+use crate::support::custom_events::{assert_bad_custom_events_refused, numbered};
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -552,10 +552,7 @@ async fn killed_connections_lose_no_event() {
     }
     producer.publish_event("stop", &[]).await.expect("publish");
     let (got, errors) = collect_until(&mut sub, "stop").await;
-    let ns: Vec<usize> = got
-        .iter()
-        .filter_map(|e| e.field("n").and_then(|n| n.parse().ok()))
-        .collect();
+    let ns = numbered(&got, "n");
     assert_eq!(
         ns,
         (0..TOTAL).collect::<Vec<_>>(),

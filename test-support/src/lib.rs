@@ -33,6 +33,8 @@ pub mod workspace_bin;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod chaos;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod custom_events;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod events;
 #[cfg(feature = "flow")]
 pub mod flows;
@@ -46,6 +48,10 @@ pub mod odd_jobs;
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;
 #[cfg(feature = "postgres")]
+mod pg_passwords;
+#[cfg(feature = "postgres")]
+mod pg_queue;
+#[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 mod private_redis;
@@ -56,9 +62,17 @@ pub mod redis_cluster;
 #[cfg(feature = "redis")]
 mod redis_conn;
 #[cfg(feature = "redis")]
+pub mod redis_queue;
+#[cfg(feature = "redis")]
 pub mod scheduled;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod stall_order;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod stalled;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod wait;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod waiting;
 
 pub use names::{now_ms, unique_name, unique_prefix};
 pub use node::{

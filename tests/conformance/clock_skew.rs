@@ -25,16 +25,23 @@ async fn queue_at<S: Store, C: Clock + Clone>(ctx: &Ctx<S>, clock: &C) -> Queue<
     .expect("the backend is bound to this queue")
 }
 
-/// Takes the next job on `queue`'s backend (at its clock) with `token`, locked for `lock`.
-async fn take_on<S: Store>(queue: &Queue<S::B>, token: &str, lock: Duration) -> JobId {
+/// Adds a job named `name` on `queue` and takes it on `queue`'s backend (at its clock) with
+/// token `t`, locked for `lock`; its id.
+async fn add_and_take<S: Store>(queue: &Queue<S::B>, name: &str, lock: Duration) -> JobId {
+    let added = queue
+        .add(name, &json!({}), JobOptions::new())
+        .await
+        .unwrap()
+        .id;
     let fetch = FetchParams {
-        token: LockToken::new(token),
+        token: LockToken::new("t"),
         lock_duration: lock,
         limiter: None,
         worker_name: None,
     };
     let next = queue.backend().move_to_active(&fetch).await.unwrap();
-    next.job.expect("a job is ready").id
+    assert_eq!(next.job.expect("a job is ready").id, added);
+    added
 }
 
 /// A held lock is judged at the clock of the backend asking, the clock that stamped it: a
@@ -44,15 +51,7 @@ async fn take_on<S: Store>(queue: &Queue<S::B>, token: &str, lock: Duration) -> 
 pub async fn remove_checks_locks_at_the_backends_clock<S: Store>() {
     let ctx = Ctx::<S>::new("remove-clock").await;
     let behind = queue_at(&ctx, &OffsetClock::new(-60_000)).await;
-    let held = behind
-        .add("a", &json!({}), JobOptions::new())
-        .await
-        .unwrap()
-        .id;
-    assert_eq!(
-        take_on::<S>(&behind, "t", Duration::from_secs(30)).await,
-        held
-    );
+    let held = add_and_take::<S>(&behind, "a", Duration::from_secs(30)).await;
     assert!(
         !behind.remove(&held, false).await.unwrap(),
         "the lock holds"
@@ -61,15 +60,7 @@ pub async fn remove_checks_locks_at_the_backends_clock<S: Store>() {
     assert_eq!(ctx.state(&held).await, Some(JobState::Active));
 
     let ahead = queue_at(&ctx, &OffsetClock::new(60_000)).await;
-    let short = ahead
-        .add("b", &json!({}), JobOptions::new())
-        .await
-        .unwrap()
-        .id;
-    assert_eq!(
-        take_on::<S>(&ahead, "t", Duration::from_millis(300)).await,
-        short
-    );
+    let short = add_and_take::<S>(&ahead, "b", Duration::from_millis(300)).await;
     // Redis expires the key after 300 ms of its own time; PostgreSQL's lock ends at the
     // backend's clock 300 ms after it was taken.
     eventually(
@@ -95,12 +86,7 @@ pub(crate) async fn checks_ahead_take_nothing<S: Store>(queue: &str, ahead_ms: u
     let ctx = Ctx::<S>::new(queue).await;
     let start = now_ms();
     let holder = queue_at(&ctx, &ManualClock::new(start)).await;
-    let id = holder
-        .add("a", &json!({}), JobOptions::new())
-        .await
-        .unwrap()
-        .id;
-    take_on::<S>(&holder, "t", Duration::from_secs(30)).await;
+    let id = add_and_take::<S>(&holder, "a", Duration::from_secs(30)).await;
     let clock = ManualClock::new(start + ahead_ms);
     let checker = queue_at(&ctx, &clock).await;
     let check = StalledCheck {

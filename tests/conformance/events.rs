@@ -10,6 +10,7 @@ use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
+use crate::support::custom_events::{assert_bad_custom_events_refused, numbered};
 use crate::support::eventually;
 
 /// A reader that is already listening.
@@ -123,14 +124,7 @@ pub async fn custom_events_round_trip<S: Store>() {
         }
     }
     // A custom event cannot hide its name or be unnamed; a stream capped at 0 is refused.
-    assert!(
-        producer
-            .publish_event("x", &[("event", "y")])
-            .await
-            .is_err()
-    );
-    assert!(producer.publish_event("", &[]).await.is_err());
-    assert!(producer.publish_event_max("x", &[], 0).await.is_err());
+    assert_bad_custom_events_refused(&producer).await;
     events.close().await;
 }
 
@@ -221,10 +215,7 @@ pub async fn a_new_reader_resumes_where_the_last_stopped<S: Store>() {
     let runner = async { second.run().await.unwrap() };
     let check = async {
         let got = collect_until(&mut sub, "stop").await;
-        let ns: Vec<usize> = got
-            .iter()
-            .filter_map(|e| e.field("n").and_then(|n| n.parse().ok()))
-            .collect();
+        let ns = numbered(&got, "n");
         assert_eq!(
             ns,
             (10..20).collect::<Vec<_>>(),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bullmq::pool::{PoolEvent, Supervision, WorkerPool};
+use bullmq::pool::{PoolEvent, Supervision, WorkerPool, WorkerPoolBuilder};
 use bullmq::telemetry::RunState;
 use bullmq::{
     ActiveJob, BoxProcessor, BulkJob, CancelReason, CancellationToken, JobError, JobId, JobOptions,
@@ -46,6 +46,24 @@ fn counting<B: Send + 'static>(
         }) as BoxFut
     };
     (runs, f)
+}
+
+/// A pool on `ctx`'s queue, to be configured, running a [`counting`] processor (`work` per
+/// job); and its counts.
+async fn counting_pool<S: Store>(
+    ctx: &Ctx<S>,
+    work: Duration,
+) -> (
+    Runs,
+    WorkerPoolBuilder<
+        S::B,
+        impl Fn(ActiveJob<S::B>, CancellationToken) -> BoxFut + Clone + Send + Sync + 'static,
+    >,
+) {
+    let (runs, f) = counting::<S::B>(work);
+    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
+        .expect("the backend is bound to this queue");
+    (runs, WorkerPool::builder(queue, f))
 }
 
 async fn add_many<S: Store>(ctx: &Ctx<S>, n: usize) -> Vec<JobId> {
@@ -172,14 +190,8 @@ async fn add_later<S: Store>(ctx: &Ctx<S>, n: usize) -> Vec<JobId> {
 
 pub async fn a_pool_scaled_under_load_runs_every_job_once<S: Store>() {
     let ctx = Ctx::<S>::new("pool").await;
-    let (runs, f) = counting::<S::B>(Duration::from_millis(2));
-    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
-        .expect("the backend is bound to this queue");
-    let pool = WorkerPool::builder(queue, f)
-        .options(fast().concurrency(10))
-        .build()
-        .await
-        .unwrap();
+    let (runs, pool) = counting_pool(&ctx, Duration::from_millis(2)).await;
+    let pool = pool.options(fast().concurrency(10)).build().await.unwrap();
     assert_eq!(pool.size(), 1);
     workers_listed(&ctx, 1).await;
     let ids = add_many(&ctx, 2000).await;
@@ -217,10 +229,8 @@ pub async fn a_pool_scaled_under_load_runs_every_job_once<S: Store>() {
 pub async fn a_pool_restarts_a_stopped_worker_then_fails_past_its_budget<S: Store>() {
     use bullmq::backend::Lifecycle;
     let ctx = Ctx::<S>::new("supervised").await;
-    let (runs, f) = counting::<S::B>(Duration::ZERO);
-    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
-        .expect("the backend is bound to this queue");
-    let pool = WorkerPool::builder(queue, f)
+    let (runs, pool) = counting_pool(&ctx, Duration::ZERO).await;
+    let pool = pool
         .options(fast())
         .size(2)
         .supervision(
@@ -387,14 +397,8 @@ pub async fn boxed_processors_of_different_types_share_a_collection<S: Store>() 
 pub async fn a_pool_autoscales_up_under_a_backlog_and_down_when_idle<S: Store>() {
     use bullmq::pool::Autoscale;
     let ctx = Ctx::<S>::new("autoscale").await;
-    let (runs, f) = counting::<S::B>(Duration::from_millis(20));
-    let queue = Queue::try_new(ctx.name.clone(), ctx.backend().await)
-        .expect("the backend is bound to this queue");
-    let pool = WorkerPool::builder(queue, f)
-        .options(fast().concurrency(2))
-        .build()
-        .await
-        .unwrap();
+    let (runs, pool) = counting_pool(&ctx, Duration::from_millis(20)).await;
+    let pool = pool.options(fast().concurrency(2)).build().await.unwrap();
     let policy = Autoscale::new(1, 4)
         .jobs_per_worker(10)
         .interval(Duration::from_millis(100))

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bullmq::backend::Range;
+use bullmq::backend::{Backend, Range};
 use bullmq::{
-    ActiveJob, Backoff, CancellationToken, JobError, JobId, JobOptions, JobState, KeepJobs,
-    ProcessResult, Worker,
+    ActiveJob, Backoff, CancellationToken, Job, JobError, JobId, JobOptions, JobState, KeepJobs,
+    ProcessResult, Worker, WorkerOptions,
 };
 use serde_json::{Value, json};
 
@@ -267,6 +267,14 @@ pub async fn remove_on_fail_keeps_a_count<S: Store>() {
     assert_eq!(failed[0].failed_reason.as_deref(), Some("no j3"));
 }
 
+/// Fails the jobs named `fail` (reason `no`), completes the others with `1`.
+async fn fail_the_failing<B: Backend>(job: ActiveJob<B>, _: CancellationToken) -> ProcessResult {
+    match job.name.as_str() {
+        "fail" => Err(JobError::failed("no")),
+        _ => Ok(json!(1)),
+    }
+}
+
 pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
     let ctx = Ctx::<S>::new("keep-none").await;
     let gone = ctx
@@ -284,14 +292,7 @@ pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
         )
         .await;
     let kept = ctx.add("kept", json!({}), JobOptions::new()).await;
-    let worker = ctx
-        .worker(fast(), |job, _| async move {
-            match job.name.as_str() {
-                "fail" => Err(JobError::failed("no")),
-                _ => Ok(json!(1)),
-            }
-        })
-        .await;
+    let worker = ctx.worker(fast(), fail_the_failing).await;
     ctx.wait_state(&kept, JobState::Completed).await;
     eventually("both removed", WAIT, || async {
         ctx.queue.get_job(&gone).await.unwrap().is_none()
@@ -339,14 +340,7 @@ pub async fn worker_retention_applies_to_jobs_without_their_own<S: Store>() {
     let opts = fast()
         .remove_on_complete(KeepJobs::RemoveAll)
         .remove_on_fail(KeepJobs::RemoveAll);
-    let worker = ctx
-        .worker(opts, |job, _| async move {
-            match job.name.as_str() {
-                "fail" => Err(JobError::failed("no")),
-                _ => Ok(json!(1)),
-            }
-        })
-        .await;
+    let worker = ctx.worker(opts, fail_the_failing).await;
     ctx.wait_state(&own, JobState::Completed).await;
     eventually("the others removed", WAIT, || async {
         ctx.queue.get_job(&plain).await.unwrap().is_none()
@@ -360,47 +354,44 @@ pub async fn max_started_attempts_fails_a_restarted_job<S: Store>() {
     let ctx = Ctx::<S>::new("max-started").await;
     let id = ctx.add("s", json!({}), JobOptions::new().attempts(5)).await;
     // Started once by a worker that crashed, so it stalls and is started a second time.
-    assert_eq!(
-        ctx.take_for("crashed", Duration::from_millis(100)).await,
-        Some(id.clone())
-    );
-    // Waits for the 100 ms lock to expire on the server.
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    let opts = fast()
-        .stalled_interval(Duration::from_millis(100))
-        .max_started_attempts(1);
-    let worker = ctx
-        .worker(opts, |_job, _| async move { Ok(json!("never")) })
-        .await;
-    ctx.wait_state(&id, JobState::Failed).await;
-    let job = ctx.job(&id).await;
+    let job = failed_after_a_crash(&ctx, &id, fast().max_started_attempts(1)).await;
     assert_eq!(
         job.failed_reason.as_deref(),
         Some("job started more than allowable limit")
     );
     assert_eq!(job.attempts_started, 2);
     assert!(job.return_value.is_none());
+}
+
+/// Takes `id` for a worker that crashed (its 100 ms lock never renewed), then runs a worker
+/// with `opts` and a 100 ms stalled check, whose processor must not complete it, until the
+/// job fails; returns it.
+async fn failed_after_a_crash<S: Store>(ctx: &Ctx<S>, id: &JobId, opts: WorkerOptions) -> Job {
+    assert_eq!(
+        ctx.take_for("crashed", Duration::from_millis(100))
+            .await
+            .as_ref(),
+        Some(id)
+    );
+    // Waits for the 100 ms lock to expire on the server.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let opts = opts.stalled_interval(Duration::from_millis(100));
+    let worker = ctx
+        .worker(opts, |_job, _| async move { Ok(json!("never")) })
+        .await;
+    ctx.wait_state(id, JobState::Failed).await;
     worker.close().await;
+    ctx.job(id).await
 }
 
 pub async fn a_job_stalled_too_often_fails<S: Store>() {
     let ctx = Ctx::<S>::new("stalled-out").await;
     let id = ctx.add("s", json!({}), JobOptions::new()).await;
-    ctx.take_for("crashed", Duration::from_millis(100)).await;
-    // Waits for the 100 ms lock to expire on the server.
-    tokio::time::sleep(Duration::from_millis(150)).await;
-    let opts = fast()
-        .stalled_interval(Duration::from_millis(100))
-        .max_stalled_count(0);
-    let worker = ctx
-        .worker(opts, |_job, _| async move { Ok(json!("never")) })
-        .await;
-    ctx.wait_state(&id, JobState::Failed).await;
+    let job = failed_after_a_crash(&ctx, &id, fast().max_stalled_count(0)).await;
     assert_eq!(
-        ctx.job(&id).await.failed_reason.as_deref(),
+        job.failed_reason.as_deref(),
         Some("job stalled more than allowable limit")
     );
-    worker.close().await;
 }
 
 pub async fn a_panicking_processor_fails_the_job<S: Store>() {

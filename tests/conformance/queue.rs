@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::ctx::{Ctx, WAIT};
 use crate::store::Store;
 use crate::support::eventually;
+use crate::support::waiting::waiting_names;
 
 pub async fn adds_and_reads_back_a_job<S: Store>() {
     let ctx = Ctx::<S>::new("read-back").await;
@@ -74,28 +75,15 @@ pub async fn add_bulk_keeps_order_and_counts<S: Store>() {
     assert_eq!(counts.iter().map(|(_, n)| n).sum::<u64>(), 250);
     assert_eq!(counts[0].1, 250);
     // Newest first by default, oldest first with `asc`.
-    let newest = ctx
-        .queue
-        .get_waiting(Range {
-            start: 0,
-            end: 2,
-            asc: false,
-        })
-        .await
-        .unwrap();
-    let names: Vec<_> = newest.iter().map(|j| j.name.as_str()).collect();
-    assert_eq!(names, ["j249", "j248", "j247"]);
-    let oldest = ctx
-        .queue
-        .get_waiting(Range {
-            start: 0,
-            end: 1,
-            asc: true,
-        })
-        .await
-        .unwrap();
-    let names: Vec<_> = oldest.iter().map(|j| j.name.as_str()).collect();
-    assert_eq!(names, ["j0", "j1"]);
+    for (end, asc, expected) in [
+        (2, false, &["j249", "j248", "j247"][..]),
+        (1, true, &["j0", "j1"][..]),
+    ] {
+        let range = Range { start: 0, end, asc };
+        let listed = ctx.queue.get_waiting(range).await.unwrap();
+        let names: Vec<_> = listed.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, expected, "asc {asc}");
+    }
 }
 
 /// Job `i` of the bulk of [`add_bulk_names_what_was_added_when_a_job_is_refused`].
@@ -164,15 +152,7 @@ pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
         .collect();
     let retried = ctx.queue.add_bulk(retry).await.unwrap();
     assert_eq!(retried.len(), 1);
-    let mut names: Vec<String> = ctx
-        .queue
-        .get_waiting(Range::ALL)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|j| j.name)
-        .collect();
-    names.sort();
+    let names = waiting_names(&ctx.queue).await;
     assert_eq!(names, ["j0", "j1", "j2", "j3", "j4", "j5", "p", "p"]);
 
     // A job that fails its checks is named by its index, and nothing of the bulk is written.
@@ -387,30 +367,17 @@ pub async fn get_jobs_lists_every_state<S: Store>() {
         v
     };
     let all = Range::ALL;
-    assert_eq!(
-        ids(ctx.queue.get_waiting(all).await.unwrap()),
-        [wait.to_string()]
-    );
-    assert_eq!(
-        ids(ctx.queue.get_prioritized(all).await.unwrap()),
-        [prio.to_string()]
-    );
-    assert_eq!(
-        ids(ctx.queue.get_delayed(all).await.unwrap()),
-        [delayed.to_string()]
-    );
-    assert_eq!(
-        ids(ctx.queue.get_active(all).await.unwrap()),
-        [taken[2].to_string()]
-    );
-    assert_eq!(
-        ids(ctx.queue.get_completed(all).await.unwrap()),
-        [done.to_string()]
-    );
-    assert_eq!(
-        ids(ctx.queue.get_failed(all).await.unwrap()),
-        [fail.to_string()]
-    );
+    let q = &ctx.queue;
+    for (getter, listed, expected) in [
+        ("get_waiting", q.get_waiting(all).await, &wait),
+        ("get_prioritized", q.get_prioritized(all).await, &prio),
+        ("get_delayed", q.get_delayed(all).await, &delayed),
+        ("get_active", q.get_active(all).await, &taken[2]),
+        ("get_completed", q.get_completed(all).await, &done),
+        ("get_failed", q.get_failed(all).await, &fail),
+    ] {
+        assert_eq!(ids(listed.unwrap()), [expected.to_string()], "{getter}");
+    }
     assert!(
         ctx.queue
             .get_waiting_children(all)

@@ -140,24 +140,14 @@ pub async fn upsert_replaces_and_remove_removes<S: Store>() {
     // Starting later, so that the pending iteration is delayed.
     let later = |start: u64| every(3_600_000).start_date(now_ms() + start);
     let hourly = later(3_600_000);
-    schedulers
-        .upsert(
-            "s1",
-            &hourly,
-            JobTemplate::named("one").data(json!({"v": 1})),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-    let b = schedulers
-        .upsert(
-            "s1",
-            &hourly,
-            JobTemplate::named("two").data(json!({"v": 2})),
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    // Upserted twice: the second template replaces the first.
+    let mut upserted = None;
+    for (name, v) in [("one", 1), ("two", 2)] {
+        let template = JobTemplate::named(name).data(json!({ "v": v }));
+        upserted = schedulers.upsert("s1", &hourly, template).await.unwrap();
+        assert!(upserted.is_some(), "upsert {name}");
+    }
+    let b = upserted.unwrap();
     assert_eq!(schedulers.count().await.unwrap(), 1);
     let record = schedulers.get("s1").await.unwrap().unwrap();
     assert_eq!(record.name, "two");

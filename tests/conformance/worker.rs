@@ -4,12 +4,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bullmq::backend::{FetchParams, LockToken, RateLimiter, Transitions};
+use bullmq::backend::RateLimiter;
 use bullmq::{Backoff, BulkJob, JobError, JobId, JobOptions, JobState, WorkerEvent};
 use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
+use crate::support::stalled::run_until_stalled;
 use crate::support::{eventually, next_event};
 
 pub async fn completes_jobs_with_return_values<S: Store>() {
@@ -191,14 +192,8 @@ pub async fn stalled_job_is_taken_again<S: Store>() {
     let ctx = Ctx::<S>::new("stalled").await;
     let id = ctx.add("s", json!({}), JobOptions::new()).await;
     // Taken as a crashed worker would have: active, with a short lock nobody renews.
-    let fetch = FetchParams {
-        token: LockToken::new("crashed"),
-        lock_duration: Duration::from_millis(100),
-        limiter: None,
-        worker_name: None,
-    };
-    let taken = ctx.queue.backend().move_to_active(&fetch).await.unwrap();
-    assert_eq!(taken.job.unwrap().id, id);
+    let taken = ctx.take_for("crashed", Duration::from_millis(100)).await;
+    assert_eq!(taken.as_ref(), Some(&id));
     // Waits for the 100 ms lock to expire on the server.
     tokio::time::sleep(Duration::from_millis(150)).await;
     let opts = fast()
@@ -207,15 +202,7 @@ pub async fn stalled_job_is_taken_again<S: Store>() {
     let worker = ctx
         .worker(opts, |_job, _| async move { Ok(json!("recovered")) })
         .await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
-        "stalled",
-        WAIT,
-        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
-    )
-    .await;
+    run_until_stalled(&worker, &id, WAIT).await;
     ctx.wait_state(&id, JobState::Completed).await;
     let job = ctx.job(&id).await;
     assert_eq!(job.stalled_counter, 1);

@@ -350,13 +350,7 @@ struct PasswordCluster(support::pg_cluster::Cluster);
 impl PasswordCluster {
     fn start() -> Option<Self> {
         let cluster = support::pg_cluster::Cluster::init()?;
-        cluster.write_data_file(
-            "pg_hba.conf",
-            b"local all all trust\n\
-              host all postgres 127.0.0.1/32 trust\n\
-              host all all 127.0.0.1/32 scram-sha-256\n",
-        );
-        cluster.pg_ctl("start");
+        cluster.start_with_passwords();
         let url = cluster.url();
         std::thread::spawn(move || {
             tokio::runtime::Runtime::new().unwrap().block_on(async {

@@ -470,84 +470,36 @@ async fn corrupt_job_hashes_give_typed_errors_or_are_tolerated_as_node_does() {
         .into_iter()
         .filter(|(f, _)| *f != "data")
         .collect();
-    plant(&prefix, "bad", "no-data", &no_data).await;
-    plant(
-        &prefix,
-        "bad",
-        "data-not-json",
-        &base(&[("data", "{not json")]),
-    )
-    .await;
-    plant(&prefix, "bad", "data-not-utf8", &{
-        let mut f = base(&[]);
-        f.retain(|(k, _)| *k != "data");
-        f.push(("data", vec![b'"', 0xff, 0xfe, b'"']));
-        f
-    })
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "opts-not-json",
-        &base(&[("opts", "attempts=3")]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "timestamp-text",
-        &base(&[("timestamp", "yesterday")]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "numbers-as-lua-text",
-        &base(&[("timestamp", "1.7e+12"), ("atm", " 2 ")]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "unknown-opts",
-        &base(&[("opts", r#"{"attempts":3,"zz":{"future":true}}"#)]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "returnvalue-not-json",
-        &base(&[("returnvalue", "done!")]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "deep-data",
-        &base(&[("data", deep_json.as_str())]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "deep-opts",
-        &base(&[("opts", &format!(r#"{{"zz":{deep_json}}}"#))]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "deep-returnvalue",
-        &base(&[("returnvalue", deep_json.as_str())]),
-    )
-    .await;
-    plant(
-        &prefix,
-        "bad",
-        "good",
-        &base(&[("data", r#"{"fine":true}"#)]),
-    )
-    .await;
+    let mut not_utf8 = base(&[]);
+    not_utf8.retain(|(k, _)| *k != "data");
+    not_utf8.push(("data", vec![b'"', 0xff, 0xfe, b'"']));
+    let deep_opts = format!(r#"{{"zz":{deep_json}}}"#);
+    let planted = [
+        ("no-data", no_data),
+        ("data-not-json", base(&[("data", "{not json")])),
+        ("data-not-utf8", not_utf8),
+        ("opts-not-json", base(&[("opts", "attempts=3")])),
+        ("timestamp-text", base(&[("timestamp", "yesterday")])),
+        (
+            "numbers-as-lua-text",
+            base(&[("timestamp", "1.7e+12"), ("atm", " 2 ")]),
+        ),
+        (
+            "unknown-opts",
+            base(&[("opts", r#"{"attempts":3,"zz":{"future":true}}"#)]),
+        ),
+        ("returnvalue-not-json", base(&[("returnvalue", "done!")])),
+        ("deep-data", base(&[("data", deep_json.as_str())])),
+        ("deep-opts", base(&[("opts", deep_opts.as_str())])),
+        (
+            "deep-returnvalue",
+            base(&[("returnvalue", deep_json.as_str())]),
+        ),
+        ("good", base(&[("data", r#"{"fine":true}"#)])),
+    ];
+    for (id, fields) in &planted {
+        plant(&prefix, "bad", id, fields).await;
+    }
 
     let get = |id: &'static str| {
         let q = &q;

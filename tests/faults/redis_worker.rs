@@ -13,7 +13,6 @@
 use crate::support;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,100 +20,62 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bullmq::job::JobType;
-use bullmq::redis::{RedisBackend, RedisOptions};
+use bullmq::redis::RedisBackend;
 use bullmq::{
-    ActiveJob, CancellationToken, JobId, JobOptions, JobState, Prefix, ProcessResult, Queue,
-    QueueName, Worker, WorkerEvent, WorkerOptions,
+    ActiveJob, CancellationToken, JobId, JobOptions, JobState, ProcessResult, Queue, Worker,
+    WorkerOptions,
 };
 use serde_json::{Value, json};
 
 use crate::support::chaos::{self, ChaosPlan, Producer};
+use crate::support::redis_queue::RedisQueue;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
-use crate::support::wait::{eventually, next_event};
+use crate::support::stalled::run_until_stalled;
+use crate::support::wait::eventually;
 use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 
 const LOCK: Duration = Duration::from_millis(800);
 const STALLED: Duration = Duration::from_millis(100);
 
 /// A queue under a unique prefix on the shared server or on a private one.
-struct Ctx {
-    url: String,
-    prefix: String,
-    _guard: Option<support::PrefixGuard>,
-    name: QueueName,
-    queue: Queue<RedisBackend>,
+type Ctx = RedisQueue;
+
+/// On the shared server (its keys removed on drop).
+async fn shared_ctx(queue: &str) -> Ctx {
+    // Built (or found fresh) before any test starts its clock.
+    test_worker();
+    RedisQueue::shared(queue).await
 }
 
-impl Ctx {
-    /// On the shared server (its keys removed on drop).
-    async fn shared(queue: &str) -> Self {
-        let prefix = support::unique_prefix();
-        let guard = support::PrefixGuard(prefix.clone());
-        Self::build(support::redis_url(), prefix, Some(guard), queue).await
-    }
+/// On a private server (thrown away with it).
+async fn private_ctx(server: &support::PrivateRedis, queue: &str) -> Ctx {
+    test_worker();
+    RedisQueue::on(server.url(), queue).await
+}
 
-    /// On a private server (thrown away with it).
-    async fn private(server: &support::PrivateRedis, queue: &str) -> Self {
-        Self::build(server.url(), support::unique_prefix(), None, queue).await
-    }
+/// What the fault tests do on their queue besides [`RedisQueue`]'s own moves.
+trait FaultCtx {
+    /// Adds a job with the default options; its id.
+    async fn add(&self, name: &str, data: Value) -> JobId;
+    /// The key of the queue's `suffix`.
+    fn key(&self, suffix: &str) -> String;
+    /// A plain connection to the server.
+    async fn raw(&self) -> redis::aio::MultiplexedConnection;
+    /// The ids of a finished set (`completed` or `failed`).
+    async fn finished(&self, set: &str) -> Vec<String>;
+    /// How many events named `event` the queue's stream holds for each job id.
+    async fn event_counts(&self, event: &str) -> HashMap<String, usize>;
+    /// The bullmq-test-worker process on this queue, with `env` on top of its defaults.
+    fn spawn_worker(&self, env: &[(&str, &str)]) -> WorkerProcess;
+}
 
-    async fn build(
-        url: String,
-        prefix: String,
-        guard: Option<support::PrefixGuard>,
-        queue: &str,
-    ) -> Self {
-        // Built (or found fresh) before any test starts its clock.
-        test_worker();
-        let name = QueueName::new(queue).unwrap();
-        let backend = connect(&url, &prefix, &name).await;
-        Self {
-            queue: Queue::try_new(name.clone(), backend)
-                .expect("the backend is bound to this queue"),
-            url,
-            prefix,
-            _guard: guard,
-            name,
-        }
-    }
-
-    async fn connect(&self) -> RedisBackend {
-        connect(&self.url, &self.prefix, &self.name).await
-    }
-
-    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> Worker<RedisBackend, F>
-    where
-        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ProcessResult> + Send,
-    {
-        Worker::new(self.name.clone(), self.connect().await, opts, f)
-            .await
-            .unwrap()
-    }
-
+impl FaultCtx for RedisQueue {
     async fn add(&self, name: &str, data: Value) -> JobId {
         self.queue
             .add(name, &data, JobOptions::new())
             .await
             .unwrap()
             .id
-    }
-
-    async fn state(&self, id: &JobId) -> Option<JobState> {
-        self.queue.job(id.clone()).get_state().await.ok().flatten()
-    }
-
-    async fn job(&self, id: &JobId) -> bullmq::Job {
-        self.queue.get_job(id).await.unwrap().unwrap()
-    }
-
-    async fn wait_state(&self, id: &JobId, state: JobState) {
-        eventually(
-            &format!("job {id} {state:?}"),
-            Duration::from_secs(15),
-            || async { self.state(id).await == Some(state) },
-        )
-        .await;
     }
 
     fn key(&self, suffix: &str) -> String {
@@ -129,7 +90,6 @@ impl Ctx {
             .unwrap()
     }
 
-    /// The ids of a finished set (`completed` or `failed`).
     async fn finished(&self, set: &str) -> Vec<String> {
         redis::cmd("ZRANGE")
             .arg(self.key(set))
@@ -140,7 +100,6 @@ impl Ctx {
             .unwrap()
     }
 
-    /// How many events named `event` the queue's stream holds for each job id.
     async fn event_counts(&self, event: &str) -> HashMap<String, usize> {
         let mut con = self.raw().await;
         let mut counts = HashMap::new();
@@ -177,7 +136,6 @@ impl Ctx {
         }
     }
 
-    /// The bullmq-test-worker process on this queue, with `env` on top of its defaults.
     fn spawn_worker(&self, env: &[(&str, &str)]) -> WorkerProcess {
         let mut cmd = Command::new(test_worker());
         cmd.env("REDIS_URL", &self.url)
@@ -197,11 +155,6 @@ impl Ctx {
 pub(crate) fn test_worker() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(support::workspace_bin::test_worker)
-}
-
-async fn connect(url: &str, prefix: &str, name: &QueueName) -> RedisBackend {
-    let options = RedisOptions::new(url).prefix(Prefix::new(prefix).unwrap());
-    RedisBackend::connect(&options, name.clone()).await.unwrap()
 }
 
 /// A worker process and the lines it prints.
@@ -343,29 +296,29 @@ async fn rescued(_job: ActiveJob<RedisBackend>, _cancel: CancellationToken) -> P
     Ok(json!({"by": "rescuer"}))
 }
 
+/// Runs an in-process rescuer until its stalled check has put `id` back and it has completed
+/// the job; returns when the job was seen completed (the rescuer closed after that).
+async fn rescue(ctx: &Ctx, id: &JobId) -> Instant {
+    let worker = ctx.worker(rescuer(), rescued).await;
+    run_until_stalled(&worker, id, EVENT_WAIT).await;
+    ctx.wait_state(id, JobState::Completed).await;
+    let completed = Instant::now();
+    worker.close().await;
+    completed
+}
+
 // R1 -------------------------------------------------------------------------------------------
 
 #[tokio::test]
 async fn r1_a_killed_worker_process_job_is_finished_by_another_through_stalled_recovery() {
-    let ctx = Ctx::shared("r1").await;
+    let ctx = shared_ctx("r1").await;
     let id = ctx.add("slow", json!({"ms": 30_000})).await;
     let mut crashed = ctx.spawn_worker(&[("NAME", "doomed")]);
     crashed.expect_line(&format!("active {id}")).await;
     crashed.crash();
     let killed_at = Instant::now();
 
-    let worker = ctx.worker(rescuer(), rescued).await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
-        "stalled",
-        EVENT_WAIT,
-        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
-    )
-    .await;
-    ctx.wait_state(&id, JobState::Completed).await;
-    let recovered_in = killed_at.elapsed();
+    let recovered_in = rescue(&ctx, &id).await - killed_at;
     let job = ctx.job(&id).await;
     assert_eq!(job.stalled_counter, 1);
     assert_eq!(job.attempts_started, 2);
@@ -381,12 +334,11 @@ async fn r1_a_killed_worker_process_job_is_finished_by_another_through_stalled_r
         ctx.event_counts("completed").await.get(id.as_str()),
         Some(&1)
     );
-    worker.close().await;
 }
 
 #[tokio::test]
 async fn r1_a_job_whose_workers_keep_crashing_fails_past_max_stalled_count() {
-    let ctx = Ctx::shared("r1-limit").await;
+    let ctx = shared_ctx("r1-limit").await;
     let id = ctx.add("cursed", json!({"ms": 30_000})).await;
     // maxStalledCount 1 (the default): the first stall puts it back, the second fails it.
     let started = Instant::now();
@@ -418,7 +370,7 @@ async fn r1_a_job_whose_workers_keep_crashing_fails_past_max_stalled_count() {
 
 #[tokio::test]
 async fn r2_sigterm_lets_jobs_in_flight_finish_and_takes_no_new_one() {
-    let ctx = Ctx::shared("r2").await;
+    let ctx = shared_ctx("r2").await;
     let mut ids = Vec::new();
     for i in 0..4 {
         // Long enough that SIGTERM lands while both run, even on a loaded machine.
@@ -452,7 +404,7 @@ async fn r2_sigterm_lets_jobs_in_flight_finish_and_takes_no_new_one() {
 
 #[tokio::test]
 async fn r2_sigterm_past_its_timeout_leaves_jobs_to_stalled_recovery() {
-    let ctx = Ctx::shared("r2-timeout").await;
+    let ctx = shared_ctx("r2-timeout").await;
     let a = ctx.add("long", json!({"ms": 20_000})).await;
     let b = ctx.add("long", json!({"ms": 20_000})).await;
     let mut process = ctx.spawn_worker(&[("CONCURRENCY", "2"), ("CLOSE_MS", "200")]);
@@ -484,24 +436,13 @@ async fn r2_sigterm_past_its_timeout_leaves_jobs_to_stalled_recovery() {
 
 #[tokio::test]
 async fn r3_a_frozen_worker_loses_its_job_and_its_late_finish_is_refused() {
-    let ctx = Ctx::shared("r3").await;
+    let ctx = shared_ctx("r3").await;
     let id = ctx.add("slow", json!({"ms": 2_000})).await;
     let mut frozen = ctx.spawn_worker(&[("NAME", "frozen")]);
     frozen.expect_line(&format!("active {id}")).await;
     frozen.signal("STOP");
 
-    let worker = ctx.worker(rescuer(), rescued).await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
-        "stalled",
-        EVENT_WAIT,
-        |e| matches!(e, WorkerEvent::Stalled { job_id } if *job_id == id),
-    )
-    .await;
-    ctx.wait_state(&id, JobState::Completed).await;
-    worker.close().await;
+    rescue(&ctx, &id).await;
 
     frozen.signal("CONT");
     // Whichever comes first once it wakes: its lock renewal finds the lock lost (one `lost`
@@ -616,7 +557,7 @@ async fn assert_each_finished_once(ctx: &Ctx, ids: &[String]) {
 async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
     const N: usize = 400;
     let server = support::PrivateRedis::start();
-    let ctx = Ctx::private(&server, "r4").await;
+    let ctx = private_ctx(&server, "r4").await;
     let runs = Runs::default();
     let mut workers = Vec::new();
     for w in 0..2 {
@@ -676,7 +617,7 @@ async fn r4_client_kill_mid_run_loses_and_doubles_nothing() {
 #[tokio::test]
 async fn r5_workers_resume_by_themselves_after_a_server_restart() {
     let mut server = support::PrivateRedis::start();
-    let ctx = Ctx::private(&server, "r5").await;
+    let ctx = private_ctx(&server, "r5").await;
     let opts = WorkerOptions::new()
         .name("survivor")
         .drain_delay(Duration::from_millis(500))
@@ -734,7 +675,7 @@ async fn r5_workers_resume_by_themselves_after_a_server_restart() {
 
 async fn race_on_short_locks(seed: u64) {
     const N: usize = 200;
-    let ctx = Ctx::shared(&format!("r13-{seed}")).await;
+    let ctx = shared_ctx(&format!("r13-{seed}")).await;
     let mut rng = seed;
     // Each invocation draws its delay from the job's own sequence: a re-run differs.
     let delays: Vec<u64> = (0..N).map(|_| next_random(&mut rng)).collect();
@@ -840,7 +781,7 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
     let (soak, seed) = soak_settings(10);
     eprintln!("r14: seed {seed} (BULLMQ_SOAK_SEED), faults for {soak:?}");
     let mut server = support::PrivateRedis::start_durable();
-    let ctx = Ctx::private(&server, "r14").await;
+    let ctx = private_ctx(&server, "r14").await;
     let spawn = |i: usize| {
         let lock = LOCK_MS.to_string();
         let stalled = STALLED_MS.to_string();
@@ -954,7 +895,7 @@ type Corruption<'a> = (&'a str, Vec<(&'a str, String)>, &'a str);
 
 #[tokio::test]
 async fn i6_malformed_jobs_from_another_runtime_are_failed_and_the_worker_goes_on() {
-    let ctx = Ctx::shared("i6").await;
+    let ctx = shared_ctx("i6").await;
     let mut con = ctx.raw().await;
     // (what is done to the stored job, how it ends). A missing `data` reads as `{}` and
     // numbers as strings are read as numbers, as Node.js reads them; what cannot be read at

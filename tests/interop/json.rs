@@ -246,16 +246,8 @@ async fn stored_return_values(schema: &SchemaGuard, queue: &str) -> BTreeMap<Str
 #[tokio::test]
 async fn postgres_rust_worker_and_getters_see_node_data_as_node_does() {
     let schema = SchemaGuard::new("json_echo");
-    let node_q: Queue<PostgresBackend> = Queue::try_new(
-        QueueName::new("node-echo").unwrap(),
-        schema.backend("node-echo").await,
-    )
-    .expect("the backend is bound to this queue");
-    let rust_q: Queue<PostgresBackend> = Queue::try_new(
-        QueueName::new("rust-echo").unwrap(),
-        schema.backend("rust-echo").await,
-    )
-    .expect("the backend is bound to this queue");
+    let node_q: Queue<PostgresBackend> = schema.queue("node-echo").await;
+    let rust_q: Queue<PostgresBackend> = schema.queue("rust-echo").await;
     let env = |queue: &str| {
         vec![
             ("BACKEND", "postgres".to_owned()),
@@ -324,11 +316,7 @@ async fn stored_data(schema: &SchemaGuard, queue: &str, id: &str) -> (String, Op
 #[tokio::test]
 async fn postgres_rows_rust_writes_hold_javascripts_numbers() {
     let schema = SchemaGuard::new("json_numbers");
-    let queue: Queue<PostgresBackend> = Queue::try_new(
-        QueueName::new("numbers").unwrap(),
-        schema.backend("numbers").await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue: Queue<PostgresBackend> = schema.queue("numbers").await;
     let data = serde_json::json!({"one": 1.0, "neg": -0.0, "tiny": 1e-7, "big": 1e21, "f": 0.5});
     let rust_id = queue.add("n", &data, JobOptions::new()).await.unwrap().id;
     queue

@@ -31,6 +31,7 @@ mod otel;
 mod otel_shapes;
 #[cfg(all(feature = "postgres", feature = "flow", feature = "scheduler"))]
 mod postgres;
+mod process_jobs;
 mod redis_add;
 mod redis_admin;
 #[cfg(feature = "flow")]

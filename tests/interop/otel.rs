@@ -132,6 +132,12 @@ impl Side {
         .unwrap()
     }
 
+    /// A queue of this side's name on `backend`.
+    pub(crate) fn queue_on<B: Backend>(&self, backend: B) -> Queue<B> {
+        Queue::try_new(QueueName::new(&self.queue).unwrap(), backend)
+            .expect("the backend is bound to this queue")
+    }
+
     pub(crate) fn node(&self, op: &str, arg: &str) -> Value {
         let env: Vec<(&str, &str)> = self
             .env
@@ -157,6 +163,16 @@ pub(crate) async fn close_after_one<B: Backend, P: bullmq::Processor<B>>(
     worker.close().await;
 }
 
+/// Runs a worker on `side` that completes its first job (`what`), then closes it.
+async fn complete_one<B: Backend>(side: &Side, backend: B, what: &str) {
+    let worker = side
+        .worker(backend, WorkerOptions::new(), |_job, _cancel| async {
+            Ok(json!("done"))
+        })
+        .await;
+    close_after_one(&worker, what).await;
+}
+
 /// Node adds a job under its `add` span; our worker's attempt span is its child.
 async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
     let capture = Capture::start();
@@ -164,12 +180,7 @@ async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
     let add = node_span(&added["spans"], &format!("add {}.from-node", side.queue));
     assert_eq!(add["kind"], 3, "Node's add is a producer span");
 
-    let worker = side
-        .worker(backend, WorkerOptions::new(), |_job, _cancel| async {
-            Ok(json!("done"))
-        })
-        .await;
-    close_after_one(&worker, "our worker completes Node's job").await;
+    complete_one(side, backend, "our worker completes Node's job").await;
 
     let process = capture.one(&format!("process {}", side.queue));
     assert_eq!(process.span_kind, SpanKind::Consumer);
@@ -209,8 +220,7 @@ async fn node_producer_rust_worker<B: Backend>(side: &Side, backend: B) {
 /// job id and our add span.
 async fn rust_producer_node_worker<B: Backend>(side: &Side, backend: B) -> (String, SpanData) {
     let capture = Capture::start();
-    let queue = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend)
-        .expect("the backend is bound to this queue");
+    let queue = side.queue_on(backend);
     let job = queue
         .add("from-rust", &json!({"from": "rust"}), JobOptions::new())
         .await
@@ -331,11 +341,7 @@ async fn postgres_our_producer_trace_continues_in_node_worker() {
     let side = postgres_side("r2n", &schema);
     let backend: PostgresBackend = schema.backend(&side.queue).await;
     let (id, add) = rust_producer_node_worker(&side, backend).await;
-    let queue = Queue::try_new(
-        QueueName::new(&side.queue).unwrap(),
-        schema.backend(&side.queue).await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = side.queue_on(schema.backend(&side.queue).await);
     let job = queue
         .get_job(&bullmq::JobId::from(id))
         .await
@@ -357,11 +363,7 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
     use bullmq::options::Telemetry;
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("bulk").await;
-    let queue = Queue::try_new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = side.queue_on(redis_backend(&side, &options).await);
     let omit = Telemetry {
         metadata: None,
         omit_context: Some(true),
@@ -413,11 +415,7 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
 async fn a_retried_job_s_attempts_continue_the_producer_trace() {
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("retry").await;
-    let queue = Queue::try_new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = side.queue_on(redis_backend(&side, &options).await);
     let job = queue
         .add("flaky", &json!({}), JobOptions::new().attempts(2))
         .await
@@ -519,11 +517,7 @@ async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(filter).with(layer));
     let (side, options, _cleanup) = redis_side("filtered").await;
-    let queue = Queue::try_new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = side.queue_on(redis_backend(&side, &options).await);
     let request = tracing::info_span!(target: "app", "request");
     let (one, bulk) = async {
         let one = queue
@@ -674,19 +668,13 @@ async fn node_scheduler_rust_worker<B: Backend>(side: &Side, backend: B) {
         add["traceId"].as_str().unwrap(),
         add["spanId"].as_str().unwrap()
     );
-    let queue = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend.clone())
-        .expect("the backend is bound to this queue");
+    let queue = side.queue_on(backend.clone());
     let first_id = bullmq::JobId::from(upserted["jobId"].as_str().unwrap().to_owned());
     let first = queue.get_job(&first_id).await.unwrap().expect("iteration");
     let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
     assert_eq!(tm(&first).as_deref(), Some(node_tm.as_str()));
 
-    let worker = side
-        .worker(backend, WorkerOptions::new(), |_job, _cancel| async {
-            Ok(json!("done"))
-        })
-        .await;
-    close_after_one(&worker, "our worker completes Node's iteration").await;
+    complete_one(side, backend, "our worker completes Node's iteration").await;
 
     let process = capture.one(&format!("process {}", side.queue));
     assert_eq!(
@@ -744,8 +732,8 @@ async fn rust_scheduler_node_worker<B: Backend>(side: &Side, backend: B) {
     let next_id = node_add["attributes"]["bullmq.job.id"]
         .as_str()
         .expect("the next iteration's id");
-    let next = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend)
-        .expect("the backend is bound to this queue")
+    let next = side
+        .queue_on(backend)
         .get_job(&bullmq::JobId::from(next_id.to_owned()))
         .await
         .unwrap()
@@ -767,11 +755,7 @@ async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
     use opentelemetry::{Array, Value as OtelValue};
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("stall").await;
-    let queue = Queue::try_new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = side.queue_on(redis_backend(&side, &options).await);
     let job = queue
         .add("stuck", &json!({}), JobOptions::new())
         .await
@@ -877,11 +861,7 @@ impl opentelemetry::propagation::TextMapPropagator for CountingPropagator {
 async fn the_global_propagator_is_used_when_one_is_set() {
     let capture = Capture::start();
     let (side, options, _guard) = redis_side("propagator").await;
-    let queue = Queue::try_new(
-        QueueName::new(&side.queue).unwrap(),
-        redis_backend(&side, &options).await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = side.queue_on(redis_backend(&side, &options).await);
     let before = PROPAGATED.load(std::sync::atomic::Ordering::SeqCst);
     opentelemetry::global::set_text_map_propagator(CountingPropagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
@@ -905,8 +885,7 @@ async fn omitted_bulk_context_is_stored_as_false<B: Backend>(side: &Side, backen
     use bullmq::BulkJob;
     use bullmq::options::Telemetry;
     let _capture = Capture::start();
-    let queue = Queue::try_new(QueueName::new(&side.queue).unwrap(), backend)
-        .expect("the backend is bound to this queue");
+    let queue = side.queue_on(backend);
     let omit = Telemetry {
         metadata: None,
         omit_context: Some(true),

@@ -379,26 +379,23 @@ async fn manual<B: Backend>(queue: &str, backend: B) {
     .await
     .unwrap();
     let token = LockToken::new("manual-token");
-    let job = worker
-        .get_next_job(&token, true)
-        .await
-        .unwrap()
-        .expect("the job");
-    worker
-        .job(&job)
-        .move_to_completed(&json!("ok"), &token, false)
-        .await
-        .unwrap();
-    let failing = worker
-        .get_next_job(&token, true)
-        .await
-        .unwrap()
-        .expect("the second job");
-    worker
-        .job(&failing)
-        .move_to_failed(&bullmq::JobFailure::new("no"), &token, false)
-        .await
-        .unwrap();
+    // The first job taken is completed by hand, the second failed.
+    for (which, fails) in [("the job", false), ("the second job", true)] {
+        let job = worker
+            .get_next_job(&token, true)
+            .await
+            .unwrap()
+            .expect(which);
+        let job = worker.job(&job);
+        if fails {
+            let failure = bullmq::JobFailure::new("no");
+            job.move_to_failed(&failure, &token, false).await.unwrap();
+        } else {
+            job.move_to_completed(&json!("ok"), &token, false)
+                .await
+                .unwrap();
+        }
+    }
     worker.close().await;
 }
 
@@ -518,16 +515,22 @@ fn with_queue(like: &Side, queue: String) -> Side {
     Side { queue, env }
 }
 
+/// `side` on each queue [`compare`] runs a set on.
+fn shape_sides(side: &Side) -> [Side; 5] {
+    [
+        "shape-n2r",
+        "shape-r2n",
+        "shape-admin-node",
+        "shape-admin-rs",
+        "shape-manual",
+    ]
+    .map(|queue| with_queue(side, queue.into()))
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn redis_spans_are_shaped_as_node_s() {
     let (side, options, _guard) = redis_side("shape-n2r").await;
-    let sides = [
-        with_queue(&side, "shape-n2r".into()),
-        with_queue(&side, "shape-r2n".into()),
-        with_queue(&side, "shape-admin-node".into()),
-        with_queue(&side, "shape-admin-rs".into()),
-        with_queue(&side, "shape-manual".into()),
-    ];
+    let sides = shape_sides(&side);
     compare(sides, false, |queue| {
         let options = options.clone();
         let side = with_queue(&side, queue);
@@ -540,13 +543,7 @@ async fn redis_spans_are_shaped_as_node_s() {
 async fn postgres_spans_are_shaped_as_node_s() {
     let schema = support::postgres::SchemaGuard::new("otel_shapes");
     let side = postgres_side("shape-n2r", &schema);
-    let sides = [
-        with_queue(&side, "shape-n2r".into()),
-        with_queue(&side, "shape-r2n".into()),
-        with_queue(&side, "shape-admin-node".into()),
-        with_queue(&side, "shape-admin-rs".into()),
-        with_queue(&side, "shape-manual".into()),
-    ];
+    let sides = shape_sides(&side);
     let schema = &schema;
     compare(sides, true, |queue| async move {
         let backend: PostgresBackend = schema.backend(&queue).await;

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use bullmq::backend::{FinishStatus, Queries, Range};
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Backoff, JobOptions, JobState, Prefix, Queue, QueueName};
+use bullmq::{JobState, Prefix, Queue, QueueName};
 use serde_json::json;
+
+use crate::process_jobs::{Outcomes, add_outcomes};
 
 #[tokio::test]
 async fn rust_reads_what_a_node_worker_stored() {
@@ -22,25 +24,12 @@ async fn rust_reads_what_a_node_worker_stored() {
         .expect("connect");
     let queue = Queue::try_new(name, backend).expect("the backend is bound to this queue");
 
-    let ok = queue
-        .add("ok", &json!({"i": 21}), JobOptions::new())
-        .await
-        .expect("add");
-    let progress = queue
-        .add("progress", &json!({}), JobOptions::new())
-        .await
-        .expect("add");
-    let retried = JobOptions::new()
-        .attempts(2)
-        .backoff(Backoff::fixed(Duration::ZERO));
-    let fail = queue
-        .add("fail", &json!({"i": 7}), retried)
-        .await
-        .expect("add");
-    let fatal = queue
-        .add("fatal", &json!({}), JobOptions::new().attempts(5))
-        .await
-        .expect("add");
+    let Outcomes {
+        ok,
+        progress,
+        fail,
+        fatal,
+    } = add_outcomes(&queue, Duration::ZERO).await;
 
     support::run_node(
         "process-jobs.mjs",

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
+use crate::support::redis_queue::RedisQueue;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -16,45 +17,30 @@ use bullmq::backend::{
 };
 use bullmq::clock::ManualClock;
 use bullmq::job::JobType;
-use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Job, JobId, JobOptions, KeepJobs, ParentOptions, Prefix, Queue, QueueName};
+use bullmq::redis::RedisBackend;
+use bullmq::{Job, JobId, JobOptions, KeepJobs, ParentOptions, Prefix, QueueName};
 use serde_json::{Value, json};
 
 /// Where the stopped clock starts.
 const T0: u64 = 1_700_000_000_000;
 
+/// A queue on the shared server whose producer reads the time from `clock`.
 struct Ctx {
-    prefix: String,
-    name: String,
+    rq: RedisQueue,
     clock: ManualClock,
-    queue: Queue<RedisBackend>,
-    _cleanup: support::PrefixGuard,
 }
 
 impl Ctx {
     async fn new(name: &str) -> Self {
-        let prefix = support::unique_prefix();
-        let cleanup = support::PrefixGuard(prefix.clone());
         let clock = ManualClock::new(T0);
-        let options =
-            RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
-        let qname = QueueName::new(name).expect("queue name");
-        let backend = RedisBackend::connect(&options, qname.clone())
-            .await
-            .expect("connect")
-            .with_clock(clock.clone());
-        let queue = Queue::try_new(qname, backend).expect("the backend is bound to this queue");
         Self {
-            prefix,
-            name: name.to_owned(),
+            rq: RedisQueue::shared_on_clock(name, clock.clone()).await,
             clock,
-            queue,
-            _cleanup: cleanup,
         }
     }
 
     fn backend(&self) -> &RedisBackend {
-        self.queue.backend()
+        self.rq.queue.backend()
     }
 
     /// Node.js' answer to `queue-op.mjs <op> <args…>` on this queue.
@@ -64,8 +50,8 @@ impl Ctx {
         let out = support::run_node_args(
             &all,
             &[
-                ("PREFIX", self.prefix.as_str()),
-                ("QUEUE", self.name.as_str()),
+                ("PREFIX", self.rq.prefix.as_str()),
+                ("QUEUE", self.rq.name.as_str()),
             ],
         );
         serde_json::from_str(out.trim()).expect("node prints JSON")
@@ -88,7 +74,8 @@ impl Ctx {
     }
 
     async fn add(&self, name: &str, opts: JobOptions) -> Job {
-        self.queue
+        self.rq
+            .queue
             .add(name, &json!({ "n": name }), opts)
             .await
             .expect("add")
@@ -167,7 +154,7 @@ impl Ctx {
         }
         self.take("busy").await;
         let mut con = support::redis().await;
-        let logs = format!("{}:{}:1:logs", self.prefix, self.name);
+        let logs = format!("{}:{}:1:logs", self.rq.prefix, self.rq.name);
         let _: () = redis::cmd("RPUSH")
             .arg(&logs)
             .arg(&["l0", "l1", "l2", "l3", "l4"][..])
@@ -198,14 +185,19 @@ async fn prometheus_text_is_nodes_with_and_without_labels() {
     let ctx = Ctx::new("prom \"q\"").await;
     ctx.populate().await;
 
-    let plain = ctx.queue.export_prometheus_metrics(&[]).await.unwrap();
+    let plain = ctx.rq.queue.export_prometheus_metrics(&[]).await.unwrap();
     assert_eq!(Value::String(plain.clone()), ctx.node("prometheus", &[]));
     assert!(plain.contains(r#"state="waiting"} 2"#), "{plain}");
     assert!(plain.contains("bullmq_job_completed_total{queue=\"prom \\\"q\\\"\"} 3"));
     assert!(plain.contains("bullmq_job_failed_total{queue=\"prom \\\"q\\\"\"} 2"));
 
     let labels = [("env", "prod"), ("note", "a\"b\\c\nd")];
-    let labelled = ctx.queue.export_prometheus_metrics(&labels).await.unwrap();
+    let labelled = ctx
+        .rq
+        .queue
+        .export_prometheus_metrics(&labels)
+        .await
+        .unwrap();
     let node_labels = json!({"env": "prod", "note": "a\"b\\c\nd"}).to_string();
     assert_eq!(
         Value::String(labelled.clone()),
@@ -232,7 +224,7 @@ async fn metrics_are_nodes() {
             .collect();
         let node = ctx.node_batch(&calls);
         for ((start, end), node) in ranges.into_iter().zip(node) {
-            let m = ctx.queue.get_metrics(kind, start, end).await.unwrap();
+            let m = ctx.rq.queue.get_metrics(kind, start, end).await.unwrap();
             let ours = json!({
                 "meta": {"count": m.total, "prevTS": m.prev_ts, "prevCount": m.prev_count},
                 "data": m.data,
@@ -242,6 +234,7 @@ async fn metrics_are_nodes() {
         }
     }
     let all = ctx
+        .rq
         .queue
         .get_metrics(bullmq::job::FinishedState::Completed, 0, -1)
         .await
@@ -262,7 +255,7 @@ async fn counts_are_nodes() {
             .collect()
     };
     let mut checks = Vec::new();
-    let all = ctx.queue.get_job_counts(&[]).await.unwrap();
+    let all = ctx.rq.queue.get_job_counts(&[]).await.unwrap();
     checks.push(("all".to_owned(), pairs(all), call(&["jobCounts"])));
 
     let asked = [
@@ -273,7 +266,7 @@ async fn counts_are_nodes() {
         "completed",
         "prioritized",
     ];
-    let some = ctx.queue.get_job_counts(&types(&asked)).await.unwrap();
+    let some = ctx.rq.queue.get_job_counts(&types(&asked)).await.unwrap();
     let mut asking = call(&["jobCounts"]);
     asking.extend(call(&asked));
     checks.push(("asked".to_owned(), pairs(some), asking));
@@ -283,12 +276,17 @@ async fn counts_are_nodes() {
         &["wait"],
         &["active", "delayed"],
     ] {
-        let ours = ctx.queue.get_job_count_by_types(&types(set)).await.unwrap();
+        let ours = ctx
+            .rq
+            .queue
+            .get_job_count_by_types(&types(set))
+            .await
+            .unwrap();
         let mut asking = call(&["jobCountByTypes"]);
         asking.extend(call(set));
         checks.push((format!("{set:?}"), json!(ours), asking));
     }
-    let count = ctx.queue.count().await.unwrap();
+    let count = ctx.rq.queue.count().await.unwrap();
     checks.push(("count".to_owned(), json!(count), call(&["count"])));
     ctx.assert_node(checks);
     assert_eq!(count, 2 + 3 + 2);
@@ -297,6 +295,7 @@ async fn counts_are_nodes() {
     // the order asked, so compare as sets.
     let priorities = [5, 0, 1, 5, 9];
     let mut ours: Vec<(String, u64)> = ctx
+        .rq
         .queue
         .get_counts_per_priority(&priorities)
         .await
@@ -340,7 +339,7 @@ async fn ranges_and_jobs_are_ordered_as_nodes() {
                 let range = Range { start, end, asc };
                 let dir = if asc { "asc" } else { "desc" };
                 let (s, e) = (start.to_string(), end.to_string());
-                let jobs = ids(&ctx.queue.get_jobs(&ts, range).await.unwrap());
+                let jobs = ids(&ctx.rq.queue.get_jobs(&ts, range).await.unwrap());
                 let label = format!("{set:?} {start}..={end} {dir}");
                 checks.push((
                     format!("getJobs {label}"),
@@ -378,7 +377,7 @@ async fn pages_of_jobs_refill_past_removed_jobs_as_nodes() {
     let mut con = support::redis().await;
     for id in ["8", "10"] {
         let _: () = redis::cmd("DEL")
-            .arg(format!("{}:refill:{id}", ctx.prefix))
+            .arg(format!("{}:refill:{id}", ctx.rq.prefix))
             .query_async(&mut con)
             .await
             .expect("DEL");
@@ -396,7 +395,7 @@ async fn pages_of_jobs_refill_past_removed_jobs_as_nodes() {
                 let range = Range { start, end, asc };
                 let dir = if asc { "asc" } else { "desc" };
                 let (s, e) = (start.to_string(), end.to_string());
-                let jobs = ids(&ctx.queue.get_jobs(&types(set), range).await.unwrap());
+                let jobs = ids(&ctx.rq.queue.get_jobs(&types(set), range).await.unwrap());
                 checks.push((
                     format!("getJobs {set:?} {start}..={end} {dir}"),
                     json!(jobs),
@@ -412,6 +411,7 @@ async fn pages_of_jobs_refill_past_removed_jobs_as_nodes() {
         asc: false,
     };
     let waiting = ctx
+        .rq
         .queue
         .get_jobs(&types(&["waiting"]), first)
         .await
@@ -429,6 +429,7 @@ async fn job_logs_are_nodes() {
         for asc in [true, false] {
             let dir = if asc { "asc" } else { "desc" };
             let logs = ctx
+                .rq
                 .queue
                 .get_job_logs(&id, Range { start, end, asc })
                 .await
@@ -444,6 +445,7 @@ async fn job_logs_are_nodes() {
     }
     ctx.assert_node(checks);
     let newest = ctx
+        .rq
         .queue
         .get_job_logs(
             &id,
@@ -482,8 +484,8 @@ async fn workers_are_seen_across_runtimes() {
         .arg("-e")
         .arg(NODE_WORKER)
         .arg(support::redis_url())
-        .arg(&ctx.prefix)
-        .arg(&ctx.name)
+        .arg(&ctx.rq.prefix)
+        .arg(ctx.rq.name.as_str())
         .current_dir(support::node_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -507,7 +509,7 @@ async fn workers_are_seen_across_runtimes() {
         names
     };
     let node_worker = format!("{base}:w:node-w");
-    let ours = names(ctx.queue.get_workers().await.unwrap());
+    let ours = names(ctx.rq.queue.get_workers().await.unwrap());
     assert_eq!(
         ours,
         std::slice::from_ref(&node_worker),
@@ -515,16 +517,12 @@ async fn workers_are_seen_across_runtimes() {
     );
     assert_eq!(json!(ours), ctx.node("getWorkers", &[]));
     assert_eq!(
-        json!(ctx.queue.get_workers_count().await.unwrap()),
+        json!(ctx.rq.queue.get_workers_count().await.unwrap()),
         ctx.node("getWorkersCount", &[])
     );
 
     // A Rust worker: the blocking connection carries the worker's name once opened.
-    let options =
-        RedisOptions::new(support::redis_url()).prefix(Prefix::new(&ctx.prefix).expect("prefix"));
-    let rust = RedisBackend::connect(&options, QueueName::new(&ctx.name).unwrap())
-        .await
-        .expect("a worker's backend");
+    let rust = ctx.rq.connect().await;
     rust.set_client_role(ClientRole::Worker {
         name: Some("rust-w".to_owned()),
     })
@@ -536,7 +534,7 @@ async fn workers_are_seen_across_runtimes() {
     let seen: Vec<String> = serde_json::from_value(seen_by_node.clone()).unwrap();
     assert_eq!(seen, [node_worker, rust_worker]);
     assert_eq!(
-        json!(names(ctx.queue.get_workers().await.unwrap())),
+        json!(names(ctx.rq.queue.get_workers().await.unwrap())),
         seen_by_node
     );
 
@@ -576,8 +574,8 @@ fn without_cursor(mut node: Value) -> Value {
 #[tokio::test]
 async fn queue_dependencies_are_nodes() {
     let ctx = Ctx::new("flow").await;
-    let p = Prefix::new(&ctx.prefix).unwrap();
-    let parent_key = format!("{}:flow:p1", ctx.prefix);
+    let p = Prefix::new(&ctx.rq.prefix).unwrap();
+    let parent_key = format!("{}:flow:p1", ctx.rq.prefix);
     let node_of = |job: Job, parent: ParentKeyOpts| FlowNode {
         entry: NewJob { job, parent },
         queue: QueueName::new("flow").unwrap(),
@@ -598,7 +596,7 @@ async fn queue_dependencies_are_nodes() {
     for i in 1..=6 {
         let opts = JobOptions::new()
             .job_id(format!("c{i}"))
-            .parent(ParentOptions::new("p1", format!("{}:flow", ctx.prefix)))
+            .parent(ParentOptions::new("p1", format!("{}:flow", ctx.rq.prefix)))
             .ignore_dependency_on_failure(i == 3 || i == 4)
             .with_node_defaults();
         let job = Job::new("part", format!("{{\"i\":{i}}}"), opts, T0);
@@ -656,6 +654,7 @@ async fn queue_dependencies_are_nodes() {
             ),
         ] {
             let page = ctx
+                .rq
                 .queue
                 .get_dependencies(&parent, kind, start, end)
                 .await
@@ -690,7 +689,7 @@ async fn queue_dependencies_are_nodes() {
         }
     }
 
-    let all = |kind| ctx.queue.get_dependencies(&parent, kind, 0, None);
+    let all = |kind| ctx.rq.queue.get_dependencies(&parent, kind, 0, None);
     let processed = all(DependencyKind::Processed).await.unwrap();
     let mut values: Vec<(String, Option<String>)> = processed.items;
     values.sort();
@@ -698,11 +697,11 @@ async fn queue_dependencies_are_nodes() {
         values,
         [
             (
-                format!("{}:flow:c1", ctx.prefix),
+                format!("{}:flow:c1", ctx.rq.prefix),
                 Some(r#"{"r":1}"#.to_owned())
             ),
             (
-                format!("{}:flow:c2", ctx.prefix),
+                format!("{}:flow:c2", ctx.rq.prefix),
                 Some(r#"{"r":2}"#.to_owned())
             ),
         ]

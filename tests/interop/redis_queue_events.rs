@@ -3,6 +3,7 @@
 //! `QueueEvents` reads what Rust publishes, and a killed connection loses no event.
 
 use crate::support;
+use crate::support::custom_events::{assert_bad_custom_events_refused, numbered};
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -20,6 +21,8 @@ use bullmq::{
     ReceivedEvent, WaitError,
 };
 use serde_json::{Value, json};
+
+use crate::process_jobs::{Outcomes, add_outcomes};
 
 /// A queue on `url` under a fresh prefix, cleaned up when the guard drops.
 async fn setup(
@@ -106,25 +109,12 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
 
     // Processed by a Node.js worker: completed, progress, retried with a delay then failed for
     // good (retries-exhausted), failed without retry.
-    let ok = queue
-        .add("ok", &json!({"i": 21}), JobOptions::new())
-        .await
-        .expect("add");
-    let progress = queue
-        .add("progress", &json!({}), JobOptions::new())
-        .await
-        .expect("add");
-    let retried = JobOptions::new()
-        .attempts(2)
-        .backoff(Backoff::fixed(Duration::from_millis(50)));
-    let fail = queue
-        .add("fail", &json!({"i": 7}), retried)
-        .await
-        .expect("add");
-    let fatal = queue
-        .add("fatal", &json!({}), JobOptions::new().attempts(5))
-        .await
-        .expect("add");
+    let Outcomes {
+        ok,
+        progress,
+        fail,
+        fatal,
+    } = add_outcomes(&queue, Duration::from_millis(50)).await;
     node_worker(&prefix, "every", 4).await;
 
     // Queue-side events.
@@ -465,15 +455,8 @@ async fn custom_events_cross_between_rust_and_node() {
     assert_eq!(got[0].event.job_id(), Some("j2"));
     assert_eq!(got[0].id.as_str(), seen[1]["id"].as_str().expect("node id"));
 
-    // A custom event cannot hide its name or be unnamed.
-    assert!(
-        producer
-            .publish_event("x", &[("event", "y")])
-            .await
-            .is_err()
-    );
-    assert!(producer.publish_event("", &[]).await.is_err());
-    assert!(producer.publish_event_max("x", &[], 0).await.is_err());
+    // A custom event cannot hide its name or be unnamed, nor go to a stream capped at 0.
+    assert_bad_custom_events_refused(&producer).await;
     events.close().await;
 }
 
@@ -481,6 +464,31 @@ async fn custom_events_cross_between_rust_and_node() {
 async fn backend_last_id(backend: &RedisBackend) -> EventId {
     use bullmq::backend::Events;
     backend.last_event_id().await.expect("last id")
+}
+
+/// Kills the connection named `name` once there is one (it must be `what` within `within`);
+/// the kill's outcome (the connection may be gone by then).
+async fn kill_named(
+    admin: &mut redis::aio::MultiplexedConnection,
+    name: &str,
+    within: Duration,
+    what: &str,
+) -> redis::RedisResult<()> {
+    let deadline = Instant::now() + within;
+    let id = loop {
+        if let Some(id) = client_id(admin, name).await {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "`{name}` not {what}");
+        // Poll interval of a loop that names, when it gives up, what is still pending.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    redis::cmd("CLIENT")
+        .arg("KILL")
+        .arg("ID")
+        .arg(id)
+        .query_async(admin)
+        .await
 }
 
 /// The client id of the connection named `name`.
@@ -522,22 +530,8 @@ async fn killed_connections_lose_no_event() {
     // Killed before the first event: the reader started from `$`, resolved to an id, so what
     // is published while it reconnects is still read.
     let mut kills = 0;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let first_kill = loop {
-        if let Some(id) = client_id(&mut admin, &name).await {
-            break id;
-        }
-        assert!(Instant::now() < deadline, "no `{name}` connection");
-        // Poll interval of a loop that names, when it gives up, what is still pending.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    let _: () = redis::cmd("CLIENT")
-        .arg("KILL")
-        .arg("ID")
-        .arg(first_kill)
-        .query_async(&mut admin)
-        .await
-        .expect("kill");
+    let first = kill_named(&mut admin, &name, Duration::from_secs(5), "connected").await;
+    first.expect("kill");
     kills += 1;
     const TOTAL: usize = 300;
     for i in 0..TOTAL {
@@ -549,21 +543,8 @@ async fn killed_connections_lose_no_event() {
         if i % 60 == 30 {
             // Kill the reader's connection mid-stream, wherever it is, once it is back from
             // the last kill (a kill while it reconnects would find nothing to kill).
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let id = loop {
-                if let Some(id) = client_id(&mut admin, &name).await {
-                    break id;
-                }
-                assert!(Instant::now() < deadline, "`{name}` did not reconnect");
-                // Poll interval of a loop that names, when it gives up, what is still pending.
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            };
-            let killed: redis::RedisResult<()> = redis::cmd("CLIENT")
-                .arg("KILL")
-                .arg("ID")
-                .arg(id)
-                .query_async(&mut admin)
-                .await;
+            let back = Duration::from_secs(10);
+            let killed = kill_named(&mut admin, &name, back, "reconnected").await;
             if killed.is_ok() {
                 kills += 1;
             }
@@ -571,10 +552,7 @@ async fn killed_connections_lose_no_event() {
     }
     producer.publish_event("stop", &[]).await.expect("publish");
     let (got, errors) = collect_until(&mut sub, "stop").await;
-    let ns: Vec<usize> = got
-        .iter()
-        .filter_map(|e| e.field("n").and_then(|n| n.parse().ok()))
-        .collect();
+    let ns = numbered(&got, "n");
     assert_eq!(
         ns,
         (0..TOTAL).collect::<Vec<_>>(),

@@ -25,6 +25,16 @@ impl SpanRec {
     pub fn field(&self, name: &str) -> Option<&str> {
         self.fields.get(name).map(String::as_str)
     }
+
+    /// Asserts each `(field, value)` is recorded on this span, and that its fields are exactly
+    /// `names` (in their sorted order).
+    pub fn assert_fields(&self, values: &[(&str, &str)], names: &[&str]) {
+        for (key, value) in values {
+            assert_eq!(self.field(key), Some(*value), "{key} on {self:?}");
+        }
+        let fields: Vec<_> = self.fields.keys().map(String::as_str).collect();
+        assert_eq!(fields, names, "the fields of {self:?}");
+    }
 }
 
 /// One event as recorded.

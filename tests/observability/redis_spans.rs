@@ -14,13 +14,65 @@ use bullmq::backend::LockToken;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::telemetry::RunState;
 use bullmq::{
-    JobError, JobOptions, Prefix, Queue, QueueEvents, QueueEventsOptions, QueueName, Worker,
-    WorkerEvent, WorkerOptions,
+    ActiveJob, CancellationToken, Job, JobError, JobOptions, Prefix, ProcessResult, Queue,
+    QueueEvents, QueueEventsOptions, QueueName, Worker, WorkerEvent, WorkerOptions,
 };
 use serde_json::json;
 use tracing::Level;
 
-async fn backend(url: &str, prefix: &str, queue: &str) -> RedisBackend {
+/// A queue named `name` under `prefix` on the server at `url`, and fresh connections to it.
+struct Obs {
+    url: String,
+    prefix: String,
+    name: &'static str,
+    queue: Queue<RedisBackend>,
+}
+
+impl Obs {
+    async fn new(url: String, prefix: String, name: &'static str) -> Self {
+        let backend = connect(&url, &prefix, name).await;
+        let queue = Queue::try_new(QueueName::new(name).unwrap(), backend)
+            .expect("the backend is bound to this queue");
+        Self {
+            url,
+            prefix,
+            name,
+            queue,
+        }
+    }
+
+    /// On the shared server, under a fresh prefix removed when the guard drops.
+    async fn shared(name: &'static str) -> (Self, support::PrefixGuard) {
+        let prefix = support::unique_prefix();
+        let cleanup = support::PrefixGuard(prefix.clone());
+        (Self::new(support::redis_url(), prefix, name).await, cleanup)
+    }
+
+    async fn backend(&self) -> RedisBackend {
+        connect(&self.url, &self.prefix, self.name).await
+    }
+
+    async fn add(&self, name: &str, opts: JobOptions) -> Job {
+        self.queue.add(name, &json!({}), opts).await.unwrap()
+    }
+
+    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> Worker<RedisBackend, F>
+    where
+        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ProcessResult> + Send,
+    {
+        Worker::new(
+            QueueName::new(self.name).unwrap(),
+            self.backend().await,
+            opts,
+            f,
+        )
+        .await
+        .unwrap()
+    }
+}
+
+async fn connect(url: &str, prefix: &str, queue: &str) -> RedisBackend {
     let options = RedisOptions::new(url.to_owned()).prefix(Prefix::new(prefix).expect("prefix"));
     RedisBackend::connect(&options, QueueName::new(queue).unwrap())
         .await
@@ -46,41 +98,31 @@ async fn finished(events: &mut tokio::sync::broadcast::Receiver<WorkerEvent>, n:
 #[tokio::test(flavor = "current_thread")]
 async fn add_is_a_producer_span_with_node_s_fields_only() {
     let (captured, _guard) = Captured::start();
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let queue = Queue::try_new(
-        QueueName::new("obs-add").unwrap(),
-        backend(&support::redis_url(), &prefix, "obs-add").await,
-    )
-    .expect("the backend is bound to this queue");
-    let job = queue
+    let (obs, _cleanup) = Obs::shared("obs-add").await;
+    let job = obs
+        .queue
         .add("email", &json!({"to": "a@b.c"}), JobOptions::new())
         .await
         .unwrap();
     let adds = captured.spans_where("add", "bullmq.job.id", job.id.as_str());
     assert_eq!(adds.len(), 1, "{:?}", captured.spans());
-    let add = &adds[0];
-    for (key, value) in [
-        ("otel.name", "add obs-add.email"),
-        ("otel.kind", "producer"),
-        ("bullmq.queue.name", "obs-add"),
-        ("bullmq.queue.operation", "add"),
-        ("bullmq.job.name", "email"),
-    ] {
-        assert_eq!(add.field(key), Some(value), "{key} on {add:?}");
-    }
     // The messaging attributes are off by default: Node's spans have none.
-    let fields: Vec<_> = add.fields.keys().map(String::as_str).collect();
-    assert_eq!(
-        fields,
-        [
+    adds[0].assert_fields(
+        &[
+            ("otel.name", "add obs-add.email"),
+            ("otel.kind", "producer"),
+            ("bullmq.queue.name", "obs-add"),
+            ("bullmq.queue.operation", "add"),
+            ("bullmq.job.name", "email"),
+        ],
+        &[
             "bullmq.job.id",
             "bullmq.job.name",
             "bullmq.queue.name",
             "bullmq.queue.operation",
             "otel.kind",
-            "otel.name"
-        ]
+            "otel.name",
+        ],
     );
     // Without the `otel` feature (or an OpenTelemetry layer) no context is written.
     assert!(job.opts.telemetry.is_none());
@@ -89,40 +131,22 @@ async fn add_is_a_producer_span_with_node_s_fields_only() {
 #[tokio::test(flavor = "current_thread")]
 async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
     let (captured, _guard) = Captured::start();
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let url = support::redis_url();
-    let queue = Queue::try_new(
-        QueueName::new("obs-run").unwrap(),
-        backend(&url, &prefix, "obs-run").await,
-    )
-    .expect("the backend is bound to this queue");
-    let ok = queue
-        .add("ok", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
-    let flaky = queue
-        .add("flaky", &json!({}), JobOptions::new().attempts(2))
-        .await
-        .unwrap();
-    let fatal = queue
-        .add("fatal", &json!({}), JobOptions::new().attempts(5))
-        .await
-        .unwrap();
-    let worker = Worker::new(
-        QueueName::new("obs-run").unwrap(),
-        backend(&url, &prefix, "obs-run").await,
-        WorkerOptions::new().name("obs-worker".to_owned()),
-        |job, _cancel| async move {
-            match job.name.as_str() {
-                "flaky" if job.attempts_made == 0 => Err(JobError::failed("first try fails")),
-                "fatal" => Err(JobError::unrecoverable("no way")),
-                _ => Ok(json!("done")),
-            }
-        },
-    )
-    .await
-    .unwrap();
+    let (obs, _cleanup) = Obs::shared("obs-run").await;
+    let ok = obs.add("ok", JobOptions::new()).await;
+    let flaky = obs.add("flaky", JobOptions::new().attempts(2)).await;
+    let fatal = obs.add("fatal", JobOptions::new().attempts(5)).await;
+    let worker = obs
+        .worker(
+            WorkerOptions::new().name("obs-worker".to_owned()),
+            |job, _cancel| async move {
+                match job.name.as_str() {
+                    "flaky" if job.attempts_made == 0 => Err(JobError::failed("first try fails")),
+                    "fatal" => Err(JobError::unrecoverable("no way")),
+                    _ => Ok(json!("done")),
+                }
+            },
+        )
+        .await;
     let mut events = worker.events();
     finished(&mut events, 3).await;
     worker.close().await;
@@ -137,20 +161,16 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
     let ok_runs = attempts(ok.id.as_str());
     assert_eq!(ok_runs.len(), 1);
     let run = &ok_runs[0];
-    for (key, value) in [
-        ("otel.name", "process obs-run"),
-        ("otel.kind", "consumer"),
-        ("bullmq.job.name", "ok"),
-        // Counted once the attempt is settled, as Node's worker records it.
-        ("bullmq.job.attempts.made", "1"),
-        ("bullmq.worker.name", "obs-worker"),
-    ] {
-        assert_eq!(run.field(key), Some(value), "{key} on {run:?}");
-    }
-    let fields: Vec<_> = run.fields.keys().map(String::as_str).collect();
-    assert_eq!(
-        fields,
-        [
+    run.assert_fields(
+        &[
+            ("otel.name", "process obs-run"),
+            ("otel.kind", "consumer"),
+            ("bullmq.job.name", "ok"),
+            // Counted once the attempt is settled, as Node's worker records it.
+            ("bullmq.job.attempts.made", "1"),
+            ("bullmq.worker.name", "obs-worker"),
+        ],
+        &[
             "bullmq.job.attempt_finished_timestamp",
             "bullmq.job.attempts.made",
             "bullmq.job.id",
@@ -161,8 +181,8 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
             "bullmq.worker.id",
             "bullmq.worker.name",
             "otel.kind",
-            "otel.name"
-        ]
+            "otel.name",
+        ],
     );
     // A UUID, as Node's worker id.
     let worker_id = run.field("bullmq.worker.id").unwrap();
@@ -237,45 +257,31 @@ async fn each_attempt_is_a_consumer_span_with_its_outcome_and_finishing_move() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_stalled_recovery_is_a_span_with_the_jobs_recovered() {
     let (captured, _guard) = Captured::start();
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let url = support::redis_url();
-    let queue = Queue::try_new(
-        QueueName::new("obs-stall").unwrap(),
-        backend(&url, &prefix, "obs-stall").await,
-    )
-    .expect("the backend is bound to this queue");
-    let job = queue
-        .add("stuck", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
+    let (obs, _cleanup) = Obs::shared("obs-stall").await;
+    let job = obs.add("stuck", JobOptions::new()).await;
     // Taken by hand under a short lock that nobody renews: it stalls.
-    let taker = Worker::new(
-        QueueName::new("obs-stall").unwrap(),
-        backend(&url, &prefix, "obs-stall").await,
-        WorkerOptions::new()
-            .autorun(false)
-            .lock_duration(Duration::from_millis(300)),
-        |_job, _cancel| async { Ok(json!(null)) },
-    )
-    .await
-    .unwrap();
+    let taker = obs
+        .worker(
+            WorkerOptions::new()
+                .autorun(false)
+                .lock_duration(Duration::from_millis(300)),
+            |_job, _cancel| async { Ok(json!(null)) },
+        )
+        .await;
     let taken = taker
         .get_next_job(&LockToken::new("abandoned"), false)
         .await
         .unwrap()
         .expect("the job");
     assert_eq!(taken.id, job.id);
-    let rescuer = Worker::new(
-        QueueName::new("obs-stall").unwrap(),
-        backend(&url, &prefix, "obs-stall").await,
-        WorkerOptions::new()
-            .name("rescuer".to_owned())
-            .stalled_interval(Duration::from_millis(500)),
-        |_job, _cancel| async { Ok(json!("rescued")) },
-    )
-    .await
-    .unwrap();
+    let rescuer = obs
+        .worker(
+            WorkerOptions::new()
+                .name("rescuer".to_owned())
+                .stalled_interval(Duration::from_millis(500)),
+            |_job, _cancel| async { Ok(json!("rescued")) },
+        )
+        .await;
     let mut events = rescuer.events();
     finished(&mut events, 1).await;
     rescuer.close().await;
@@ -339,32 +345,19 @@ async fn a_stalled_recovery_is_a_span_with_the_jobs_recovered() {
 async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span() {
     let (captured, _guard) = Captured::start();
     let mut server = support::PrivateRedis::start();
-    let url = server.url();
-    let queue = Queue::try_new(
-        QueueName::new("obs-net").unwrap(),
-        backend(&url, "obs", "obs-net").await,
-    )
-    .expect("the backend is bound to this queue");
-    let worker = Worker::new(
-        QueueName::new("obs-net").unwrap(),
-        backend(&url, "obs", "obs-net").await,
-        WorkerOptions::new()
-            .drain_delay(Duration::from_secs(1))
-            .run_retry_delay(Duration::from_millis(200)),
-        |_job, _cancel| async { Ok(json!(null)) },
-    )
-    .await
-    .unwrap();
-    let events = QueueEvents::new(
-        backend(&url, "obs", "obs-net").await,
-        QueueEventsOptions::default(),
-    )
-    .unwrap();
+    let obs = Obs::new(server.url(), "obs".to_owned(), "obs-net").await;
+    let queue = &obs.queue;
+    let worker = obs
+        .worker(
+            WorkerOptions::new()
+                .drain_delay(Duration::from_secs(1))
+                .run_retry_delay(Duration::from_millis(200)),
+            |_job, _cancel| async { Ok(json!(null)) },
+        )
+        .await;
+    let events = QueueEvents::new(obs.backend().await, QueueEventsOptions::default()).unwrap();
     events.wait_until_ready().await.unwrap();
-    queue
-        .add("before", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
+    obs.add("before", JobOptions::new()).await;
     support::wait::eventually("healthy and running", Duration::from_secs(10), || async {
         let h = worker.health();
         h.state == RunState::Running && h.connection.healthy && h.connection.last_ok_ms.is_some()
@@ -389,7 +382,7 @@ async fn a_lost_connection_warns_and_its_recovery_is_logged_in_a_reconnect_span(
     .await;
 
     server.restart();
-    support::wait::added_again(&queue, "after").await;
+    support::wait::added_again(queue, "after").await;
     support::wait::eventually("the worker recovers", Duration::from_secs(20), || async {
         worker.health().connection.healthy
     })
@@ -423,21 +416,14 @@ async fn a_lost_resp3_connection_warns_and_its_recovery_is_logged() {
     let (captured, _guard) = Captured::start();
     let mut server = support::PrivateRedis::start();
     let url = format!("{}?protocol=resp3", server.url());
-    let queue = Queue::try_new(
-        QueueName::new("obs-resp3").unwrap(),
-        backend(&url, "obs", "obs-resp3").await,
-    )
-    .expect("the backend is bound to this queue");
-    queue
-        .add("before", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
+    let obs = Obs::new(url, "obs".to_owned(), "obs-resp3").await;
+    obs.add("before", JobOptions::new()).await;
 
     server.kill_server();
-    let refused = queue.add("lost", &json!({}), JobOptions::new()).await;
+    let refused = obs.queue.add("lost", &json!({}), JobOptions::new()).await;
     assert!(refused.is_err(), "no server: the add fails");
     server.restart();
-    support::wait::added_again(&queue, "after").await;
+    support::wait::added_again(&obs.queue, "after").await;
 
     let address = format!("127.0.0.1:{}", server.port);
     captured.assert_loss_logged(
@@ -453,28 +439,12 @@ async fn a_lost_resp3_connection_warns_and_its_recovery_is_logged() {
 #[tokio::test(flavor = "current_thread")]
 async fn an_attempt_rate_limited_or_waiting_for_children_counts_no_attempt() {
     let (captured, _guard) = Captured::start();
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let url = support::redis_url();
-    let queue = Queue::try_new(
-        QueueName::new("obs-park").unwrap(),
-        backend(&url, &prefix, "obs-park").await,
-    )
-    .expect("the backend is bound to this queue");
-    let limited = queue
-        .add("limited", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
-    let parked = queue
-        .add("parked", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
+    let (obs, _cleanup) = Obs::shared("obs-park").await;
+    let limited = obs.add("limited", JobOptions::new()).await;
+    let parked = obs.add("parked", JobOptions::new()).await;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
-    let worker = Worker::new(
-        QueueName::new("obs-park").unwrap(),
-        backend(&url, &prefix, "obs-park").await,
-        WorkerOptions::new(),
-        move |job, _cancel| {
+    let worker = obs
+        .worker(WorkerOptions::new(), move |job, _cancel| {
             let first = seen.lock().unwrap().insert(job.name.clone());
             async move {
                 match job.name.as_str() {
@@ -486,10 +456,8 @@ async fn an_attempt_rate_limited_or_waiting_for_children_counts_no_attempt() {
                     _ => Ok(json!("done")),
                 }
             }
-        },
-    )
-    .await
-    .unwrap();
+        })
+        .await;
     let mut events = worker.events();
     finished(&mut events, 2).await;
     worker.close().await;
@@ -527,36 +495,26 @@ async fn an_attempt_rate_limited_or_waiting_for_children_counts_no_attempt() {
 async fn a_failed_stalled_check_records_an_exception() {
     let (captured, _guard) = Captured::start();
     let mut server = support::PrivateRedis::start();
-    let url = server.url();
-    let queue = Queue::try_new(
-        QueueName::new("obs-bg").unwrap(),
-        backend(&url, "obs", "obs-bg").await,
-    )
-    .expect("the backend is bound to this queue");
+    let obs = Obs::new(server.url(), "obs".to_owned(), "obs-bg").await;
     let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = started.clone();
-    let worker = Worker::new(
-        QueueName::new("obs-bg").unwrap(),
-        backend(&url, "obs", "obs-bg").await,
-        WorkerOptions::new()
-            .lock_duration(Duration::from_secs(1))
-            .stalled_interval(Duration::from_millis(300))
-            .run_retry_delay(Duration::from_millis(200)),
-        move |_job, _cancel| {
-            flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            async {
-                // Fixed wait: simulates work (a job that takes this long).
-                tokio::time::sleep(Duration::from_secs(2)).await;
-                Ok(json!(null))
-            }
-        },
-    )
-    .await
-    .unwrap();
-    queue
-        .add("long", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
+    let worker = obs
+        .worker(
+            WorkerOptions::new()
+                .lock_duration(Duration::from_secs(1))
+                .stalled_interval(Duration::from_millis(300))
+                .run_retry_delay(Duration::from_millis(200)),
+            move |_job, _cancel| {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                async {
+                    // Fixed wait: simulates work (a job that takes this long).
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                    Ok(json!(null))
+                }
+            },
+        )
+        .await;
+    obs.add("long", JobOptions::new()).await;
     support::wait::eventually("the job runs", Duration::from_secs(10), || async {
         started.load(std::sync::atomic::Ordering::SeqCst)
     })

@@ -65,11 +65,7 @@ async fn a_checker_ahead_by_more_than_the_lock_takes_a_held_job_back() {
     let schema = SchemaGuard::new("skew_long");
     let back = check_at(&schema, start, 31_000).await;
     assert_eq!(back.len(), 1, "{back:?}");
-    let queue = Queue::try_new(
-        QueueName::new("skew").unwrap(),
-        schema.backend("skew").await,
-    )
-    .expect("the backend is bound to this queue");
+    let queue = schema.queue("skew").await;
     assert_eq!(
         queue.get_job_state(&back[0]).await.unwrap(),
         Some(JobState::Waiting)

@@ -7,25 +7,16 @@
 
 use std::time::Duration;
 
+use bullmq::JobOptions;
 use bullmq::postgres::sqlx::{self, Row as _};
-use bullmq::{JobId, JobOptions, JobState, Queue, QueueName};
 use serde_json::json;
 
-use crate::support::odd_jobs::counting_worker;
+use crate::support::odd_jobs::{End, assert_listed, counting_worker};
 use crate::support::postgres::{SchemaGuard, admin};
 use crate::support::wait::eventually;
 
 /// How long the corpus may take to settle.
 const WAIT: Duration = Duration::from_secs(30);
-
-/// What a case must end as.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum End {
-    /// Completed after this many runs of the processor.
-    Completed(usize),
-    /// Failed after this many runs, its reason naming this text.
-    Failed(usize, &'static str),
-}
 
 /// One odd row: its custom id, the options it is added with, the `SET` clause that makes it
 /// odd afterwards, and how it must end.
@@ -170,8 +161,7 @@ fn corpus() -> Vec<Case> {
 async fn odd_job_rows_all_end_in_a_state_once() {
     let schema = SchemaGuard::new("oddjobs").kept_if("BULLMQ_KEEP_SCHEMA");
     let name = "odd";
-    let queue = Queue::try_new(QueueName::new(name).unwrap(), schema.backend(name).await)
-        .expect("the backend is bound to this queue");
+    let queue = schema.queue(name).await;
     let mut sql = admin().await;
     let table = format!("\"{}\".job", schema.as_str());
     let cases = corpus();
@@ -250,41 +240,13 @@ async fn odd_job_rows_all_end_in_a_state_once() {
         let state: String = row.get(0);
         let reason: Option<String> = row.get(1);
         let ran = runs.get(id.as_bytes()).copied().unwrap_or(0);
-        match c.end {
-            End::Completed(n) => {
-                assert_eq!(state, "completed", "{}: {reason:?}", c.id);
-                assert_eq!(ran, n, "{} ran {ran} times", c.id);
-            }
-            End::Failed(n, named) => {
-                assert_eq!(state, "failed", "{}", c.id);
-                assert_eq!(ran, n, "{} ran {ran} times", c.id);
-                let reason = reason.unwrap_or_default();
-                assert!(reason.contains(named), "{}: {reason}", c.id);
-            }
-        }
+        let reached = state == c.end.state();
+        let case = format!("{} ({state})", c.id);
+        c.end.assert_reached(&case, reached, ran, reason.as_deref());
     }
     assert_eq!(runs.get(b"raw-insert".as_slice()), Some(&1));
 
     // The listings give every readable job and name the others.
-    let states = [JobState::Completed.into(), JobState::Failed.into()];
-    let checked = queue
-        .get_jobs_checked(&states, bullmq::backend::Range::ALL)
-        .await
-        .unwrap();
-    assert_eq!(checked.jobs.len() + checked.undecodable.len(), total);
-    let bad: Vec<&JobId> = checked.undecodable.iter().map(|(id, _)| id).collect();
-    for expected in ["opts-not-object", "opts-json-null"] {
-        assert!(
-            bad.iter().any(|id| id.as_str() == expected),
-            "{expected} not reported: {bad:?}"
-        );
-    }
-    for (id, reason) in &checked.undecodable {
-        assert!(reason.to_string().contains("`opts`"), "{id}: {reason}");
-    }
-    let plain = queue
-        .get_jobs(&states, bullmq::backend::Range::ALL)
-        .await
-        .unwrap();
-    assert_eq!(plain.len(), checked.jobs.len());
+    let bad = ["opts-not-object", "opts-json-null"];
+    assert_listed(&queue, total, &bad, "`opts`").await;
 }

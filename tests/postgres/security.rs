@@ -36,7 +36,6 @@ fn temp_dir(tag: &str) -> std::path::PathBuf {
     dir
 }
 
-/// The class of a failed connect.
 /// A queue and a worker on `options` (`who` connects): a job added to the one is completed by
 /// the other. Answers both, the worker still running.
 async fn completes_a_job(
@@ -78,7 +77,8 @@ async fn completes_a_job(
     (queue, worker)
 }
 
-async fn failure(url: &str) -> (ConnectFailure, String) {
+/// Connects to `url`, which must fail with the class `expected`; the error's message.
+async fn failure(url: &str, expected: ConnectFailure) -> String {
     let options = PostgresOptions::new(url).connect_timeout(Duration::from_secs(10));
     let err = PostgresConnection::connect(&options)
         .await
@@ -86,7 +86,9 @@ async fn failure(url: &str) -> (ConnectFailure, String) {
     let class = PostgresError::from_error(&err)
         .and_then(PostgresError::connect_failure)
         .unwrap_or_else(|| panic!("not a connect failure: {err:?}"));
-    (class, err.to_string())
+    let message = err.to_string();
+    assert_eq!(class, expected, "{message}");
+    message
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,29 +192,25 @@ async fn tls_on_a_hostssl_only_cluster() {
 
     // A CA that did not sign the server's certificate.
     let other = other_ca.join("ca.crt").display().to_string();
-    let (class, message) = failure(&url(
-        "localhost",
-        &format!("sslmode=verify-full&sslrootcert={other}"),
-    ))
-    .await;
-    assert_eq!(
-        class,
+    let message = failure(
+        &url(
+            "localhost",
+            &format!("sslmode=verify-full&sslrootcert={other}"),
+        ),
         ConnectFailure::Tls(TlsFailure::UnknownCa),
-        "{message}"
-    );
+    )
+    .await;
     assert!(message.contains("sslrootcert"), "{message}");
 
     // A host name the certificate does not name; verify-ca checks only the CA.
-    let (class, message) = failure(&url(
-        "127.0.0.2",
-        &format!("sslmode=verify-full&sslrootcert={ca}"),
-    ))
-    .await;
-    assert_eq!(
-        class,
+    failure(
+        &url(
+            "127.0.0.2",
+            &format!("sslmode=verify-full&sslrootcert={ca}"),
+        ),
         ConnectFailure::Tls(TlsFailure::NameMismatch),
-        "{message}"
-    );
+    )
+    .await;
     let by_ca = connect(&url(
         "localhost",
         &format!("sslmode=verify-ca&sslrootcert={ca}"),
@@ -224,16 +222,11 @@ async fn tls_on_a_hostssl_only_cluster() {
     // rustls' older `NotValidForName` through, not the `NotValidForNameContext` rustls reports
     // now, so verify-ca still checks the name: stricter than libpq, never weaker. This
     // assertion fails once sqlx lets it through; then expect a connection here.
-    let (class, message) = failure(&url(
-        "127.0.0.2",
-        &format!("sslmode=verify-ca&sslrootcert={ca}"),
-    ))
-    .await;
-    assert_eq!(
-        class,
+    failure(
+        &url("127.0.0.2", &format!("sslmode=verify-ca&sslrootcert={ca}")),
         ConnectFailure::Tls(TlsFailure::NameMismatch),
-        "{message}"
-    );
+    )
+    .await;
 
     // prefer takes the TLS the server offers.
     let preferred = PostgresConnection::connect(
@@ -250,8 +243,11 @@ async fn tls_on_a_hostssl_only_cluster() {
     preferred.close().await;
 
     // disable against hostssl only: refused, and told why.
-    let (class, message) = failure(&url("localhost", "sslmode=disable")).await;
-    assert_eq!(class, ConnectFailure::NotAllowed, "{message}");
+    let message = failure(
+        &url("localhost", "sslmode=disable"),
+        ConnectFailure::NotAllowed,
+    )
+    .await;
     assert!(message.contains("hostssl"), "{message}");
 
     // A client-certificate login.
@@ -279,40 +275,27 @@ async fn tls_on_a_hostssl_only_cluster() {
     let _ = std::fs::remove_dir_all(&other_ca);
 }
 
-/// Starts `cluster` with passwords (`scram-sha-256`) for every role but the test's own
-/// superuser `postgres`.
-fn start_with_passwords(cluster: &Cluster) {
-    cluster.write_data_file(
-        "pg_hba.conf",
-        b"local all all trust\n\
-          host all postgres 127.0.0.1/32 trust\n\
-          host all all 127.0.0.1/32 scram-sha-256\n",
-    );
-    cluster.pg_ctl("start");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_connect_failure_names_its_cause() {
     let Some(cluster) = Cluster::init() else {
         return;
     };
     cluster.append_conf("ssl = off\nmax_connections = 3\nsuperuser_reserved_connections = 0");
-    start_with_passwords(&cluster);
+    cluster.start_with_passwords();
     let port = cluster.port;
     let base = format!("postgres://postgres@127.0.0.1:{port}/postgres");
 
-    let (class, message) = failure(&format!("{base}?sslmode=require")).await;
-    assert_eq!(
-        class,
+    failure(
+        &format!("{base}?sslmode=require"),
         ConnectFailure::Tls(TlsFailure::ServerWithoutTls),
-        "{message}"
-    );
-    // A CA file that is not there is a bad file, not a server that does not run.
-    let (class, message) = failure(&format!(
-        "{base}?sslmode=verify-full&sslrootcert=/nonexistent/bullmq-ca.pem"
-    ))
+    )
     .await;
-    assert_eq!(class, ConnectFailure::Tls(TlsFailure::BadFile), "{message}");
+    // A CA file that is not there is a bad file, not a server that does not run.
+    let message = failure(
+        &format!("{base}?sslmode=verify-full&sslrootcert=/nonexistent/bullmq-ca.pem"),
+        ConnectFailure::Tls(TlsFailure::BadFile),
+    )
+    .await;
     assert!(!message.contains("running"), "{message}");
 
     let mut admin = connect(&base).await.unwrap();
@@ -320,13 +303,18 @@ async fn each_connect_failure_names_its_cause() {
         .execute(&mut admin)
         .await
         .unwrap();
-    let (class, message) =
-        failure(&format!("postgres://bob:wrong@127.0.0.1:{port}/postgres")).await;
-    assert_eq!(class, ConnectFailure::Authentication, "{message}");
+    let message = failure(
+        &format!("postgres://bob:wrong@127.0.0.1:{port}/postgres"),
+        ConnectFailure::Authentication,
+    )
+    .await;
     assert!(!message.contains("wrong"), "the password leaked: {message}");
 
-    let (class, message) = failure(&format!("postgres://postgres@127.0.0.1:{port}/nope")).await;
-    assert_eq!(class, ConnectFailure::UnknownDatabase, "{message}");
+    failure(
+        &format!("postgres://postgres@127.0.0.1:{port}/nope"),
+        ConnectFailure::UnknownDatabase,
+    )
+    .await;
 
     // Fill every slot: the next connection is told the server is full, not to check its
     // password.
@@ -344,15 +332,13 @@ async fn each_connect_failure_names_its_cause() {
             Err(err) => panic!("no free slot within 20 s: {err}"),
         }
     }
-    let (class, message) = failure(&base).await;
-    assert_eq!(class, ConnectFailure::TooManyClients, "{message}");
+    let message = failure(&base, ConnectFailure::TooManyClients).await;
     assert!(message.contains("max_connections"), "{message}");
     assert!(!message.contains("pg_hba.conf"), "{message}");
     drop(held);
 
     cluster.pg_ctl("stop");
-    let (class, message) = failure(&base).await;
-    assert_eq!(class, ConnectFailure::Refused, "{message}");
+    failure(&base, ConnectFailure::Refused).await;
 }
 
 /// The statements of docs/SECURITY.md's role setup, with `tag` in every name.
@@ -373,7 +359,7 @@ async fn a_runtime_role_with_the_documented_grants_runs_producer_and_worker() {
     let Some(cluster) = Cluster::init() else {
         return;
     };
-    start_with_passwords(&cluster);
+    cluster.start_with_passwords();
     let port = cluster.port;
     let mut admin = connect(&cluster.url()).await.unwrap();
     for statement in documented_roles("t") {

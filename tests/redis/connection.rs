@@ -45,18 +45,28 @@ fn signal(pid: u32, sig: &str) {
     assert!(status.success(), "kill {sig} {pid}");
 }
 
-#[tokio::test]
-async fn sequential_calls_reuse_one_connection() {
+/// Adds `n` jobs one after another on a private server, through a queue made with the options
+/// `configure` gives: all of them go over one connection.
+async fn sequential_adds_use_one_connection(
+    configure: impl Fn(RedisOptions) -> RedisOptions,
+    name: &str,
+    n: u64,
+) {
     let server = PrivateRedis::start();
-    let q = queue_with(RedisOptions::new(server.url()), "seq").await;
-    for n in 0..200 {
-        q.add("x", &json!({ "n": n }), JobOptions::new())
+    let q = queue_with(configure(RedisOptions::new(server.url())), name).await;
+    for i in 0..n {
+        q.add("x", &json!({ "n": i }), JobOptions::new())
             .await
             .expect("add");
     }
-    assert_eq!(q.count().await.expect("count"), 200);
+    assert_eq!(q.count().await.expect("count"), n, "{name}");
     // Ours and the admin's.
-    assert_eq!(client_count(&server.url()).await, 2);
+    assert_eq!(client_count(&server.url()).await, 2, "{name}");
+}
+
+#[tokio::test]
+async fn sequential_calls_reuse_one_connection() {
+    sequential_adds_use_one_connection(|options| options, "seq", 200).await;
 }
 
 #[tokio::test]
@@ -348,15 +358,7 @@ async fn a_hung_server_times_out_pipelined_calls_and_service_resumes() {
 
 #[tokio::test]
 async fn without_direct_connections_every_call_goes_through_the_pipelined_one() {
-    let server = PrivateRedis::start();
-    let q = queue_with(RedisOptions::new(server.url()).direct_connections(0), "mux").await;
-    for _ in 0..20 {
-        q.add("x", &json!({}), JobOptions::new())
-            .await
-            .expect("add");
-    }
-    assert_eq!(q.count().await.expect("count"), 20);
-    assert_eq!(client_count(&server.url()).await, 2);
+    sequential_adds_use_one_connection(|options| options.direct_connections(0), "mux", 20).await;
 }
 
 #[tokio::test]

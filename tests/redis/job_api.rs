@@ -3,6 +3,7 @@
 //! The behaviour every store shares is in the conformance suite (`job_api`).
 
 use crate::support;
+use crate::support::redis_queue::RedisQueue;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -11,46 +12,39 @@ use crate::support::{script_code, token};
 use bullmq::backend::{FetchParams, LockToken, ReprocessOptions, Transitions};
 use bullmq::clock::ManualClock;
 use bullmq::job::FinishedState;
-use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Backoff, Job, JobId, JobOptions, JobState, ParentOptions, Prefix, Queue, QueueName};
+use bullmq::{Backoff, Job, JobId, JobOptions, JobState, ParentOptions};
 use bullmq::{FailOutcome, JobFailure, ScriptErrorCode};
 use serde_json::json;
 
 const NOW: u64 = 1_700_000_000_000;
 
+/// A queue on the shared server whose producer reads the time from `clock`.
 struct Env {
-    q: Queue<RedisBackend>,
+    rq: RedisQueue,
     clock: ManualClock,
-    base: String,
-    _guard: support::PrefixGuard,
 }
 
 async fn env(name: &str) -> Env {
-    let prefix = support::unique_prefix();
-    let guard = support::PrefixGuard(prefix.clone());
     let clock = ManualClock::new(NOW);
-    let options =
-        RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).expect("prefix"));
-    let queue = QueueName::new(name).expect("queue name");
-    let backend = RedisBackend::connect(&options, queue.clone())
-        .await
-        .expect("connect")
-        .with_clock(clock.clone());
     Env {
-        q: Queue::try_new(queue, backend).expect("the backend is bound to this queue"),
+        rq: RedisQueue::shared_on_clock(name, clock.clone()).await,
         clock,
-        base: format!("{prefix}:{name}"),
-        _guard: guard,
     }
 }
 
 impl Env {
+    /// The queue's key, `<prefix>:<name>`.
+    fn base(&self) -> String {
+        format!("{}:{}", self.rq.prefix, self.rq.name.as_str())
+    }
+
     fn key(&self, part: &str) -> String {
-        format!("{}:{part}", self.base)
+        format!("{}:{part}", self.base())
     }
 
     async fn add(&self, id: &str, opts: JobOptions) -> Job {
-        self.q
+        self.rq
+            .queue
             .add("job", &json!({"n": id}), opts.job_id(id))
             .await
             .expect("add")
@@ -64,93 +58,77 @@ impl Env {
             limiter: None,
             worker_name: None,
         };
-        let next = self.q.backend().move_to_active(&fetch).await.expect("take");
+        let next = self
+            .rq
+            .queue
+            .backend()
+            .move_to_active(&fetch)
+            .await
+            .expect("take");
         next.job.expect("a job is ready").id
     }
 
     async fn field(&self, id: &str, field: &str) -> Option<String> {
-        let mut con = support::redis().await;
-        redis::cmd("HGET")
-            .arg(self.key(id))
-            .arg(field)
-            .query_async(&mut con)
-            .await
-            .expect("HGET")
+        query(redis::cmd("HGET").arg(self.key(id)).arg(field)).await
     }
 
     async fn list(&self, part: &str) -> Vec<String> {
-        let mut con = support::redis().await;
-        redis::cmd("LRANGE")
-            .arg(self.key(part))
-            .arg(0)
-            .arg(-1)
-            .query_async(&mut con)
-            .await
-            .expect("LRANGE")
+        query(redis::cmd("LRANGE").arg(self.key(part)).arg(0).arg(-1)).await
     }
 
     async fn zscore(&self, part: &str, member: &str) -> Option<f64> {
-        let mut con = support::redis().await;
-        redis::cmd("ZSCORE")
-            .arg(self.key(part))
-            .arg(member)
-            .query_async(&mut con)
-            .await
-            .expect("ZSCORE")
+        query(redis::cmd("ZSCORE").arg(self.key(part)).arg(member)).await
     }
 
     async fn exists(&self, part: &str) -> bool {
-        let mut con = support::redis().await;
-        redis::cmd("EXISTS")
-            .arg(self.key(part))
-            .query_async::<i64>(&mut con)
-            .await
-            .expect("EXISTS")
-            == 1
+        query::<i64>(redis::cmd("EXISTS").arg(self.key(part))).await == 1
+    }
+
+    /// The events of the stream, newest first (`count` of them at most), as field maps.
+    async fn events(&self, count: Option<usize>) -> Vec<BTreeMap<String, String>> {
+        let mut cmd = redis::cmd("XREVRANGE");
+        cmd.arg(self.key("events")).arg("+").arg("-");
+        if let Some(count) = count {
+            cmd.arg("COUNT").arg(count);
+        }
+        let entries: Vec<(String, Vec<(String, String)>)> = query(&cmd).await;
+        entries
+            .into_iter()
+            .map(|(_, fields)| fields.into_iter().collect())
+            .collect()
     }
 
     /// The newest event named `name`, as its field map.
     async fn event(&self, name: &str) -> BTreeMap<String, String> {
-        let mut con = support::redis().await;
-        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
-            .arg(self.key("events"))
-            .arg("+")
-            .arg("-")
-            .query_async(&mut con)
+        self.events(None)
             .await
-            .expect("XREVRANGE");
-        entries
             .into_iter()
-            .map(|(_, fields)| fields.into_iter().collect::<BTreeMap<_, _>>())
             .find(|fields| fields.get("event").map(String::as_str) == Some(name))
             .unwrap_or_else(|| panic!("no {name} event"))
     }
 
     /// The newest event of the stream, as its field map.
     async fn last_event(&self) -> BTreeMap<String, String> {
-        let mut con = support::redis().await;
-        let entries: Vec<(String, Vec<(String, String)>)> = redis::cmd("XREVRANGE")
-            .arg(self.key("events"))
-            .arg("+")
-            .arg("-")
-            .arg("COUNT")
-            .arg(1)
-            .query_async(&mut con)
+        self.events(Some(1))
             .await
-            .expect("XREVRANGE");
-        entries
             .into_iter()
             .next()
-            .map(|(_, fields)| fields.into_iter().collect())
             .unwrap_or_default()
     }
+}
+
+/// `cmd`'s answer, on a connection of its own.
+async fn query<T: redis::FromRedisValue>(cmd: &redis::Cmd) -> T {
+    cmd.query_async(&mut support::redis().await)
+        .await
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
 }
 
 #[tokio::test]
 async fn progress_data_and_logs_are_stored_like_node() {
     let e = env("basics").await;
     let job = e.add("a", JobOptions::new().keep_logs(2)).await;
-    let by_id = e.q.job(JobId::from("a"));
+    let by_id = e.rq.queue.job(JobId::from("a"));
 
     by_id.update_progress(&42).await.expect("progress");
     assert_eq!(e.field("a", "progress").await.as_deref(), Some("42"));
@@ -172,7 +150,7 @@ async fn progress_data_and_logs_are_stored_like_node() {
     assert_eq!(e.field("a", "data").await.as_deref(), Some(r#"{"n":"b"}"#));
 
     // With the job at hand, its `keepLogs` (2) applies, as Node's `job.log` does.
-    let handle = e.q.job_of(&job);
+    let handle = e.rq.queue.job_of(&job);
     assert_eq!(handle.log("one").await.expect("log"), 1);
     assert_eq!(handle.log("two").await.expect("log"), 2);
     assert_eq!(handle.log("three").await.expect("log"), 2);
@@ -185,7 +163,7 @@ async fn progress_data_and_logs_are_stored_like_node() {
     by_id.clear_logs(None).await.expect("clear");
     assert!(!e.exists("a:logs").await);
 
-    let missing = e.q.job(JobId::from("nope"));
+    let missing = e.rq.queue.job(JobId::from("nope"));
     let err = missing.update_progress(&1).await.expect_err("no job");
     assert_eq!(script_code(&err), ScriptErrorCode::JobNotFound);
 }
@@ -198,9 +176,9 @@ async fn state_predicates_promote_delay_and_priority() {
     e.add("d", JobOptions::new().delay(Duration::from_secs(10)))
         .await;
 
-    let w = e.q.job(JobId::from("w"));
-    let p = e.q.job(JobId::from("p"));
-    let d = e.q.job(JobId::from("d"));
+    let w = e.rq.queue.job(JobId::from("w"));
+    let p = e.rq.queue.job(JobId::from("p"));
+    let d = e.rq.queue.job(JobId::from("d"));
     assert_eq!(w.get_state().await.expect("state"), Some(JobState::Waiting));
     assert!(w.is_waiting().await.expect("waiting"));
     assert!(!w.is_delayed().await.expect("delayed"));
@@ -211,7 +189,11 @@ async fn state_predicates_promote_delay_and_priority() {
     assert!(!d.is_failed().await.expect("failed"));
     assert!(!d.is_waiting_children().await.expect("waiting-children"));
     assert_eq!(
-        e.q.job(JobId::from("x")).get_state().await.expect("state"),
+        e.rq.queue
+            .job(JobId::from("x"))
+            .get_state()
+            .await
+            .expect("state"),
         None
     );
 
@@ -250,10 +232,10 @@ async fn manual_moves_refuse_another_token() {
     let e = env("tokens").await;
     e.add("a", JobOptions::new()).await;
     e.add("parent", JobOptions::new()).await;
-    let parent_opts = ParentOptions::new("parent", e.base.clone());
+    let parent_opts = ParentOptions::new("parent", e.base());
     e.add("child", JobOptions::new().parent(parent_opts)).await;
     assert_eq!(e.take("right").await.as_str(), "a");
-    let a = e.q.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
     let wrong = token("wrong");
 
     let err = a
@@ -328,20 +310,17 @@ async fn manual_moves_refuse_another_token() {
 
     // A parent with a pending child parks in waiting-children; wait-for-nothing is false.
     assert_eq!(e.take("ptok").await.as_str(), "parent");
-    let parent = e.q.job(JobId::from("parent"));
+    let parent = e.rq.queue.job(JobId::from("parent"));
     let err = parent
         .move_to_waiting_children(&wrong, None)
         .await
         .expect_err("mismatch");
     assert_eq!(script_code(&err), ScriptErrorCode::LockMismatch);
-    let child = ParentOptions::new("child", e.base.clone());
+    let child = ParentOptions::new("child", e.base());
     // Redis only: upstream's PostgreSQL parks the parent even for a job that is not its child.
     assert!(
         !parent
-            .move_to_waiting_children(
-                &token("ptok"),
-                Some(&ParentOptions::new("other", e.base.clone()))
-            )
+            .move_to_waiting_children(&token("ptok"), Some(&ParentOptions::new("other", e.base())))
             .await
             .expect("not a pending child")
     );
@@ -365,7 +344,7 @@ async fn move_to_delayed_and_back_to_wait() {
     let e = env("delays").await;
     e.add("a", JobOptions::new()).await;
     e.take("t").await;
-    let a = e.q.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
 
     let delay = a
         .move_to_delayed(NOW + 5000, &token("t"))
@@ -401,7 +380,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     let e = env("failing").await;
     e.add("a", JobOptions::new().attempts(3).stack_trace_limit(2))
         .await;
-    let a = e.q.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
 
     for (n, expected) in [(1, FailOutcome::Retried), (2, FailOutcome::Retried)] {
         e.take("t").await;
@@ -453,7 +432,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     e.add("z", JobOptions::new().attempts(5).stack_trace_limit(0))
         .await;
     e.take("t").await;
-    let z = e.q.job(JobId::from("z"));
+    let z = e.rq.queue.job(JobId::from("z"));
     let failure = JobFailure::new("fatal")
         .stack("Error: fatal")
         .unrecoverable();
@@ -474,7 +453,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     )
     .await;
     e.take("t").await;
-    let b = e.q.job(JobId::from("b"));
+    let b = e.rq.queue.job(JobId::from("b"));
     let outcome = b
         .move_to_failed(&JobFailure::new("later"), &token("t"), false)
         .await
@@ -496,7 +475,7 @@ async fn retry_and_remove() {
     let e = env("retry").await;
     e.add("a", JobOptions::new()).await;
     e.take("t").await;
-    let a = e.q.job(JobId::from("a"));
+    let a = e.rq.queue.job(JobId::from("a"));
     a.move_to_completed(&"done", &token("t"), false)
         .await
         .expect("complete");
@@ -528,7 +507,8 @@ async fn retry_and_remove() {
     );
 
     let err =
-        e.q.job(JobId::from("ghost"))
+        e.rq.queue
+            .job(JobId::from("ghost"))
             .retry(FinishedState::Failed, ReprocessOptions::default())
             .await
             .expect_err("missing");

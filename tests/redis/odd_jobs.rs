@@ -8,24 +8,15 @@
 use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{JobId, JobOptions, JobState, Prefix, Queue, QueueName};
+use bullmq::{JobId, JobOptions, Prefix, Queue, QueueName};
 use serde_json::json;
 
 use crate::support;
-use crate::support::odd_jobs::counting_worker;
+use crate::support::odd_jobs::{End, assert_listed, counting_worker};
 use crate::support::wait::eventually;
 
 /// How long the corpus may take to settle.
 const WAIT: Duration = Duration::from_secs(30);
-
-/// What a case must end as.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum End {
-    /// Completed after this many runs of the processor.
-    Completed(usize),
-    /// Failed after this many runs, its reason naming this text (a field, or the cause).
-    Failed(usize, &'static str),
-}
 
 /// One odd job: its id (bytes), the fields to write over a well-formed hash (`None` deletes the
 /// field), how many times its id is pushed to `wait`, whether it has a hash at all.
@@ -172,17 +163,19 @@ fn corpus() -> Vec<Case> {
     cases
 }
 
+/// A fresh connection to queue `name` under `prefix` (a worker closes the backend it is given).
+async fn connect(prefix: &str, name: &QueueName) -> RedisBackend {
+    let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
+    RedisBackend::connect(&options, name.clone()).await.unwrap()
+}
+
 #[tokio::test]
 async fn odd_job_hashes_all_end_in_a_list_once() {
     let prefix = support::unique_prefix();
     let _guard = support::PrefixGuard(prefix.clone());
     let name = QueueName::new("odd").unwrap();
-    let connect = || async {
-        let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
-        RedisBackend::connect(&options, name.clone()).await.unwrap()
-    };
-    let queue =
-        Queue::try_new(name.clone(), connect().await).expect("the backend is bound to this queue");
+    let queue = Queue::try_new(name.clone(), connect(&prefix, &name).await)
+        .expect("the backend is bound to this queue");
     // A well-formed job first (it also writes the queue's meta, as any producer would).
     let control = queue
         .add("control", &json!({}), JobOptions::new())
@@ -233,8 +226,12 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         .await
         .unwrap();
 
-    let (worker, runs) =
-        counting_worker(name.clone(), connect().await, Duration::from_millis(500)).await;
+    let (worker, runs) = counting_worker(
+        name.clone(),
+        connect(&prefix, &name).await,
+        Duration::from_millis(500),
+    )
+    .await;
 
     // Every job reaches a finished set, the control job included.
     let total = cases.len() + 1;
@@ -289,64 +286,33 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
             }
         };
         let ran = runs.get(&c.id).copied().unwrap_or(0);
-        match c.end {
-            End::Completed(n) => {
-                assert!(in_set("completed").await, "{shown} is not completed");
-                assert_eq!(ran, n, "{shown} ran {ran} times");
-            }
-            End::Failed(n, named) => {
-                assert!(in_set("failed").await, "{shown} is not failed");
-                assert_eq!(ran, n, "{shown} ran {ran} times");
-                let reason: String = redis::cmd("HGET")
-                    .arg(key(&c.id))
-                    .arg("failedReason")
-                    .query_async(&mut con)
-                    .await
-                    .unwrap();
-                assert!(reason.contains(named), "{shown}: {reason}");
-            }
-        }
+        let reason: Option<String> = redis::cmd("HGET")
+            .arg(key(&c.id))
+            .arg("failedReason")
+            .query_async(&mut con)
+            .await
+            .unwrap();
+        let reached = in_set(c.end.state()).await;
+        c.end
+            .assert_reached(&shown, reached, ran, reason.as_deref());
     }
     assert_eq!(runs.get(control.as_bytes()), Some(&1));
 
     // The listings give every readable job and name the others.
-    let all = [JobState::Completed.into(), JobState::Failed.into()];
-    let checked = queue
-        .get_jobs_checked(&all, bullmq::backend::Range::ALL)
-        .await
-        .unwrap();
-    assert_eq!(checked.jobs.len() + checked.undecodable.len(), total);
-    let bad: Vec<String> = checked
-        .undecodable
-        .iter()
-        .map(|(id, _)| id.to_string())
-        .collect();
-    for expected in [
+    let bad = [
         "data-bad-json",
         "opts-bad-json",
         "progress-bad-json",
         "timestamp-text",
         "priority-text",
         "data-not-utf8",
-    ] {
-        assert!(
-            bad.iter().any(|id| id == expected),
-            "{expected} not reported: {bad:?}"
-        );
-    }
-    for (id, reason) in &checked.undecodable {
-        assert!(reason.to_string().contains("field"), "{id}: {reason}");
-    }
+    ];
+    let jobs = assert_listed(&queue, total, &bad, "field").await;
     let raw = JobId::from_bytes(b"raw-\xff\xfe");
     assert!(
-        checked.jobs.iter().any(|j| j.id == raw),
+        jobs.iter().any(|j| j.id == raw),
         "the non-UTF-8 id is listed with its bytes"
     );
-    let plain = queue
-        .get_jobs(&all, bullmq::backend::Range::ALL)
-        .await
-        .unwrap();
-    assert_eq!(plain.len(), checked.jobs.len());
 }
 
 #[tokio::test]
@@ -356,12 +322,8 @@ async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
     let prefix = support::unique_prefix();
     let _guard = support::PrefixGuard(prefix.clone());
     let name = QueueName::new("oddstall").unwrap();
-    let connect = || async {
-        let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(&prefix).unwrap());
-        RedisBackend::connect(&options, name.clone()).await.unwrap()
-    };
-    let queue =
-        Queue::try_new(name.clone(), connect().await).expect("the backend is bound to this queue");
+    let queue = Queue::try_new(name.clone(), connect(&prefix, &name).await)
+        .expect("the backend is bound to this queue");
     queue
         .add("warm", &json!({}), JobOptions::new())
         .await
@@ -389,8 +351,12 @@ async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
             .await
             .unwrap();
     }
-    let (worker, runs) =
-        counting_worker(name.clone(), connect().await, Duration::from_millis(300)).await;
+    let (worker, runs) = counting_worker(
+        name.clone(),
+        connect(&prefix, &name).await,
+        Duration::from_millis(300),
+    )
+    .await;
     eventually("both stalled jobs completed", WAIT, || async {
         let mut con = support::redis().await;
         let n: usize = redis::cmd("ZCARD")

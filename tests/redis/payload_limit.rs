@@ -6,13 +6,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use bullmq::backend::Range;
-use bullmq::error::PayloadTooLarge;
+use bullmq::error::{BulkAddError, PayloadTooLarge};
 use bullmq::redis::{RedisBackend, RedisError, RedisOptions, Refusal};
 use bullmq::{BackendErrorKind, BulkJob, Error, JobOptions, Prefix, Queue, QueueName};
 use serde_json::{Value, json};
 
 use crate::support::PrivateRedis;
+use crate::support::waiting::waiting_names;
 
 const LIMIT: u64 = 1024 * 1024;
 
@@ -65,17 +65,15 @@ fn bulk(names: &[&str]) -> Vec<BulkJob<Value>> {
         .collect()
 }
 
-/// The names of the queue's waiting jobs, sorted.
-async fn waiting(queue: &Queue<RedisBackend>) -> Vec<String> {
-    let mut names: Vec<String> = queue
-        .get_waiting(Range::ALL)
-        .await
-        .unwrap()
+/// The names of the jobs of a bulk of `names` that `failed` says to retry, but the one at
+/// `big`.
+fn retry_without<'a>(failed: &BulkAddError, big: usize, names: &[&'a str]) -> Vec<&'a str> {
+    failed
+        .to_retry()
         .into_iter()
-        .map(|j| j.name)
-        .collect();
-    names.sort();
-    names
+        .filter(|i| *i != big)
+        .map(|i| names[i])
+        .collect()
 }
 
 fn assert_too_large(err: &Error, index: Option<usize>, name: &str) {
@@ -118,7 +116,7 @@ async fn a_job_over_proto_max_bulk_len_is_refused_before_it_is_sent() {
             .add("small", &json!({}), JobOptions::new())
             .await
             .unwrap();
-        assert_eq!(waiting(&queue).await, ["small"]);
+        assert_eq!(waiting_names(&queue).await, ["small"]);
     }
 }
 
@@ -154,17 +152,12 @@ async fn a_bulk_with_a_job_over_proto_max_bulk_len_writes_nothing() {
         );
 
         // The retry without the big job adds every other job once.
-        let rest: Vec<&str> = failed
-            .to_retry()
-            .into_iter()
-            .filter(|i| *i != 150)
-            .map(|i| refs[i])
-            .collect();
+        let rest = retry_without(&failed, 150, &refs);
         let added = queue.add_bulk(bulk(&rest)).await.unwrap();
         assert_eq!(added.len(), 199);
         let mut expected: Vec<String> = rest.iter().map(|s| (*s).to_owned()).collect();
         expected.sort();
-        assert_eq!(waiting(&queue).await, expected);
+        assert_eq!(waiting_names(&queue).await, expected);
     }
 }
 
@@ -213,7 +206,7 @@ async fn without_config_the_default_limit_applies_and_the_servers_refusal_is_typ
         .expect("a RedisError");
     assert_eq!(redis_err.refusal(), Some(Refusal::PayloadTooLarge), "{err}");
     assert_eq!(err.backend_kind(), Some(BackendErrorKind::Server), "{err}");
-    assert_eq!(waiting(&queue).await, ["small"]);
+    assert_eq!(waiting_names(&queue).await, ["small"]);
 
     // In a bulk, the jobs the server ran are named as added, the big one as refused or
     // unknown: retrying the rest adds no job twice.
@@ -224,14 +217,9 @@ async fn without_config_the_default_limit_applies_and_the_servers_refusal_is_typ
     assert!(failed.added.iter().all(|a| a.index != 2), "{failed}");
     // (The server closes the connection on the big job: the jobs in flight are unknown, and
     // not retried.)
-    let rest: Vec<&str> = failed
-        .to_retry()
-        .into_iter()
-        .filter(|i| *i != 2)
-        .map(|i| names[i])
-        .collect();
+    let rest = retry_without(&failed, 2, &names);
     queue.add_bulk(bulk(&rest)).await.unwrap();
-    let stored = waiting(&queue).await;
+    let stored = waiting_names(&queue).await;
     for name in ["a", "b", "c", "d", "small"] {
         let times = stored.iter().filter(|s| s.as_str() == name).count();
         assert!(times <= 1, "{name} added {times} times: {stored:?}");

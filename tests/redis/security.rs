@@ -53,6 +53,19 @@ fn published_acl(prefix: &str) -> Vec<String> {
 /// The password of `root`, the admin user of a server whose `default` user is off.
 const ROOT: &str = "root:rootpw@";
 
+/// Makes `bullmq` (password `pw`) the one user of the published ACL for `prefix`, with the
+/// `default` user off.
+async fn published_user_only(server: &PrivateRedis, prefix: &str) {
+    set_user(server, "bullmq", &published_acl(prefix)).await;
+    disable_default_user(server).await;
+}
+
+/// Asserts the server refused no command: its `ACL LOG` is empty.
+async fn assert_nothing_refused(server: &PrivateRedis) {
+    let log = acl_log(&mut admin(server).await).await;
+    assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
+}
+
 /// Disables the `default` user (as a least-privilege deployment does), after making `root`
 /// the admin [`admin`] connects as from then on.
 async fn disable_default_user(server: &PrivateRedis) {
@@ -268,25 +281,21 @@ async fn conformance_subset_on(server: &PrivateRedis, base: &RedisOptions, prefi
 async fn the_published_acl_runs_producer_worker_flows_schedulers_and_events() {
     let server = PrivateRedis::start();
     let prefix = "app1";
-    set_user(&server, "bullmq", &published_acl(prefix)).await;
-    disable_default_user(&server).await;
+    published_user_only(&server, prefix).await;
     conformance_subset(&server, &user_url(&server, "bullmq"), prefix).await;
-    let log = acl_log(&mut admin(&server).await).await;
-    assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
+    assert_nothing_refused(&server).await;
 }
 
 #[tokio::test]
 async fn the_published_acl_over_tls_with_user_and_password_in_the_url() {
     let server = PrivateRedis::start_tls();
     let prefix = "app6";
-    set_user(&server, "bullmq", &published_acl(prefix)).await;
-    disable_default_user(&server).await;
+    published_user_only(&server, prefix).await;
     let ca = std::fs::read(server.dir.join("ca.crt")).expect("ca.crt");
     let base = RedisOptions::new(format!("rediss://bullmq:pw@localhost:{}", server.port))
         .ca_certificate(ca);
     conformance_subset_on(&server, &base, prefix).await;
-    let log = acl_log(&mut admin(&server).await).await;
-    assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
+    assert_nothing_refused(&server).await;
 }
 
 #[tokio::test]
@@ -404,6 +413,26 @@ async fn counting_worker(
     (Closer(Some(handle)), errors, done, queue)
 }
 
+/// Adds `n` jobs named `name` to `queue` and waits until the worker has run `total` in all.
+async fn add_and_run(
+    (queue, done): (&Queue<RedisBackend>, &AtomicUsize),
+    name: &str,
+    n: usize,
+    total: usize,
+    what: &str,
+) {
+    for i in 0..n {
+        queue
+            .add(name, &json!({"i": i}), JobOptions::new())
+            .await
+            .unwrap();
+    }
+    eventually(what, Duration::from_secs(10), || async {
+        done.load(Ordering::SeqCst) == total
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_worker_whose_bzpopmin_is_denied_still_takes_jobs() {
     let server = PrivateRedis::start();
@@ -416,18 +445,8 @@ async fn a_worker_whose_bzpopmin_is_denied_still_takes_jobs() {
     // Let it find the queue empty and fail its blocking wait for a few seconds.
     // Fixed wait: spaces the faults (or the jobs) over time, as a real run would meet them.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    for i in 0..5 {
-        queue
-            .add("j", &json!({"i": i}), JobOptions::new())
-            .await
-            .unwrap();
-    }
-    eventually(
-        "the jobs added meanwhile are processed",
-        Duration::from_secs(10),
-        || async { done.load(Ordering::SeqCst) == 5 },
-    )
-    .await;
+    let meanwhile = "the jobs added meanwhile are processed";
+    add_and_run((&queue, &done), "j", 5, 5, meanwhile).await;
     let reported = errors.load(Ordering::SeqCst);
     assert!(
         (1..=3).contains(&reported),
@@ -440,14 +459,7 @@ async fn a_worker_gets_over_a_server_that_is_a_replica_for_a_while() {
     let server = PrivateRedis::start();
     let url = server.url();
     let (_guard, errors, done, queue) = counting_worker(&url, "app4").await;
-    queue
-        .add("before", &json!({}), JobOptions::new())
-        .await
-        .unwrap();
-    eventually("the first job", Duration::from_secs(10), || async {
-        done.load(Ordering::SeqCst) == 1
-    })
-    .await;
+    add_and_run((&queue, &done), "before", 1, 1, "the first job").await;
     // A replica of a primary that is not there: read-only, its data kept.
     let mut admin = server.admin().await;
     let () = redis::cmd("REPLICAOF")
@@ -464,18 +476,8 @@ async fn a_worker_gets_over_a_server_that_is_a_replica_for_a_while() {
         .query_async(&mut admin)
         .await
         .unwrap();
-    for i in 0..5 {
-        queue
-            .add("after", &json!({"i": i}), JobOptions::new())
-            .await
-            .unwrap();
-    }
-    eventually(
-        "the jobs added after are processed",
-        Duration::from_secs(10),
-        || async { done.load(Ordering::SeqCst) == 6 },
-    )
-    .await;
+    let after = "the jobs added after are processed";
+    add_and_run((&queue, &done), "after", 5, 6, after).await;
     let reported = errors.load(Ordering::SeqCst);
     assert!(
         reported <= 6,
@@ -492,8 +494,7 @@ async fn the_published_acl_runs_the_relay() {
     use bullmq::relay::{Relay, RelayMessage, RelayOptions};
     let server = PrivateRedis::start();
     let prefix = "app7";
-    set_user(&server, "bullmq", &published_acl(prefix)).await;
-    disable_default_user(&server).await;
+    published_user_only(&server, prefix).await;
     let b = backend(&user_url(&server, "bullmq"), prefix, "relay").await;
     let opts = || {
         RelayOptions::new()
@@ -530,6 +531,5 @@ async fn the_published_acl_runs_the_relay() {
     assert!(publisher.delete_retained("a.b").await.unwrap());
     node.close().await;
     publisher.close().await;
-    let log = acl_log(&mut admin(&server).await).await;
-    assert!(log.is_empty(), "ACL LOG after the run: {log:?}");
+    assert_nothing_refused(&server).await;
 }

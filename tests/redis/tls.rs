@@ -52,41 +52,41 @@ async fn a_job_is_added_and_read_back_over_tls_with_a_private_ca() {
     assert_eq!(q2.count().await.expect("count"), 1);
 }
 
-#[tokio::test]
-async fn an_untrusted_certificate_is_refused_by_default() {
-    let server = PrivateRedis::start_tls();
-    let name = QueueName::new("tls").expect("name");
-    // Only the bundled public roots: the private CA is unknown.
-    let options = RedisOptions::new(tls_url(&server, "localhost"));
-    let err = RedisBackend::connect(&options, name)
+/// Connects with `options` to a server that answered but whose certificate is refused
+/// (`why`): a connection error that does not ask whether Redis runs; its text.
+async fn certificate_refused(options: &RedisOptions, why: &str) -> String {
+    let err = RedisBackend::connect(options, QueueName::new("tls").expect("name"))
         .await
-        .expect_err("a certificate from an unknown CA must be refused");
+        .expect_err(why);
     assert_eq!(
         err.backend_kind(),
         Some(BackendErrorKind::Connection),
         "{err}"
     );
-    assert!(err.to_string().contains("certificate"), "{err}");
+    let err = err.to_string();
+    assert!(!err.contains("Is Redis running"), "{err}");
+    err
+}
+
+#[tokio::test]
+async fn an_untrusted_certificate_is_refused_by_default() {
+    let server = PrivateRedis::start_tls();
+    // Only the bundled public roots: the private CA is unknown.
+    let options = RedisOptions::new(tls_url(&server, "localhost"));
+    let why = "a certificate from an unknown CA must be refused";
+    let err = certificate_refused(&options, why).await;
+    assert!(err.contains("certificate"), "{err}");
     // The server answered: the advice is about the CA, not whether Redis runs.
-    assert!(err.to_string().contains("ca_certificate"), "{err}");
-    assert!(!err.to_string().contains("Is Redis running"), "{err}");
+    assert!(err.contains("ca_certificate"), "{err}");
 }
 
 #[tokio::test]
 async fn a_host_name_the_certificate_does_not_name_is_refused() {
     let server = PrivateRedis::start_tls();
-    let name = QueueName::new("tls").expect("name");
     // 127.0.0.2 reaches the same loopback server, but the certificate is not for it.
     let options = RedisOptions::new(tls_url(&server, "127.0.0.2")).ca_certificate(ca_pem(&server));
-    let err = RedisBackend::connect(&options, name)
-        .await
-        .expect_err("a certificate for another host must be refused");
-    assert_eq!(
-        err.backend_kind(),
-        Some(BackendErrorKind::Connection),
-        "{err}"
-    );
-    assert!(!err.to_string().contains("Is Redis running"), "{err}");
+    let why = "a certificate for another host must be refused";
+    certificate_refused(&options, why).await;
 }
 
 #[tokio::test]

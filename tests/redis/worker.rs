@@ -12,78 +12,30 @@ use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
-    ActiveJob, CancellationToken, Error, JobError, JobId, JobOptions, JobState, Prefix,
-    ProcessResult, Queue, QueueName, Worker, WorkerEvent, WorkerOptions,
+    ActiveJob, Error, JobError, JobId, JobOptions, JobState, Prefix, QueueName, WorkerEvent,
+    WorkerOptions,
 };
 use serde_json::{Value, json};
 
+use crate::support::redis_queue::RedisQueue;
+use crate::support::stall_order::assert_a_job_taken_at_start_is_not_marked_stalled;
 use crate::support::wait::{eventually, next_event};
 
-type W<F> = Worker<RedisBackend, F>;
-
-struct Ctx {
-    prefix: String,
-    _guard: support::PrefixGuard,
-    name: QueueName,
-    queue: Queue<RedisBackend>,
+/// What these tests do on their queue (a [`RedisQueue`] on the shared server) besides [`RedisQueue`]'s own moves.
+trait WorkerCtx {
+    /// Adds a job; its id.
+    async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId;
+    /// A job as Node.js's `Job#asJSON` gives it, with its JSON-text fields parsed back.
+    fn node_job(&self, id: &JobId) -> Value;
+    /// Node.js's answer to `queue-op.mjs <args…>` on this queue.
+    fn node(&self, args: &[&str]) -> Value;
 }
 
-impl Ctx {
-    async fn new(queue: &str) -> Self {
-        let prefix = support::unique_prefix();
-        let guard = support::PrefixGuard(prefix.clone());
-        let name = QueueName::new(queue).unwrap();
-        let mut ctx = Self {
-            prefix,
-            _guard: guard,
-            // Replaced below, once `connect` can read the prefix.
-            queue: Queue::from_backend(dummy_backend().await).expect("bound to `unused`"),
-            name,
-        };
-        ctx.queue = Queue::try_new(ctx.name.clone(), ctx.connect().await)
-            .expect("the backend is bound to this queue");
-        ctx
-    }
-
-    /// A fresh connection (a worker closes the backend it is given).
-    async fn connect(&self) -> RedisBackend {
-        let options =
-            RedisOptions::new(support::redis_url()).prefix(Prefix::new(&self.prefix).unwrap());
-        RedisBackend::connect(&options, self.name.clone())
-            .await
-            .unwrap()
-    }
-
-    async fn worker<F, Fut>(&self, opts: WorkerOptions, f: F) -> W<F>
-    where
-        F: Fn(ActiveJob<RedisBackend>, CancellationToken) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ProcessResult> + Send,
-    {
-        Worker::new(self.name.clone(), self.connect().await, opts, f)
-            .await
-            .unwrap()
-    }
-
+impl WorkerCtx for RedisQueue {
     async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId {
         self.queue.add(name, &data, opts).await.unwrap().id
     }
 
-    async fn state(&self, id: &JobId) -> Option<JobState> {
-        self.queue.job(id.clone()).get_state().await.unwrap()
-    }
-
-    async fn job(&self, id: &JobId) -> bullmq::Job {
-        self.queue.get_job(id).await.unwrap().unwrap()
-    }
-
-    async fn wait_state(&self, id: &JobId, state: JobState) {
-        eventually(&format!("job {id} {state:?}"), WAIT, || async {
-            self.state(id).await == Some(state)
-        })
-        .await;
-    }
-
-    /// A job as Node.js's `Job#asJSON` gives it, with its JSON-text fields parsed back.
     fn node_job(&self, id: &JobId) -> Value {
         let mut job = self.node(&["getJob", id.as_str()]);
         for field in [
@@ -109,15 +61,6 @@ impl Ctx {
     }
 }
 
-async fn dummy_backend() -> RedisBackend {
-    RedisBackend::connect(
-        &RedisOptions::new(support::redis_url()),
-        QueueName::new("unused").unwrap(),
-    )
-    .await
-    .unwrap()
-}
-
 /// How long a test waits for a state or an event.
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -127,7 +70,7 @@ fn fast() -> WorkerOptions {
 
 #[tokio::test]
 async fn a_lost_lock_cancels_the_token_once_and_the_late_outcome_is_dropped() {
-    let ctx = Ctx::new("lost").await;
+    let ctx = RedisQueue::shared("lost").await;
     let id = ctx.add("victim", json!({}), JobOptions::new()).await;
     let opts = fast()
         .lock_duration(Duration::from_millis(600))
@@ -194,7 +137,7 @@ async fn a_lost_lock_cancels_the_token_once_and_the_late_outcome_is_dropped() {
 
 #[tokio::test]
 async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
-    let ctx = Ctx::new("corrupt").await;
+    let ctx = RedisQueue::shared("corrupt").await;
     let bad = ctx.add("bad", json!({}), JobOptions::new()).await;
     let good = ctx.add("good", json!({}), JobOptions::new()).await;
     let mut con = support::redis().await;
@@ -238,7 +181,7 @@ async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
 
 #[tokio::test]
 async fn node_adds_rust_processes_and_node_sees_the_worker() {
-    let ctx = Ctx::new("interop").await;
+    let ctx = RedisQueue::shared("interop").await;
     let ok = ctx.node(&["add", "ok", r#"{"i":21}"#]);
     let fail = ctx.node(&[
         "add",
@@ -275,7 +218,7 @@ async fn node_adds_rust_processes_and_node_sees_the_worker() {
 #[tokio::test]
 async fn node_and_rust_workers_share_a_queue_exactly_once() {
     const TOTAL: usize = 2_000;
-    let ctx = Ctx::new("race").await;
+    let ctx = RedisQueue::shared("race").await;
     let jobs: Vec<_> = (0..TOTAL)
         .map(|i| bullmq::BulkJob {
             name: "r".to_owned(),
@@ -336,40 +279,28 @@ async fn node_and_rust_workers_share_a_queue_exactly_once() {
 
 #[tokio::test]
 async fn a_job_taken_at_start_is_not_marked_stalled_by_the_first_check() {
-    // The race lost about one start in six before the order was fixed: ten starts.
-    for round in 0..10 {
-        let ctx = Ctx::new(&format!("start{round}")).await;
-        let id = ctx.add("j", json!({}), JobOptions::new()).await;
-        let (release, held) = tokio::sync::oneshot::channel::<()>();
-        let held = std::sync::Mutex::new(Some(held));
-        let worker = ctx
-            .worker(
-                WorkerOptions::new().stalled_interval(Duration::from_secs(60)),
-                move |_job, _| {
-                    let held = held.lock().unwrap().take();
-                    async move {
-                        if let Some(held) = held {
-                            let _ = held.await;
-                        }
-                        Ok(json!(null))
-                    }
-                },
-            )
-            .await;
-        ctx.wait_state(&id, JobState::Active).await;
-        let mut con = support::redis().await;
-        let stalled = format!("{}:{}:stalled", ctx.prefix, ctx.name.as_str());
-        let marked: bool = redis::cmd("SISMEMBER")
-            .arg(&stalled)
-            .arg(id.as_str())
-            .query_async(&mut con)
-            .await
-            .unwrap();
-        assert!(
-            !marked,
-            "round {round}: the first check ran after the fetch"
-        );
-        let _ = release.send(());
-        worker.close().await;
-    }
+    let prefix = support::unique_prefix();
+    let _guard = support::PrefixGuard(prefix.clone());
+    let connect = |queue: String| {
+        let prefix = prefix.clone();
+        async move {
+            let options =
+                RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
+            RedisBackend::connect(&options, QueueName::new(queue).unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    let marked = |queue: String, id: JobId| {
+        let stalled = format!("{prefix}:{queue}:stalled");
+        async move {
+            redis::cmd("SISMEMBER")
+                .arg(&stalled)
+                .arg(id.as_str())
+                .query_async(&mut support::redis().await)
+                .await
+                .unwrap()
+        }
+    };
+    assert_a_job_taken_at_start_is_not_marked_stalled(connect, marked).await;
 }

@@ -100,15 +100,10 @@ pub async fn clean_removes_old_finished_jobs_up_to_the_limit<S: Store>() {
     }
     // Finished: c1 at T0, f1 at T0 + 1 s, c2 at T0 + 2 s, c3 at T0 + 3 s.
     let cut = T0 + 2_500;
-    let first =
-        s.b.clean_jobs_by_state(JobState::Completed, cut, 1)
-            .await
-            .unwrap();
+    let clean = |state, limit| s.b.clean_jobs_by_state(state, cut, limit);
+    let first = clean(JobState::Completed, 1).await.unwrap();
     assert_eq!(first, [id("c1")], "limit 1, oldest first");
-    let rest =
-        s.b.clean_jobs_by_state(JobState::Completed, cut, 0)
-            .await
-            .unwrap();
+    let rest = clean(JobState::Completed, 0).await.unwrap();
     assert_eq!(rest, [id("c2")], "0 = no limit; c3 is too recent");
     assert!(s.b.get_job(&id("c1")).await.unwrap().is_none());
     assert_eq!(s.state(&id("c3")).await, Some(JobState::Completed));
@@ -116,10 +111,7 @@ pub async fn clean_removes_old_finished_jobs_up_to_the_limit<S: Store>() {
     let counts: Vec<&str> = cleaned.iter().map(|e| e["count"].as_str()).collect();
     assert_eq!(counts, ["1", "1"]);
 
-    let failed =
-        s.b.clean_jobs_by_state(JobState::Failed, cut, 0)
-            .await
-            .unwrap();
+    let failed = clean(JobState::Failed, 0).await.unwrap();
     assert_eq!(failed, [id("f1")]);
     assert!(s.b.get_job(&id("f1")).await.unwrap().is_none());
 }
@@ -135,32 +127,26 @@ pub async fn clean_waiting_prioritized_and_delayed_by_added_time<S: Store>() {
     s.add_id("new", JobOptions::new()).await;
 
     let before = T0 + 1_000;
-    let oldest =
-        s.b.clean_jobs_by_state(JobState::Waiting, before, 1)
-            .await
-            .unwrap();
-    assert_eq!(oldest, [id("old")], "a limited clean starts at the oldest");
-    let waiting =
-        s.b.clean_jobs_by_state(JobState::Waiting, before, 0)
-            .await
-            .unwrap();
-    assert_eq!(waiting, [id("old2")]);
-    let prio =
-        s.b.clean_jobs_by_state(JobState::Prioritized, before, 0)
-            .await
-            .unwrap();
-    assert_eq!(prio, [id("prio")]);
-    let delayed =
-        s.b.clean_jobs_by_state(JobState::Delayed, before, 0)
-            .await
-            .unwrap();
-    assert_eq!(delayed, [id("late")]);
-    assert!(
-        s.b.clean_jobs_by_state(JobState::WaitingChildren, before, 0)
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    for (state, limit, expected, why) in [
+        (
+            JobState::Waiting,
+            1,
+            &["old"][..],
+            "a limited clean starts at the oldest",
+        ),
+        (JobState::Waiting, 0, &["old2"], "then the rest"),
+        (JobState::Prioritized, 0, &["prio"], "prioritized jobs"),
+        (JobState::Delayed, 0, &["late"], "delayed jobs"),
+        (JobState::WaitingChildren, 0, &[], "none waits for children"),
+    ] {
+        let cleaned = s.b.clean_jobs_by_state(state, before, limit).await;
+        let expected: Vec<JobId> = expected.iter().map(|i| id(i)).collect();
+        assert_eq!(
+            cleaned.unwrap(),
+            expected,
+            "{state:?}, limit {limit}: {why}"
+        );
+    }
     for gone in ["old", "old2", "prio", "late"] {
         assert_eq!(s.state(&id(gone)).await, None, "{gone}");
     }

@@ -28,7 +28,9 @@ use bullmq_core::backend::{
 };
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::KeepJobs;
-use bullmq_core::{Error, Job, JobId, JobOptions, JobState, Queue, QueueName, ScriptError};
+use bullmq_core::{
+    Error, Job, JobId, JobOptions, JobState, Queue, QueueName, ScriptError, ScriptErrorCode,
+};
 use serde_json::json;
 
 use crate::store::Store;
@@ -237,6 +239,17 @@ pub fn script(err: Error) -> ScriptError {
         Error::Script(e) => e,
         other => panic!("expected a script refusal, got {other:?}"),
     }
+}
+
+/// The script refusal `result` must be: `code`, from `command`.
+pub fn refused<T: std::fmt::Debug>(
+    result: bullmq_core::Result<T>,
+    code: ScriptErrorCode,
+    command: &str,
+) -> ScriptError {
+    let err = script(result.expect_err("a script refusal"));
+    assert_eq!((err.code, err.command), (code, command), "{err}");
+    err
 }
 
 pub fn id(s: &str) -> JobId {

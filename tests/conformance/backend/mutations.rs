@@ -8,7 +8,7 @@ use bullmq_core::options::Deduplication;
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
-use super::{Sec, T0, fetch, id, script};
+use super::{Sec, T0, fetch, id, refused, script};
 use crate::store::Store;
 
 async fn logs<S: Store>(s: &Sec<S>, job: &str) -> Vec<String> {
@@ -39,9 +39,11 @@ pub async fn update_data_replaces_the_payload<S: Store>() {
     let data: serde_json::Value = serde_json::from_str(&s.job(&a).await.data).unwrap();
     assert_eq!(data, json!({"v": 2, "s": "é"}));
 
-    let err = script(s.b.update_data(&id("nope"), "{}").await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "updateData");
+    let err = refused(
+        s.b.update_data(&id("nope"), "{}").await,
+        ScriptErrorCode::JobNotFound,
+        "updateData",
+    );
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
 
@@ -62,13 +64,11 @@ pub async fn update_progress_stores_it_and_emits_progress<S: Store>() {
     assert_eq!(first, json!({"pct": 50, "step": "b"}));
     assert_eq!(events[1]["data"], "42");
 
-    let err = script(
-        s.b.update_progress(&id("nope"), &json!(1))
-            .await
-            .unwrap_err(),
+    refused(
+        s.b.update_progress(&id("nope"), &json!(1)).await,
+        ScriptErrorCode::JobNotFound,
+        "updateProgress",
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "updateProgress");
 }
 
 pub async fn add_log_counts_lines_and_honours_keep_logs<S: Store>() {
@@ -81,9 +81,11 @@ pub async fn add_log_counts_lines_and_honours_keep_logs<S: Store>() {
     assert_eq!(s.b.add_log(&a, "four", Some(2)).await.unwrap(), 2);
     assert_eq!(logs(&s, "a").await, ["three", "four"]);
 
-    let err = script(s.b.add_log(&id("nope"), "x", None).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "addLog");
+    let err = refused(
+        s.b.add_log(&id("nope"), "x", None).await,
+        ScriptErrorCode::JobNotFound,
+        "addLog",
+    );
     assert_eq!(err.job_id.as_deref(), Some("nope"));
 }
 
@@ -115,13 +117,11 @@ pub async fn change_delay_reschedules_from_now_only_delayed_jobs<S: Store>() {
     assert_eq!(next.next_delayed_at, Some(due));
 
     let w = s.add_id("w", JobOptions::new()).await;
-    let err = script(
-        s.b.change_delay(&w, Duration::from_secs(1))
-            .await
-            .unwrap_err(),
+    let err = refused(
+        s.b.change_delay(&w, Duration::from_secs(1)).await,
+        ScriptErrorCode::NotInState,
+        "changeDelay",
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
-    assert_eq!(err.command, "changeDelay");
     assert_eq!(err.state.as_deref(), Some("delayed"));
     let err = script(
         s.b.change_delay(&id("nope"), Duration::ZERO)
@@ -149,13 +149,11 @@ pub async fn change_priority_reorders_waiting_jobs<S: Store>() {
     assert_eq!(s.job(&id("a")).await.priority, 0);
     assert_eq!(s.state(&id("a")).await, Some(JobState::Waiting));
 
-    let err = script(
-        s.b.change_priority(&id("nope"), 1, false)
-            .await
-            .unwrap_err(),
+    refused(
+        s.b.change_priority(&id("nope"), 1, false).await,
+        ScriptErrorCode::JobNotFound,
+        "changePriority",
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "changePriority");
 }
 
 pub async fn remove_refuses_locked_and_scheduler_jobs<S: Store>() {
@@ -264,23 +262,19 @@ pub async fn remove_child_dependency_detaches_once_and_names_the_parent<S: Store
         "no longer attached"
     );
 
-    let err = script(
-        s.b.remove_child_dependency(&id("nope"), &parent_key)
-            .await
-            .unwrap_err(),
+    refused(
+        s.b.remove_child_dependency(&id("nope"), &parent_key).await,
+        ScriptErrorCode::JobNotFound,
+        "removeChildDependency",
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "removeChildDependency");
 
     // The parent goes alone: the child still points at it.
     assert!(s.b.remove(&id("p"), false).await.unwrap());
-    let err = script(
-        s.b.remove_child_dependency(&id("c2"), &parent_key)
-            .await
-            .unwrap_err(),
+    let err = refused(
+        s.b.remove_child_dependency(&id("c2"), &parent_key).await,
+        ScriptErrorCode::ParentNotFound,
+        "removeChildDependency",
     );
-    assert_eq!(err.code, ScriptErrorCode::ParentNotFound);
-    assert_eq!(err.command, "removeChildDependency");
     assert_eq!(err.parent_key.as_deref(), Some(parent_key.as_str()));
 }
 

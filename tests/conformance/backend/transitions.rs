@@ -13,7 +13,7 @@ use bullmq_core::job::FinishedState;
 use bullmq_core::options::{KeepJobs, ParentOptions};
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 
-use super::{LOCK, Sec, T0, complete_args, fail_args, fetch, id, script, token, worker};
+use super::{LOCK, Sec, T0, complete_args, fail_args, fetch, id, refused, script, token, worker};
 use crate::store::Store;
 
 pub async fn take_stamps_and_announces_the_job<S: Store>() {
@@ -158,16 +158,15 @@ pub async fn finishing_needs_the_holding_token<S: Store>() {
     let job = s.take("right").await;
 
     for fetch_next in [false, true] {
-        let err = script(
+        let err = refused(
             s.b.move_to_completed(
                 &job,
                 &complete_args("wrong", "1", KeepJobs::KeepAll, fetch_next),
             )
-            .await
-            .unwrap_err(),
+            .await,
+            ScriptErrorCode::LockMismatch,
+            "moveToFinished",
         );
-        assert_eq!(err.code, ScriptErrorCode::LockMismatch);
-        assert_eq!(err.command, "moveToFinished");
         assert_eq!(err.job_id.as_deref(), Some(added.id.as_str()));
         assert_eq!(
             err.to_string(),
@@ -345,9 +344,11 @@ pub async fn a_delayed_job_reports_its_due_time_and_promotes<S: Store>() {
     s.b.promote(&added.id).await.unwrap();
     assert_eq!(s.state(&added.id).await, Some(JobState::Waiting));
     assert_eq!(s.job(&added.id).await.delay, Duration::ZERO);
-    let err = script(s.b.promote(&added.id).await.unwrap_err());
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
-    assert_eq!(err.command, "promote");
+    let err = refused(
+        s.b.promote(&added.id).await,
+        ScriptErrorCode::NotInState,
+        "promote",
+    );
     assert_eq!(
         err.to_string(),
         format!("Job {} is not in the delayed state. promote", added.id)
@@ -408,13 +409,11 @@ pub async fn back_to_wait_answers_the_rate_limit_window<S: Store>() {
     assert_eq!(last["jobId"], added.id.as_str());
     assert_eq!(last["prev"], "active");
 
-    let err = script(
-        s.b.move_job_from_active_to_wait(&id("nope"), None)
-            .await
-            .unwrap_err(),
+    refused(
+        s.b.move_job_from_active_to_wait(&id("nope"), None).await,
+        ScriptErrorCode::JobNotFound,
+        "moveJobFromActiveToWait",
     );
-    assert_eq!(err.code, ScriptErrorCode::JobNotFound);
-    assert_eq!(err.command, "moveJobFromActiveToWait");
 }
 
 pub async fn retry_requeues_at_once_with_the_failure<S: Store>() {
@@ -427,13 +426,12 @@ pub async fn retry_requeues_at_once_with_the_failure<S: Store>() {
         telemetry_metadata: None,
     };
 
-    let err = script(
+    refused(
         s.b.retry_job(&job.id, false, Some(&token("wrong")), &fields)
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::LockMismatch,
+        "retryJob",
     );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
-    assert_eq!(err.command, "retryJob");
 
     s.b.retry_job(&job.id, false, Some(&token("tok")), &fields)
         .await
@@ -448,13 +446,12 @@ pub async fn retry_requeues_at_once_with_the_failure<S: Store>() {
     assert_eq!(last["jobId"], added.id.as_str());
     assert_eq!(last["prev"], "active");
 
-    let err = script(
+    refused(
         s.b.retry_job(&job.id, false, None, &FieldUpdates::default())
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::NotInState,
+        "retryJob",
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
-    assert_eq!(err.command, "retryJob");
     assert_eq!(s.take("tok").await.id, added.id);
 }
 
@@ -466,13 +463,12 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
         .await
         .unwrap();
 
-    let err = script(
+    let err = refused(
         s.b.reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::NotInState,
+        "reprocessJob",
     );
-    assert_eq!(err.code, ScriptErrorCode::NotInState);
-    assert_eq!(err.command, "reprocessJob");
     assert_eq!(err.state.as_deref(), Some("failed"));
     assert_eq!(
         err.to_string(),
@@ -537,13 +533,12 @@ pub async fn a_parent_with_pending_children_waits_for_them<S: Store>() {
     let child_key = kids.backend().to_key(child.id.as_str());
     s.clock.advance(Duration::from_millis(5));
 
-    let err = script(
+    refused(
         s.b.move_to_waiting_children(&parent_job.id, &token("wrong"), None)
-            .await
-            .unwrap_err(),
+            .await,
+        ScriptErrorCode::LockMismatch,
+        "moveToWaitingChildren",
     );
-    assert_eq!(err.code, ScriptErrorCode::LockMismatch);
-    assert_eq!(err.command, "moveToWaitingChildren");
     assert!(
         s.b.move_to_waiting_children(&parent_job.id, &token("tp"), Some(&child_key))
             .await

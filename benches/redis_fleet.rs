@@ -23,7 +23,13 @@
 //!   server's `connected_clients` are read, then N workers are built and run, and once the
 //!   server counts N more blocked clients (every worker waiting for a job; at most 10 s, the
 //!   count reached is printed as `blocked`), both are read again:
-//!   `kb_per_worker = (RSS_N - RSS_0) / N` and `connections_per_worker`. The connection count
+//!   `kb_per_worker = (RSS_N - RSS_0) / N` and `connections_per_worker`. The RSS is also
+//!   split, as `/proc/self/status` does, into anonymous pages (`rss_anon_*`, `anon_kb_per_worker`:
+//!   heap, allocator arenas, thread stacks, this process's own) and file-backed ones
+//!   (`rss_file_*`, `file_kb_per_worker`: the executable's code and read-only data touched for
+//!   the first time, shared with every process running it), with the process's thread count
+//!   (`threads_before`, `threads_after`); `BENCH_SMAPS=<path>` also copies `/proc/self/smaps`
+//!   to `<path>.before` and `<path>.after`, to see which mapping grew. The connection count
 //!   is the server's, so it is exact only on a server nothing else uses (the compare script
 //!   starts one).
 //!
@@ -37,7 +43,10 @@
 //!  "redis_cpu_us_per_job":..,"rss_idle_kb":..,"peak_rss_kb":..}
 //! {"impl":"bullmq-rs","mode":"idle-w10-own","phase":"idle","sharing":"own","workers":10,
 //!  "concurrency":500,"rss_before_kb":..,"rss_after_kb":..,"kb_per_worker":..,
-//!  "connections_before":..,"connections_after":..,"connections_per_worker":..,"blocked":10}
+//!  "connections_before":..,"connections_after":..,"connections_per_worker":..,"blocked":10,
+//!  "rss_anon_before_kb":..,"rss_anon_after_kb":..,"anon_kb_per_worker":..,
+//!  "rss_file_before_kb":..,"rss_file_after_kb":..,"file_kb_per_worker":..,
+//!  "threads_before":..,"threads_after":..}
 //! ```
 //!
 //! Run: `cargo bench --bench redis_fleet [-- --mode busy-own,idle-own,busy-shared,idle-shared]
@@ -61,7 +70,9 @@ use redis::aio::MultiplexedConnection;
 
 use ours::queue_name;
 use support::cli::{Args, Settings, runtime};
-use support::measure::{Meter, admin, delete_prefix, reset_peak_rss, status_kb, unique_prefix};
+use support::measure::{
+    Meter, Resident, admin, delete_prefix, reset_peak_rss, status_kb, unique_prefix,
+};
 use support::worker::{self as worker_bench, check_finished, drain};
 
 /// Which implementation these lines are about.
@@ -336,7 +347,7 @@ async fn idle(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) ->
     let prefix = unique_prefix(HARNESS, &mode.name());
     let blocked_before = info_field(admin, "clients", "blocked_clients").await;
     let connections_before = info_field(admin, "clients", "connected_clients").await;
-    let rss_before_kb = status_kb("VmRSS");
+    let before = Resident::read("before");
     let fleet = workers(config, &prefix, mode).await;
     for worker in &fleet {
         worker.run().expect("run the worker");
@@ -352,7 +363,7 @@ async fn idle(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) ->
         }
         tokio::time::sleep(BLOCK_POLL).await;
     }
-    let rss_after_kb = status_kb("VmRSS");
+    let after = Resident::read("after");
     let connections_after = info_field(admin, "clients", "connected_clients").await;
     for worker in &fleet {
         worker.close().await;
@@ -364,15 +375,26 @@ async fn idle(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) ->
         concat!(
             r#""rss_before_kb":{},"rss_after_kb":{},"kb_per_worker":{:.1},"#,
             r#""connections_before":{},"connections_after":{},"connections_per_worker":{:.2},"#,
-            r#""blocked":{}"#
+            r#""blocked":{},"#,
+            r#""rss_anon_before_kb":{},"rss_anon_after_kb":{},"anon_kb_per_worker":{:.1},"#,
+            r#""rss_file_before_kb":{},"rss_file_after_kb":{},"file_kb_per_worker":{:.1},"#,
+            r#""threads_before":{},"threads_after":{}"#
         ),
-        rss_before_kb,
-        rss_after_kb,
-        per(rss_before_kb, rss_after_kb),
+        before.rss_kb,
+        after.rss_kb,
+        per(before.rss_kb, after.rss_kb),
         connections_before,
         connections_after,
         per(connections_before, connections_after),
         blocked,
+        before.anon_kb,
+        after.anon_kb,
+        per(before.anon_kb, after.anon_kb),
+        before.file_kb,
+        after.file_kb,
+        per(before.file_kb, after.file_kb),
+        before.threads,
+        after.threads,
     )
 }
 

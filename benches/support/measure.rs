@@ -52,6 +52,40 @@ pub fn status_kb(field: &str) -> u64 {
         .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
 }
 
+/// The process's resident memory split by what backs it, and its thread count, from
+/// `/proc/self/status`: anonymous pages (heap, arenas, stacks: this process's own) apart from
+/// file-backed ones (the executable's code and read-only data, which every process running it
+/// shares).
+#[derive(Clone, Copy, Debug)]
+pub struct Resident {
+    /// `VmRSS`.
+    pub rss_kb: u64,
+    /// `RssAnon`.
+    pub anon_kb: u64,
+    /// `RssFile`.
+    pub file_kb: u64,
+    /// `Threads`.
+    pub threads: u64,
+}
+
+impl Resident {
+    /// Reads them now; with `BENCH_SMAPS=<path>` set, also copies `/proc/self/smaps` to
+    /// `<path>.<label>` (per mapping, to find which grew).
+    pub fn read(label: &str) -> Self {
+        if let Some(path) = std::env::var_os("BENCH_SMAPS") {
+            let mut path = std::path::PathBuf::from(path).into_os_string();
+            path.push(format!(".{label}"));
+            std::fs::copy("/proc/self/smaps", &path).expect("copy /proc/self/smaps");
+        }
+        Self {
+            rss_kb: status_kb("VmRSS"),
+            anon_kb: status_kb("RssAnon"),
+            file_kb: status_kb("RssFile"),
+            threads: status_kb("Threads"),
+        }
+    }
+}
+
 /// The connection a harness measures and cleans up through, apart from the one it measures.
 pub async fn admin(url: &str) -> MultiplexedConnection {
     let client = redis::Client::open(url).expect("REDIS_URL");

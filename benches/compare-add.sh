@@ -26,10 +26,7 @@ modes=${BENCH_MODES:-sequential,concurrent8,bulk1000}
 export BENCH_JOBS=${BENCH_JOBS:-20000}
 
 ours=$(bench_executable redis_add)
-echo "building bullmq-official (cargo build --release)..." >&2
-cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
-  --target-dir benches/official/target
-official=benches/official/target/release/bullmq-official-bench
+official=$(official_executable bullmq-official-bench)
 
 mkdir -p target/bench-add
 results=target/bench-add/results-$(date +%Y%m%dT%H%M%S).jsonl

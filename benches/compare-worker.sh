@@ -36,22 +36,10 @@ counted_jobs=${BENCH_JOBS:-2000}
 export BENCH_JOBS=${BENCH_JOBS:-20000}
 
 ours=$(bench_executable redis_worker)
-echo "building bullmq-official (cargo build --release)..." >&2
-cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
-  --target-dir benches/official/target --bin worker
-official=benches/official/target/release/worker
+official=$(official_executable worker)
 
 if [[ ${1:-} == --instructions ]]; then
   BENCH_JOBS=$counted_jobs BENCH_OFFICIAL_WORKER=$official exec "$ours" "$@"
 fi
 
-bench_files worker
-
-run() { run_peer "$1" "$2" benches/node/worker.mjs; }
-
-interleave "$rounds" "$modes" "$results" "$loads"
-
-echo "raw results: $results; load averages: $loads" >&2
-echo "load average (1 min) before the runs: $(load_summary "$loads")"
-echo
-python3 benches/compare-worker-table.py "$results"
+three_way worker "$rounds" "$modes"

@@ -17,6 +17,15 @@ for line in sys.stdin:
 ' "$bench"
 }
 
+# official_executable BIN: builds BIN, a binary of the official port's harness project
+# (benches/official, `cargo build --release`), and prints its executable's path.
+official_executable() {
+  echo "building bullmq-official (cargo build --release)..." >&2
+  cargo build --release --quiet --manifest-path benches/official/Cargo.toml \
+    --target-dir benches/official/target --bin "$1"
+  echo "benches/official/target/release/$1"
+}
+
 # bench_files NAME: makes target/bench-NAME/ and sets `results` and `loads` to new, empty
 # files in it, named for the time of the run.
 bench_files() {
@@ -111,6 +120,22 @@ interleave() {
       done
     done
   done
+}
+
+# three_way NAME ROUNDS MODES: the comparison of benchmark NAME (worker, pickup), with $ours
+# and $official built: runs them and `node benches/node/NAME.mjs` over ROUNDS rounds of the
+# comma-separated MODES (`interleave`), keeping the JSON lines and load averages in
+# target/bench-NAME/, then prints the load summary and benches/compare-NAME-table.py's tables.
+three_way() {
+  local name=$1 rounds=$2 modes=$3
+  bench_files "$name"
+  # `interleave` calls it while `name` is in scope (bash's scoping is dynamic).
+  run() { run_peer "$1" "$2" "benches/node/$name.mjs"; }
+  interleave "$rounds" "$modes" "$results" "$loads"
+  echo "raw results: $results; load averages: $loads" >&2
+  echo "load average (1 min) before the runs: $(load_summary "$loads")"
+  echo
+  python3 "benches/compare-$name-table.py" "$results"
 }
 
 # private_redis SERVER: starts the redis-server SERVER on a free loopback port, saving nothing,

@@ -1,9 +1,11 @@
 //! Pickup latency on Redis: how long after a job is added an idle worker starts it, at fixed
 //! offered loads.
 //!
-//! `benches/node/pickup.mjs` (Node.js BullMQ 6.7.6) runs the same modes and prints the same
-//! JSON lines; `benches/compare-pickup.sh` runs both against one Redis and prints them side by
-//! side.
+//! `benches/node/pickup.mjs` (Node.js BullMQ 6.7.6) and `benches/official/src/bin/pickup.rs`
+//! (the official Rust port) run the same modes and print the same JSON lines;
+//! `benches/compare-pickup.sh` runs the three against one Redis and prints them side by side.
+//! The modes, pacing, latencies and line are `benches/support/pickup.rs`, shared with the
+//! official port's harness.
 //!
 //! Modes `rate{100,1000,10000}-c10`: a worker at concurrency 10 waits on an empty queue (its
 //! marker wait), then one producer in the same process adds jobs one at a time at the offered
@@ -30,38 +32,17 @@ mod support;
 #[path = "support/ours.rs"]
 mod ours;
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use bullmq::Prefix;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{
     ActiveJob, CancellationToken, JobOptions, ProcessResult, Queue, Worker, WorkerOptions,
 };
-use serde::{Deserialize, Serialize};
 
 use ours::queue_name;
-use support::cli::{Args, env_u64, redis_url, runtime};
 use support::measure::{admin, delete_prefix, unique_prefix};
-
-/// The offered loads, jobs per second.
-const RATES: [u64; 3] = [100, 1_000, 10_000];
-/// The worker's concurrency.
-const CONCURRENCY: usize = 10;
-
-/// A job's data: when its add was sent.
-#[derive(Serialize, Deserialize)]
-struct Sent {
-    /// Wall clock, µs since the Unix epoch.
-    t: u64,
-}
-
-fn now_us() -> u64 {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("clock after 1970");
-    u64::try_from(since.as_micros()).expect("µs fit in u64")
-}
+use support::pickup::{CONCURRENCY, JOB_NAME, Latencies, Run, Sent, line, now_us, offered};
 
 async fn backend(url: &str, prefix: &str) -> RedisBackend {
     let options = RedisOptions::new(url.to_owned()).prefix(Prefix::new(prefix).expect("prefix"));
@@ -70,48 +51,12 @@ async fn backend(url: &str, prefix: &str) -> RedisBackend {
         .expect("connect")
 }
 
-/// Offers `jobs` jobs at `rate` per second through `queue`; returns the seconds it took.
-async fn offer(queue: &Arc<Queue<RedisBackend>>, rate: u64, jobs: u64) -> f64 {
-    let start = Instant::now();
-    let mut adds = tokio::task::JoinSet::new();
-    for k in 0..jobs {
-        let due = start + Duration::from_micros(k * 1_000_000 / rate);
-        tokio::time::sleep_until(due.into()).await;
-        let queue = Arc::clone(queue);
-        adds.spawn(async move {
-            queue
-                .add("pickup", &Sent { t: now_us() }, JobOptions::new())
-                .await
-                .expect("add");
-        });
-    }
-    let secs = start.elapsed().as_secs_f64();
-    while let Some(added) = adds.join_next().await {
-        added.expect("add task");
-    }
-    secs
-}
-
-/// The `q`-quantile of sorted `v`, in ms.
-fn quantile_ms(v: &[u64], q: f64) -> f64 {
-    #[allow(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss
-    )]
-    let i = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
-    #[allow(clippy::cast_precision_loss)]
-    let ms = v[i] as f64 / 1_000.0;
-    ms
-}
-
 /// One mode: prints its JSON line.
-async fn measure(url: &str, rate: u64, jobs: u64, warmup: u64) {
-    let prefix = unique_prefix("bench-pickup-rs", &format!("rate{rate}"));
-    let latencies = Arc::new(Mutex::new(Vec::<u64>::with_capacity(
-        usize::try_from(jobs + warmup).expect("jobs fit in memory"),
-    )));
-    let seen = Arc::clone(&latencies);
+async fn measure(url: String, run: Run) {
+    let url = url.as_str();
+    let prefix = unique_prefix("bench-pickup-rs", &format!("rate{}", run.rate));
+    let latencies = Latencies::default();
+    let seen = latencies.clone();
     let worker = Worker::new(
         queue_name(),
         backend(url, &prefix).await,
@@ -119,9 +64,7 @@ async fn measure(url: &str, rate: u64, jobs: u64, warmup: u64) {
         move |job: ActiveJob<RedisBackend>, _cancel: CancellationToken| {
             let started = now_us();
             let sent: Sent = serde_json::from_str(&job.data).expect("the bench's data");
-            seen.lock()
-                .expect("latencies")
-                .push(started.saturating_sub(sent.t));
+            seen.record(started, &sent);
             async { ProcessResult::Ok(serde_json::Value::Null) }
         },
     )
@@ -131,62 +74,21 @@ async fn measure(url: &str, rate: u64, jobs: u64, warmup: u64) {
         Queue::try_new(queue_name(), backend(url, &prefix).await)
             .expect("the backend is bound to this queue"),
     );
-    // Idle first: the worker has found the queue empty and waits on its marker.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    offer(&queue, rate, warmup).await;
-    wait_for(&latencies, warmup).await;
-    latencies.lock().expect("latencies").clear();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let secs = offer(&queue, rate, jobs).await;
-    wait_for(&latencies, jobs).await;
+    let secs = offered(run, &latencies, || {
+        let queue = Arc::clone(&queue);
+        async move {
+            queue
+                .add(JOB_NAME, &Sent::now(), JobOptions::new())
+                .await
+                .expect("add");
+        }
+    })
+    .await;
     worker.close().await;
-    let mut v = std::mem::take(&mut *latencies.lock().expect("latencies"));
-    v.sort_unstable();
     delete_prefix(&mut admin(url).await, &prefix).await;
-    #[allow(clippy::cast_precision_loss)]
-    let achieved = jobs as f64 / secs;
-    println!(
-        r#"{{"impl":"bullmq-rs","mode":"rate{rate}-c{CONCURRENCY}","jobs":{jobs},"offered_per_sec":{rate},"achieved_per_sec":{achieved:.1},"p50_ms":{:.3},"p99_ms":{:.3},"p999_ms":{:.3},"max_ms":{:.3}}}"#,
-        quantile_ms(&v, 0.5),
-        quantile_ms(&v, 0.99),
-        quantile_ms(&v, 0.999),
-        quantile_ms(&v, 1.0),
-    );
-}
-
-/// Waits until `n` latencies have been recorded.
-async fn wait_for(latencies: &Mutex<Vec<u64>>, n: u64) {
-    let n = usize::try_from(n).expect("jobs fit in memory");
-    while latencies.lock().expect("latencies").len() < n {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    println!("{}", line("bullmq-rs", run, secs, &latencies.sorted()));
 }
 
 fn main() {
-    let args = Args::parse();
-    let rates: Vec<u64> = if args.modes.is_empty() {
-        RATES.to_vec()
-    } else {
-        args.modes
-            .iter()
-            .map(|m| {
-                m.strip_prefix("rate")
-                    .and_then(|r| r.strip_suffix(&format!("-c{CONCURRENCY}")))
-                    .and_then(|r| r.parse().ok())
-                    .unwrap_or_else(|| panic!("unknown mode {m:?}: rate{{100,1000,10000}}-c10"))
-            })
-            .collect()
-    };
-    let secs = env_u64("BENCH_SECS", 3);
-    let url = redis_url();
-    runtime(false).block_on(async {
-        for rate in rates {
-            let (jobs, warmup) = if args.test {
-                (100, 0)
-            } else {
-                (rate * secs, rate.min(1_000))
-            };
-            measure(&url, rate, jobs, warmup).await;
-        }
-    });
+    support::pickup::main(measure);
 }

@@ -1,6 +1,7 @@
 // Node.js side of the pickup-latency benchmark: the same modes, pacing and JSON lines as
-// benches/redis_pickup.rs (ours), with bullmq 6.7.6 and ioredis from tests/node.
-// benches/compare-pickup.sh runs both side by side.
+// benches/redis_pickup.rs (ours) and benches/official/src/bin/pickup.rs (the official Rust
+// port), with bullmq 6.7.6 and ioredis from tests/node. benches/compare-pickup.sh runs the
+// three side by side.
 //
 // Modes `rate{100,1000,10000}-c10`: a Worker at concurrency 10 waits on an empty queue, then
 // one Queue in the same process adds jobs one at a time at the offered rate, each add started

@@ -49,13 +49,16 @@ function quantileMs(v, q) {
 async function measure(url, rate, jobs, warmup) {
   const prefix = uniquePrefix('bench-pickup-js', `rate${rate}`);
   let latencies = [];
+  // The worker's own connection: a Worker given an IORedis instance does not close it, and an
+  // open connection would keep the process alive after the last mode.
+  const workerConnection = new IORedis(url, { maxRetriesPerRequest: null });
   const worker = new Worker(
     QUEUE,
     async job => {
       latencies.push(nowUs() - job.data.t);
       return null;
     },
-    { connection: new IORedis(url, { maxRetriesPerRequest: null }), prefix, concurrency: CONCURRENCY },
+    { connection: workerConnection, prefix, concurrency: CONCURRENCY },
   );
   await worker.waitUntilReady();
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
@@ -70,6 +73,7 @@ async function measure(url, rate, jobs, warmup) {
   await worker.close();
   await queue.close();
   connection.disconnect();
+  workerConnection.disconnect();
   const v = Float64Array.from(latencies).sort();
   const admin = new IORedis(url);
   await deletePrefix(admin, prefix);

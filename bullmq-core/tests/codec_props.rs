@@ -579,7 +579,7 @@ fn whole_floats_in_extra_are_written_as_integers() {
 #[test]
 fn integers_past_2_pow_53_lose_precision_in_msgpack_but_not_in_json() {
     let opts = JobOptions::new()
-        .timestamp(u64::MAX)
+        .created_at(u64::MAX)
         .size_limit(MAX_SAFE + 1);
     let json = codec::options_to_json(&opts, KeyStyle::Short);
     assert_eq!(

@@ -492,19 +492,13 @@ proptest! {
     }
 
     #[test]
-    fn json_short_round_trip(opts in job_options()) {
-        let json = codec::options_to_json(&opts, KeyStyle::Short);
-        let back = codec::options_from_json(&json).unwrap();
-        prop_assert!(back.invalid.is_empty(), "invalid: {:?}", back.invalid);
-        prop_assert_eq!(back.options, opts);
-    }
-
-    #[test]
-    fn json_long_round_trip(opts in job_options()) {
-        let json = codec::options_to_json(&opts, KeyStyle::Long);
-        let back = codec::options_from_json(&json).unwrap();
-        prop_assert!(back.invalid.is_empty(), "invalid: {:?}", back.invalid);
-        prop_assert_eq!(back.options, opts);
+    fn json_round_trip_both_styles(opts in job_options()) {
+        for style in [KeyStyle::Short, KeyStyle::Long] {
+            let json = codec::options_to_json(&opts, style);
+            let back = codec::options_from_json(&json).unwrap();
+            prop_assert!(back.invalid.is_empty(), "{style:?}: invalid: {:?}", back.invalid);
+            prop_assert_eq!(&back.options, &opts, "{:?}", style);
+        }
     }
 
     #[test]

@@ -44,6 +44,13 @@ fn read(overrides: &[(&str, &str)]) -> Result<Job, JobDecodeError> {
     Job::from_hash("1", hash(overrides, &[]))
 }
 
+/// The error of a job whose `field` holds `raw`, which must name that field.
+fn refused(field: &str, raw: &str) -> JobDecodeError {
+    let err = read(&[(field, raw)]).unwrap_err();
+    assert_eq!(err.field, field, "{raw}");
+    err
+}
+
 fn read_opts(opts: &str) -> Job {
     read(&[("opts", opts)]).unwrap()
 }
@@ -90,9 +97,8 @@ fn an_empty_hash_reads_as_defaults() {
 
 #[test]
 fn data_that_is_not_json_is_an_error_naming_data() {
-    let err = read(&[("data", "{oops")]).unwrap_err();
+    let err = refused("data", "{oops");
     assert_eq!(err.job_id, "1");
-    assert_eq!(err.field, "data");
     assert!(
         err.to_string()
             .starts_with("job 1: field `data`: not JSON: "),
@@ -113,8 +119,7 @@ fn data_is_kept_byte_for_byte() {
 fn deeply_nested_data_past_the_parser_limit_is_an_error_not_a_panic() {
     // serde_json stops at 128 levels; Node's JSON.parse would accept this job.
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-    let err = read(&[("data", &deep)]).unwrap_err();
-    assert_eq!(err.field, "data");
+    let err = refused("data", &deep);
     assert!(err.reason.contains("recursion limit exceeded"), "{err}");
     // Within the limit it is fine.
     let ok = format!("{}{}", "[".repeat(100), "]".repeat(100));
@@ -127,8 +132,7 @@ fn deeply_nested_data_past_the_parser_limit_is_an_error_not_a_panic() {
 
 #[test]
 fn opts_that_are_not_json_are_an_error_naming_opts() {
-    let err = read(&[("opts", "{attempts:3}")]).unwrap_err();
-    assert_eq!(err.field, "opts");
+    let err = refused("opts", "{attempts:3}");
     assert!(
         err.to_string()
             .starts_with("job 1: field `opts`: job options are not a JSON object: "),
@@ -154,8 +158,7 @@ fn opts_that_are_json_but_not_an_object_are_an_error_naming_opts() {
         ("5", "5"),
         (r#""x""#, r#""x""#),
     ] {
-        let err = read(&[("opts", raw)]).unwrap_err();
-        assert_eq!(err.field, "opts", "{raw}");
+        let err = refused("opts", raw);
         assert_eq!(
             err.to_string(),
             format!("job 1: field `opts`: job options are not a JSON object: found {found}"),
@@ -362,8 +365,7 @@ fn deeply_nested_unknown_options_are_kept_within_the_parser_limit() {
 #[test]
 fn options_nested_past_the_parser_limit_are_an_error_naming_opts() {
     let raw = format!(r#"{{"x":{}1{}}}"#, r#"{"a":"#.repeat(300), "}".repeat(300));
-    let err = read(&[("opts", &raw)]).unwrap_err();
-    assert_eq!(err.field, "opts");
+    let err = refused("opts", &raw);
     assert!(err.reason.contains("recursion limit exceeded"), "{err}");
 }
 
@@ -373,8 +375,7 @@ fn options_nested_past_the_parser_limit_are_an_error_naming_opts() {
 
 #[test]
 fn timestamp_that_is_not_a_number_is_an_error_naming_timestamp() {
-    let err = read(&[("timestamp", "abc")]).unwrap_err();
-    assert_eq!(err.field, "timestamp");
+    let err = refused("timestamp", "abc");
     assert_eq!(
         err.to_string(),
         r#"job 1: field `timestamp`: expected an integer, found "abc""#
@@ -389,8 +390,7 @@ fn numbers_with_trailing_junk_are_errors() {
         ("delay", "5ms"),
         ("processedOn", "0x10"),
     ] {
-        let err = read(&[(field, raw)]).unwrap_err();
-        assert_eq!(err.field, field);
+        let err = refused(field, raw);
         assert_eq!(
             err.reason,
             format!("expected an integer, found {raw:?}"),
@@ -425,14 +425,12 @@ fn priority_is_read_as_stored_even_negative_and_refused_past_i64() {
         read(&[("priority", "99999999999")]).unwrap().priority,
         99_999_999_999
     );
-    let err = read(&[("priority", "99999999999999999999")]).unwrap_err();
-    assert_eq!(err.field, "priority");
+    let err = refused("priority", "99999999999999999999");
     assert!(
         err.to_string().starts_with("job 1: field `priority`:"),
         "{err}"
     );
-    let err = read(&[("priority", "-x")]).unwrap_err();
-    assert_eq!(err.field, "priority");
+    refused("priority", "-x");
 }
 
 #[test]
@@ -447,8 +445,7 @@ fn negative_and_huge_hash_numbers_are_errors() {
         ),
         ("finishedOn", "inf", r#"expected an integer, found "inf""#),
     ] {
-        let err = read(&[(field, raw)]).unwrap_err();
-        assert_eq!((err.field, err.reason.as_str()), (field, reason), "{raw}");
+        assert_eq!(refused(field, raw).reason, reason, "{raw}");
     }
     // The largest u64 is fine.
     let job = read(&[("delay", "18446744073709551615")]).unwrap();
@@ -556,8 +553,7 @@ fn failed_reason_is_raw_text() {
 #[test]
 fn progress_that_is_not_json_is_an_error_naming_progress() {
     // Node: `JSON.parse(raw.progress || '0')` throws too.
-    let err = read(&[("progress", "50%")]).unwrap_err();
-    assert_eq!(err.field, "progress");
+    let err = refused("progress", "50%");
     assert!(
         err.to_string()
             .starts_with("job 1: field `progress`: not JSON: "),
@@ -571,16 +567,14 @@ fn progress_that_is_not_json_is_an_error_naming_progress() {
 
 #[test]
 fn parent_that_is_not_json_is_an_error_naming_parent() {
-    let err = read(&[("parent", "bull:q:1")]).unwrap_err();
-    assert_eq!(err.field, "parent");
+    let err = refused("parent", "bull:q:1");
     assert!(
         err.to_string()
             .starts_with("job 1: field `parent`: expected {id, queueKey}: "),
         "{err}"
     );
     // JSON, but without the queue key the scripts need.
-    let err = read(&[("parent", r#"{"id":"1"}"#)]).unwrap_err();
-    assert_eq!(err.field, "parent");
+    refused("parent", r#"{"id":"1"}"#);
 }
 
 #[test]

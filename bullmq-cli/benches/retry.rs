@@ -11,12 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bullmq::job::{FinishedState, JobType};
-use bullmq::options::JobOptions;
-use bullmq::{
-    AnyBackend, BulkJob, ConnectOptions, JobError, JobState, Prefix, Queue, QueueName, Worker,
-    WorkerOptions,
-};
-use serde_json::json;
+use bullmq::{AnyBackend, ConnectOptions, JobState, Prefix, Queue, QueueName};
+use bullmq_test_support::fill_failed;
 
 async fn failed(options: &ConnectOptions, name: &str, n: u64) -> Queue<AnyBackend> {
     let queue = Queue::try_new(
@@ -24,32 +20,8 @@ async fn failed(options: &ConnectOptions, name: &str, n: u64) -> Queue<AnyBacken
         options.connect(name).await.unwrap(),
     )
     .expect("the backend is bound to this queue");
-    let mut left = n;
-    while left > 0 {
-        let size = left.min(1000);
-        let jobs = (0..size)
-            .map(|i| BulkJob {
-                name: "f".to_owned(),
-                data: json!({"i": i}),
-                opts: JobOptions::default(),
-            })
-            .collect();
-        queue.add_bulk(jobs).await.unwrap();
-        left -= size;
-    }
-    let worker = Worker::new(
-        QueueName::new(name).unwrap(),
-        options.connect(name).await.unwrap(),
-        WorkerOptions::new().concurrency(200),
-        |_, _| async { Err::<serde_json::Value, _>(JobError::failed("planned")) },
-    )
-    .await
-    .unwrap();
-    let failed = [JobType::State(JobState::Failed)];
-    while queue.get_job_count_by_types(&failed).await.unwrap() < n {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    worker.close().await;
+    let worker_backend = options.connect(name).await.unwrap();
+    fill_failed(&queue, worker_backend, n, 200, Duration::from_secs(3600)).await;
     queue
 }
 

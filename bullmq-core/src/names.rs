@@ -25,22 +25,19 @@ impl QueueName {
     /// Validates `name` as upstream's `QueueBase` does.
     pub fn new(name: impl Into<String>) -> Result<Self, ValidationError> {
         let name = name.into();
-        let fail = |message: String| Err(ValidationError::single("queue name", "name", message));
-        if name.is_empty() {
-            return fail("must not be empty".to_owned());
-        }
+        // An empty name has no ':', so checking it first keeps the order of the messages.
         if name.contains(':') {
-            return fail(format!("must not contain ':' (got {name:?})"));
-        }
-        if let Some(c) = name.chars().find(|c| c.is_control()) {
-            return fail(format!(
-                "must not contain control characters (found {c:?} in {name:?})"
+            return Err(ValidationError::single(
+                "queue name",
+                "name",
+                format!("must not contain ':' (got {name:?})"),
             ));
         }
-        if !braces_balanced(&name) {
-            return fail(format!("must not contain unbalanced braces (got {name:?})"));
-        }
-        Ok(Self(name))
+        let refused = Refused {
+            what: "control characters",
+            is: char::is_control,
+        };
+        check_key_part(name, "queue name", "name", &refused).map(Self)
     }
 
     /// The name as text.
@@ -81,22 +78,11 @@ pub struct Prefix(String);
 impl Prefix {
     /// Validates `prefix`.
     pub fn new(prefix: impl Into<String>) -> Result<Self, ValidationError> {
-        let prefix = prefix.into();
-        let fail = |message: String| Err(ValidationError::single("prefix", "prefix", message));
-        if prefix.is_empty() {
-            return fail("must not be empty".to_owned());
-        }
-        if let Some(c) = prefix.chars().find(|c| c.is_whitespace() || c.is_control()) {
-            return fail(format!(
-                "must not contain whitespace or control characters (found {c:?} in {prefix:?})"
-            ));
-        }
-        if !braces_balanced(&prefix) {
-            return fail(format!(
-                "must not contain unbalanced braces (got {prefix:?})"
-            ));
-        }
-        Ok(Self(prefix))
+        let refused = Refused {
+            what: "whitespace or control characters",
+            is: |c| c.is_whitespace() || c.is_control(),
+        };
+        check_key_part(prefix.into(), "prefix", "prefix", &refused).map(Self)
     }
 
     /// The prefix as text.
@@ -116,6 +102,36 @@ impl fmt::Display for Prefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// Characters a part of a key must not hold, and how the refusal names them.
+struct Refused {
+    what: &'static str,
+    is: fn(char) -> bool,
+}
+
+/// The rules a queue name and a prefix share, as they are part of every key: not empty, none
+/// of the `refused` characters, balanced braces (a Redis Cluster hash tag is never cut).
+fn check_key_part(
+    text: String,
+    kind: &'static str,
+    path: &str,
+    refused: &Refused,
+) -> Result<String, ValidationError> {
+    let fail = |message: String| Err(ValidationError::single(kind, path, message));
+    if text.is_empty() {
+        return fail("must not be empty".to_owned());
+    }
+    if let Some(c) = text.chars().find(|c| (refused.is)(*c)) {
+        return fail(format!(
+            "must not contain {} (found {c:?} in {text:?})",
+            refused.what
+        ));
+    }
+    if !braces_balanced(&text) {
+        return fail(format!("must not contain unbalanced braces (got {text:?})"));
+    }
+    Ok(text)
 }
 
 /// True when every `{` is closed by a later `}` and no `}` comes unopened.

@@ -88,14 +88,7 @@ fn redact_as_user_info_up_to(url: &str, parts: &UrlParts<'_>, at: usize) -> Stri
         return out;
     }
     let tail = &url[at + 1..];
-    let (tail, fragment) = match tail.split_once('#') {
-        Some((before, fragment)) => (before, Some(fragment)),
-        None => (tail, None),
-    };
-    let (tail, query) = match tail.split_once('?') {
-        Some((before, query)) => (before, Some(query)),
-        None => (tail, None),
-    };
+    let (tail, query, fragment) = url_form::cut_query_and_fragment(tail);
     if tail.contains('@') {
         // Nothing after the last `@` that could end a password should hold one.
         out.push_str(MASK);
@@ -164,10 +157,7 @@ pub fn redact_query(url: &str) -> String {
     let Some((base, rest)) = url.split_once('?') else {
         return url.to_owned();
     };
-    let (query, fragment) = match rest.split_once('#') {
-        Some((query, fragment)) => (query, Some(fragment)),
-        None => (rest, None),
-    };
+    let (query, fragment) = url_form::cut(rest, '#');
     let mut out = format!("{base}?{}", redact_pairs(query));
     if let Some(fragment) = fragment {
         out.push('#');

@@ -75,14 +75,7 @@ pub const REDIS_KEYS: [&str; 7] = [
 #[must_use]
 pub fn split(url: &str) -> Option<UrlParts<'_>> {
     let (scheme, rest) = url.split_once("://")?;
-    let (rest, fragment) = match rest.split_once('#') {
-        Some((before, fragment)) => (before, Some(fragment)),
-        None => (rest, None),
-    };
-    let (rest, query) = match rest.split_once('?') {
-        Some((before, query)) => (before, Some(query)),
-        None => (rest, None),
-    };
+    let (rest, query, fragment) = cut_query_and_fragment(rest);
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let (authority, path) = rest.split_at(authority_end);
     let (user_info, hosts) = match authority.rfind('@') {
@@ -104,10 +97,22 @@ pub fn pairs(query: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
     query
         .split('&')
         .filter(|pair| !pair.is_empty())
-        .map(|pair| match pair.split_once('=') {
-            Some((key, value)) => (key, Some(value)),
-            None => (pair, None),
-        })
+        .map(|pair| cut(pair, '='))
+}
+
+/// `text` cut at its first `sep`: what comes before, and what comes after when there is one.
+pub(crate) fn cut(text: &str, sep: char) -> (&str, Option<&str>) {
+    text.split_once(sep)
+        .map_or((text, None), |(before, after)| (before, Some(after)))
+}
+
+/// `rest` (a URL after its host, or after its user information) cut before its `?query` and
+/// its `#fragment`, and those two, still encoded. The `#` is cut first: a `?` in the fragment
+/// belongs to it.
+pub(crate) fn cut_query_and_fragment(rest: &str) -> (&str, Option<&str>, Option<&str>) {
+    let (rest, fragment) = cut(rest, '#');
+    let (rest, query) = cut(rest, '?');
+    (rest, query, fragment)
 }
 
 /// `text` form-decoded as `url::Url::query_pairs` decodes it: `%XX` escapes, `+` as a space,

@@ -496,7 +496,7 @@ proptest! {
         for style in [KeyStyle::Short, KeyStyle::Long] {
             let json = codec::options_to_json(&opts, style);
             let back = codec::options_from_json(&json).unwrap();
-            prop_assert!(back.invalid.is_empty(), "{:?} invalid: {:?}", style, back.invalid);
+            prop_assert!(back.invalid.is_empty(), "{style:?}: invalid: {:?}", back.invalid);
             prop_assert_eq!(&back.options, &opts, "{:?}", style);
         }
     }
@@ -573,7 +573,7 @@ fn whole_floats_in_extra_are_written_as_integers() {
 #[test]
 fn integers_past_2_pow_53_lose_precision_in_msgpack_but_not_in_json() {
     let opts = JobOptions::new()
-        .timestamp(u64::MAX)
+        .created_at(u64::MAX)
         .size_limit(MAX_SAFE + 1);
     let json = codec::options_to_json(&opts, KeyStyle::Short);
     assert_eq!(

@@ -496,7 +496,7 @@ fn every_option_set_validly_passes() {
     let opts = JobOptions::new()
         .attempts(5)
         .job_id("order-1")
-        .timestamp(1_700_000_000_000)
+        .created_at(1_700_000_000_000_u64)
         .priority(10)
         .delay(Duration::from_secs(1))
         .backoff(Backoff::exponential(Duration::from_secs(1)).jitter(0.5))
@@ -508,7 +508,7 @@ fn every_option_set_validly_passes() {
         .size_limit(1024)
         .parent(parent())
         .fail_parent_on_failure(true)
-        .prev_millis(1);
+        .prev_run_at(1_u64);
     assert_eq!(opts.validate(), Ok(()));
     assert_eq!(JobOptions::new().validate(), Ok(()));
 }

@@ -1,9 +1,12 @@
-//! Small things many tests say about jobs: a script's refusal code, a lock token, and the
-//! processor every flow test runs in both runtimes.
+//! Small things many tests say about jobs: a script's refusal code, a lock token, the
+//! processor every flow test runs in both runtimes, and a queue full of failed jobs.
+
+use std::time::Duration;
 
 use bullmq_core::backend::{Backend, LockToken};
-use bullmq_core::worker::{ActiveJob, CancellationToken, JobError, ProcessResult};
-use bullmq_core::{Error, ScriptErrorCode};
+use bullmq_core::job::JobType;
+use bullmq_core::worker::{ActiveJob, CancellationToken, JobError, ProcessResult, WorkerOptions};
+use bullmq_core::{BulkJob, Error, JobOptions, JobState, Queue, ScriptErrorCode, Worker};
 
 /// The code of a script refusal, or a panic naming what came instead.
 pub fn script_code(err: &Error) -> ScriptErrorCode {
@@ -31,4 +34,43 @@ pub async fn standard_flow_processor<B: Backend>(
     let children = job.get_children_values().await?;
     let ignored = job.get_ignored_children_failures().await?;
     Ok(serde_json::json!({"name": job.name, "children": children, "ignored": ignored}))
+}
+
+/// Adds `n` jobs to `queue` (in bulks of 1,000, data `{"i": i}`) and fails each once with a
+/// worker of `concurrency` on `worker_backend`, waiting up to `within` for the last: the
+/// failed jobs a bulk retry or clean is measured or tested on.
+pub async fn fill_failed<B: Backend>(
+    queue: &Queue<B>,
+    worker_backend: B,
+    n: u64,
+    concurrency: usize,
+    within: Duration,
+) {
+    let mut left = n;
+    while left > 0 {
+        let size = left.min(1000);
+        let jobs = (0..size)
+            .map(|i| BulkJob {
+                name: "fail-me".to_owned(),
+                data: serde_json::json!({"i": i}),
+                opts: JobOptions::default(),
+            })
+            .collect();
+        queue.add_bulk(jobs).await.unwrap();
+        left -= size;
+    }
+    let worker = Worker::new(
+        queue.name().clone(),
+        worker_backend,
+        WorkerOptions::new().concurrency(concurrency),
+        |_, _| async { Err::<serde_json::Value, _>(JobError::failed("planned")) },
+    )
+    .await
+    .unwrap();
+    let failed = [JobType::State(JobState::Failed)];
+    crate::eventually("every job fails", within, || async {
+        queue.get_job_count_by_types(&failed).await.unwrap() == n
+    })
+    .await;
+    worker.close().await;
 }

@@ -10,7 +10,8 @@
 //! - servers of a test's own, to kill, pause or cut off: [`PrivateRedis`],
 //!   [`pg_cluster::Cluster`], the [`proxy::Proxy`]; and throwaway certificates ([`tls`]);
 //! - other workspace executables a test runs ([`workspace_bin`]);
-//! - what many tests say about jobs ([`script_code`], [`standard_flow_processor`]), flows
+//! - what many tests say about jobs ([`script_code`], [`standard_flow_processor`],
+//!   [`fill_failed`]), flows
 //!   ([`flows`]) and job schedulers ([`scheduled`]);
 //! - the chaos soaks' duration, seed and random sequence ([`soak`]), and their driver
 //!   ([`chaos`]).
@@ -83,7 +84,7 @@ pub use ports::free_port;
 pub use urls::{database_url, redis_url};
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
-pub use jobs::{script_code, standard_flow_processor, token};
+pub use jobs::{fill_failed, script_code, standard_flow_processor, token};
 #[cfg(feature = "redis")]
 pub use private_redis::{PrivateRedis, kill_clients};
 #[cfg(feature = "redis")]

@@ -474,11 +474,7 @@ pub async fn logs_are_trimmed_with_keep_logs<S: Store>() {
     assert_eq!(handle.log("one").await.unwrap(), 1);
     assert_eq!(handle.log("two").await.unwrap(), 2);
     assert_eq!(handle.log("three").await.unwrap(), 2);
-    let all = Range {
-        start: 0,
-        end: -1,
-        asc: true,
-    };
+    let all = Range::ALL_OLDEST_FIRST;
     let logs = ctx.queue.get_job_logs(&id("a"), all).await.unwrap();
     assert_eq!(logs.logs, ["two", "three"]);
     // By id there is no option to read: every line is kept. (What it returns differs, see

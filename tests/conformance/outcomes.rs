@@ -24,9 +24,7 @@ pub async fn processor_delay_is_not_an_attempt<S: Store>() {
     let worker = ctx
         .worker(fast(), |job, _| async move {
             if job.attempts_started == 1 {
-                return Err(JobError::Delay {
-                    until: now_ms() + 60_000,
-                });
+                return Err(JobError::delay_until(now_ms() + 60_000));
             }
             Ok(json!("later"))
         })

@@ -294,14 +294,7 @@ pub async fn progress_logs_and_data_updates<S: Store>() {
     );
     let logs = ctx
         .queue
-        .get_job_logs(
-            &id,
-            Range {
-                start: 0,
-                end: -1,
-                asc: true,
-            },
-        )
+        .get_job_logs(&id, Range::ALL_OLDEST_FIRST)
         .await
         .unwrap();
     assert_eq!(logs.logs, ["first", "second"]);

@@ -69,10 +69,10 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
         "jobid-custom" => o().job_id("my-custom-id"),
         "jobid-unicode" => o().job_id("job-ü-✓"),
         "jobid-repeat-form" => o().job_id("repeat:abc:1700000000000"),
-        "timestamp" => o().timestamp(1_700_000_000_000),
+        "timestamp" => o().created_at(1_700_000_000_000_u64),
         "jobid-timestamp-delay" => o()
             .job_id("custom-delayed")
-            .timestamp(1_700_000_000_123)
+            .created_at(1_700_000_000_123_u64)
             .delay(ms(60_000)),
         "roc-true" => o().remove_on_complete(KeepJobs::RemoveAll),
         "roc-false" => o().remove_on_complete(KeepJobs::KeepAll),
@@ -141,7 +141,7 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
         }),
         "repeat-passthrough" => o()
             .job_id("repeat:sched-1:1700000005000")
-            .timestamp(1_700_000_000_000)
+            .created_at(1_700_000_000_000_u64)
             .delay(ms(5000))
             .repeat(RepeatOptions {
                 every: Some(ms(5000)),
@@ -160,7 +160,7 @@ pub fn expected(name: &str, parent: &ParentOptions) -> Option<JobOptions> {
         "combo-everything-but-parent" => raw(
             JobOptions::new()
                 .job_id("combo-1")
-                .timestamp(1_700_000_000_000)
+                .created_at(1_700_000_000_000_u64)
                 .priority(2_097_151)
                 .delay(ms(1_234_567_890_123_456))
                 .backoff(Backoff::exponential(Duration::from_micros(1500)).jitter(0.25))

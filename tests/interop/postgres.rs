@@ -46,13 +46,6 @@ use crate::support::wait::eventually;
 /// How long a test waits for jobs to settle.
 const WAIT: Duration = Duration::from_secs(20);
 
-/// A whole list, oldest first.
-const OLDEST_FIRST: Range = Range {
-    start: 0,
-    end: -1,
-    asc: true,
-};
-
 fn q(name: &str) -> QueueName {
     QueueName::new(name).unwrap()
 }
@@ -156,7 +149,10 @@ fn processor(job: ActiveJob<PostgresBackend>, _cancel: CancellationToken) -> Pro
 async fn rust_view(queue: &Queue<PostgresBackend>, job: &Job) -> Value {
     let parse = |s: &str| serde_json::from_str::<Value>(s).unwrap();
     let state = queue.get_job_state(&job.id).await.unwrap();
-    let logs = queue.get_job_logs(&job.id, OLDEST_FIRST).await.unwrap();
+    let logs = queue
+        .get_job_logs(&job.id, Range::ALL_OLDEST_FIRST)
+        .await
+        .unwrap();
     json!({
         "id": job.id.as_str(),
         "name": job.name,
@@ -737,7 +733,10 @@ fn start_after(lead: u64) -> u64 {
 /// Completed ids, oldest first.
 async fn completed_ids(queue: &Queue<PostgresBackend>) -> Vec<String> {
     let jobs = queue
-        .get_jobs(&[JobType::State(JobState::Completed)], OLDEST_FIRST)
+        .get_jobs(
+            &[JobType::State(JobState::Completed)],
+            Range::ALL_OLDEST_FIRST,
+        )
         .await
         .unwrap();
     jobs.iter().map(|j| j.id.to_string()).collect()

@@ -178,7 +178,7 @@ async fn twin_trees_are_stored_alike() {
     let opts = |id: &str, child: bool| {
         JobOptions::new()
             .job_id(id)
-            .timestamp(1_700_000_000_000)
+            .created_at(1_700_000_000_000_u64)
             .priority(3)
             .remove_on_complete(bullmq::KeepJobs::Number(5))
             .fail_parent_on_failure(child)

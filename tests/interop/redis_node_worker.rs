@@ -59,14 +59,7 @@ async fn rust_reads_what_a_node_worker_stored() {
     assert_eq!(progress_job.progress, json!({"pct": 50}));
     assert_eq!(progress_job.return_value.as_deref(), Some(r#""done""#));
     let logs = queue
-        .get_job_logs(
-            &progress.id,
-            Range {
-                start: 0,
-                end: -1,
-                asc: true,
-            },
-        )
+        .get_job_logs(&progress.id, Range::ALL_OLDEST_FIRST)
         .await
         .expect("logs");
     assert_eq!(

@@ -26,14 +26,7 @@ pub(super) async fn run(ctx: &Ctx, queue_name: &str, id: &str) -> Result<(), Fai
     };
     let state = queue.get_job_state(&id).await.map_err(fail)?;
     let logs = queue
-        .get_job_logs(
-            &id,
-            Range {
-                start: 0,
-                end: -1,
-                asc: true,
-            },
-        )
+        .get_job_logs(&id, Range::ALL_OLDEST_FIRST)
         .await
         .map_err(fail)?;
     let query = DependenciesQuery::first_pages(CHILDREN_SHOWN);

@@ -10,43 +10,16 @@ use std::time::Duration;
 
 use bullmq::backend::Range;
 use bullmq::job::JobType;
-use bullmq::options::JobOptions;
-use bullmq::{BulkJob, JobError, JobState, Queue, QueueName, Worker, WorkerOptions};
-use bullmq_test_support::eventually;
-use serde_json::json;
+use bullmq::{JobState, Queue};
+use bullmq_test_support::{eventually, fill_failed};
 
 use crate::support::{BIN, Kind, Out, Store, count};
 
 /// Fills queue `name` with `n` failed jobs: added in bulk, failed by a quick worker.
 async fn failed_jobs(store: &Store, name: &str, n: u64) -> Queue<bullmq::AnyBackend> {
     let queue = store.queue(name).await.max_len_events(n * 10);
-    let mut left = n;
-    while left > 0 {
-        let size = left.min(1000);
-        let jobs = (0..size)
-            .map(|i| BulkJob {
-                name: "fail-me".to_owned(),
-                data: json!({"i": i}),
-                opts: JobOptions::default(),
-            })
-            .collect();
-        queue.add_bulk(jobs).await.unwrap();
-        left -= size;
-    }
-    let opts = WorkerOptions::new().concurrency(100);
-    let worker = Worker::new(
-        QueueName::new(name).unwrap(),
-        store.backend(name).await,
-        opts,
-        |_, _| async { Err::<serde_json::Value, _>(JobError::failed("planned")) },
-    )
-    .await
-    .unwrap();
-    eventually("every job fails", Duration::from_secs(240), || async {
-        count(&queue, JobState::Failed).await == n
-    })
-    .await;
-    worker.close().await;
+    let worker_backend = store.backend(name).await;
+    fill_failed(&queue, worker_backend, n, 100, Duration::from_secs(240)).await;
     queue
 }
 

@@ -80,41 +80,31 @@ pub use transitions::{
 };
 pub use types::{DependencyKind, EventId, LockToken, Range, RateLimiter};
 
-/// Everything a datastore must do for bullmq: the union of the section traits.
-///
-/// Implemented automatically for any type that implements every section.
-pub trait Backend:
-    Lifecycle
-    + AddJobs
-    + Transitions
-    + Admin
-    + Locks
-    + JobMutations
-    + Schedulers
-    + Queries
-    + QueueMeta
-    + Events
-    + Blocking
-    + RelayStore
-    + Clone
-    + 'static
-{
+/// Declares [`Backend`] over its sections and implements it for every type that implements
+/// them all, so the list of sections is written once.
+macro_rules! backend_of_sections {
+    ($(#[$doc:meta])* $($section:ident),+ $(,)?) => {
+        $(#[$doc])*
+        pub trait Backend: $($section +)+ Clone + 'static {}
+
+        impl<T> Backend for T where T: $($section +)+ Clone + 'static {}
+    };
 }
 
-impl<T> Backend for T where
-    T: Lifecycle
-        + AddJobs
-        + Transitions
-        + Admin
-        + Locks
-        + JobMutations
-        + Schedulers
-        + Queries
-        + QueueMeta
-        + Events
-        + Blocking
-        + RelayStore
-        + Clone
-        + 'static
-{
+backend_of_sections! {
+    /// Everything a datastore must do for bullmq: the union of the section traits.
+    ///
+    /// Implemented automatically for any type that implements every section.
+    Lifecycle,
+    AddJobs,
+    Transitions,
+    Admin,
+    Locks,
+    JobMutations,
+    Schedulers,
+    Queries,
+    QueueMeta,
+    Events,
+    Blocking,
+    RelayStore,
 }

@@ -22,8 +22,7 @@ use crate::job::JobType;
 /// use bullmq_core::{JobId, JobState};
 ///
 /// let ids = |s: &[&str]| s.iter().map(|&i| JobId::from(i)).collect::<Vec<_>>();
-/// let oldest_first = Range { start: 0, end: -1, asc: true };
-/// let mut merged = RangeIds::new(oldest_first);
+/// let mut merged = RangeIds::new(Range::ALL_OLDEST_FIRST);
 /// assert!(merged.reads_backwards(JobType::Wait));
 /// merged.push(JobType::Wait, ids(&["3", "2"]));
 /// merged.push(JobType::State(JobState::Waiting), ids(&["2", "3"]));

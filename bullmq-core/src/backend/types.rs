@@ -111,4 +111,17 @@ impl Range {
         end: -1,
         asc: false,
     };
+
+    /// Everything, oldest first: a job's logs in the order they were written, as Node.js's
+    /// `getJobLogs(id)` reads them by default.
+    ///
+    /// ```
+    /// use bullmq_core::backend::Range;
+    ///
+    /// assert_eq!(Range::ALL_OLDEST_FIRST, Range { start: 0, end: -1, asc: true });
+    /// ```
+    pub const ALL_OLDEST_FIRST: Self = Self {
+        asc: true,
+        ..Self::ALL
+    };
 }

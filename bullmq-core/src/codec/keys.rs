@@ -18,6 +18,10 @@ pub(crate) struct Compressible {
 }
 
 impl Compressible {
+    const fn new(long: &'static str, short: &'static str) -> Self {
+        Self { long, short }
+    }
+
     pub(crate) fn name(self, style: KeyStyle) -> &'static str {
         match style {
             KeyStyle::Short => self.short,
@@ -26,30 +30,15 @@ impl Compressible {
     }
 }
 
-pub(crate) const DEDUPLICATION: Compressible = Compressible {
-    long: "deduplication",
-    short: "de",
-};
-pub(crate) const FAIL_PARENT: Compressible = Compressible {
-    long: "failParentOnFailure",
-    short: "fpof",
-};
-pub(crate) const CONTINUE_PARENT: Compressible = Compressible {
-    long: "continueParentOnFailure",
-    short: "cpof",
-};
-pub(crate) const IGNORE_DEPENDENCY: Compressible = Compressible {
-    long: "ignoreDependencyOnFailure",
-    short: "idof",
-};
-pub(crate) const KEEP_LOGS: Compressible = Compressible {
-    long: "keepLogs",
-    short: "kl",
-};
-pub(crate) const REMOVE_DEPENDENCY: Compressible = Compressible {
-    long: "removeDependencyOnFailure",
-    short: "rdof",
-};
+pub(crate) const DEDUPLICATION: Compressible = Compressible::new("deduplication", "de");
+pub(crate) const FAIL_PARENT: Compressible = Compressible::new("failParentOnFailure", "fpof");
+pub(crate) const CONTINUE_PARENT: Compressible =
+    Compressible::new("continueParentOnFailure", "cpof");
+pub(crate) const IGNORE_DEPENDENCY: Compressible =
+    Compressible::new("ignoreDependencyOnFailure", "idof");
+pub(crate) const KEEP_LOGS: Compressible = Compressible::new("keepLogs", "kl");
+pub(crate) const REMOVE_DEPENDENCY: Compressible =
+    Compressible::new("removeDependencyOnFailure", "rdof");
 
 /// `telemetry.metadata` when flattened (short style).
 pub(crate) const TELEMETRY_METADATA: &str = "tm";

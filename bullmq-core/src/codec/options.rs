@@ -438,13 +438,18 @@ fn member<T>(
     }
 }
 
+/// Reads a member of a nested object that must be there (not absent, not `null`).
+fn required<T>(obj: &Map<String, Value>, key: &str, read: impl Fn(&Value) -> Read<T>) -> Read<T> {
+    member(obj, key, read)?.ok_or_else(|| format!("missing `{key}`"))
+}
+
 fn read_backoff(v: &Value) -> Read<Backoff> {
     if v.is_number() {
         // The bare-number form, which Node.js normalizes before storing; other writers may not.
         return Ok(Backoff::fixed(read_millis(v)?));
     }
     let obj = read_object(v)?;
-    let kind = member(obj, "type", read_string)?.ok_or("missing `type`")?;
+    let kind = required(obj, "type", read_string)?;
     Ok(Backoff {
         strategy: BackoffStrategy::from_type(&kind),
         delay: member(obj, "delay", read_millis)?,
@@ -471,15 +476,15 @@ fn read_keep_jobs(v: &Value) -> Read<KeepJobs> {
 fn read_parent(v: &Value) -> Read<ParentOptions> {
     let obj = read_object(v)?;
     Ok(ParentOptions {
-        id: member(obj, "id", read_string)?.ok_or("missing `id`")?,
-        queue: member(obj, "queue", read_string)?.ok_or("missing `queue`")?,
+        id: required(obj, "id", read_string)?,
+        queue: required(obj, "queue", read_string)?,
     })
 }
 
 fn read_dedup(v: &Value) -> Read<Deduplication> {
     let obj = read_object(v)?;
     Ok(Deduplication {
-        id: member(obj, "id", read_string)?.ok_or("missing `id`")?,
+        id: required(obj, "id", read_string)?,
         ttl: member(obj, "ttl", read_millis)?,
         extend: member(obj, "extend", read_bool)?,
         replace: member(obj, "replace", read_bool)?,

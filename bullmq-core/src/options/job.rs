@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::validation::{Problem, ValidationError};
-use super::{Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, RepeatOptions, Telemetry};
+use super::{
+    Backoff, Deduplication, KeepJobs, KeyOrder, ParentOptions, RepeatOptions, Telemetry, UnixMillis,
+};
 use crate::job::JobId;
 
 /// The highest priority upstream accepts: `2^21 - 1`.
@@ -122,10 +124,23 @@ macro_rules! setters {
         $(
             $(#[$doc])*
             #[must_use]
-            pub fn $name(mut self, value: $ty) -> Self {
-                self.$name = Some(value);
-                self.key_order.push($key, KeyOrder::default());
-                self
+            pub fn $name(self, value: $ty) -> Self {
+                self.set($key, |o| o.$name = Some(value))
+            }
+        )*
+    };
+}
+
+/// Setters of instants: each takes Unix ms as a `u64`, a `SystemTime` or a `chrono::DateTime`
+/// and stores its Unix ms in `$field`.
+macro_rules! instant_setters {
+    ($($(#[$doc:meta])* $name:ident($key:literal) => $field:ident),* $(,)?) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $name(self, at: impl Into<UnixMillis>) -> Self {
+                let at = at.into().get();
+                self.set($key, |o| o.$field = Some(at))
             }
         )*
     };
@@ -141,8 +156,6 @@ impl JobOptions {
     setters! {
         /// Sets `attempts`.
         attempts("attempts"): u32,
-        /// Sets `timestamp` (Unix ms).
-        timestamp("timestamp"): u64,
         /// Sets `priority`.
         priority("priority"): u32,
         /// Sets `delay`.
@@ -175,8 +188,55 @@ impl JobOptions {
         deduplication("deduplication"): Deduplication,
         /// Sets `telemetry`.
         telemetry("telemetry"): Telemetry,
-        /// Sets `prevMillis` (scheduler-produced jobs only).
+        /// Sets `timestamp` (Unix ms).
+        #[deprecated(
+            since = "0.2.0",
+            note = "use the typed `created_at(..)`: Unix ms as a `u64`, a `SystemTime` or a `chrono::DateTime`"
+        )]
+        timestamp("timestamp"): u64,
+        /// Sets `prevMillis` (Unix ms; scheduler-produced jobs only).
+        #[deprecated(
+            since = "0.2.0",
+            note = "use the typed `prev_run_at(..)`: Unix ms as a `u64`, a `SystemTime` or a `chrono::DateTime`"
+        )]
         prev_millis("prevMillis"): u64,
+    }
+
+    instant_setters! {
+        /// Sets the job's creation time (`timestamp`): Unix ms as a `u64`, a
+        /// [`SystemTime`](std::time::SystemTime) or a [`chrono::DateTime`] (see
+        /// [`UnixMillis`]). Unset, the job is created now.
+        ///
+        /// ```
+        /// use std::time::{Duration, UNIX_EPOCH};
+        /// use bullmq_core::JobOptions;
+        ///
+        /// let at = UNIX_EPOCH + Duration::from_millis(1_700_000_000_000);
+        /// let opts = JobOptions::new().created_at(at);
+        /// assert_eq!(opts.timestamp, Some(1_700_000_000_000));
+        /// assert_eq!(opts, JobOptions::new().created_at(1_700_000_000_000_u64));
+        /// ```
+        created_at("timestamp") => timestamp,
+        /// Sets the previous iteration of a scheduler-produced job (`prevMillis`), typed as
+        /// [`created_at`](Self::created_at) is. The scheduler sets it; a job added by hand
+        /// does not need it.
+        ///
+        /// ```
+        /// use std::time::{Duration, UNIX_EPOCH};
+        /// use bullmq_core::JobOptions;
+        ///
+        /// let opts = JobOptions::new().prev_run_at(UNIX_EPOCH + Duration::from_secs(1_700_000_000));
+        /// assert_eq!(opts.prev_millis, Some(1_700_000_000_000));
+        /// ```
+        prev_run_at("prevMillis") => prev_millis,
+    }
+
+    /// Sets an option with `write` and notes its key in [`key_order`](Self::key_order) (a key
+    /// set again keeps its place, as in a JavaScript object).
+    fn set(mut self, key: &str, write: impl FnOnce(&mut Self)) -> Self {
+        write(&mut self);
+        self.key_order.push(key, KeyOrder::default());
+        self
     }
 
     /// Sets `repeat` (scheduler-produced jobs only), in the order its own setters were called.
@@ -190,10 +250,9 @@ impl JobOptions {
     /// Sets a custom `jobId`; [`validate`](Self::validate) checks it. An empty id means "no
     /// custom id", as in Node.js: the datastore generates one.
     #[must_use]
-    pub fn job_id(mut self, id: impl Into<String>) -> Self {
-        self.job_id = Some(JobId::from(id.into()));
-        self.key_order.push("jobId", KeyOrder::default());
-        self
+    pub fn job_id(self, id: impl Into<String>) -> Self {
+        let id = JobId::from(id.into());
+        self.set("jobId", |o| o.job_id = Some(id))
     }
 
     /// These options over `defaults`, field by field: a field set here wins (Node.js merges a

@@ -304,23 +304,20 @@ pub(crate) enum Settle {
 pub(crate) fn settle(queue: &str, how: Settle, job: &crate::Job) -> Span {
     let (id, name) = (Some(job.id.as_str()), Some(job.name.as_str()));
     let none = None::<&str>;
+    // A span's name must be a literal, so each operation gets its own `op_span!`.
+    macro_rules! settle_span {
+        ($op:literal) => {
+            op_span!(
+                $op, "internal", Some("settle"), queue, span_name!("{} {queue}", $op),
+                job: (id, name), worker: (none, none)
+            )
+        };
+    }
     match how {
-        Settle::Complete => op_span!(
-            "complete", "internal", Some("settle"), queue, span_name!("complete {queue}"),
-            job: (id, name), worker: (none, none)
-        ),
-        Settle::Fail => op_span!(
-            "fail", "internal", Some("settle"), queue, span_name!("fail {queue}"),
-            job: (id, name), worker: (none, none)
-        ),
-        Settle::Retry => op_span!(
-            "retry", "internal", Some("settle"), queue, span_name!("retry {queue}"),
-            job: (id, name), worker: (none, none)
-        ),
-        Settle::Delay => op_span!(
-            "delay", "internal", Some("settle"), queue, span_name!("delay {queue}"),
-            job: (id, name), worker: (none, none)
-        ),
+        Settle::Complete => settle_span!("complete"),
+        Settle::Fail => settle_span!("fail"),
+        Settle::Retry => settle_span!("retry"),
+        Settle::Delay => settle_span!("delay"),
     }
 }
 

@@ -65,8 +65,9 @@ pub enum JobError {
         message: String,
     },
     /// Move the job to delayed until `until` (Unix ms), without counting an attempt
-    /// (upstream: `job.moveToDelayed` + `DelayedError`). Built from a typed instant with
-    /// [`JobError::delay_until`].
+    /// (upstream: `job.moveToDelayed` + `DelayedError`). Build it from a typed instant with
+    /// [`JobError::delay_until`]; `until` stays Unix ms for the code that matches it
+    /// ([`UnixMillis::from`] types it).
     Delay {
         /// When the job is due again, Unix ms.
         until: u64,

@@ -6,7 +6,7 @@ use bullmq::job::JobType;
 use maud::html;
 use serde::Deserialize;
 
-use super::layout::page;
+use super::layout::{page, queue_crumbs};
 use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
 use crate::fields::parse_state;
@@ -68,9 +68,6 @@ pub(crate) async fn bulk_page(
         } @else { p.muted { "Read-only: you may not run it." } }
         p { a href=(view.href(&format!("{}?state={}", urls::queue(c, n), state.as_str()))) { "back" } }
     };
-    let crumbs = [
-        (c.to_owned(), "/".to_owned()),
-        (n.to_owned(), urls::queue(c, n)),
-    ];
+    let crumbs = queue_crumbs(c, n, None);
     Ok(page(ctx, &view, "bulk", &crumbs, None, &body))
 }

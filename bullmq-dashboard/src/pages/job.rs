@@ -9,7 +9,7 @@ use bullmq::{Error, Job, JobId};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::layout::{View, page};
+use super::layout::{View, page, queue_crumbs};
 use super::{open, time};
 use crate::error::DashboardError;
 use crate::payload;
@@ -140,11 +140,7 @@ pub(crate) async fn job_page(
     let job_id = JobId::from(id.as_str());
     let here = urls::job(c, n, &id);
     let whole = view.href(&format!("{here}?full=1"));
-    let crumbs = [
-        (c.to_owned(), "/".to_owned()),
-        (n.to_owned(), urls::queue(c, n)),
-        (id.clone(), here.clone()),
-    ];
+    let crumbs = queue_crumbs(c, n, Some((id.clone(), here.clone())));
     let job = match opened.queue.get_job(&job_id).await {
         Ok(Some(job)) => job,
         Ok(None) => return Err(DashboardError::NotFound),

@@ -44,6 +44,21 @@ impl View {
 
 /// A whole page: `crumbs` (label, path) lead to it; `live` is the SSE endpoint its script
 /// reads, if any.
+/// The breadcrumbs of a page of queue `n` on connection `c`: the connection, the queue, then
+/// `last` (its text and link) on a page below the queue's own.
+pub(crate) fn queue_crumbs(
+    c: &str,
+    n: &str,
+    last: Option<(String, String)>,
+) -> Vec<(String, String)> {
+    let mut crumbs = vec![
+        (c.to_owned(), "/".to_owned()),
+        (n.to_owned(), crate::urls::queue(c, n)),
+    ];
+    crumbs.extend(last);
+    crumbs
+}
+
 pub(crate) fn page(
     ctx: &Ctx,
     view: &View,

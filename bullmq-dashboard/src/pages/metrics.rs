@@ -4,7 +4,7 @@ use axum::response::Response;
 use bullmq::job::FinishedState;
 use maud::html;
 
-use super::layout::page;
+use super::layout::{page, queue_crumbs};
 use crate::chart;
 use crate::error::DashboardError;
 use crate::queue_route::QueueRoute;
@@ -36,10 +36,6 @@ pub(crate) async fn metrics_page(mut route: QueueRoute) -> Result<Response, Dash
         (chart::series(&oldest_first(&failed.data), "failed", &format!("failed per minute (total {})", failed.total)))
     };
     let here = urls::queue_sub(c, n, "metrics");
-    let crumbs = [
-        (c.to_owned(), "/".to_owned()),
-        (n.to_owned(), urls::queue(c, n)),
-        ("metrics".to_owned(), here),
-    ];
+    let crumbs = queue_crumbs(c, n, Some(("metrics".to_owned(), here)));
     Ok(page(ctx, &view, "metrics", &crumbs, None, &body))
 }

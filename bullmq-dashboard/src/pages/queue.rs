@@ -9,7 +9,7 @@ use bullmq::{AnyBackend, Error, Job, JobId, Queue};
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::layout::{View, page};
+use super::layout::{View, page, queue_crumbs};
 use super::{Opened, STATES, time};
 use crate::error::DashboardError;
 use crate::fields::parse_state;
@@ -215,7 +215,7 @@ pub(crate) async fn queue_page(
         }
         @if opened.access.can_act() { (queue_actions(&view, c, n, state, paused)) }
     };
-    let crumbs = [(c.to_owned(), "/".to_owned()), (n.to_owned(), here.clone())];
+    let crumbs = queue_crumbs(c, n, None);
     Ok(page(
         ctx,
         &view,

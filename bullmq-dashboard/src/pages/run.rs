@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use maud::html;
 
-use super::layout::{View, page};
+use super::layout::{View, page, queue_crumbs};
 use super::open;
 use crate::error::DashboardError;
 use crate::request::Ctx;
@@ -48,9 +48,6 @@ pub(crate) async fn run_page(
         }
         p { a href=(view.href(&back)) { "back to the queue" } }
     };
-    let crumbs = [
-        (c.to_owned(), "/".to_owned()),
-        (n.to_owned(), urls::queue(c, n)),
-    ];
+    let crumbs = queue_crumbs(c, n, None);
     Ok(page(&ctx, &view, "bulk run", &crumbs, None, &body))
 }

@@ -6,7 +6,7 @@ use bullmq::backend::Schedulers as _;
 use maud::html;
 use serde::Deserialize;
 
-use super::layout::page;
+use super::layout::{page, queue_crumbs};
 use super::time;
 use crate::error::DashboardError;
 use crate::payload;
@@ -90,10 +90,6 @@ pub(crate) async fn schedulers_page(
             }
         }
     };
-    let crumbs = [
-        (c.to_owned(), "/".to_owned()),
-        (n.to_owned(), urls::queue(c, n)),
-        ("schedulers".to_owned(), here.clone()),
-    ];
+    let crumbs = queue_crumbs(c, n, Some(("schedulers".to_owned(), here.clone())));
     Ok(page(ctx, &view, "schedulers", &crumbs, None, &body))
 }

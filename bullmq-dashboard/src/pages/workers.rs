@@ -3,7 +3,7 @@
 use axum::response::Response;
 use maud::html;
 
-use super::layout::page;
+use super::layout::{page, queue_crumbs};
 use crate::error::DashboardError;
 use crate::queue_route::QueueRoute;
 use crate::urls;
@@ -31,10 +31,6 @@ pub(crate) async fn workers_page(mut route: QueueRoute) -> Result<Response, Dash
         }
     };
     let here = urls::queue_sub(c, n, "workers");
-    let crumbs = [
-        (c.to_owned(), "/".to_owned()),
-        (n.to_owned(), urls::queue(c, n)),
-        ("workers".to_owned(), here),
-    ];
+    let crumbs = queue_crumbs(c, n, Some(("workers".to_owned(), here)));
     Ok(page(ctx, &view, "workers", &crumbs, None, &body))
 }

@@ -291,10 +291,12 @@ impl Answer {
     }
 
     pub fn location(&self) -> &str {
-        self.headers
-            .get(header::LOCATION)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
+        self.header(header::LOCATION).unwrap_or("")
+    }
+
+    /// The header `name` as text, if it is there and is text.
+    pub fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 }
 
@@ -326,11 +328,7 @@ impl Session {
     pub async fn open(app: &Router, path: &str) -> Self {
         let answer = get(app, path).await;
         answer.ok();
-        let set = answer
-            .headers
-            .get(header::SET_COOKIE)
-            .and_then(|v| v.to_str().ok())
-            .expect("a CSRF cookie");
+        let set = answer.header(header::SET_COOKIE).expect("a CSRF cookie");
         assert!(
             set.contains("SameSite=Strict")
                 && set.contains("HttpOnly")

@@ -134,13 +134,13 @@ fn single_adds() -> (Value, Vec<Job>) {
                 .job_id("custom")
                 .backoff(Backoff::fixed(Duration::from_millis(10)))
                 .remove_on_complete(KeepJobs::Number(5))
-                .timestamp(T0),
+                .created_at(T0),
         ),
-        job("plain", json!([1, 2]), JobOptions::new().timestamp(T0)),
+        job("plain", json!([1, 2]), JobOptions::new().created_at(T0)),
         job(
             "urgent",
             json!({}),
-            JobOptions::new().priority(7).timestamp(T0),
+            JobOptions::new().priority(7).created_at(T0),
         ),
         job(
             "dedup",
@@ -152,19 +152,19 @@ fn single_adds() -> (Value, Vec<Job>) {
                     count: Some(2),
                     limit: None,
                 })
-                .timestamp(T0),
+                .created_at(T0),
         ),
         job(
             "dedup",
             json!({"d": false}),
             JobOptions::new()
                 .deduplication(Deduplication::new("d1").ttl(Duration::from_secs(1)))
-                .timestamp(T0),
+                .created_at(T0),
         ),
         job(
             "plain",
             json!({"again": 1}),
-            JobOptions::new().timestamp(T0),
+            JobOptions::new().created_at(T0),
         ),
     ];
     (node, rust)
@@ -224,18 +224,18 @@ async fn a_bulk_added_from_rust_is_the_rows_node_writes() {
         {"name": "c", "data": "text", "opts": {"jobId": "c-id", "priority": 2, "timestamp": T0}},
     ]);
     let jobs = vec![
-        new_job(job("a", json!({"a": 1}), JobOptions::new().timestamp(T0))),
+        new_job(job("a", json!({"a": 1}), JobOptions::new().created_at(T0))),
         new_job(job(
             "b",
             json!({"b": 2}),
             JobOptions::new()
                 .delay(Duration::from_millis(100))
-                .timestamp(T0),
+                .created_at(T0),
         )),
         new_job(job(
             "c",
             json!("text"),
-            JobOptions::new().job_id("c-id").priority(2).timestamp(T0),
+            JobOptions::new().job_id("c-id").priority(2).created_at(T0),
         )),
     ];
     let by_node = TestSchema::new("bulk_node");
@@ -275,7 +275,7 @@ async fn a_flow_added_from_rust_is_the_rows_node_writes() {
         job: job(
             "root-job",
             json!({"r": 1}),
-            JobOptions::new().job_id("root").timestamp(T0),
+            JobOptions::new().job_id("root").created_at(T0),
         ),
         parent: ParentKeyOpts {
             add_to_waiting_children: true,
@@ -289,7 +289,7 @@ async fn a_flow_added_from_rust_is_the_rows_node_writes() {
         json!({"k": 1}),
         JobOptions::new()
             .job_id("kid")
-            .timestamp(T0)
+            .created_at(T0)
             .fail_parent_on_failure(true)
             .parent(parent.clone()),
     ));
@@ -298,7 +298,7 @@ async fn a_flow_added_from_rust_is_the_rows_node_writes() {
         json!({}),
         JobOptions::new()
             .job_id("later")
-            .timestamp(T0)
+            .created_at(T0)
             .delay(Duration::from_millis(50))
             .parent(parent),
     ));

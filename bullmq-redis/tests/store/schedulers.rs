@@ -31,8 +31,8 @@ fn iteration_opts(id: &str, next_millis: u64, now: u64, schedule: &RepeatOptions
         .attempts(3)
         .job_id(format!("repeat:{id}:{next_millis}"))
         .delay(Duration::from_millis(next_millis.saturating_sub(now)))
-        .timestamp(now)
-        .prev_millis(next_millis)
+        .created_at(now)
+        .prev_run_at(next_millis)
         .repeat(RepeatOptions {
             count: Some(1),
             ..schedule.clone()

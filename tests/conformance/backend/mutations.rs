@@ -12,17 +12,10 @@ use super::{Sec, T0, fetch, id, refused, script};
 use crate::store::Store;
 
 async fn logs<S: Store>(s: &Sec<S>, job: &str) -> Vec<String> {
-    s.b.get_job_logs(
-        &id(job),
-        Range {
-            start: 0,
-            end: -1,
-            asc: true,
-        },
-    )
-    .await
-    .unwrap()
-    .logs
+    s.b.get_job_logs(&id(job), Range::ALL_OLDEST_FIRST)
+        .await
+        .unwrap()
+        .logs
 }
 
 /// Parent `p` of this queue waiting for `children`, also of this queue.

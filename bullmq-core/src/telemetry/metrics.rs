@@ -128,7 +128,8 @@ pub(crate) fn attempt(queue: &QueueLabel, name: &str, outcome: Outcome, duration
     // The labels the `(name, value)` pairs made before, built once for both updates.
     let labels = vec![
         queue.0.clone(),
-        Label::new(LABEL_JOB_NAME, name.to_owned()),
+        // Shared, so the counter's copy of the labels does not copy the name again.
+        Label::new(LABEL_JOB_NAME, SharedString::from_shared(Arc::<str>::from(name))),
         Label::from_static_parts(LABEL_STATE, outcome.state()),
     ];
     counter!(outcome.counter(), labels.clone()).increment(1);

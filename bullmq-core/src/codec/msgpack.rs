@@ -109,9 +109,9 @@ mod tests {
         for len in [0, 1, FIXSTR_MAX, FIXSTR_MAX + 1, 255, 256, 70_000] {
             let s = "é".repeat(len / 2) + &"x".repeat(len % 2);
             let mut ours = Vec::new();
-            str(&mut ours, &s).unwrap();
+            str(&mut ours, &s).expect("a write to a Vec");
             let mut theirs = Vec::new();
-            encode::write_str(&mut theirs, &s).unwrap();
+            encode::write_str(&mut theirs, &s).expect("a write to a Vec");
             assert_eq!(ours, theirs, "{} bytes", s.len());
         }
     }

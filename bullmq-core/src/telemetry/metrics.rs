@@ -129,7 +129,10 @@ pub(crate) fn attempt(queue: &QueueLabel, name: &str, outcome: Outcome, duration
     let labels = vec![
         queue.0.clone(),
         // Shared, so the counter's copy of the labels does not copy the name again.
-        Label::new(LABEL_JOB_NAME, SharedString::from_shared(Arc::<str>::from(name))),
+        Label::new(
+            LABEL_JOB_NAME,
+            SharedString::from_shared(Arc::<str>::from(name)),
+        ),
         Label::from_static_parts(LABEL_STATE, outcome.state()),
     ];
     counter!(outcome.counter(), labels.clone()).increment(1);

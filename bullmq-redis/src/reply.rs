@@ -173,8 +173,11 @@ pub fn fetched_job(id: JobId, fields: &Value) -> bullmq_core::backend::FetchedJo
             })
         }
         Ok(pairs) => Job::from_hash(id.as_str(), pairs).map(|mut job| {
-            // The id with its exact bytes, not its text.
-            job.id = id.clone();
+            // The id with its exact bytes, not its text (copied only when they differ: a
+            // UTF-8 id, nearly every one, already is).
+            if job.id != id {
+                job.id = id.clone();
+            }
             job
         }),
         Err(e) => Err(e),

@@ -11,6 +11,9 @@ use super::CodecError;
 use super::wire::{WireMap, WireValue};
 
 const MAP16: u8 = 0xde;
+/// The fixstr marker: `0xa0 | length`, for a string of at most [`FIXSTR_MAX`] bytes.
+const FIXSTR: u8 = 0xa0;
+const FIXSTR_MAX: usize = 31;
 
 type Write = Result<(), ValueWriteError>;
 
@@ -31,6 +34,19 @@ fn number(out: &mut Vec<u8>, value: f64) -> Write {
     }
 }
 
+/// Writes `s` as `encode::write_str` does; a short one (every map key, most values) straight
+/// into the buffer, without `rmp`'s generic writer: it is most of a packed options map's cost.
+fn str(out: &mut Vec<u8>, s: &str) -> Write {
+    match u8::try_from(s.len()) {
+        Ok(len) if usize::from(len) <= FIXSTR_MAX => {
+            out.push(FIXSTR | len);
+            out.extend_from_slice(s.as_bytes());
+            Ok(())
+        }
+        _ => encode::write_str(out, s),
+    }
+}
+
 pub(crate) fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
     match v {
         WireValue::Bool(b) => {
@@ -41,7 +57,7 @@ pub(crate) fn value(out: &mut Vec<u8>, v: &WireValue<'_>) -> Write {
         #[allow(clippy::cast_precision_loss)]
         WireValue::Int(n) => number(out, *n as f64),
         WireValue::Float(f) => number(out, *f),
-        WireValue::Str(s) => encode::write_str(out, s),
+        WireValue::Str(s) => str(out, s),
         WireValue::Array(items) => {
             let len = u32::try_from(items.len()).unwrap_or(u32::MAX);
             encode::write_array_len(out, len)?;
@@ -65,7 +81,7 @@ pub(crate) fn map(out: &mut Vec<u8>, m: &WireMap<'_>) -> Write {
     out.push(MAP16);
     out.extend_from_slice(&len.to_be_bytes());
     for (k, v) in &m.0 {
-        encode::write_str(out, k)?;
+        str(out, k)?;
         value(out, v)?;
     }
     Ok(())
@@ -81,4 +97,22 @@ pub fn pack_msgpack(what: &'static str, v: &WireValue<'_>) -> Result<Vec<u8>, Co
         reason: e.to_string(),
     })?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The short-string path writes what `rmp` writes, on both sides of the fixstr limit.
+    #[test]
+    fn strings_are_packed_as_rmp_packs_them() {
+        for len in [0, 1, FIXSTR_MAX, FIXSTR_MAX + 1, 255, 256, 70_000] {
+            let s = "é".repeat(len / 2) + &"x".repeat(len % 2);
+            let mut ours = Vec::new();
+            str(&mut ours, &s).expect("a write to a Vec");
+            let mut theirs = Vec::new();
+            encode::write_str(&mut theirs, &s).expect("a write to a Vec");
+            assert_eq!(ours, theirs, "{} bytes", s.len());
+        }
+    }
 }

@@ -6,9 +6,10 @@
 //! `bullmq.job.duration`, …), with the same labels (`bullmq.queue.name`, `bullmq.job.name`,
 //! `bullmq.job.state`, and `bullmq.queue.jobs.state` for sampled counts); the rest are this crate's. Durations are in milliseconds, as Node's, but for the oldest waiting age, in seconds as autoscalers read it.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use metrics::{counter, gauge, histogram};
+use metrics::{Label, SharedString, counter, gauge, histogram};
 
 /// Jobs added (this crate's).
 pub const JOBS_ADDED: &str = "bullmq.jobs.added";
@@ -107,22 +108,41 @@ pub fn record_added(queue: &str, name: &str, count: u64) {
         .increment(count);
 }
 
+/// The label one worker's per-job metrics share, its queue's name, made once per worker:
+/// each job's labels then share it instead of copying the name twice per update.
+#[derive(Debug, Clone)]
+pub(crate) struct QueueLabel(Label);
+
+impl QueueLabel {
+    pub(crate) fn new(queue: &str) -> Self {
+        Self(Label::new(
+            LABEL_QUEUE,
+            SharedString::from_shared(Arc::<str>::from(queue)),
+        ))
+    }
+}
+
 /// An attempt ended with `outcome` after `duration` of processing (Node records the duration
 /// with every state).
-pub(crate) fn attempt(queue: &str, name: &str, outcome: Outcome, duration: Duration) {
-    let labels = [
-        (LABEL_QUEUE, queue.to_owned()),
-        (LABEL_JOB_NAME, name.to_owned()),
-        (LABEL_STATE, outcome.state().to_owned()),
+pub(crate) fn attempt(queue: &QueueLabel, name: &str, outcome: Outcome, duration: Duration) {
+    // The labels the `(name, value)` pairs made before, built once for both updates.
+    let labels = vec![
+        queue.0.clone(),
+        // Shared, so the counter's copy of the labels does not copy the name again.
+        Label::new(
+            LABEL_JOB_NAME,
+            SharedString::from_shared(Arc::<str>::from(name)),
+        ),
+        Label::from_static_parts(LABEL_STATE, outcome.state()),
     ];
-    counter!(outcome.counter(), &labels).increment(1);
-    histogram!(JOB_DURATION, &labels).record(ms(duration));
+    counter!(outcome.counter(), labels.clone()).increment(1);
+    histogram!(JOB_DURATION, labels).record(ms(duration));
 }
 
 /// A job waited `wait` between added (or due) and its first start.
-pub(crate) fn waited(queue: &str, name: &str, wait: Duration) {
-    histogram!(JOB_WAIT_TIME, LABEL_QUEUE => queue.to_owned(), LABEL_JOB_NAME => name.to_owned())
-        .record(ms(wait));
+pub(crate) fn waited(queue: &QueueLabel, name: &str, wait: Duration) {
+    let labels = vec![queue.0.clone(), Label::new(LABEL_JOB_NAME, name.to_owned())];
+    histogram!(JOB_WAIT_TIME, labels).record(ms(wait));
 }
 
 /// `n` jobs recovered by a stalled-jobs check.

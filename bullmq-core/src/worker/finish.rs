@@ -81,7 +81,7 @@ fn attempt_span<B>(shared: &Shared<B>, job: &Job) -> Span {
             .timestamp
             .saturating_add(super::shared::millis(job.delay));
         let wait = Duration::from_millis(started.saturating_sub(due));
-        metrics::waited(shared.queue.name().as_str(), &job.name, wait);
+        metrics::waited(&shared.queue_label, &job.name, wait);
     }
     // No "job started" event: the span's creation is the start, with the job's id and name.
     span
@@ -483,6 +483,6 @@ fn attempt_ended<B: Lifecycle>(
     let now = shared.now_ms();
     shared.health.record_ok(now);
     let duration = Duration::from_millis(job.processed_on.map_or(0, |s| now.saturating_sub(s)));
-    metrics::attempt(shared.queue.name().as_str(), &job.name, outcome, duration);
+    metrics::attempt(&shared.queue_label, &job.name, outcome, duration);
     spans::record_attempt_end(now, attempts_made);
 }

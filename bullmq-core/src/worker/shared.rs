@@ -27,6 +27,8 @@ pub(crate) struct Shared<B> {
     pub(crate) queue: Queue<B>,
     pub(crate) opts: WorkerOptions,
     pub(crate) settings: Arc<WorkerSettings>,
+    /// The queue's label of the per-job metrics.
+    pub(crate) queue_label: crate::telemetry::metrics::QueueLabel,
     /// How a failed attempt is retried: `max_started_attempts` and the custom backoffs.
     pub(crate) retry: RetryRules,
     /// Overrides how cron-pattern schedulers' next runs are computed (none: Node's default).
@@ -93,6 +95,7 @@ impl<B> Shared<B> {
         let id = uuid_v4();
         Self {
             settings: Arc::new(opts.settings()),
+            queue_label: crate::telemetry::metrics::QueueLabel::new(queue.name().as_str()),
             retry: RetryRules {
                 max_started_attempts: opts.max_started_attempts,
                 backoffs,

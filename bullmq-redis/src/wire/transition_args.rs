@@ -53,7 +53,8 @@ fn limiter(l: &RateLimiter) -> WireValue<'static> {
 /// once), `false` `{count: -1}` (keep all), a number `n` `{count: n}`, and the object form is
 /// sent as it is (`age` in seconds).
 fn keep_jobs_map(k: &KeepJobs) -> WireValue<'static> {
-    let mut m = WireMap::default();
+    // Room for the object form's three keys: packed per job, not grown one key at a time.
+    let mut m = WireMap::with_capacity(3);
     match k {
         KeepJobs::RemoveAll => m.push("count", WireValue::UInt(0)),
         KeepJobs::KeepAll => m.push("count", WireValue::Int(-1)),

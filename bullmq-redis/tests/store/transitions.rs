@@ -39,13 +39,19 @@ async fn finish(
         .await
 }
 
-/// Asserts that `err` is the script refusal `code` of `command`.
+/// The error of `result`, after asserting it is a script refusal with `code` from `command`.
 #[track_caller]
-fn assert_refused(err: &Error, code: ScriptErrorCode, command: &str) {
-    match err {
+fn refused<T: std::fmt::Debug>(
+    result: bullmq_core::Result<T>,
+    code: ScriptErrorCode,
+    command: &str,
+) -> Error {
+    let err = result.expect_err("a script refusal");
+    match &err {
         Error::Script(e) => assert_eq!((e.code, e.command), (code, command), "{err}"),
         other => panic!("expected a script refusal, got {other}"),
     }
+    err
 }
 
 fn stalled_check(max: u32) -> StalledCheck {
@@ -55,22 +61,14 @@ fn stalled_check(max: u32) -> StalledCheck {
     }
 }
 
+/// The job `move_to_active` answers is the conformance suite's
+/// `take_stamps_and_announces_the_job`; here, the keys it writes.
 #[tokio::test]
 async fn move_to_active_locks_stamps_and_announces_the_job() {
     let ctx = Ctx::new().await;
     let added = ctx.add("email", JobOptions::new()).await;
     ctx.clock.advance(Duration::from_millis(250));
-
-    let next = ctx.backend.move_to_active(&fetch("tok-1")).await.unwrap();
-    assert_eq!(next.rate_limit_ttl, None);
-    assert_eq!(next.next_delayed_at, None);
-    let fetched = next.job.unwrap();
-    assert_eq!(fetched.id, added.id);
-    let job = fetched.job.unwrap();
-    assert_eq!(job.name, "email");
-    assert_eq!(job.processed_on, Some(T0 + 250));
-    assert_eq!(job.processed_by.as_deref(), Some("w1"));
-    assert_eq!(job.attempts_started, 1);
+    ctx.take("tok-1").await;
 
     let id = added.id.as_str();
     let hash = ctx.hash(id);
@@ -261,10 +259,11 @@ async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
 async fn finishing_with_the_wrong_token_or_no_lock_is_refused() {
     let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
 
-    let err = finish(&ctx, &job, "other", "1", KeepJobs::KeepAll)
-        .await
-        .unwrap_err();
-    assert_refused(&err, ScriptErrorCode::LockMismatch, "moveToFinished");
+    let err = refused(
+        finish(&ctx, &job, "other", "1", KeepJobs::KeepAll).await,
+        ScriptErrorCode::LockMismatch,
+        "moveToFinished",
+    );
     assert_eq!(
         err.to_string(),
         format!(
@@ -274,10 +273,11 @@ async fn finishing_with_the_wrong_token_or_no_lock_is_refused() {
     );
 
     ctx.drop_lock(job.id.as_str());
-    let err = finish(&ctx, &job, "tok", "1", KeepJobs::KeepAll)
-        .await
-        .unwrap_err();
-    assert_refused(&err, ScriptErrorCode::LockNotFound, "moveToFinished");
+    refused(
+        finish(&ctx, &job, "tok", "1", KeepJobs::KeepAll).await,
+        ScriptErrorCode::LockNotFound,
+        "moveToFinished",
+    );
     assert_eq!(ctx.list("active"), vec![job.id.to_string()], "still active");
     assert!(ctx.zset("completed").is_empty());
 }
@@ -361,8 +361,11 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
         entry(&[("event", "waiting"), ("jobId", id), ("prev", "delayed")])
     );
 
-    let err = ctx.backend.promote(&job.id).await.unwrap_err();
-    assert_refused(&err, ScriptErrorCode::NotInState, "promote");
+    let err = refused(
+        ctx.backend.promote(&job.id).await,
+        ScriptErrorCode::NotInState,
+        "promote",
+    );
     assert_eq!(
         err.to_string(),
         format!("Job {id} is not in the delayed state. promote")
@@ -560,13 +563,10 @@ async fn a_rate_limited_job_goes_back_to_wait_with_the_limiter_ttl() {
         ])
     );
 
-    let err = ctx
-        .backend
-        .move_job_from_active_to_wait(&JobId::from("nope"), None)
-        .await
-        .unwrap_err();
-    assert_refused(
-        &err,
+    refused(
+        ctx.backend
+            .move_job_from_active_to_wait(&JobId::from("nope"), None)
+            .await,
         ScriptErrorCode::JobNotFound,
         "moveJobFromActiveToWait",
     );
@@ -597,12 +597,13 @@ async fn retry_job_requeues_at_once_and_records_the_failure() {
         entry(&[("event", "waiting"), ("jobId", id), ("prev", "active")])
     );
 
-    let err = ctx
-        .backend
-        .retry_job(&job.id, false, None, &FieldUpdates::default())
-        .await
-        .unwrap_err();
-    assert_refused(&err, ScriptErrorCode::NotInState, "retryJob");
+    refused(
+        ctx.backend
+            .retry_job(&job.id, false, None, &FieldUpdates::default())
+            .await,
+        ScriptErrorCode::NotInState,
+        "retryJob",
+    );
 }
 
 #[tokio::test]
@@ -613,12 +614,13 @@ async fn reprocess_job_moves_a_finished_job_back_to_wait() {
         .unwrap();
     let id = job.id.as_str();
 
-    let err = ctx
-        .backend
-        .reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
-        .await
-        .unwrap_err();
-    assert_refused(&err, ScriptErrorCode::NotInState, "reprocessJob");
+    let err = refused(
+        ctx.backend
+            .reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
+            .await,
+        ScriptErrorCode::NotInState,
+        "reprocessJob",
+    );
     assert_eq!(
         err.to_string(),
         format!("Job {id} is not in the failed state. reprocessJob")

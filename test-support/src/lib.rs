@@ -84,7 +84,9 @@ pub use ports::free_port;
 pub use urls::{database_url, redis_url};
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
-pub use jobs::{fill_failed, script_code, standard_flow_processor, token};
+pub use jobs::{
+    DEPENDENCY_KINDS, fill_failed, retry_later, script_code, standard_flow_processor, token,
+};
 #[cfg(feature = "redis")]
 pub use private_redis::{PrivateRedis, kill_clients};
 #[cfg(feature = "redis")]

@@ -3,10 +3,28 @@
 #[cfg(feature = "redis")]
 pub mod redis;
 
-use bullmq_core::QueueName;
 use bullmq_core::backend::Backend;
+use bullmq_core::{JobOptions, Prefix, QueueName};
 use bullmq_flow::{FlowJob, FlowProducer, GetFlowOptions, JobNode};
 use serde_json::json;
+
+/// The tree across three queues that the flow tests of every store add and read back: `root`
+/// (queue `reports`, data `{"r": 1}`, a generated id) with children `mid` (queue `renders`,
+/// over `leaf` in queue `leaves`, under `leaf_prefix` when given) and `sib` (queue
+/// `renders`, id `sib-1`, 3 attempts).
+pub fn reports_tree(leaf_prefix: Option<Prefix>) -> FlowJob {
+    let q = |name: &str| QueueName::new(name).expect("a queue name");
+    let mut leaf = FlowJob::new(q("leaves"), "leaf", json!({"l": 1}));
+    if let Some(prefix) = leaf_prefix {
+        leaf = leaf.prefix(prefix);
+    }
+    FlowJob::new(q("reports"), "root", json!({"r": 1}))
+        .child(FlowJob::new(q("renders"), "mid", json!({"m": 1})).child(leaf))
+        .child(
+            FlowJob::new(q("renders"), "sib", json!({}))
+                .opts(JobOptions::new().job_id("sib-1").attempts(3)),
+        )
+}
 
 /// A wide tree read back depth by depth: `producer` adds `top` (queue `top`) with `kids`
 /// children `kid-<i>` (queue `kids`, data `{"i": i}`), each with one child `g` of its own

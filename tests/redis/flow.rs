@@ -7,9 +7,8 @@
 use crate::support;
 
 use crate::support::flows::redis::{Ctx, norm, q};
-use crate::support::flows::reports_tree;
+use crate::support::flows::{assert_reports_tree_read_back, reports_tree};
 use bullmq::JobState;
-use bullmq::backend::DependenciesQuery;
 use bullmq::flow::GetFlowOptions;
 use serde_json::Value;
 
@@ -35,7 +34,7 @@ async fn a_tree_spans_queues_and_prefixes_and_reads_back_whole() {
         .unwrap();
     // The ids and the states of the jobs in the test's own prefix are the conformance suite's
     // `a_tree_spans_queues_and_reads_back_whole`; here, the leaf under the other prefix.
-    let (root, mid) = (&added.job, &added.children[0]);
+    let mid = &added.children[0];
     let leaf = &mid.children[0];
     assert_eq!(leaf.prefix, other);
     assert_eq!(
@@ -56,24 +55,11 @@ async fn a_tree_spans_queues_and_prefixes_and_reads_back_whole() {
     );
 
     let reports = ctx.queue("reports").await;
-    let deps = reports
-        .job(root.id.clone())
-        .get_dependencies(&DependenciesQuery::default())
-        .await
-        .unwrap();
-    let mut pending = deps.unprocessed.unwrap().0;
-    pending.sort();
-    let mut expected = vec![mid_key, format!("{}:renders:sib-1", ctx.prefix)];
-    expected.sort();
-    assert_eq!(pending, expected);
-
-    let read = producer
-        .get_flow(&GetFlowOptions::new(q("reports"), root.id.clone()))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sorted(norm(&read)), sorted(norm(&added)));
-    assert_eq!(read.iter().count(), 4);
+    let sib_key = format!("{}:renders:sib-1", ctx.prefix);
+    assert_reports_tree_read_back(&producer, &reports, &added, vec![mid_key, sib_key], |n| {
+        sorted(norm(n))
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -80,10 +80,7 @@ async fn move_to_active_locks_stamps_and_announces_the_job() {
     assert!(ttl > 0 && ttl <= 30_000, "lock PTTL {ttl}");
     assert_eq!(ctx.list("active"), vec![id.to_owned()]);
     assert!(ctx.list("wait").is_empty());
-    assert_eq!(
-        ctx.last_event(),
-        entry(&[("event", "active"), ("jobId", id), ("prev", "waiting")])
-    );
+    ctx.assert_last_move("active", id, "waiting");
 }
 
 #[tokio::test]
@@ -356,10 +353,7 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
     assert!(ctx.zset("delayed").is_empty());
     assert_eq!(ctx.list("wait"), vec![id.to_owned()]);
     assert_eq!(ctx.hash(id)["delay"], "0");
-    assert_eq!(
-        ctx.last_event(),
-        entry(&[("event", "waiting"), ("jobId", id), ("prev", "delayed")])
-    );
+    ctx.assert_last_move("waiting", id, "delayed");
     // Promoting it again is refused: the conformance suite's
     // `a_delayed_job_reports_its_due_time_and_promotes` checks the refusal and its message.
 }
@@ -426,14 +420,7 @@ async fn a_parent_with_pending_children_waits_for_them() {
     assert_eq!(ctx.zset("waiting-children"), vec![(id.to_owned(), T0 + 5)]);
     assert!(!ctx.has_lock(id));
     assert_eq!(ctx.list("active"), vec![lonely.id.to_string()]);
-    assert_eq!(
-        ctx.last_event(),
-        entry(&[
-            ("event", "waiting-children"),
-            ("jobId", id),
-            ("prev", "active")
-        ])
-    );
+    ctx.assert_last_move("waiting-children", id, "active");
 
     // No dependencies at all: the job stays active.
     let moved = ctx
@@ -546,14 +533,7 @@ async fn a_rate_limited_job_goes_back_to_wait_with_the_limiter_ttl() {
     );
     assert!(ctx.list("active").is_empty());
     assert!(!ctx.has_lock(job.id.as_str()));
-    assert_eq!(
-        ctx.last_event(),
-        entry(&[
-            ("event", "waiting"),
-            ("jobId", job.id.as_str()),
-            ("prev", "active")
-        ])
-    );
+    ctx.assert_last_move("waiting", job.id.as_str(), "active");
 
     refused(
         ctx.backend
@@ -584,10 +564,7 @@ async fn retry_job_requeues_at_once_and_records_the_failure() {
     assert_eq!(hash["failedReason"], "flaky");
     assert_eq!(hash["stacktrace"], r#"["Error: flaky"]"#);
     assert_eq!(hash["atm"], "1");
-    assert_eq!(
-        ctx.last_event(),
-        entry(&[("event", "waiting"), ("jobId", id), ("prev", "active")])
-    );
+    ctx.assert_last_move("waiting", id, "active");
 
     refused(
         ctx.backend
@@ -636,10 +613,7 @@ async fn reprocess_job_moves_a_finished_job_back_to_wait() {
         assert!(!hash.contains_key(gone), "{gone} should be cleared");
     }
     assert_eq!(hash["ats"], "1", "attempts started are kept");
-    assert_eq!(
-        ctx.last_event(),
-        entry(&[("event", "waiting"), ("jobId", id), ("prev", "completed")])
-    );
+    ctx.assert_last_move("waiting", id, "completed");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use crate::node::node_dir;
+use crate::node::{assert_installed, node_dir};
 use crate::urls::redis_url;
 
 /// How long a script may take to print its line.
@@ -23,11 +23,7 @@ impl NodeChild {
     /// what to do when Node.js or the pinned packages are missing.
     pub fn spawn(script: &str, args: &[&str]) -> Self {
         let dir = node_dir();
-        assert!(
-            dir.join("node_modules").join("bullmq").exists(),
-            "the pinned Node.js packages are not installed: run `npm ci --prefix {}` (needs Node.js 20 and npm)",
-            dir.display()
-        );
+        assert_installed(&dir);
         let mut child = Command::new("node")
             .arg("-e")
             .arg(script)

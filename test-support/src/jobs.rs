@@ -1,9 +1,13 @@
-//! Small things many tests say about jobs: a script's refusal code, a lock token, the
-//! processor every flow test runs in both runtimes, and a queue full of failed jobs.
+//! Small things many tests say about jobs: a script's refusal code, a lock token, a failed
+//! attempt's delay, the processor every flow test runs in both runtimes, and a queue full of
+//! failed jobs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use bullmq_core::backend::{Backend, LockToken};
+use bullmq_core::backend::{
+    Backend, DelayArgs, DependencyKind, FieldUpdates, LockToken, WorkerSettings,
+};
 use bullmq_core::job::JobType;
 use bullmq_core::worker::{ActiveJob, CancellationToken, JobError, ProcessResult, WorkerOptions};
 use bullmq_core::{BulkJob, Error, JobOptions, JobState, Queue, ScriptErrorCode, Worker};
@@ -19,6 +23,39 @@ pub fn script_code(err: &Error) -> ScriptErrorCode {
 /// A lock token.
 pub fn token(t: &str) -> LockToken {
     LockToken::new(t)
+}
+
+/// A parent's four dependency lists in an order other than upstream's own (`failed` first), so
+/// that counts read with it are seen to follow the order asked.
+pub const DEPENDENCY_KINDS: [DependencyKind; 4] = [
+    DependencyKind::Failed,
+    DependencyKind::Processed,
+    DependencyKind::Unprocessed,
+    DependencyKind::Ignored,
+];
+
+/// What a worker holding lock `tok` sends when an attempt fails and is retried `delay` after
+/// `timestamp`: the attempt counts and its reason is `retry later`; the next job is fetched
+/// along when `fetch_next`.
+pub fn retry_later(
+    timestamp: u64,
+    delay: Duration,
+    tok: &str,
+    worker: Arc<WorkerSettings>,
+    fetch_next: bool,
+) -> DelayArgs {
+    DelayArgs {
+        timestamp,
+        delay,
+        token: Some(token(tok)),
+        skip_attempt: false,
+        fields: FieldUpdates {
+            failed_reason: Some("retry later".to_owned()),
+            ..FieldUpdates::default()
+        },
+        worker,
+        fetch_next,
+    }
 }
 
 /// What every flow test's processor does, in Rust on each store and in Node

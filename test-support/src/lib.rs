@@ -44,6 +44,8 @@ pub mod iterations;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod jobs;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+mod node_child;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod odd_jobs;
 
 #[cfg(feature = "postgres")]
@@ -80,11 +82,15 @@ pub use node::{
     PREVIOUS_NODE_PACKAGE, node_dir, previous_node_dir, run_node, run_node_args, run_node_in,
     run_node_json, run_node_json_in, workspace_dir,
 };
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub use node_child::NodeChild;
 pub use ports::free_port;
 pub use urls::{database_url, redis_url};
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
-pub use jobs::{fill_failed, script_code, standard_flow_processor, token};
+pub use jobs::{
+    DEPENDENCY_KINDS, fill_failed, retry_later, script_code, standard_flow_processor, token,
+};
 #[cfg(feature = "redis")]
 pub use private_redis::{PrivateRedis, kill_clients};
 #[cfg(feature = "redis")]

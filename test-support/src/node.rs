@@ -49,11 +49,7 @@ pub fn run_node_args(args: &[&str], env: &[(&str, &str)]) -> String {
 /// missing, or with the script's stderr when it fails.
 pub fn run_node_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     let script = args.first().copied().unwrap_or_default();
-    assert!(
-        dir.join("node_modules").join("bullmq").exists(),
-        "the pinned Node.js packages are not installed: run `npm ci --prefix {}` (needs Node.js 20 and npm)",
-        dir.display()
-    );
+    assert_installed(dir);
     let mut cmd = Command::new("node");
     cmd.args(args)
         .current_dir(dir)
@@ -73,6 +69,15 @@ pub fn run_node_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("node output is UTF-8")
+}
+
+/// Panics with what to do when the Node.js package folder `dir` has no installed bullmq.
+pub(crate) fn assert_installed(dir: &Path) {
+    assert!(
+        dir.join("node_modules").join("bullmq").exists(),
+        "the pinned Node.js packages are not installed: run `npm ci --prefix {}` (needs Node.js 20 and npm)",
+        dir.display()
+    );
 }
 
 /// [`run_node_args`], its output read as one JSON value.

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::ctx::{Ctx, WAIT, fast, q, worker_on};
 use crate::store::Store;
 use crate::support::eventually;
-use crate::support::flows::wide_tree_by_depth;
+use crate::support::flows::{assert_reports_tree_read_back, reports_tree, wide_tree_by_depth};
 use crate::support::standard_flow_processor as standard;
 
 impl<S: Store> Ctx<S> {
@@ -93,19 +93,7 @@ fn sorted(node: &JobNode) -> Value {
 pub async fn a_tree_spans_queues_and_reads_back_whole<S: Store>() {
     let ctx = Ctx::<S>::new("reports").await;
     let producer = ctx.producer().await;
-    let tree = FlowJob::new(q("reports"), "root", json!({"r": 1}))
-        .child(
-            FlowJob::new(q("renders"), "mid", json!({"m": 1})).child(FlowJob::new(
-                q("leaves"),
-                "leaf",
-                json!({"l": 1}),
-            )),
-        )
-        .child(
-            FlowJob::new(q("renders"), "sib", json!({}))
-                .opts(JobOptions::new().job_id("sib-1").attempts(3)),
-        );
-    let added = producer.add(tree).await.unwrap();
+    let added = producer.add(reports_tree(None)).await.unwrap();
     let (root, mid, sib) = (&added.job, &added.children[0], &added.children[1]);
     let leaf = &mid.children[0];
     assert_eq!(root.id.as_str().len(), 36, "a generated id is a UUID");
@@ -136,26 +124,10 @@ pub async fn a_tree_spans_queues_and_reads_back_whole<S: Store>() {
         ctx.other("renders").await.backend().qualified_name()
     );
 
-    let deps = ctx
-        .other("reports")
-        .await
-        .job(root.id.clone())
-        .get_dependencies(&DependenciesQuery::default())
-        .await
-        .unwrap();
-    let mut pending = deps.unprocessed.unwrap().0;
-    pending.sort();
-    let mut expected = vec![mid_key, ctx.key_of("renders", &JobId::from("sib-1")).await];
-    expected.sort();
-    assert_eq!(pending, expected);
-
-    let read = producer
-        .get_flow(&GetFlowOptions::new(q("reports"), root.id.clone()))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sorted(&read), sorted(&added));
-    assert_eq!(read.iter().count(), 4);
+    let sib_key = ctx.key_of("renders", &JobId::from("sib-1")).await;
+    let reports = ctx.other("reports").await;
+    assert_reports_tree_read_back(&producer, &reports, &added, vec![mid_key, sib_key], sorted)
+        .await;
     let missing = producer
         .get_flow(&GetFlowOptions::new(q("reports"), "nope"))
         .await

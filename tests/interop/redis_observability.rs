@@ -6,8 +6,6 @@
 use crate::support;
 use crate::support::redis_queue::RedisQueue;
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bullmq::backend::{
@@ -480,28 +478,8 @@ const [url, prefix, queueName] = process.argv.slice(1);
 async fn workers_are_seen_across_runtimes() {
     let ctx = Ctx::new("workers").await;
     let base = ctx.backend().client_name(&ClientRole::Queue);
-    let mut node = Command::new("node")
-        .arg("-e")
-        .arg(NODE_WORKER)
-        .arg(support::redis_url())
-        .arg(&ctx.rq.prefix)
-        .arg(ctx.rq.name.as_str())
-        .current_dir(support::node_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start node");
-    let stdout = node.stdout.take().expect("node's stdout");
-    let ready = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).map(|_| line)
-    });
-    let ready = tokio::time::timeout(Duration::from_secs(15), ready)
-        .await
-        .expect("node starts")
-        .unwrap()
-        .expect("node's output");
-    assert_eq!(ready.trim(), "ready");
+    let mut node = support::NodeChild::spawn(NODE_WORKER, &[&ctx.rq.prefix, ctx.rq.name.as_str()]);
+    assert_eq!(node.line("starts").await, "ready");
 
     let names = |workers: Vec<bullmq::backend::ClientInfo>| -> Vec<String> {
         let mut names: Vec<String> = workers.into_iter().map(|c| c.name).collect();
@@ -538,14 +516,7 @@ async fn workers_are_seen_across_runtimes() {
         seen_by_node
     );
 
-    let mut stdin = node.stdin.take().expect("node's stdin");
-    stdin.write_all(b"done\n").expect("tell node to stop");
-    drop(stdin);
-    let status = tokio::task::spawn_blocking(move || node.wait())
-        .await
-        .unwrap()
-        .expect("node exits");
-    assert!(status.success());
+    node.finish().await;
     rust.close(true).await.unwrap();
 }
 

@@ -7,10 +7,10 @@
 use crate::support;
 
 use crate::support::flows::redis::{Ctx, norm, q};
-use bullmq::backend::DependenciesQuery;
-use bullmq::flow::{FlowJob, GetFlowOptions};
-use bullmq::{JobOptions, JobState};
-use serde_json::{Value, json};
+use crate::support::flows::{assert_reports_tree_read_back, reports_tree};
+use bullmq::JobState;
+use bullmq::flow::GetFlowOptions;
+use serde_json::Value;
 
 /// Children sorted by id, at every level, for comparing trees whose child order comes from a
 /// set scan.
@@ -28,33 +28,19 @@ async fn a_tree_spans_queues_and_prefixes_and_reads_back_whole() {
     let ctx = Ctx::new();
     let producer = ctx.producer().await;
     let other = ctx.other_prefix();
-    let tree = FlowJob::new(q("reports"), "root", json!({"r": 1}))
-        .child(
-            FlowJob::new(q("renders"), "mid", json!({"m": 1}))
-                .child(FlowJob::new(q("leaves"), "leaf", json!({"l": 1})).prefix(other.clone())),
-        )
-        .child(
-            FlowJob::new(q("renders"), "sib", json!({}))
-                .opts(JobOptions::new().job_id("sib-1").attempts(3)),
-        );
-    let added = producer.add(tree).await.unwrap();
-    let (root, mid, sib) = (&added.job, &added.children[0], &added.children[1]);
+    let added = producer
+        .add(reports_tree(Some(other.clone())))
+        .await
+        .unwrap();
+    // The ids and the states of the jobs in the test's own prefix are the conformance suite's
+    // `a_tree_spans_queues_and_reads_back_whole`; here, the leaf under the other prefix.
+    let mid = &added.children[0];
     let leaf = &mid.children[0];
-    assert_eq!(root.id.as_str().len(), 36, "a generated id is a UUID");
-    assert_eq!(sib.job.id.as_str(), "sib-1");
     assert_eq!(leaf.prefix, other);
-
-    assert_eq!(
-        ctx.state("reports", &root.id).await,
-        Some(JobState::WaitingChildren)
-    );
     assert_eq!(
         ctx.state("renders", &mid.job.id).await,
-        Some(JobState::WaitingChildren)
-    );
-    assert_eq!(
-        ctx.state("renders", &sib.job.id).await,
-        Some(JobState::Waiting)
+        Some(JobState::WaitingChildren),
+        "a parent waits on a child under another prefix"
     );
     let leaves = ctx.queue_in(&other, "leaves").await;
     let stored_leaf = leaves.get_job(&leaf.job.id).await.unwrap().unwrap();
@@ -69,24 +55,11 @@ async fn a_tree_spans_queues_and_prefixes_and_reads_back_whole() {
     );
 
     let reports = ctx.queue("reports").await;
-    let deps = reports
-        .job(root.id.clone())
-        .get_dependencies(&DependenciesQuery::default())
-        .await
-        .unwrap();
-    let mut pending = deps.unprocessed.unwrap().0;
-    pending.sort();
-    let mut expected = vec![mid_key, format!("{}:renders:sib-1", ctx.prefix)];
-    expected.sort();
-    assert_eq!(pending, expected);
-
-    let read = producer
-        .get_flow(&GetFlowOptions::new(q("reports"), root.id.clone()))
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sorted(norm(&read)), sorted(norm(&added)));
-    assert_eq!(read.iter().count(), 4);
+    let sib_key = format!("{}:renders:sib-1", ctx.prefix);
+    assert_reports_tree_read_back(&producer, &reports, &added, vec![mid_key, sib_key], |n| {
+        sorted(norm(n))
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -10,8 +10,8 @@ use std::time::Duration;
 use crate::support::TestSchema;
 use crate::support::jobs::{self, AddJob, refused, state};
 use bullmq_core::backend::{
-    CompleteArgs, DelayArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, LockToken, Locks,
-    NextJob, RateLimiter, ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
+    CompleteArgs, FailArgs, FetchParams, FetchedJob, FieldUpdates, LockToken, Locks, NextJob,
+    RateLimiter, ReprocessOptions, StalledCheck, Transitions, WorkerSettings,
 };
 use bullmq_core::clock::ManualClock;
 use bullmq_core::job::FinishedState;
@@ -19,6 +19,7 @@ use bullmq_core::options::KeepJobs;
 use bullmq_core::{Job, JobId, ScriptErrorCode};
 use bullmq_postgres::PostgresBackend;
 use bullmq_postgres::sqlx;
+use bullmq_test_support::retry_later;
 use serde_json::{Value, json};
 
 const T0: u64 = 1_700_000_000_000;
@@ -346,31 +347,17 @@ async fn metrics_are_collected_only_when_the_worker_keeps_them() {
     assert_eq!(count("failed").await, Some(1));
 }
 
+/// The delay, its due time and the promotion are the conformance suite's
+/// `a_delayed_job_reports_its_due_time_and_promotes`; here, the row a delay writes and
+/// PostgreSQL's own refusals.
 #[tokio::test]
-async fn delayed_jobs_report_their_due_time_and_promote() {
-    let (_schema, b, clock) = setup("tr_delay").await;
+async fn a_delayed_job_s_row_and_refusals() {
+    let (_schema, b, _clock) = setup("tr_delay").await;
     let id = add(&b, "a").await;
-    let later = add(&b, "b").await;
     let job = take(&b, "tok").await;
 
-    let args = DelayArgs {
-        timestamp: T0,
-        delay: Duration::from_secs(60),
-        token: Some(token("tok")),
-        skip_attempt: false,
-        fields: FieldUpdates {
-            failed_reason: Some("retry later".to_owned()),
-            ..FieldUpdates::default()
-        },
-        worker: worker(),
-        fetch_next: true,
-    };
-    let next = b
-        .move_to_delayed(&job.id, &args)
-        .await
-        .expect("delay and fetch")
-        .expect("fetch_next answers");
-    assert_eq!(decoded(next.job.unwrap()).id.as_str(), later);
+    let args = retry_later(T0, Duration::from_secs(60), "tok", worker(), false);
+    assert_eq!(b.move_to_delayed(&job.id, &args).await.unwrap(), None);
     assert_row(
         &b,
         &id,
@@ -382,15 +369,14 @@ async fn delayed_jobs_report_their_due_time_and_promote() {
         ],
     )
     .await;
-
-    // Nothing ready: the worker learns when the delayed job is due.
-    let idle = b.move_to_active(&fetch("tok")).await.unwrap();
-    assert!(idle.job.is_none());
-    assert_eq!(idle.rate_limit_ttl, None);
-    assert_eq!(idle.next_delayed_at, Some(T0 + 60_000));
+    // Delaying it again: not in state here (lock-not-found on Redis).
+    let err = refused(
+        b.move_to_delayed(&job.id, &args).await,
+        ScriptErrorCode::NotInState,
+    );
+    assert_eq!(err.command, "moveToDelayed");
 
     b.promote(&job.id).await.expect("promote");
-    assert_eq!(state(&b, &id).await.as_deref(), Some("waiting"));
     let err = refused(b.promote(&job.id).await, ScriptErrorCode::NotInState);
     assert_eq!(err.command, "promote");
     assert_eq!(err.state.as_deref(), Some("delayed"));
@@ -398,26 +384,6 @@ async fn delayed_jobs_report_their_due_time_and_promote() {
         b.promote(&JobId::from("nope")).await,
         ScriptErrorCode::JobNotFound,
     );
-
-    // A processor's own delay (skip_attempt) without fetching; then the clock promotes it.
-    let job = take(&b, "tok").await;
-    assert_eq!(job.id.as_str(), id);
-    let args = DelayArgs {
-        skip_attempt: true,
-        fields: FieldUpdates::default(),
-        fetch_next: false,
-        delay: Duration::from_secs(5),
-        ..args
-    };
-    assert_eq!(b.move_to_delayed(&job.id, &args).await.unwrap(), None);
-    assert_row(&b, &id, &[("attempts_made", Some("1"))]).await;
-    let err = refused(
-        b.move_to_delayed(&job.id, &args).await,
-        ScriptErrorCode::NotInState,
-    );
-    assert_eq!(err.command, "moveToDelayed");
-    clock.advance(Duration::from_secs(5));
-    assert_eq!(take(&b, "tok").await.id.as_str(), id);
 }
 
 #[tokio::test]

@@ -5,15 +5,13 @@
 
 use crate::support::readers as support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bullmq_core::backend::{Blocking, ClientRole, Lifecycle, NodeKey, Queries};
 use bullmq_core::clock::ManualClock;
 use bullmq_core::{Error, Prefix, QueueName};
-use support::{PrefixGuard, T0, blocked_in, clients_named, redis_url, unique_prefix};
+use bullmq_test_support::NodeChild;
+use support::{PrefixGuard, T0, blocked_in, clients_named, unique_prefix};
 
 fn worker(name: &str) -> ClientRole {
     ClientRole::Worker {
@@ -211,26 +209,12 @@ async fn node_keys_and_siblings() {
     );
 }
 
-/// Node.js BullMQ 6.7.6 from `tests/node`; the test fails, saying what to install, without it.
-fn node_bullmq() -> PathBuf {
-    let modules = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/node/node_modules");
-    assert!(
-        modules.join("bullmq/package.json").exists(),
-        "the pinned Node.js packages are missing: run `npm ci --prefix tests/node`"
-    );
-    assert!(
-        Command::new("node").arg("--version").output().is_ok(),
-        "Node.js is not installed: install Node.js 20 to run the interop tests"
-    );
-    modules
-}
-
 /// Starts a named Node.js worker, prints what Node.js' `getWorkers()` sees (raw names, sorted,
 /// as JSON), then waits for a line on stdin before closing.
 const NODE_WORKERS: &str = r"
-const [modules, url, prefix, queueName] = process.argv.slice(1);
-const { Worker, Queue } = require(modules + '/bullmq');
-const IORedis = require(modules + '/ioredis');
+const [url, prefix, queueName] = process.argv.slice(1);
+const { Worker, Queue } = require('bullmq');
+const IORedis = require('ioredis');
 (async () => {
   const connection = new IORedis(url, { maxRetriesPerRequest: null });
   const worker = new Worker(queueName, null, { connection, prefix, name: 'node-w', autorun: false });
@@ -246,35 +230,15 @@ const IORedis = require(modules + '/ioredis');
 
 #[tokio::test(flavor = "multi_thread")]
 async fn node_and_rust_see_each_others_workers() {
-    let modules = node_bullmq();
     let prefix = unique_prefix();
     let _cleanup = PrefixGuard(prefix.clone());
     let b = support::backend(&prefix, "mixed", &ManualClock::new(T0)).await;
     b.set_client_role(worker("rust-w")).await.unwrap();
 
-    let mut node = Command::new("node")
-        .arg("-e")
-        .arg(NODE_WORKERS)
-        .arg(&modules)
-        .arg(redis_url())
-        .arg(&prefix)
-        .arg("mixed")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start node");
-    let stdout = node.stdout.take().expect("node's stdout");
-    let seen_by_node = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).map(|_| line)
-    });
-    let seen_by_node = tokio::time::timeout(Duration::from_secs(15), seen_by_node)
-        .await
-        .expect("node answers")
-        .unwrap()
-        .expect("node's output");
+    let mut node = NodeChild::spawn(NODE_WORKERS, &[&prefix, "mixed"]);
+    let seen_by_node = node.line("answers").await;
     let base = b.client_name(&ClientRole::Queue);
-    let seen_by_node: Vec<String> = serde_json::from_str(seen_by_node.trim()).expect("JSON");
+    let seen_by_node: Vec<String> = serde_json::from_str(&seen_by_node).expect("JSON");
     assert_eq!(
         seen_by_node,
         [format!("{base}:w:node-w"), format!("{base}:w:rust-w")]
@@ -290,13 +254,6 @@ async fn node_and_rust_see_each_others_workers() {
     seen_by_rust.sort();
     assert_eq!(seen_by_rust, seen_by_node);
 
-    let mut stdin = node.stdin.take().expect("node's stdin");
-    stdin.write_all(b"done\n").expect("tell node to stop");
-    drop(stdin);
-    let status = tokio::task::spawn_blocking(move || node.wait())
-        .await
-        .unwrap()
-        .expect("node exits");
-    assert!(status.success());
+    node.finish().await;
     b.close(true).await.unwrap();
 }

@@ -12,6 +12,7 @@ use bullmq_core::backend::{
 };
 use bullmq_core::job::{FinishedState, JobType};
 use bullmq_core::{Error, JobId, JobOptions, JobState};
+use bullmq_test_support::DEPENDENCY_KINDS;
 use support::{Ctx, T0};
 
 fn id(s: &str) -> JobId {
@@ -325,14 +326,10 @@ async fn dependency_counts_and_children_values() {
     family(&ctx).await;
     let b = &ctx.backend;
     let p = id("p");
-    let kinds = [
-        DependencyKind::Failed,
-        DependencyKind::Processed,
-        DependencyKind::Unprocessed,
-        DependencyKind::Ignored,
-    ];
     assert_eq!(
-        b.get_dependency_counts(&p, &kinds).await.unwrap(),
+        b.get_dependency_counts(&p, &DEPENDENCY_KINDS)
+            .await
+            .unwrap(),
         [5, 3, 2, 1]
     );
     assert_eq!(

@@ -12,6 +12,7 @@ use bullmq_core::{Error, JobId, JobOptions, JobState, Queue};
 
 use super::{Sec, T0, complete_on, fail_on, id};
 use crate::store::Store;
+use crate::support::DEPENDENCY_KINDS;
 
 fn range(start: i64, end: i64, asc: bool) -> Range {
     Range { start, end, asc }
@@ -377,18 +378,14 @@ pub async fn dependency_counts_lists_and_values<S: Store>() {
     let kids = dependents(&s).await;
     let key = |c: &str| kids.backend().to_key(c);
     let p = id("p");
-    let kinds = [
-        DependencyKind::Failed,
-        DependencyKind::Processed,
-        DependencyKind::Unprocessed,
-        DependencyKind::Ignored,
-    ];
     assert_eq!(
-        s.b.get_dependency_counts(&p, &kinds).await.unwrap(),
+        s.b.get_dependency_counts(&p, &DEPENDENCY_KINDS)
+            .await
+            .unwrap(),
         [1, 1, 2, 1]
     );
     assert_eq!(
-        s.b.get_dependency_counts(&id("nope"), &kinds)
+        s.b.get_dependency_counts(&id("nope"), &DEPENDENCY_KINDS)
             .await
             .unwrap(),
         [0, 0, 0, 0]

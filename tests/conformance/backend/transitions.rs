@@ -15,6 +15,7 @@ use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 
 use super::{LOCK, Sec, T0, complete_args, fail_args, fetch, id, refused, script, token, worker};
 use crate::store::Store;
+use crate::support::retry_later;
 
 pub async fn take_stamps_and_announces_the_job<S: Store>() {
     let s = Sec::<S>::new().await;
@@ -303,18 +304,7 @@ pub async fn a_delayed_job_reports_its_due_time_and_promotes<S: Store>() {
     let later = s.add("b", JobOptions::new()).await;
     let job = s.take("tok").await;
 
-    let args = DelayArgs {
-        timestamp: T0,
-        delay: Duration::from_secs(60),
-        token: Some(token("tok")),
-        skip_attempt: false,
-        fields: FieldUpdates {
-            failed_reason: Some("retry later".to_owned()),
-            ..FieldUpdates::default()
-        },
-        worker: worker(),
-        fetch_next: true,
-    };
+    let args = retry_later(T0, Duration::from_secs(60), "tok", worker(), true);
     let next =
         s.b.move_to_delayed(&job.id, &args)
             .await

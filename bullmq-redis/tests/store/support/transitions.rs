@@ -165,6 +165,17 @@ impl Ctx {
         self.events().pop().expect("an event")
     }
 
+    /// Asserts that the newest events stream entry is the one a move writes: job `id` now
+    /// `event`, previously `prev`, and nothing else.
+    #[track_caller]
+    pub(crate) fn assert_last_move(&self, event: &str, id: &str, prev: &str) {
+        assert_eq!(
+            self.last_event(),
+            entry(&[("event", event), ("jobId", id), ("prev", prev)]),
+            "the last event"
+        );
+    }
+
     /// The events named `name`, oldest first.
     pub(crate) fn events_named(&self, name: &str) -> Vec<Vec<(String, String)>> {
         self.events()

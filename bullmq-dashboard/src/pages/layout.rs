@@ -42,8 +42,6 @@ impl View {
     }
 }
 
-/// A whole page: `crumbs` (label, path) lead to it; `live` is the SSE endpoint its script
-/// reads, if any.
 /// The breadcrumbs of a page of queue `n` on connection `c`: the connection, the queue, then
 /// `last` (its text and link) on a page below the queue's own.
 pub(crate) fn queue_crumbs(
@@ -59,6 +57,8 @@ pub(crate) fn queue_crumbs(
     crumbs
 }
 
+/// A whole page: `crumbs` (label, path) lead to it; `live` is the SSE endpoint its script
+/// reads, if any.
 pub(crate) fn page(
     ctx: &Ctx,
     view: &View,

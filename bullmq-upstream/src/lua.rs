@@ -636,18 +636,22 @@ mod tests {
 
     #[test]
     fn blank_line_removal_matches_javascript() {
-        // Consecutive blank and whitespace-only lines vanish together.
-        assert_eq!(remove_empty_lines("a\n\n  \n\t\nb\n"), "a\nb\n");
-        // Leading blank lines go; indentation of a non-blank line stays.
-        assert_eq!(remove_empty_lines("\n\n  x\n"), "  x\n");
-        // Trailing whitespace of a non-blank line is not a blank line.
-        assert_eq!(remove_empty_lines("x  \n\ny"), "x  \ny");
-        // A final whitespace-only line without a line break is kept.
-        assert_eq!(remove_empty_lines("x\n  "), "x\n  ");
-        // `\r` is a line terminator for `^`, so CRLF pairs split.
-        assert_eq!(remove_empty_lines("a\r\nb\r\n\r\nc"), "a\rb\rc");
-        // Non-ASCII whitespace counts as `\s`.
-        assert_eq!(remove_empty_lines("a\n\u{A0}\u{FEFF}\nb"), "a\nb");
+        for (text, expected) in [
+            // Consecutive blank and whitespace-only lines vanish together.
+            ("a\n\n  \n\t\nb\n", "a\nb\n"),
+            // Leading blank lines go; indentation of a non-blank line stays.
+            ("\n\n  x\n", "  x\n"),
+            // Trailing whitespace of a non-blank line is not a blank line.
+            ("x  \n\ny", "x  \ny"),
+            // A final whitespace-only line without a line break is kept.
+            ("x\n  ", "x\n  "),
+            // `\r` is a line terminator for `^`, so CRLF pairs split.
+            ("a\r\nb\r\n\r\nc", "a\rb\rc"),
+            // Non-ASCII whitespace counts as `\s`.
+            ("a\n\u{A0}\u{FEFF}\nb", "a\nb"),
+        ] {
+            assert_eq!(remove_empty_lines(text), expected, "{text:?}");
+        }
     }
 
     #[test]
@@ -663,23 +667,24 @@ mod tests {
     #[test]
     fn directive_syntax_matches_the_upstream_regex() {
         let reference = |s: &str| find_include(s).map(|m| s[m.reference].to_owned());
-        assert_eq!(reference("-- @include 'x'"), Some("x".into()));
-        assert_eq!(reference("---\t@include\t\"x\" ;"), Some("x".into()));
-        assert_eq!(reference("---@include \"x\""), Some("x".into()));
-        assert_eq!(reference("---- @include \"x\""), None);
-        assert_eq!(reference("- @include \"x\""), None);
-        assert_eq!(reference("--- @include\"x\""), None);
-        assert_eq!(reference("--- @include \"x'"), None);
-        assert_eq!(reference("--- @include \"\""), None);
-        assert_eq!(reference("  --- @include \"x\""), None);
-        assert_eq!(reference("--- @include \"x\" -- why"), None);
-        // The lazy group grows past an inner quote until the tail matches.
-        assert_eq!(
-            reference("--- @include \"a\" \"b\""),
-            Some("a\" \"b".into())
-        );
-        // Found on a later line, after a `\r` line terminator too.
-        assert_eq!(reference("x\r--- @include \"y\"\n"), Some("y".into()));
+        for (line, expected) in [
+            ("-- @include 'x'", Some("x")),
+            ("---\t@include\t\"x\" ;", Some("x")),
+            ("---@include \"x\"", Some("x")),
+            ("---- @include \"x\"", None),
+            ("- @include \"x\"", None),
+            ("--- @include\"x\"", None),
+            ("--- @include \"x'", None),
+            ("--- @include \"\"", None),
+            ("  --- @include \"x\"", None),
+            ("--- @include \"x\" -- why", None),
+            // The lazy group grows past an inner quote until the tail matches.
+            ("--- @include \"a\" \"b\"", Some("a\" \"b")),
+            // Found on a later line, after a `\r` line terminator too.
+            ("x\r--- @include \"y\"\n", Some("y")),
+        ] {
+            assert_eq!(reference(line).as_deref(), expected, "{line:?}");
+        }
     }
 
     #[test]
@@ -693,11 +698,15 @@ mod tests {
 
     #[test]
     fn extensions_follow_node() {
-        assert_eq!(ensure_lua_ext("includes/x"), "includes/x.lua");
-        assert_eq!(ensure_lua_ext("x.lua"), "x.lua");
-        assert_eq!(ensure_lua_ext("x."), "x..lua");
-        assert_eq!(ensure_lua_ext(".hidden"), ".hidden.lua");
-        assert_eq!(ensure_lua_ext("x.txt"), "x.txt");
+        for (path, expected) in [
+            ("includes/x", "includes/x.lua"),
+            ("x.lua", "x.lua"),
+            ("x.", "x..lua"),
+            (".hidden", ".hidden.lua"),
+            ("x.txt", "x.txt"),
+        ] {
+            assert_eq!(ensure_lua_ext(path), expected);
+        }
     }
 
     #[test]

@@ -87,6 +87,21 @@ macro_rules! ctl_span {
     }};
 }
 
+/// A worker's own operation: an internal control span that names the worker (its id, and its
+/// name when it has one), as every span of Node's `Worker` does.
+macro_rules! worker_span {
+    ($op:literal, $queue:expr, $worker_name:expr, $worker_id:expr $(, $($field:ident).+ = $value:expr)* $(,)?) => {
+        ctl_span!(
+            $op,
+            "internal",
+            $queue,
+            bullmq.worker.id = $worker_id,
+            bullmq.worker.name = $worker_name,
+            $($($field).+ = $value,)*
+        )
+    };
+}
+
 /// Node's span name (`<operation> <destination>`), formatted only if a subscriber records it.
 macro_rules! span_name {
     ($($arg:tt)*) => {
@@ -526,48 +541,28 @@ pub(crate) mod worker {
 
     /// `pause <queue>` of a worker.
     pub(crate) fn pause(queue: &str, name: Option<&str>, id: &str, do_not_wait: bool) -> Span {
-        ctl_span!(
+        worker_span!(
             "pause",
-            "internal",
             queue,
-            bullmq.worker.id = id,
-            bullmq.worker.name = name,
-            bullmq.worker.do.not.wait.active = do_not_wait,
+            name,
+            id,
+            bullmq.worker.do.not.wait.active = do_not_wait
         )
     }
 
     /// `resume <queue>` of a worker.
     pub(crate) fn resume(queue: &str, name: Option<&str>, id: &str) -> Span {
-        ctl_span!(
-            "resume",
-            "internal",
-            queue,
-            bullmq.worker.id = id,
-            bullmq.worker.name = name
-        )
+        worker_span!("resume", queue, name, id)
     }
 
     /// `close <queue>` of a worker, whether forced.
     pub(crate) fn close(queue: &str, name: Option<&str>, id: &str, force: bool) -> Span {
-        ctl_span!(
-            "close",
-            "internal",
-            queue,
-            bullmq.worker.id = id,
-            bullmq.worker.name = name,
-            bullmq.worker.force.close = force,
-        )
+        worker_span!("close", queue, name, id, bullmq.worker.force.close = force)
     }
 
     /// `startStalledCheckTimer <queue>`, when a worker starts its stalled-jobs check.
     pub(crate) fn start_stalled_check_timer(queue: &str, name: Option<&str>, id: &str) -> Span {
-        ctl_span!(
-            "startStalledCheckTimer",
-            "internal",
-            queue,
-            bullmq.worker.id = id,
-            bullmq.worker.name = name
-        )
+        worker_span!("startStalledCheckTimer", queue, name, id)
     }
 
     /// `getNextJob <queue>`, a manual fetch: made after it, the job's producer its parent
@@ -579,12 +574,11 @@ pub(crate) mod worker {
         block: bool,
         job_id: Option<&str>,
     ) -> Span {
-        ctl_span!(
+        worker_span!(
             "getNextJob",
-            "internal",
             queue,
-            bullmq.worker.id = id,
-            bullmq.worker.name = name,
+            name,
+            id,
             bullmq.worker.options = tracing::field::display(format_args!("{{\"block\":{block}}}")),
             bullmq.job.id = job_id,
         )

@@ -51,7 +51,7 @@ fn render_client_version() -> String {
 
 fn render_commands(src: &mut String, commands: &[SqlFile], dir: &Path) {
     create_dir(dir);
-    let mut names = std::collections::HashSet::new();
+    let mut names = bullmq_upstream::ConstNames::default();
     let mut all = String::new();
     let _ = write!(
         src,
@@ -62,13 +62,9 @@ fn render_commands(src: &mut String, commands: &[SqlFile], dir: &Path) {
     );
     for command in commands {
         let file_name = format!("{}.sql", command.name);
-        let ident = bullmq_upstream::const_name(&command.name)
-            .filter(|ident| ident != "ALL")
-            .unwrap_or_else(|| panic!("upstream command {file_name} has no usable Rust name"));
-        assert!(
-            names.insert(ident.clone()),
-            "two upstream commands map to the Rust name {ident}"
-        );
+        let ident = names
+            .claim(&command.name)
+            .unwrap_or_else(|why| panic!("upstream command {file_name}: {why}"));
         write(&dir.join(&file_name), &command.text);
         let _ = write!(
             src,

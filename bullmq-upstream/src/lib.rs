@@ -301,6 +301,38 @@ pub fn const_name(name: &str) -> Option<String> {
     starts_ok.then_some(out)
 }
 
+/// The constant names one generated module declares, each claimed once: a build script asks
+/// for the name of every upstream file and stops on the first it cannot use.
+///
+/// ```
+/// let mut names = bullmq_upstream::ConstNames::default();
+/// assert_eq!(names.claim("addStandardJob").as_deref(), Ok("ADD_STANDARD_JOB"));
+/// assert!(names.claim("add_standard_job").is_err(), "taken");
+/// assert!(names.claim("all").is_err(), "`ALL` lists the module's constants");
+/// ```
+#[derive(Debug, Default)]
+pub struct ConstNames {
+    taken: std::collections::HashSet<String>,
+}
+
+impl ConstNames {
+    /// The constant for upstream `name` ([`const_name`]).
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying why when `name` has no Rust name, maps to `ALL` (the list each
+    /// generated module ends with) or to a name an earlier file took.
+    pub fn claim(&mut self, name: &str) -> Result<String, String> {
+        let ident = const_name(name)
+            .filter(|ident| ident != "ALL")
+            .ok_or_else(|| format!("{name:?} has no usable Rust name"))?;
+        if !self.taken.insert(ident.clone()) {
+            return Err(format!("{name:?} maps to {ident}, which another file took"));
+        }
+        Ok(ident)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,9 +17,8 @@ mod env;
 async fn main() -> Result<(), Box<dyn Error>> {
     let queue = Queue::from_backend(env::redis("cancellation").await?)?;
     let (started, mut running) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         move |job: ActiveJob<DefaultBackend>, cancel: CancellationToken| {
             let started = started.clone();

@@ -30,9 +30,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let options = RedisOptions::new(url.as_str()).prefix(Prefix::new(format!("{{{tag}}}"))?);
     let queue = Queue::from_backend(RedisBackend::connect(&options, name).await?)?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<RedisBackend>, _: CancellationToken| async move {
             let invoice: serde_json::Value = job.data_as()?;

@@ -42,9 +42,8 @@ async fn get_status(addr: std::net::SocketAddr, path: &str) -> Result<String, Bo
 async fn main() -> Result<(), Box<dyn Error>> {
     let queue = Queue::from_backend(env::redis("health-endpoint").await?)?;
     let worker = Arc::new(
-        Worker::new(
-            queue.name().clone(),
-            queue.backend().clone(),
+        Worker::from_queue(
+            &queue,
             WorkerOptions::new(),
             |_: ActiveJob<DefaultBackend>, _: CancellationToken| async {
                 Ok(serde_json::Value::Null)

@@ -19,9 +19,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         queue.add("refund", &amount, JobOptions::new()).await?;
     }
     // `autorun(false)`: the worker's own loop never runs; the closure is never called.
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new().autorun(false),
         |_: ActiveJob<DefaultBackend>, _: CancellationToken| async { Ok(serde_json::Value::Null) },
     )

@@ -39,9 +39,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
 
     let queue = Queue::from_backend(env::redis("node-producer").await?)?;
     let (done, mut finished) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
             let done = done.clone();

@@ -30,9 +30,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .init();
 
     let queue = Queue::from_backend(env::redis("images").await?)?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |_: ActiveJob<DefaultBackend>, _: CancellationToken| async { Ok("resized") },
     )

@@ -17,9 +17,8 @@ mod env;
 async fn main() -> Result<(), Box<dyn Error>> {
     let queue = Queue::from_backend(env::redis("pause-resume").await?)?;
     let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |_: ActiveJob<DefaultBackend>, _: CancellationToken| async {
             Ok(serde_json::json!("sent"))

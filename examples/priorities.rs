@@ -21,9 +21,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     }
 
     let (done, mut finished) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new().concurrency(1),
         move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
             let done = done.clone();

@@ -15,9 +15,8 @@ mod env;
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
     let queue = Queue::from_backend(env::redis("progress-and-logs").await?)?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
             let files: Vec<String> = job.data_as()?;

@@ -22,9 +22,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
     for n in [3, -1, 4] {
         queue.add("square-root", &n, JobOptions::new()).await?;
     }
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
             let n: i64 = job.data_as()?;

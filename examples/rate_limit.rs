@@ -25,9 +25,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         duration: Duration::from_secs(1),
     };
     let (done, mut started) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new().concurrency(4).limiter(limit),
         move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
             let done = done.clone();

@@ -21,9 +21,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
             .remove_on_fail(KeepJobs::RemoveAll),
     );
     let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
             let n: u32 = job.data_as()?;

@@ -23,9 +23,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .await?;
 
     let (done, mut attempts) = mpsc::unbounded_channel();
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
             let done = done.clone();

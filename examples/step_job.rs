@@ -24,9 +24,8 @@ enum Step {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
     let queue = Queue::from_backend(env::redis("step-job").await?)?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
             let mut step: Step = job.data_as()?;

@@ -29,9 +29,8 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .prefix(prefix)
         .ca_certificate(ca);
     let queue = Queue::from_backend(RedisBackend::connect(&options, name).await?)?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<RedisBackend>, _: CancellationToken| async move {
             let month: String = job.data_as()?;

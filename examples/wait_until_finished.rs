@@ -16,9 +16,8 @@ mod env;
 async fn main() -> Result<(), Box<dyn Error>> {
     let queue = Queue::from_backend(env::redis("wait-until-finished").await?)?;
     let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
-    let worker = Worker::new(
-        queue.name().clone(),
-        queue.backend().clone(),
+    let worker = Worker::from_queue(
+        &queue,
         WorkerOptions::new(),
         |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
             let words: Vec<String> = job.data_as()?;

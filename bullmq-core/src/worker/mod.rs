@@ -216,6 +216,42 @@ where
             .build()
             .await
     }
+
+    /// A worker for the jobs `queue` adds, running the closure `processor`: the queue's name
+    /// and backend, without spelling them out as [`new`](Self::new) does.
+    ///
+    /// Like `new`, the worker works on a [handle](crate::backend::Lifecycle::handle) of its own,
+    /// so the queue stays usable and closing the worker leaves it open.
+    ///
+    /// ```no_run
+    /// # async fn demo<B: bullmq_core::backend::Backend>(queue: bullmq_core::Queue<B>) -> bullmq_core::Result<()> {
+    /// use bullmq_core::worker::{ActiveJob, Worker, WorkerOptions};
+    /// use tokio_util::sync::CancellationToken;
+    ///
+    /// let worker = Worker::from_queue(
+    ///     &queue,
+    ///     WorkerOptions::new(),
+    ///     |job: ActiveJob<B>, _: CancellationToken| async move { Ok(job.name.len()) },
+    /// )
+    /// .await?;
+    /// queue.add("greet", &"hello", Default::default()).await?;
+    /// worker.close().await;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`WorkerBuilder::build`].
+    pub async fn from_queue(
+        queue: &Queue<B>,
+        options: WorkerOptions,
+        processor: F,
+    ) -> Result<Self> {
+        Self::builder(queue.duplicate(), processor)
+            .options(options)
+            .build()
+            .await
+    }
 }
 
 impl<B: Backend, P: Processor<B>> Worker<B, P> {

@@ -24,10 +24,9 @@ use bullmq_core::clock::Clock;
 use bullmq_core::{Error, Prefix, QueueName, Result};
 use tokio::sync::watch;
 
+use super::PostgresBackend;
 use super::events::Horizon;
 use super::watch::Interrupts;
-use super::{PostgresBackend, sql_error};
-use crate::connection::OnLane as _;
 use crate::connection::client_name;
 use crate::connection::listener::{Channel, Listener};
 use crate::options::{DEFAULT_EVENT_HOLD_MAX, DEFAULT_POLL_INTERVAL};
@@ -187,10 +186,8 @@ impl Lifecycle for PostgresBackend {
         if self.state.is_closing() {
             return Err(Error::Closed("postgres backend"));
         }
-        sqlx::query("SELECT 1")
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("check the connection"))?;
+        self.execute(sqlx::query("SELECT 1"), "check the connection")
+            .await?;
         Ok(())
     }
 

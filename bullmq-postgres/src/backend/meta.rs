@@ -8,7 +8,6 @@ use bullmq_core::backend::QueueMeta;
 use sqlx::Row as _;
 
 use super::{PostgresBackend, one_value, sql_error};
-use crate::connection::OnLane as _;
 use crate::sql::commands;
 use crate::wire;
 
@@ -32,12 +31,10 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let done = wire::queued(commands::SET_QUEUE_META, self.queue_name())
+        let query = wire::queued(commands::SET_QUEUE_META, self.queue_name())
             .bind(&fields)
-            .bind(&vals)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("setQueueMeta"))?;
+            .bind(&vals);
+        let done = self.execute(query, "setQueueMeta").await?;
         Ok(done.rows_affected())
     }
 
@@ -58,11 +55,8 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = wire::queued(commands::GET_QUEUE_META_FIELDS, self.queue_name())
-            .bind(fields)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
+        let query = wire::queued(commands::GET_QUEUE_META_FIELDS, self.queue_name()).bind(fields);
+        let rows = self.rows(query, COMMAND).await?;
         let found = pairs(&rows, COMMAND)?;
         Ok(fields
             .iter()
@@ -86,11 +80,9 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let done = wire::queued(commands::REMOVE_QUEUE_META_FIELDS, self.queue_name())
-            .bind(fields)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("removeQueueMetaFields"))?;
+        let query =
+            wire::queued(commands::REMOVE_QUEUE_META_FIELDS, self.queue_name()).bind(fields);
+        let done = self.execute(query, "removeQueueMetaFields").await?;
         Ok(done.rows_affected())
     }
 

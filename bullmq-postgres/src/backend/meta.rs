@@ -7,7 +7,7 @@ use bullmq_core::Result;
 use bullmq_core::backend::QueueMeta;
 use sqlx::Row as _;
 
-use super::{PostgresBackend, one_value, sql_error};
+use super::{PostgresBackend, sql_error};
 use crate::sql::commands;
 use crate::wire;
 
@@ -87,11 +87,8 @@ impl QueueMeta for PostgresBackend {
     }
 
     async fn has_queue_meta_field(&self, field: &str) -> Result<bool> {
-        const COMMAND: &str = "hasQueueMetaField";
-        let rows = self
-            .keyed_rows(commands::HAS_QUEUE_META_FIELD, field, COMMAND)
-            .await?;
-        one_value(rows, "exists", COMMAND)
+        self.keyed_exists(commands::HAS_QUEUE_META_FIELD, field, "hasQueueMetaField")
+            .await
     }
 }
 

@@ -59,6 +59,18 @@ impl PostgresBackend {
     ) -> Result<Vec<PgRow>> {
         self.rows(self.keyed(command, key), what).await
     }
+
+    /// Whether this queue has `key` as `command` looks it up (the `exists` column of its one
+    /// row); a failure is wrapped with `what`.
+    pub(crate) async fn keyed_exists(
+        &self,
+        command: SqlCommand,
+        key: &str,
+        what: &'static str,
+    ) -> Result<bool> {
+        let rows = self.keyed_rows(command, key, what).await?;
+        one_value(rows, "exists", what)
+    }
 }
 
 /// The first row, or a protocol error naming `what` when a command that always answers one

@@ -125,11 +125,8 @@ impl Schedulers for PostgresBackend {
     }
 
     async fn is_job_scheduler(&self, id: &str) -> Result<bool> {
-        const COMMAND: &str = "isJobScheduler";
-        let rows = self
-            .keyed_rows(commands::IS_JOB_SCHEDULER, id, COMMAND)
-            .await?;
-        one_value(rows, "exists", COMMAND)
+        self.keyed_exists(commands::IS_JOB_SCHEDULER, id, "isJobScheduler")
+            .await
     }
 
     async fn get_job_schedulers_range(

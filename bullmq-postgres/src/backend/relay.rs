@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bullmq_core::backend::RelayStore;
-use bullmq_core::options::ValidationError;
+use bullmq_core::backend::{RelayStore, node_info_json};
 use bullmq_core::relay::{
     RelayCounts, RelayError, RelayId, RelayInboxBatch, RelayInboxEntry, RelayNodeConnection,
     RelayNodeInfo, RelayNodeState, RelayPatternState, RelayPublishArgs, RelayPublished,
@@ -227,9 +226,7 @@ impl RelayStore for PostgresBackend {
         _inbox_max_length: u64,
     ) -> Result<()> {
         let ns = &self.relay()?.namespace;
-        let info = bullmq_core::json::to_string(info).map_err(|e| {
-            ValidationError::single("relay node", "info", format!("does not serialize: {e}"))
-        })?;
+        let info = node_info_json(info)?;
         wire::register_node(ns, node, lease, info)
             .execute(self.pool())
             .await

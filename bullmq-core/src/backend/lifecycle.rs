@@ -41,6 +41,16 @@ pub struct BlockTimeouts {
     pub maximum: Duration,
 }
 
+impl BlockTimeouts {
+    /// Node.js' bounds, which both stores of this workspace start from: 1 ms
+    /// (`minimumBlockTimeout`) to 10 s (`maximumBlockTimeout`, past which a blocked call risks
+    /// being lost across a reconnect).
+    pub const UPSTREAM: Self = Self {
+        minimum: Duration::from_millis(1),
+        maximum: Duration::from_secs(10),
+    };
+}
+
 /// Lifecycle and identity (upstream: `waitUntilReady`, `close`, `disconnect`, `forQueue`,
 /// `qualifiedName`, `toKey`, `parseNodeKey`, `clientName`, `minimumBlockTimeout`, …), and
 /// the backend's clock.

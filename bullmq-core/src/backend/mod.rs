@@ -72,6 +72,8 @@ pub use queries::{
 };
 pub use ranges::RangeIds;
 pub use relay::RelayStore;
+#[doc(hidden)]
+pub use relay::node_info_json;
 pub use scaling::{SCALING_LOOKAHEAD, ScalingObservation, ScalingSignals};
 pub use schedulers::{AddJobSchedulerArgs, JobSchedulerRecord, NextIterationArgs, Schedulers};
 pub use transitions::{

@@ -8,11 +8,25 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::Result;
+use crate::options::ValidationError;
 use crate::relay::{
     RelayCounts, RelayId, RelayInboxBatch, RelayNodeConnection, RelayNodeInfo, RelayNodeState,
     RelayPatternState, RelayPublishArgs, RelayPublished, RelayRetainedState, RelaySubscribed,
     RelaySubscriptionFilter, RelaySubscriptionState,
 };
+
+/// A node's `info` as the JSON text both stores keep for it, or the validation error that
+/// refuses to register it.
+///
+/// # Errors
+///
+/// [`Error::Invalid`](crate::Error::Invalid) when `info` does not serialize.
+#[doc(hidden)]
+pub fn node_info_json(info: &RelayNodeInfo) -> Result<String> {
+    crate::json::to_string(info).map_err(|e| {
+        ValidationError::single("relay node", "info", format!("does not serialize: {e}")).into()
+    })
+}
 
 /// The relay (upstream: `IRelayBackend`). Every method but
 /// [`relay_handle`](Self::relay_handle) works on a handle from it, bound to one namespace; on

@@ -3,29 +3,36 @@
 use std::fmt;
 use std::time::Duration;
 
+/// `new`, `as_str` and `Display` of a value the stores carry as text, with their docs.
+macro_rules! text_value {
+    ($name:ident, $new_doc:literal, $as_str_doc:literal) => {
+        impl $name {
+            #[doc = $new_doc]
+            #[must_use]
+            pub fn new(text: impl Into<String>) -> Self {
+                Self(text.into())
+            }
+
+            #[doc = $as_str_doc]
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
 /// The token a worker holds a job's lock with (upstream: a UUID per worker, suffixed per job).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct LockToken(String);
 
-impl LockToken {
-    /// Wraps a token.
-    #[must_use]
-    pub fn new(token: impl Into<String>) -> Self {
-        Self(token.into())
-    }
-
-    /// The token as text.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for LockToken {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+text_value!(LockToken, "Wraps a token.", "The token as text.");
 
 /// The id of an entry of the queue's event stream (`<ms>-<seq>` on Redis, a sequence number on
 /// PostgreSQL), or `$` for "only new events".
@@ -38,25 +45,9 @@ impl EventId {
     pub fn latest() -> Self {
         Self("$".to_owned())
     }
-
-    /// Wraps an id.
-    #[must_use]
-    pub fn new(id: impl Into<String>) -> Self {
-        Self(id.into())
-    }
-
-    /// The id as text.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
 }
 
-impl fmt::Display for EventId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+text_value!(EventId, "Wraps an id.", "The id as text.");
 
 /// A rate limit: at most `max` jobs per `duration`, across all workers of the queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

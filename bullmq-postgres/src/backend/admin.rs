@@ -8,8 +8,7 @@ use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobState, Result};
 
-use super::{PostgresBackend, id_column, one_value, sql_error, unexpected};
-use crate::connection::OnLane as _;
+use super::{PostgresBackend, id_column, one_value, unexpected};
 use crate::sql::commands;
 use crate::wire;
 
@@ -22,20 +21,14 @@ fn moved_batch(moved: i32) -> Batch {
 impl Admin for PostgresBackend {
     async fn pause(&self, pause: bool) -> Result<()> {
         // One meta flag on PostgreSQL: resuming moves nothing, so one call does it all.
-        wire::queued(commands::PAUSE, self.queue_name())
-            .bind(pause)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("pause"))?;
+        let query = wire::queued(commands::PAUSE, self.queue_name()).bind(pause);
+        self.execute(query, "pause").await?;
         Ok(())
     }
 
     async fn drain(&self, delayed: bool) -> Result<()> {
-        wire::queued(commands::DRAIN, self.queue_name())
-            .bind(delayed)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("drain"))?;
+        let query = wire::queued(commands::DRAIN, self.queue_name()).bind(delayed);
+        self.execute(query, "drain").await?;
         Ok(())
     }
 
@@ -45,18 +38,14 @@ impl Admin for PostgresBackend {
         before_ms: u64,
         limit: u32,
     ) -> Result<Vec<JobId>> {
-        let rows = wire::admin::clean(self.queue_name(), state, before_ms, limit)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("cleanJobsByState"))?;
+        let query = wire::admin::clean(self.queue_name(), state, before_ms, limit);
+        let rows = self.rows(query, "cleanJobsByState").await?;
         id_column(&rows, "cleanJobsByState")
     }
 
     async fn obliterate(&self, args: ObliterateArgs) -> Result<Result<Batch, ObliterateRefusal>> {
-        let rows = wire::admin::obliterate(self.queue_name(), args.count, args.force)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("obliterate"))?;
+        let query = wire::admin::obliterate(self.queue_name(), args.count, args.force);
+        let rows = self.rows(query, "obliterate").await?;
         let cursor: i32 = one_value(rows, "cursor", "obliterate")?;
         match cursor {
             -1 => Ok(Err(ObliterateRefusal::NotPaused)),
@@ -76,19 +65,15 @@ impl Admin for PostgresBackend {
         count: u32,
         before_ms: u64,
     ) -> Result<Batch> {
-        let rows = wire::admin::retry_jobs(self.queue_name(), state, count, before_ms)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("retryFinishedJobs"))?;
+        let query = wire::admin::retry_jobs(self.queue_name(), state, count, before_ms);
+        let rows = self.rows(query, "retryFinishedJobs").await?;
         let moved: i32 = one_value(rows, "n", "retryFinishedJobs")?;
         Ok(moved_batch(moved))
     }
 
     async fn promote_jobs(&self, count: u32) -> Result<Batch> {
-        let rows = wire::admin::promote_jobs(self.queue_name(), count)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("promoteJobs"))?;
+        let query = wire::admin::promote_jobs(self.queue_name(), count);
+        let rows = self.rows(query, "promoteJobs").await?;
         let moved: i32 = one_value(rows, "n", "promoteJobs")?;
         Ok(moved_batch(moved))
     }
@@ -100,10 +85,8 @@ impl Admin for PostgresBackend {
     }
 
     async fn set_rate_limit(&self, expire: Duration) -> Result<()> {
-        wire::admin::set_rate_limit(self.queue_name(), expire, self.now_ms())
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("setRateLimit"))?;
+        let query = wire::admin::set_rate_limit(self.queue_name(), expire, self.now_ms());
+        self.execute(query, "setRateLimit").await?;
         Ok(())
     }
 

@@ -15,15 +15,12 @@ use std::time::Duration;
 
 use bullmq_core::Result;
 use bullmq_core::backend::{Blocking, Marker};
-use sqlx::Row as _;
 use tokio::time::Instant;
 
 use super::watch::{Watch, Woken};
-use super::{PostgresBackend, sql_error};
-use crate::connection::OnLane as _;
+use super::{PostgresBackend, one_value};
 use crate::connection::listener::Channel;
 use crate::sql::commands;
-use crate::wire;
 
 /// What a look at the queue found.
 enum Found {
@@ -72,21 +69,15 @@ impl PostgresBackend {
 
     async fn has_waiting_job(&self) -> Result<bool> {
         const CONTEXT: &str = "look for a waiting job";
-        let row = wire::queued(commands::HAS_WAITING_JOB, self.queue_name())
-            .fetch_one_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
-        let present: Option<bool> = row.try_get("present").map_err(sql_error(CONTEXT))?;
+        let rows = self.queue_rows(commands::HAS_WAITING_JOB, CONTEXT).await?;
+        let present: Option<bool> = one_value(rows, "present", CONTEXT)?;
         Ok(present.unwrap_or(false))
     }
 
     async fn next_delay(&self) -> Result<Option<i64>> {
         const CONTEXT: &str = "read the next delayed job's time";
-        let row = wire::queued(commands::NEXT_DELAY, self.queue_name())
-            .fetch_one_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
-        row.try_get("next_delay").map_err(sql_error(CONTEXT))
+        let rows = self.queue_rows(commands::NEXT_DELAY, CONTEXT).await?;
+        one_value(rows, "next_delay", CONTEXT)
     }
 }
 

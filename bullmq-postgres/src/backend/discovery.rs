@@ -5,7 +5,6 @@ use bullmq_core::{QueueName, Result};
 use sqlx::Row as _;
 
 use super::{PostgresBackend, sql_error};
-use crate::connection::OnLane as _;
 
 /// The queues named in `meta`; the table is keyed by queue, so this reads its index.
 const QUEUE_NAMES: &str = "SELECT DISTINCT queue FROM meta ORDER BY queue";
@@ -33,10 +32,7 @@ impl PostgresBackend {
     /// The server's refusal or a lost connection.
     pub async fn queue_names(&self) -> Result<Vec<QueueName>> {
         const WHAT: &str = "list queues";
-        let rows = sqlx::query(QUEUE_NAMES)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self.rows(sqlx::query(QUEUE_NAMES), WHAT).await?;
         let mut names = Vec::with_capacity(rows.len());
         for row in &rows {
             let name: String = row.try_get("queue").map_err(sql_error(WHAT))?;

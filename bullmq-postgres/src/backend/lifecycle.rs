@@ -24,21 +24,12 @@ use bullmq_core::clock::Clock;
 use bullmq_core::{Error, Prefix, QueueName, Result};
 use tokio::sync::watch;
 
+use super::PostgresBackend;
 use super::events::Horizon;
 use super::watch::Interrupts;
-use super::{PostgresBackend, sql_error};
-use crate::connection::OnLane as _;
 use crate::connection::client_name;
 use crate::connection::listener::{Channel, Listener};
 use crate::options::{DEFAULT_EVENT_HOLD_MAX, DEFAULT_POLL_INTERVAL};
-
-/// The shortest wait: PostgreSQL's `LISTEN` has no granularity of its own; upstream mirrors
-/// Redis' 1 ms.
-const MINIMUM_BLOCK: Duration = Duration::from_millis(1);
-
-/// The longest wait while delayed jobs are pending. Upstream allows 3600 s when TCP keepalive
-/// is on for its `LISTEN` connection, 10 s otherwise; sqlx does not enable keepalive, so 10 s.
-const MAXIMUM_BLOCK: Duration = Duration::from_secs(10);
 
 /// What clones of one backend share.
 pub(crate) struct ConnState {
@@ -187,10 +178,8 @@ impl Lifecycle for PostgresBackend {
         if self.state.is_closing() {
             return Err(Error::Closed("postgres backend"));
         }
-        sqlx::query("SELECT 1")
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("check the connection"))?;
+        self.execute(sqlx::query("SELECT 1"), "check the connection")
+            .await?;
         Ok(())
     }
 
@@ -280,12 +269,11 @@ impl Lifecycle for PostgresBackend {
         }
     }
 
-    /// 1 ms to 10 s: without TCP keepalive on the `LISTEN` connection, upstream caps at 10 s.
+    /// Upstream's 1 ms to 10 s. `LISTEN` has no granularity of its own, so upstream mirrors
+    /// Redis' 1 ms; it allows 3600 s when TCP keepalive is on for its `LISTEN` connection, 10 s
+    /// otherwise, and sqlx does not enable keepalive.
     fn block_timeouts(&self) -> BlockTimeouts {
-        BlockTimeouts {
-            minimum: MINIMUM_BLOCK,
-            maximum: MAXIMUM_BLOCK,
-        }
+        BlockTimeouts::UPSTREAM
     }
 
     fn clock(&self) -> &dyn Clock {

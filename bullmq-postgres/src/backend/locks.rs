@@ -6,8 +6,7 @@ use std::time::Duration;
 use bullmq_core::backend::{LockToken, Locks};
 use bullmq_core::{JobId, Result};
 
-use super::{PostgresBackend, id_column, one_value, sql_error};
-use crate::connection::OnLane as _;
+use super::{PostgresBackend, id_column, one_value};
 use crate::wire::locks as wire;
 
 impl Locks for PostgresBackend {
@@ -18,10 +17,8 @@ impl Locks for PostgresBackend {
         duration: Duration,
     ) -> Result<bool> {
         const CONTEXT: &str = "extend a job lock";
-        let rows = wire::extend_lock(self.job_at(job_id), token, duration, self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let query = wire::extend_lock(self.job_at(job_id), token, duration, self.now_ms());
+        let rows = self.rows(query, CONTEXT).await?;
         let renewed: i32 = one_value(rows, "n", CONTEXT)?;
         // The function answers the number of rows it renewed: 1, or 0 when the lock was lost.
         Ok(renewed > 0)
@@ -37,10 +34,8 @@ impl Locks for PostgresBackend {
         if locks.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = wire::extend_locks(self.queue_name(), locks, duration, self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let query = wire::extend_locks(self.queue_name(), locks, duration, self.now_ms());
+        let rows = self.rows(query, CONTEXT).await?;
         // The rows are the ids whose lock could not be renewed, in input order.
         id_column(&rows, CONTEXT)
     }

@@ -7,8 +7,7 @@ use bullmq_core::Result;
 use bullmq_core::backend::QueueMeta;
 use sqlx::Row as _;
 
-use super::{PostgresBackend, one_value, sql_error};
-use crate::connection::OnLane as _;
+use super::{PostgresBackend, sql_error};
 use crate::sql::commands;
 use crate::wire;
 
@@ -32,12 +31,10 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let done = wire::queued(commands::SET_QUEUE_META, self.queue_name())
+        let query = wire::queued(commands::SET_QUEUE_META, self.queue_name())
             .bind(&fields)
-            .bind(&vals)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("setQueueMeta"))?;
+            .bind(&vals);
+        let done = self.execute(query, "setQueueMeta").await?;
         Ok(done.rows_affected())
     }
 
@@ -58,11 +55,8 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = wire::queued(commands::GET_QUEUE_META_FIELDS, self.queue_name())
-            .bind(fields)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
+        let query = wire::queued(commands::GET_QUEUE_META_FIELDS, self.queue_name()).bind(fields);
+        let rows = self.rows(query, COMMAND).await?;
         let found = pairs(&rows, COMMAND)?;
         Ok(fields
             .iter()
@@ -86,20 +80,15 @@ impl QueueMeta for PostgresBackend {
         if fields.is_empty() {
             return Ok(0);
         }
-        let done = wire::queued(commands::REMOVE_QUEUE_META_FIELDS, self.queue_name())
-            .bind(fields)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("removeQueueMetaFields"))?;
+        let query =
+            wire::queued(commands::REMOVE_QUEUE_META_FIELDS, self.queue_name()).bind(fields);
+        let done = self.execute(query, "removeQueueMetaFields").await?;
         Ok(done.rows_affected())
     }
 
     async fn has_queue_meta_field(&self, field: &str) -> Result<bool> {
-        const COMMAND: &str = "hasQueueMetaField";
-        let rows = self
-            .keyed_rows(commands::HAS_QUEUE_META_FIELD, field, COMMAND)
-            .await?;
-        one_value(rows, "exists", COMMAND)
+        self.keyed_exists(commands::HAS_QUEUE_META_FIELD, field, "hasQueueMetaField")
+            .await
     }
 }
 

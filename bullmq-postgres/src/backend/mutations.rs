@@ -38,10 +38,7 @@ impl PostgresBackend {
         job_id: &JobId,
         state: Option<&'static str>,
     ) -> Result<()> {
-        let rows = query
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(command))?;
+        let rows = self.rows(query, command).await?;
         let code: i32 = one_value(rows, "code", command)?;
         if code < 0 {
             return Err(answered_refusal(i64::from(code), command, job_id, state)
@@ -54,13 +51,8 @@ impl PostgresBackend {
 impl JobMutations for PostgresBackend {
     async fn update_data(&self, job_id: &JobId, data: &str) -> Result<()> {
         // `data` is already JSON text; the command casts it to jsonb.
-        let rows = self
-            .job_at(job_id)
-            .keyed(commands::UPDATE_DATA)
-            .bind(data)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("updateData"))?;
+        let query = self.job_at(job_id).keyed(commands::UPDATE_DATA).bind(data);
+        let rows = self.rows(query, "updateData").await?;
         if rows.is_empty() {
             return Err(job_not_found("updateData", job_id));
         }
@@ -68,10 +60,8 @@ impl JobMutations for PostgresBackend {
     }
 
     async fn update_progress(&self, job_id: &JobId, progress: &serde_json::Value) -> Result<()> {
-        let rows = wire::mutations::update_progress(self.job_at(job_id), progress)?
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("updateProgress"))?;
+        let query = wire::mutations::update_progress(self.job_at(job_id), progress)?;
+        let rows = self.rows(query, "updateProgress").await?;
         let updated: i32 = one_value(rows, "updated", "updateProgress")?;
         if updated == 0 {
             return Err(job_not_found("updateProgress", job_id));
@@ -99,10 +89,8 @@ impl JobMutations for PostgresBackend {
         // As Node.js: a second statement trims the oldest lines beyond `keepLogs` (0 = keep all).
         match keep_logs.map(u64::from).filter(|keep| *keep > 0) {
             Some(keep) if count > keep => {
-                wire::mutations::trim_logs(self.job_at(job_id), count - keep)
-                    .execute_on(self.lanes())
-                    .await
-                    .map_err(sql_error("addLog"))?;
+                let query = wire::mutations::trim_logs(self.job_at(job_id), count - keep);
+                self.execute(query, "addLog").await?;
                 Ok(keep)
             }
             _ => Ok(count),
@@ -111,10 +99,8 @@ impl JobMutations for PostgresBackend {
 
     async fn clear_logs(&self, job_id: &JobId, keep_logs: Option<u32>) -> Result<()> {
         // NULL or 0 removes every line.
-        wire::mutations::clear_logs(self.job_at(job_id), keep_logs)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("clearLogs"))?;
+        let query = wire::mutations::clear_logs(self.job_at(job_id), keep_logs);
+        self.execute(query, "clearLogs").await?;
         Ok(())
     }
 
@@ -142,11 +128,10 @@ impl JobMutations for PostgresBackend {
     /// lock key expired). Only active jobs hold a token, so no time of ours would change
     /// what it removes; it runs as it is.
     async fn remove_unprocessed_children(&self, job_id: &JobId) -> Result<()> {
-        self.job_at(job_id)
-            .keyed(commands::REMOVE_UNPROCESSED_CHILDREN)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("removeUnprocessedChildren"))?;
+        let query = self
+            .job_at(job_id)
+            .keyed(commands::REMOVE_UNPROCESSED_CHILDREN);
+        self.execute(query, "removeUnprocessedChildren").await?;
         Ok(())
     }
 
@@ -178,13 +163,11 @@ impl JobMutations for PostgresBackend {
         deduplication_id: &str,
         job_id: &JobId,
     ) -> Result<bool> {
-        let rows = self
+        let query = self
             .keyed(commands::REMOVE_DEDUPLICATION_KEY, deduplication_id)
             .bind(job_id.as_str())
-            .bind(self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error("removeDeduplicationKey"))?;
+            .bind(self.now_ms());
+        let rows = self.rows(query, "removeDeduplicationKey").await?;
         Ok(!rows.is_empty())
     }
 

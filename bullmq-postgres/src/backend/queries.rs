@@ -23,7 +23,6 @@ use sqlx::Row as _;
 use sqlx::postgres::PgRow;
 
 use super::{PostgresBackend, id_column, job_from_row, one_row, one_value, sql_error};
-use crate::connection::OnLane as _;
 use crate::connection::client_name;
 use crate::sql::{SqlCommand, commands};
 use crate::wire::{self, to_i64};
@@ -140,13 +139,11 @@ impl PostgresBackend {
     /// (the queue is paused) or in the wait one otherwise.
     async fn in_wait(&self, job_id: &JobId, paused: bool) -> Result<bool> {
         const WHAT: &str = "is_job_in_wait";
-        let rows = self
+        let query = self
             .job_at(job_id)
             .keyed(commands::IS_JOB_IN_WAIT)
-            .bind(paused)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+            .bind(paused);
+        let rows = self.rows(query, WHAT).await?;
         present(rows, WHAT)
     }
 
@@ -193,10 +190,8 @@ impl PostgresBackend {
         count: u64,
     ) -> Result<(Vec<(String, Option<Value>)>, u64)> {
         const WHAT: &str = "get_dependencies_page";
-        let rows = wire::queries::get_dependencies_page(self.job_at(job_id), kind, cursor, count)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::get_dependencies_page(self.job_at(job_id), kind, cursor, count);
+        let rows = self.rows(query, WHAT).await?;
         let page = rows
             .iter()
             .map(|row| dependency_row(row, WHAT))
@@ -302,13 +297,11 @@ impl Queries for PostgresBackend {
             }
             physical => {
                 const WHAT: &str = "is_job_in_state";
-                let rows = self
+                let query = self
                     .job_at(job_id)
                     .keyed(commands::IS_JOB_IN_STATE)
-                    .bind(physical.as_str())
-                    .fetch_all_on(self.lanes())
-                    .await
-                    .map_err(sql_error(WHAT))?;
+                    .bind(physical.as_str());
+                let rows = self.rows(query, WHAT).await?;
                 present(rows, WHAT)
             }
         }
@@ -329,12 +322,10 @@ impl Queries for PostgresBackend {
     /// `get_deduplication_job_id` at the backend's now: an expired key reads as none.
     async fn get_deduplication_job_id(&self, deduplication_id: &str) -> Result<Option<JobId>> {
         const WHAT: &str = "get_deduplication_job_id";
-        let rows = self
+        let query = self
             .keyed(commands::GET_DEDUPLICATION_JOB_ID, deduplication_id)
-            .bind(self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+            .bind(self.now_ms());
+        let rows = self.rows(query, WHAT).await?;
         match rows.first() {
             None => Ok(None),
             Some(row) => {
@@ -363,14 +354,8 @@ impl Queries for PostgresBackend {
         } else {
             commands::GET_JOB_LOGS_DESC
         };
-        let rows = self
-            .job_at(job_id)
-            .keyed(command)
-            .bind(offset)
-            .bind(limit)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = self.job_at(job_id).keyed(command).bind(offset).bind(limit);
+        let rows = self.rows(query, WHAT).await?;
         let logs = rows
             .iter()
             .map(|row| row.try_get::<String, _>("row").map_err(sql_error(WHAT)))
@@ -382,10 +367,8 @@ impl Queries for PostgresBackend {
     /// Its -2 (no window) reads as zero.
     async fn get_rate_limit_ttl(&self, max_jobs: Option<u64>) -> Result<Duration> {
         const WHAT: &str = "get_rate_limit_ttl";
-        let rows = wire::queries::get_rate_limit_ttl(self.queue_name(), max_jobs, self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::get_rate_limit_ttl(self.queue_name(), max_jobs, self.now_ms());
+        let rows = self.rows(query, WHAT).await?;
         let ttl = count_column(&one_row(rows, WHAT)?, "ttl", WHAT)?;
         Ok(Duration::from_millis(ttl))
     }
@@ -399,10 +382,8 @@ impl Queries for PostgresBackend {
         let Some(cutoff) = delayed_before.filter(|_| types.iter().any(is_delayed)) else {
             return self.plain_counts(types).await;
         };
-        let rows = wire::queries::get_delayed_count(self.queue_name(), cutoff)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::get_delayed_count(self.queue_name(), cutoff);
+        let rows = self.rows(query, WHAT).await?;
         let delayed = count_column(&one_row(rows, WHAT)?, "count", WHAT)?;
         let others: Vec<JobType> = types.iter().copied().filter(|t| !is_delayed(t)).collect();
         let mut other_counts = if others.is_empty() {
@@ -425,10 +406,8 @@ impl Queries for PostgresBackend {
 
     async fn get_counts_per_priority(&self, priorities: &[u32]) -> Result<Vec<u64>> {
         const WHAT: &str = "get_counts_per_priority";
-        let rows = wire::queries::get_counts_per_priority(self.queue_name(), priorities)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::get_counts_per_priority(self.queue_name(), priorities);
+        let rows = self.rows(query, WHAT).await?;
         rows.iter()
             .map(|row| count_column(row, "cnt", WHAT))
             .collect()
@@ -455,10 +434,8 @@ impl Queries for PostgresBackend {
             } else {
                 (range.start, range.end)
             };
-            let rows = wire::queries::get_range(self.queue_name(), *t, start, end, range.asc)
-                .fetch_all_on(self.lanes())
-                .await
-                .map_err(sql_error(WHAT))?;
+            let query = wire::queries::get_range(self.queue_name(), *t, start, end, range.asc);
+            let rows = self.rows(query, WHAT).await?;
             let list: Vec<String> = id_column(&rows, WHAT)?;
             merged.push(*t, list.into_iter().map(JobId::from));
         }
@@ -537,10 +514,8 @@ impl Queries for PostgresBackend {
     /// whole series' length as on Redis.
     async fn get_metrics(&self, kind: FinishedState, start: i64, end: i64) -> Result<Metrics> {
         const WHAT: &str = "get_metrics";
-        let rows = wire::queries::get_metrics(self.queue_name(), kind, start, end)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::get_metrics(self.queue_name(), kind, start, end);
+        let rows = self.rows(query, WHAT).await?;
         let row = one_row(rows, WHAT)?;
         let data: Vec<i64> = row.try_get("data").map_err(sql_error(WHAT))?;
         Ok(Metrics {
@@ -560,10 +535,9 @@ impl Queries for PostgresBackend {
     /// reports only the name: no address, age or idle time.
     async fn get_client_list(&self) -> Result<Vec<ClientInfo>> {
         const WHAT: &str = "get_client_list";
-        let rows = wire::unbound(commands::GET_CLIENT_LIST)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let rows = self
+            .rows(wire::unbound(commands::GET_CLIENT_LIST), WHAT)
+            .await?;
         let queue = self.queue_name();
         let base = client_name::worker(queue, None);
         let worker = format!("{base}:w:");
@@ -607,10 +581,8 @@ impl Queries for PostgresBackend {
         };
         // `end` before `start` is an empty page (Node.js would send a negative LIMIT).
         let limit = (end != u64::MAX).then(|| to_i64(end.saturating_add(1).saturating_sub(start)));
-        let rows = wire::queries::paginate_dependencies(self.job_at(job_id), kind, start, limit)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::paginate_dependencies(self.job_at(job_id), kind, start, limit);
+        let rows = self.rows(query, WHAT).await?;
         let mut page = Page::default();
         if let Some(first) = rows.first() {
             page.total = count_column(first, "total", WHAT)?;
@@ -640,10 +612,8 @@ impl Queries for PostgresBackend {
     async fn scaling_signals(&self) -> Result<ScalingSignals> {
         const WHAT: &str = "scaling_signals";
         let now_ms = self.now_ms();
-        let rows = wire::queries::scaling_signals(self.queue_name(), now_ms)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(WHAT))?;
+        let query = wire::queries::scaling_signals(self.queue_name(), now_ms);
+        let rows = self.rows(query, WHAT).await?;
         let row = one_row(rows, WHAT)?;
         let ms = |name: &str| -> Result<Option<u64>> {
             let v: Option<i64> = row.try_get(name).map_err(sql_error(WHAT))?;

@@ -10,8 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use bullmq_core::backend::RelayStore;
-use bullmq_core::options::ValidationError;
+use bullmq_core::backend::{RelayStore, node_info_json};
 use bullmq_core::relay::{
     RelayCounts, RelayError, RelayId, RelayInboxBatch, RelayInboxEntry, RelayNodeConnection,
     RelayNodeInfo, RelayNodeState, RelayPatternState, RelayPublishArgs, RelayPublished,
@@ -25,6 +24,7 @@ use sqlx::postgres::{PgListener, PgRow};
 use tokio::sync::{Mutex, Notify};
 
 use super::{PostgresBackend, REFUSAL_SQLSTATE, sql_error};
+use crate::connection::Query;
 use crate::sql::{SqlCommand, commands};
 use crate::wire::relay as wire;
 
@@ -80,7 +80,7 @@ impl PostgresBackend {
 
     async fn relay_rows(
         &self,
-        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        query: Query<'_>,
         command: &'static str,
         detail: &str,
     ) -> Result<Vec<PgRow>> {
@@ -94,7 +94,7 @@ impl PostgresBackend {
     /// fails the whole answer, as `command`'s.
     async fn relay_list<T>(
         &self,
-        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        query: Query<'_>,
         command: &'static str,
         detail: &str,
         read: impl Fn(&PgRow) -> std::result::Result<T, sqlx::Error>,
@@ -122,7 +122,7 @@ impl PostgresBackend {
 
     async fn relay_one(
         &self,
-        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        query: Query<'_>,
         command: &'static str,
         detail: &str,
     ) -> Result<PgRow> {
@@ -130,6 +130,21 @@ impl PostgresBackend {
             .fetch_one(self.pool())
             .await
             .map_err(refused(command, detail))
+    }
+
+    /// `column` of the one row a relay command answers.
+    async fn relay_value<T>(
+        &self,
+        query: Query<'_>,
+        command: &'static str,
+        detail: &str,
+        column: &str,
+    ) -> Result<T>
+    where
+        T: for<'r> sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
+    {
+        let row = self.relay_one(query, command, detail).await?;
+        row.try_get(column).map_err(sql_error(command))
     }
 
     /// Upstream's `inboxConnectionName`: a digest of the database, schema, namespace and node.
@@ -200,6 +215,62 @@ fn entry(row: &PgRow) -> std::result::Result<(i64, RelayInboxEntry), sqlx::Error
     ))
 }
 
+/// A row of `relay_get_nodes`.
+fn node_row(row: &PgRow) -> std::result::Result<RelayNodeState, sqlx::Error> {
+    let info: Option<serde_json::Value> = row.try_get("info")?;
+    Ok(RelayNodeState {
+        id: row.try_get("node_id")?,
+        info: info
+            .and_then(|i| serde_json::from_value(i).ok())
+            .unwrap_or_default(),
+        registered_at: unsigned(row.try_get("registered_at")?),
+        lease_until: unsigned(row.try_get("lease_until")?),
+        last_heartbeat: row
+            .try_get::<Option<i64>, _>("last_heartbeat")?
+            .map(unsigned),
+        backlog: unsigned(row.try_get::<i32, _>("backlog")?.into()),
+        dropped: unsigned(row.try_get("dropped")?),
+        subscriptions: unsigned(row.try_get::<i32, _>("subscriptions")?.into()),
+    })
+}
+
+/// A row of `relay_get_subscriptions`.
+fn subscription_row(row: &PgRow) -> std::result::Result<RelaySubscriptionState, sqlx::Error> {
+    Ok(RelaySubscriptionState {
+        node_id: row.try_get("node_id")?,
+        endpoint_id: row.try_get("endpoint_id")?,
+        pattern: row.try_get("pattern")?,
+    })
+}
+
+/// A row of `relay_get_patterns`.
+fn pattern_row(row: &PgRow) -> std::result::Result<RelayPatternState, sqlx::Error> {
+    Ok(RelayPatternState {
+        pattern: row.try_get("pattern")?,
+        subscriptions: unsigned(row.try_get::<i32, _>("subscriptions")?.into()),
+    })
+}
+
+/// A row of `relay_get_retained`.
+fn retained_row(row: &PgRow) -> std::result::Result<RelayRetainedState, sqlx::Error> {
+    Ok(RelayRetainedState {
+        topic: row.try_get("topic")?,
+        expires_at: unsigned(row.try_get("expires_at")?),
+        mid: row.try_get::<i64, _>("mid")?.to_string(),
+        ts: unsigned(row.try_get("ts")?),
+        data: row.try_get("data")?,
+    })
+}
+
+/// A row of `relay_get_node_connections`.
+fn connection_row(row: &PgRow) -> std::result::Result<RelayNodeConnection, sqlx::Error> {
+    Ok(RelayNodeConnection {
+        address: row.try_get("address")?,
+        age: unsigned(row.try_get::<i32, _>("age")?.into()),
+        idle: unsigned(row.try_get::<i32, _>("idle")?.into()),
+    })
+}
+
 impl RelayStore for PostgresBackend {
     fn relay_handle(&self, namespace: &RelayId, node: Option<&RelayId>) -> Self {
         let relay = PgRelay {
@@ -227,9 +298,7 @@ impl RelayStore for PostgresBackend {
         _inbox_max_length: u64,
     ) -> Result<()> {
         let ns = &self.relay()?.namespace;
-        let info = bullmq_core::json::to_string(info).map_err(|e| {
-            ValidationError::single("relay node", "info", format!("does not serialize: {e}"))
-        })?;
+        let info = node_info_json(info)?;
         wire::register_node(ns, node, lease, info)
             .execute(self.pool())
             .await
@@ -239,27 +308,16 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_heartbeat(&self, node: &RelayId, lease: Duration) -> Result<bool> {
         let ns = &self.relay()?.namespace;
-        let row = self
-            .relay_one(
-                wire::heartbeat(ns, node, lease),
-                "relay_heartbeat",
-                node.as_str(),
-            )
-            .await?;
-        row.try_get("alive").map_err(sql_error("relay_heartbeat"))
+        let query = wire::heartbeat(ns, node, lease);
+        self.relay_value(query, "relay_heartbeat", node.as_str(), "alive")
+            .await
     }
 
     async fn relay_unregister_node(&self, node: &RelayId) -> Result<bool> {
         let ns = &self.relay()?.namespace;
-        let row = self
-            .relay_one(
-                wire::of_node(commands::RELAY_UNREGISTER_NODE, ns, node),
-                "relay_unregister_node",
-                node.as_str(),
-            )
-            .await?;
-        row.try_get("removed")
-            .map_err(sql_error("relay_unregister_node"))
+        let query = wire::of_node(commands::RELAY_UNREGISTER_NODE, ns, node);
+        self.relay_value(query, "relay_unregister_node", node.as_str(), "removed")
+            .await
     }
 
     async fn relay_sweep(&self, limit: u32) -> Result<Vec<String>> {
@@ -308,16 +366,11 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_remove_endpoint(&self, node: &RelayId, endpoint: &RelayId) -> Result<u64> {
         let ns = &self.relay()?.namespace;
-        let row = self
-            .relay_one(
-                wire::of_node(commands::RELAY_REMOVE_ENDPOINT, ns, node).bind(endpoint.as_str()),
-                "relay_remove_endpoint",
-                endpoint.as_str(),
-            )
+        let query =
+            wire::of_node(commands::RELAY_REMOVE_ENDPOINT, ns, node).bind(endpoint.as_str());
+        let removed: i32 = self
+            .relay_value(query, "relay_remove_endpoint", endpoint.as_str(), "removed")
             .await?;
-        let removed: i32 = row
-            .try_get("removed")
-            .map_err(sql_error("relay_remove_endpoint"))?;
         Ok(u64::try_from(removed).unwrap_or(0))
     }
 
@@ -343,15 +396,9 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_delete_retained(&self, topic: &str) -> Result<bool> {
         let ns = &self.relay()?.namespace;
-        let row = self
-            .relay_one(
-                crate::wire::queued(commands::RELAY_DELETE_RETAINED, ns).bind(topic),
-                "relay_delete_retained",
-                topic,
-            )
-            .await?;
-        row.try_get("deleted")
-            .map_err(sql_error("relay_delete_retained"))
+        let query = crate::wire::queued(commands::RELAY_DELETE_RETAINED, ns).bind(topic);
+        self.relay_value(query, "relay_delete_retained", topic, "deleted")
+            .await
     }
 
     async fn relay_read_inbox(
@@ -424,16 +471,10 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_trim_inbox(&self, node: &RelayId, cursor: &str, max_length: u64) -> Result<u64> {
         let ns = &self.relay()?.namespace;
-        let row = self
-            .relay_one(
-                wire::trim_inbox(ns, node, cursor, max_length),
-                "relay_trim_inbox",
-                node.as_str(),
-            )
+        let query = wire::trim_inbox(ns, node, cursor, max_length);
+        let backlog: i32 = self
+            .relay_value(query, "relay_trim_inbox", node.as_str(), "backlog")
             .await?;
-        let backlog: i32 = row
-            .try_get("backlog")
-            .map_err(sql_error("relay_trim_inbox"))?;
         Ok(unsigned(backlog.into()))
     }
 
@@ -460,24 +501,8 @@ impl RelayStore for PostgresBackend {
 
     async fn relay_nodes(&self, start: i64, end: i64) -> Result<Vec<RelayNodeState>> {
         let command = commands::RELAY_GET_NODES;
-        self.relay_page(command, "relay_get_nodes", start, end, |row| {
-            let info: Option<serde_json::Value> = row.try_get("info")?;
-            Ok(RelayNodeState {
-                id: row.try_get("node_id")?,
-                info: info
-                    .and_then(|i| serde_json::from_value(i).ok())
-                    .unwrap_or_default(),
-                registered_at: unsigned(row.try_get("registered_at")?),
-                lease_until: unsigned(row.try_get("lease_until")?),
-                last_heartbeat: row
-                    .try_get::<Option<i64>, _>("last_heartbeat")?
-                    .map(unsigned),
-                backlog: unsigned(row.try_get::<i32, _>("backlog")?.into()),
-                dropped: unsigned(row.try_get("dropped")?),
-                subscriptions: unsigned(row.try_get::<i32, _>("subscriptions")?.into()),
-            })
-        })
-        .await
+        self.relay_page(command, "relay_get_nodes", start, end, node_row)
+            .await
     }
 
     async fn relay_subscriptions(
@@ -488,39 +513,20 @@ impl RelayStore for PostgresBackend {
     ) -> Result<Vec<RelaySubscriptionState>> {
         let ns = &self.relay()?.namespace;
         let query = wire::get_subscriptions(ns, filter, start, end);
-        self.relay_list(query, "relay_get_subscriptions", ns, |row| {
-            Ok(RelaySubscriptionState {
-                node_id: row.try_get("node_id")?,
-                endpoint_id: row.try_get("endpoint_id")?,
-                pattern: row.try_get("pattern")?,
-            })
-        })
-        .await
+        self.relay_list(query, "relay_get_subscriptions", ns, subscription_row)
+            .await
     }
 
     async fn relay_patterns(&self, start: i64, end: i64) -> Result<Vec<RelayPatternState>> {
         let command = commands::RELAY_GET_PATTERNS;
-        self.relay_page(command, "relay_get_patterns", start, end, |row| {
-            Ok(RelayPatternState {
-                pattern: row.try_get("pattern")?,
-                subscriptions: unsigned(row.try_get::<i32, _>("subscriptions")?.into()),
-            })
-        })
-        .await
+        self.relay_page(command, "relay_get_patterns", start, end, pattern_row)
+            .await
     }
 
     async fn relay_retained(&self, start: i64, end: i64) -> Result<Vec<RelayRetainedState>> {
         let command = commands::RELAY_GET_RETAINED;
-        self.relay_page(command, "relay_get_retained", start, end, |row| {
-            Ok(RelayRetainedState {
-                topic: row.try_get("topic")?,
-                expires_at: unsigned(row.try_get("expires_at")?),
-                mid: row.try_get::<i64, _>("mid")?.to_string(),
-                ts: unsigned(row.try_get("ts")?),
-                data: row.try_get("data")?,
-            })
-        })
-        .await
+        self.relay_page(command, "relay_get_retained", start, end, retained_row)
+            .await
     }
 
     async fn relay_namespaces(&self) -> Result<Vec<String>> {
@@ -533,13 +539,12 @@ impl RelayStore for PostgresBackend {
         let ns = &self.relay()?.namespace;
         let (name, database) = self.inbox_name(ns, node.as_str()).await?;
         let query = wire::get_node_connections(&name, &database);
-        self.relay_list(query, "relay_get_node_connections", node.as_str(), |row| {
-            Ok(RelayNodeConnection {
-                address: row.try_get("address")?,
-                age: unsigned(row.try_get::<i32, _>("age")?.into()),
-                idle: unsigned(row.try_get::<i32, _>("idle")?.into()),
-            })
-        })
+        self.relay_list(
+            query,
+            "relay_get_node_connections",
+            node.as_str(),
+            connection_row,
+        )
         .await
     }
 

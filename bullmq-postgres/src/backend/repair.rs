@@ -21,7 +21,6 @@ use bullmq_core::Result;
 use sqlx::Row as _;
 
 use super::{PostgresBackend, sql_error};
-use crate::connection::OnLane as _;
 use crate::error::PostgresError;
 
 /// The largest count left as it is: no job starts, fails or stalls a billion times, and what
@@ -111,12 +110,10 @@ impl PostgresBackend {
     /// Removes the options of job `id` that upstream's functions cannot cast; whether any was.
     async fn drop_uncastable_options(&self, id: &str) -> Result<bool> {
         const CONTEXT: &str = "remove job options that do not cast";
-        let rows = sqlx::query("SELECT opts FROM job WHERE queue = $1 AND id = $2")
+        let query = sqlx::query("SELECT opts FROM job WHERE queue = $1 AND id = $2")
             .bind(self.queue_name())
-            .bind(id)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+            .bind(id);
+        let rows = self.rows(query, CONTEXT).await?;
         let opts = match rows.first() {
             Some(row) => row
                 .try_get::<Option<serde_json::Value>, _>("opts")
@@ -140,29 +137,26 @@ impl PostgresBackend {
             options = ?bad,
             "postgres: job options that upstream's functions cannot cast were removed"
         );
-        sqlx::query("UPDATE job SET opts = opts - $3::text[] WHERE queue = $1 AND id = $2")
-            .bind(self.queue_name())
-            .bind(id)
-            .bind(&bad)
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let query =
+            sqlx::query("UPDATE job SET opts = opts - $3::text[] WHERE queue = $1 AND id = $2")
+                .bind(self.queue_name())
+                .bind(id)
+                .bind(&bad);
+        self.execute(query, CONTEXT).await?;
         Ok(true)
     }
 
     /// Caps the counters of this queue's jobs at [`COUNTER_CAP`]; how many rows it changed.
     async fn cap_counters(&self) -> Result<u64> {
         const CONTEXT: &str = "cap job counters at their limit";
-        let done = sqlx::query(
+        let query = sqlx::query(
             "UPDATE job SET attempts_started = LEAST(attempts_started, $2), \
              attempts_made = LEAST(attempts_made, $2), stalled_count = LEAST(stalled_count, $2) \
              WHERE queue = $1 AND GREATEST(attempts_started, attempts_made, stalled_count) > $2",
         )
         .bind(self.queue_name())
-        .bind(COUNTER_CAP)
-        .execute_on(self.lanes())
-        .await
-        .map_err(sql_error(CONTEXT))?;
+        .bind(COUNTER_CAP);
+        let done = self.execute(query, CONTEXT).await?;
         if done.rows_affected() > 0 {
             tracing::warn!(
                 queue = self.queue_name(),

@@ -2,7 +2,7 @@
 //! and reading the answers every section reads alike (the one row, a column of it, the ids).
 
 use bullmq_core::Result;
-use sqlx::postgres::PgRow;
+use sqlx::postgres::{PgQueryResult, PgRow};
 use sqlx::{Postgres, Row as _};
 
 use super::{PostgresBackend, sql_error};
@@ -12,6 +12,27 @@ use crate::sql::SqlCommand;
 use crate::wire;
 
 impl PostgresBackend {
+    /// Every row `query` answers, on the backend's lanes; a failure is wrapped with `what`.
+    pub(crate) async fn rows(&self, query: Query<'_>, what: &'static str) -> Result<Vec<PgRow>> {
+        query
+            .fetch_all_on(self.lanes())
+            .await
+            .map_err(sql_error(what))
+    }
+
+    /// Runs `query`, which answers no rows, on the backend's lanes; a failure is wrapped with
+    /// `what`.
+    pub(crate) async fn execute(
+        &self,
+        query: Query<'_>,
+        what: &'static str,
+    ) -> Result<PgQueryResult> {
+        query
+            .execute_on(self.lanes())
+            .await
+            .map_err(sql_error(what))
+    }
+
     /// Every row `command` answers for this queue (its only parameter); a failure is wrapped
     /// with `what`.
     pub(crate) async fn queue_rows(
@@ -19,10 +40,8 @@ impl PostgresBackend {
         command: SqlCommand,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        wire::queued(command, self.queue_name())
-            .fetch_all_on(self.lanes())
+        self.rows(wire::queued(command, self.queue_name()), what)
             .await
-            .map_err(sql_error(what))
     }
 
     /// `command(queue, key, ..)` for this queue; the caller binds the rest.
@@ -38,10 +57,19 @@ impl PostgresBackend {
         key: &str,
         what: &'static str,
     ) -> Result<Vec<PgRow>> {
-        self.keyed(command, key)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(what))
+        self.rows(self.keyed(command, key), what).await
+    }
+
+    /// Whether this queue has `key` as `command` looks it up (the `exists` column of its one
+    /// row); a failure is wrapped with `what`.
+    pub(crate) async fn keyed_exists(
+        &self,
+        command: SqlCommand,
+        key: &str,
+        what: &'static str,
+    ) -> Result<bool> {
+        let rows = self.keyed_rows(command, key, what).await?;
+        one_value(rows, "exists", what)
     }
 }
 

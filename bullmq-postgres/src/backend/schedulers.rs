@@ -93,10 +93,8 @@ impl Schedulers for PostgresBackend {
         args: &NextIterationArgs,
     ) -> Result<Option<JobId>> {
         const COMMAND: &str = "updateJobSchedulerNextMillis";
-        let rows = update_job_scheduler(self.queue_name(), args, self.now_ms())?
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
+        let query = update_job_scheduler(self.queue_name(), args, self.now_ms())?;
+        let rows = self.rows(query, COMMAND).await?;
         // NULL when the scheduler is gone, another producer owns the current iteration, or the
         // next iteration exists already.
         let id: Option<String> = match rows.first() {
@@ -127,11 +125,8 @@ impl Schedulers for PostgresBackend {
     }
 
     async fn is_job_scheduler(&self, id: &str) -> Result<bool> {
-        const COMMAND: &str = "isJobScheduler";
-        let rows = self
-            .keyed_rows(commands::IS_JOB_SCHEDULER, id, COMMAND)
-            .await?;
-        one_value(rows, "exists", COMMAND)
+        self.keyed_exists(commands::IS_JOB_SCHEDULER, id, "isJobScheduler")
+            .await
     }
 
     async fn get_job_schedulers_range(
@@ -148,13 +143,11 @@ impl Schedulers for PostgresBackend {
         if count.is_some_and(|c| c <= 0) {
             return Ok(Vec::new());
         }
-        let rows = wire::queued(commands::GET_JOB_SCHEDULERS_RANGE, self.queue_name())
+        let query = wire::queued(commands::GET_JOB_SCHEDULERS_RANGE, self.queue_name())
             .bind(asc)
             .bind(start)
-            .bind(count)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(COMMAND))?;
+            .bind(count);
+        let rows = self.rows(query, COMMAND).await?;
         rows.iter()
             .map(|row| {
                 let id: String = row.try_get("scheduler_id").map_err(sql_error(COMMAND))?;

@@ -64,10 +64,8 @@ impl PostgresBackend {
                 ..NextJob::default()
             });
         }
-        let signals = wire::next_signal(self.queue_name(), limiter_max, now)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(context))?;
+        let query = wire::next_signal(self.queue_name(), limiter_max, now);
+        let signals = self.rows(query, context).await?;
         let (ttl, next_delay) = match signals.first() {
             Some(row) => (
                 row.try_get::<Option<i64>, _>("rate_limit_ttl")
@@ -102,10 +100,7 @@ impl PostgresBackend {
         else {
             return Ok(());
         };
-        query
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error("collect metrics"))?;
+        self.execute(query, "collect metrics").await?;
         Ok(())
     }
 
@@ -159,10 +154,9 @@ impl PostgresBackend {
     async fn claim(&self, claim: &Claim<'_>) -> Result<NextJob> {
         const CONTEXT: &str = "move a job to active";
         let now = self.now_ms();
-        let rows = wire::move_to_active(self.queue_name(), claim, now)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let rows = self
+            .rows(wire::move_to_active(self.queue_name(), claim, now), CONTEXT)
+            .await?;
         self.next_job_result(CONTEXT, rows, claim.limiter_max(), now)
             .await
     }
@@ -249,10 +243,8 @@ impl Transitions for PostgresBackend {
         token: Option<&LockToken>,
     ) -> Result<Duration> {
         const CONTEXT: &str = "move a job from active back to wait";
-        let rows = wire::move_active_to_wait(self.job_at(job_id), token, self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let query = wire::move_active_to_wait(self.job_at(job_id), token, self.now_ms());
+        let rows = self.rows(query, CONTEXT).await?;
         let n: i64 = one_value(rows, "n", CONTEXT)?;
         if n < 0 {
             return Err(returned_refusal(
@@ -287,10 +279,8 @@ impl Transitions for PostgresBackend {
         opts: ReprocessOptions,
     ) -> Result<()> {
         const CONTEXT: &str = "reprocess a finished job";
-        let rows = wire::reprocess_job(self.job_at(&job.id), job, state, opts)
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let query = wire::reprocess_job(self.job_at(&job.id), job, state, opts);
+        let rows = self.rows(query, CONTEXT).await?;
         let code: i32 = one_value(rows, "code", CONTEXT)?;
         if code == 1 {
             return Ok(());
@@ -331,10 +321,8 @@ impl PostgresBackend {
     /// `move_stalled_jobs_to_wait`, once.
     async fn stalled(&self, check: &StalledCheck) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "move stalled jobs to wait";
-        let rows = wire::move_stalled_jobs_to_wait(self.queue_name(), check, self.now_ms())
-            .fetch_all_on(self.lanes())
-            .await
-            .map_err(sql_error(CONTEXT))?;
+        let query = wire::move_stalled_jobs_to_wait(self.queue_name(), check, self.now_ms());
+        let rows = self.rows(query, CONTEXT).await?;
         id_column(&rows, CONTEXT)
     }
 

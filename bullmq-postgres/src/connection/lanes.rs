@@ -221,10 +221,6 @@ pub(crate) trait OnLane {
         lanes: &Lanes,
     ) -> impl Future<Output = Result<Vec<PgRow>, sqlx::Error>> + Send;
 
-    /// Exactly one row.
-    fn fetch_one_on(self, lanes: &Lanes)
-    -> impl Future<Output = Result<PgRow, sqlx::Error>> + Send;
-
     /// No rows: what the statement did.
     fn execute_on(
         self,
@@ -236,16 +232,6 @@ impl OnLane for Query<'_> {
     async fn fetch_all_on(self, lanes: &Lanes) -> Result<Vec<PgRow>, sqlx::Error> {
         lanes
             .one_statement(async |conn| self.fetch_all(conn).await, healthy)
-            .await
-    }
-
-    async fn fetch_one_on(self, lanes: &Lanes) -> Result<PgRow, sqlx::Error> {
-        // No row is the server's answer too: the session is fine.
-        let fit = |outcome: &Result<PgRow, sqlx::Error>| {
-            healthy(outcome) || matches!(outcome, Err(sqlx::Error::RowNotFound))
-        };
-        lanes
-            .one_statement(async |conn| self.fetch_one(conn).await, fit)
             .await
     }
 

@@ -23,13 +23,8 @@ use crate::connection::{ConnState, Dedicated};
 use crate::error::wrap;
 use crate::server::ServerInfo;
 
-/// Node.js' longest useful blocking wait (`maximumBlockTimeout`): a `BZPOPMIN` blocked longer
-/// risks being lost across a reconnect.
-const MAXIMUM_BLOCK: Duration = Duration::from_secs(10);
-
-/// The shortest blocking wait Redis honours: 1 ms from 7.0.8; before that a timeout this short
-/// read as zero, which means "forever", so Node.js uses 2 ms there.
-const MINIMUM_BLOCK: Duration = Duration::from_millis(1);
+/// The shortest blocking wait Redis honours before 7.0.8: 1 ms (upstream's minimum) read as
+/// zero there, which means "forever", so Node.js uses 2 ms.
 const MINIMUM_BLOCK_OLD_REDIS: Duration = Duration::from_millis(2);
 
 /// What the server can do with blocking timeouts (Node.js' `capabilities`).
@@ -201,14 +196,13 @@ impl Lifecycle for RedisBackend {
     /// 1 ms to 10 s as in Node.js; 2 ms minimum on Redis before 7.0.8 (known once the blocking
     /// connection has been opened).
     fn block_timeouts(&self) -> BlockTimeouts {
-        let minimum = if self.capabilities().can_block_for_1ms {
-            MINIMUM_BLOCK
+        if self.capabilities().can_block_for_1ms {
+            BlockTimeouts::UPSTREAM
         } else {
-            MINIMUM_BLOCK_OLD_REDIS
-        };
-        BlockTimeouts {
-            minimum,
-            maximum: MAXIMUM_BLOCK,
+            BlockTimeouts {
+                minimum: MINIMUM_BLOCK_OLD_REDIS,
+                ..BlockTimeouts::UPSTREAM
+            }
         }
     }
 

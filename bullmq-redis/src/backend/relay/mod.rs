@@ -15,8 +15,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use bullmq_core::backend::RelayStore;
-use bullmq_core::options::ValidationError;
+use bullmq_core::backend::{RelayStore, node_info_json};
 use bullmq_core::relay::{
     RelayCounts, RelayError, RelayId, RelayInboxBatch, RelayInboxEntry, RelayNodeConnection,
     RelayNodeInfo, RelayNodeState, RelayPatternState, RelayPublishArgs, RelayPublished,
@@ -174,9 +173,7 @@ impl RelayStore for RedisBackend {
         info: &RelayNodeInfo,
         inbox_max_length: u64,
     ) -> Result<()> {
-        let info = bullmq_core::json::to_string(info).map_err(|e| {
-            ValidationError::single("relay node", "info", format!("does not serialize: {e}"))
-        })?;
+        let info = node_info_json(info)?;
         // Before the script makes the new inbox, so that a read in flight sees the change.
         if let Some(keys) = self.relay.as_deref()
             && keys.inbox_lost.swap(false, Ordering::SeqCst)

@@ -467,35 +467,46 @@ fn spawn_node(dir: &Path, port: u16, tls: bool, node_timeout_ms: u64) -> Node {
     } else {
         command.args(["--port", &port.to_string()]);
     }
-    let mut child = command
+    command
         .args(["--save", "", "--appendonly", "no"])
         .args(["--cluster-enabled", "yes"])
         .args(["--cluster-config-file", "nodes.conf"])
         .args(["--cluster-node-timeout", &node_timeout_ms.to_string()])
         .args(["--bind", "127.0.0.1"])
         .arg("--dir")
-        .arg(&node_dir)
+        .arg(&node_dir);
+    let child = start_until_ready(
+        &mut command,
+        &["Ready to accept connections"],
+        &format!("cluster node on {port}"),
+    );
+    Node {
+        port,
+        child: Some(child),
+    }
+}
+
+/// Spawns `command` (a `redis-server`) and waits until a line it prints holds one of `ready`;
+/// if it ends first, kills it and panics with what it printed, naming it `what`.
+pub fn start_until_ready(command: &mut Command, ready: &[&str], what: &str) -> Child {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
     let stdout = child.stdout.take().unwrap();
     let mut log = String::new();
-    let mut ready = false;
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
         let Ok(line) = line else { break };
-        if line.contains("Ready to accept connections") {
-            ready = true;
-            break;
+        if ready.iter().any(|r| line.contains(r)) {
+            return child;
         }
         log.push_str(&line);
         log.push('\n');
     }
-    assert!(ready, "cluster node on {port} did not start:\n{log}");
-    Node {
-        port,
-        child: Some(child),
-    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("{what} did not start:\n{log}");
 }
 
 /// A shell that waits for this process to end, then kills the nodes listed in `<dir>/pids`

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use bullmq::ScriptErrorCode;
 use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle, Range, ReprocessOptions};
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::job::FinishedState;
 use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
-use bullmq::ScriptErrorCode;
 use bullmq::{FailOutcome, JobError, JobFailure};
 use serde_json::json;
 

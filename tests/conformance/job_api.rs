@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bullmq::ScriptErrorCode;
-use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle, Range, ReprocessOptions};
+use bullmq::backend::{
+    DependenciesQuery, DependencyKind, Lifecycle, Queries, Range, ReprocessOptions,
+};
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::job::FinishedState;
 use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
@@ -18,6 +20,14 @@ use crate::support::{script_code as code, token};
 
 fn id(s: &str) -> JobId {
     JobId::from(s)
+}
+
+/// The size of `p`'s dependency list `kind`, asked for alone.
+async fn dependencies<B: Queries>(p: &JobRef<'_, B>, kind: DependencyKind) -> u64 {
+    let counts = p.get_dependencies_count(&[kind]).await.unwrap();
+    assert_eq!(counts.len(), 1, "{counts:?}");
+    assert_eq!(counts[0].0, kind);
+    counts[0].1
 }
 
 impl<S: Store> Ctx<S> {
@@ -627,12 +637,7 @@ pub async fn children_values_failures_and_dependencies<S: Store>() {
         "no parent any more"
     );
     assert!(ctx.job(&id("c3")).await.parent_key.is_none());
-    assert_eq!(
-        p.get_dependencies_count(&[DependencyKind::Unprocessed])
-            .await
-            .unwrap(),
-        [(DependencyKind::Unprocessed, 0)]
-    );
+    assert_eq!(dependencies(&p, DependencyKind::Unprocessed).await, 0);
     assert!(p.is_waiting().await.unwrap());
 }
 
@@ -655,11 +660,7 @@ pub async fn remove_unprocessed_children_leaves_finished_ones<S: Store>() {
     assert!(ctx.queue.get_job(&id("c3")).await.unwrap().is_none());
     // Redis then drops them from the parent's dependencies and releases it; upstream's
     // PostgreSQL leaves both (see `divergent`).
-    let counts = p
-        .get_dependencies_count(&[DependencyKind::Processed])
-        .await
-        .unwrap();
-    assert_eq!(counts, [(DependencyKind::Processed, 1)]);
+    assert_eq!(dependencies(&p, DependencyKind::Processed).await, 1);
 }
 
 pub async fn remove_with_children_removes_the_tree<S: Store>() {
@@ -696,11 +697,7 @@ pub async fn removing_a_child_releases_its_parent<S: Store>() {
         "{:?}",
         p.get_state().await.unwrap()
     );
-    let counts = p
-        .get_dependencies_count(&[DependencyKind::Unprocessed])
-        .await
-        .unwrap();
-    assert_eq!(counts, [(DependencyKind::Unprocessed, 0)]);
+    assert_eq!(dependencies(&p, DependencyKind::Unprocessed).await, 0);
 }
 
 pub async fn a_child_of_a_missing_parent_is_refused<S: Store>() {

@@ -71,6 +71,14 @@ impl<S: Store> Sec<S> {
         Queue::try_new(name, b).expect("the backend is bound to this queue")
     }
 
+    /// Whether `token` holds `job`'s lock: extending it by `by` succeeds.
+    pub async fn extends(&self, job: &JobId, token: &str, by: Duration) -> bool {
+        self.b
+            .extend_lock(job, &LockToken::new(token), by)
+            .await
+            .unwrap()
+    }
+
     /// Adds a job named `name` with data `{}`.
     pub async fn add(&self, name: &str, opts: JobOptions) -> Job {
         self.queue.add(name, &json!({}), opts).await.unwrap()
@@ -122,6 +130,20 @@ impl<S: Store> Sec<S> {
     /// Takes the next job (which must be `job`) and fails it with `reason`.
     pub async fn fail(&self, job: &JobId, reason: &str) {
         fail_on(&self.b, job, reason).await;
+    }
+
+    /// Adds each job `(id, completes)` in turn and finishes it, completed with `value` or failed
+    /// with "boom", one second of the clock apart.
+    pub async fn finish_in_turn(&self, jobs: &[(&str, bool)], value: &str) {
+        for &(job, completes) in jobs {
+            let job = self.add_id(job, JobOptions::new()).await;
+            if completes {
+                self.complete(&job, value).await;
+            } else {
+                self.fail(&job, "boom").await;
+            }
+            self.clock.advance(Duration::from_secs(1));
+        }
     }
 
     /// The queue's events named `name`, oldest first, each as its fields.

@@ -43,6 +43,13 @@ pub fn shared() -> &'static TestCluster {
     CLUSTER.get_or_init(|| TestCluster::start_with_node_timeout(15_000))
 }
 
+/// [`shared`] for async tests: starting it blocks, so that runs off the runtime's threads.
+pub async fn shared_in_task() -> &'static TestCluster {
+    tokio::task::spawn_blocking(shared)
+        .await
+        .expect("start the shared cluster")
+}
+
 impl TestCluster {
     /// Starts six nodes and creates the cluster; waits until every node sees all slots served.
     /// A dead primary is failed over after 1.5 s, as fault tests want.

@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use bullmq::{FlowJob, FlowProducer};
 use bullmq_core::backend::{
-    CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Transitions,
-    WorkerSettings,
+    CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Locks,
+    Transitions, WorkerSettings,
 };
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::KeepJobs;

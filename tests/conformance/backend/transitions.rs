@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bullmq_core::backend::Lifecycle;
 use bullmq_core::backend::{
-    DelayArgs, FetchParams, FieldUpdates, Locks, NextJob, Queries, RateLimiter, ReprocessOptions,
+    DelayArgs, FetchParams, FieldUpdates, NextJob, Queries, RateLimiter, ReprocessOptions,
     Transitions, WorkerSettings,
 };
 use bullmq_core::job::FinishedState;

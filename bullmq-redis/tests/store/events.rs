@@ -169,7 +169,7 @@ async fn read_events_from_latest_waits_for_a_new_entry() {
     b.publish_event(&[("event", "old".to_owned())], 100)
         .await
         .unwrap();
-    let (name, reader) = blocked_read(&b, Duration::from_secs(5)).await;
+    let (_, reader) = blocked_read(&b, Duration::from_secs(5)).await;
     let id = b
         .publish_event(&[("event", "new".to_owned())], 100)
         .await

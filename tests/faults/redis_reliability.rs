@@ -502,7 +502,7 @@ async fn corrupt_job_hashes_give_typed_errors_or_are_tolerated_as_node_does() {
         ("good", base(&[("data", r#"{"fine":true}"#)])),
     ];
     for (id, fields) in &planted {
-        plant(&prefix, "bad", id, fields).await;
+        plant(prefix, "bad", id, fields).await;
     }
 
     let get = |id: &'static str| {
@@ -566,7 +566,7 @@ async fn one_corrupt_job_in_get_jobs_is_skipped_and_reported() {
             .await
             .expect("add");
     }
-    plant(&prefix, "list", "broken", &base(&[("data", "{oops")])).await;
+    plant(prefix, "list", "broken", &base(&[("data", "{oops")])).await;
     let waiting = [JobType::State(JobState::Waiting)];
     // One corrupt job does not hide the good ones: `get_jobs` leaves it out, and
     // `get_jobs_checked` names it with the field.

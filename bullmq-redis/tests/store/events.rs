@@ -19,7 +19,7 @@ fn fields(v: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A QueueEvents read of new entries on `b`, waiting up to `wait`, started and seen blocked
+/// A `QueueEvents` read of new entries on `b`, waiting up to `wait`, started and seen blocked
 /// in `XREAD`; with the name of the connection it blocks.
 async fn blocked_read(
     b: &RedisBackend,

@@ -34,6 +34,8 @@ pub mod workspace_bin;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod chaos;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod counts;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod custom_events;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod events;

@@ -43,6 +43,13 @@ pub fn shared() -> &'static TestCluster {
     CLUSTER.get_or_init(|| TestCluster::start_with_node_timeout(15_000))
 }
 
+/// [`shared`] for async tests: starting it blocks, so that runs off the runtime's threads.
+pub async fn shared_in_task() -> &'static TestCluster {
+    tokio::task::spawn_blocking(shared)
+        .await
+        .expect("start the shared cluster")
+}
+
 impl TestCluster {
     /// Starts six nodes and creates the cluster; waits until every node sees all slots served.
     /// A dead primary is failed over after 1.5 s, as fault tests want.
@@ -467,35 +474,46 @@ fn spawn_node(dir: &Path, port: u16, tls: bool, node_timeout_ms: u64) -> Node {
     } else {
         command.args(["--port", &port.to_string()]);
     }
-    let mut child = command
+    command
         .args(["--save", "", "--appendonly", "no"])
         .args(["--cluster-enabled", "yes"])
         .args(["--cluster-config-file", "nodes.conf"])
         .args(["--cluster-node-timeout", &node_timeout_ms.to_string()])
         .args(["--bind", "127.0.0.1"])
         .arg("--dir")
-        .arg(&node_dir)
+        .arg(&node_dir);
+    let child = start_until_ready(
+        &mut command,
+        &["Ready to accept connections"],
+        &format!("cluster node on {port}"),
+    );
+    Node {
+        port,
+        child: Some(child),
+    }
+}
+
+/// Spawns `command` (a `redis-server`) and waits until a line it prints holds one of `ready`;
+/// if it ends first, kills it and panics with what it printed, naming it `what`.
+pub fn start_until_ready(command: &mut Command, ready: &[&str], what: &str) -> Child {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
     let stdout = child.stdout.take().unwrap();
     let mut log = String::new();
-    let mut ready = false;
     for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
         let Ok(line) = line else { break };
-        if line.contains("Ready to accept connections") {
-            ready = true;
-            break;
+        if ready.iter().any(|r| line.contains(r)) {
+            return child;
         }
         log.push_str(&line);
         log.push('\n');
     }
-    assert!(ready, "cluster node on {port} did not start:\n{log}");
-    Node {
-        port,
-        child: Some(child),
-    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("{what} did not start:\n{log}");
 }
 
 /// A shell that waits for this process to end, then kills the nodes listed in `<dir>/pids`

@@ -15,6 +15,16 @@ pub async fn members(queue_key: &str, set: &str) -> Vec<String> {
         .expect("ZRANGE")
 }
 
+/// Waits (up to `limit`) until queue `queue_key` has completed at least `count` iterations.
+pub async fn until_completed(queue_key: &str, count: usize, limit: std::time::Duration) {
+    crate::eventually(
+        &format!("{queue_key} completed {count} iterations"),
+        limit,
+        || async { members(queue_key, "completed").await.len() >= count },
+    )
+    .await;
+}
+
 /// An iteration's hash without clock readings: `timestamp`, `processedOn`, `finishedOn`,
 /// `delay` (the time left until its run when it was added), and in `opts` the same top-level
 /// `timestamp` and `delay`. `opts` stays text otherwise: its bytes, key order included, are

@@ -53,6 +53,19 @@ async fn worker(
         .unwrap()
 }
 
+/// Runs a flow of `renders` children under a `reports` root (workers under `prefixes`:
+/// the children's, the root's) until its `root` in `reports` completes.
+async fn run_flow(prefixes: (&Prefix, &Prefix), reports: &Queue<RedisBackend>, root: &JobId) {
+    let renders = worker(prefixes.0, "renders", WorkerOptions::new()).await;
+    let reporter = worker(prefixes.1, "reports", WorkerOptions::new()).await;
+    eventually("the flow's root completes", LIMIT, || async {
+        state(reports, root).await == Some(JobState::Completed)
+    })
+    .await;
+    renders.close().await;
+    reporter.close().await;
+}
+
 async fn state(queue: &Queue<RedisBackend>, id: &JobId) -> Option<JobState> {
     queue.job(id.clone()).get_state().await.unwrap()
 }
@@ -194,14 +207,7 @@ async fn a_flow_within_one_tag_runs_and_across_slots_is_refused() {
         Some(JobState::WaitingChildren)
     );
 
-    let renders = worker(&prefix, "renders", WorkerOptions::new()).await;
-    let root = worker(&prefix, "reports", WorkerOptions::new()).await;
-    eventually("the flow's root completes", LIMIT, || async {
-        state(&reports, &added.job.id).await == Some(JobState::Completed)
-    })
-    .await;
-    renders.close().await;
-    root.close().await;
+    run_flow((&prefix, &prefix), &reports, &added.job.id).await;
 
     // Two queues whose names carry different tags (and no tag in the prefix) sit in two slots.
     let untagged = Prefix::new(support::unique_prefix()).unwrap();
@@ -231,14 +237,7 @@ async fn a_flow_across_prefixes_of_one_tag_runs_and_another_tag_is_refused() {
     let added = producer.add(tree).await.unwrap();
     let reports = Queue::try_new(q("reports"), backend(&a, "reports").await)
         .expect("the backend is bound to this queue");
-    let renders = worker(&b, "renders", WorkerOptions::new()).await;
-    let root = worker(&a, "reports", WorkerOptions::new()).await;
-    eventually("the flow's root completes", LIMIT, || async {
-        state(&reports, &added.job.id).await == Some(JobState::Completed)
-    })
-    .await;
-    renders.close().await;
-    root.close().await;
+    run_flow((&b, &a), &reports, &added.job.id).await;
 
     // A child under a prefix of another tag, or a job whose parent is in another slot (added
     // in a flow, alone or in bulk): refused before anything is written.

@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::support;
-use crate::support::redis_cluster::{cli_with, wait_caught_up};
+use crate::support::redis_cluster::{cli_with, start_until_ready, wait_caught_up};
 
 /// The master's name, as the sentinels know it.
 pub const MASTER: &str = "mymaster";
@@ -268,26 +268,11 @@ fn data_node_args(
 
 /// Starts `redis-server args…` in `dir`; waits until it says it is ready.
 fn spawn(dir: &std::path::Path, args: &[String]) -> Child {
-    let mut child = Command::new("redis-server")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start redis-server ({e}): install Redis 7"));
-    let stdout = child.stdout.take().unwrap();
-    let mut log = String::new();
-    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
-        let Ok(line) = line else { break };
-        if line.contains("Ready to accept connections") || line.contains("Sentinel ID is") {
-            return child;
-        }
-        log.push_str(&line);
-        log.push('\n');
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("redis-server {args:?} did not start:\n{log}");
+    start_until_ready(
+        Command::new("redis-server").args(args).current_dir(dir),
+        &["Ready to accept connections", "Sentinel ID is"],
+        &format!("redis-server {args:?}"),
+    )
 }
 
 /// Runs `redis-cli args…` against the plain node or sentinel on `port`.

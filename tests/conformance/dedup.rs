@@ -56,6 +56,18 @@ fn deduplicated(seen: &[Arc<ReceivedEvent>]) -> Vec<(JobId, String, JobId)> {
         .collect()
 }
 
+/// Waits until deduplication id `dedup` names no job any more (saying `what` if it does not).
+async fn until_released<S: Store>(ctx: &Ctx<S>, dedup: &str, what: &str) {
+    eventually(what, WAIT, || async {
+        ctx.queue
+            .get_deduplication_job_id(dedup)
+            .await
+            .unwrap()
+            .is_none()
+    })
+    .await;
+}
+
 /// Simple mode: a second add while the job waits or runs is folded into it (one run, the
 /// first add's data, a `deduplicated` event); once the job completed, the same id adds a
 /// new job.
@@ -130,14 +142,7 @@ pub async fn throttle_holds_for_the_ttl_even_after_the_job_ends<S: Store>() {
     ctx.wait_state(&first, JobState::Completed).await;
     // Finished, but within the 5 s TTL.
     assert_eq!(ctx.add("d", json!(2), opts()).await, first);
-    eventually("the TTL is over", WAIT, || async {
-        ctx.queue
-            .get_deduplication_job_id("t")
-            .await
-            .unwrap()
-            .is_none()
-    })
-    .await;
+    until_released(&ctx, "t", "the TTL is over").await;
     let next = ctx.add("d", json!(3), opts()).await;
     assert_ne!(next, first);
     ctx.wait_state(&next, JobState::Completed).await;
@@ -163,14 +168,7 @@ pub async fn extend_restarts_the_ttl_with_each_add<S: Store>() {
         assert_eq!(ctx.add("d", json!(n), opts()).await, first, "add {n}");
     }
     assert_eq!(ctx.queue.count().await.unwrap(), 1);
-    eventually("the extended TTL is over", WAIT, || async {
-        ctx.queue
-            .get_deduplication_job_id("e")
-            .await
-            .unwrap()
-            .is_none()
-    })
-    .await;
+    until_released(&ctx, "e", "the extended TTL is over").await;
     let next = ctx.add("d", json!("after"), opts()).await;
     assert_ne!(next, first);
     let (seen, worker) = recording(&ctx).await;

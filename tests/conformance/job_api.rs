@@ -4,10 +4,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle, Range, ReprocessOptions};
+use bullmq::ScriptErrorCode;
+use bullmq::backend::{
+    DependenciesQuery, DependencyKind, Lifecycle, Queries, Range, ReprocessOptions,
+};
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::job::FinishedState;
-use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobState, ParentOptions, ScriptErrorCode};
+use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
 use bullmq::{FailOutcome, JobError, JobFailure};
 use serde_json::json;
 
@@ -17,6 +20,14 @@ use crate::support::{script_code as code, token};
 
 fn id(s: &str) -> JobId {
     JobId::from(s)
+}
+
+/// The size of `p`'s dependency list `kind`, asked for alone.
+async fn dependencies<B: Queries>(p: &JobRef<'_, B>, kind: DependencyKind) -> u64 {
+    let counts = p.get_dependencies_count(&[kind]).await.unwrap();
+    assert_eq!(counts.len(), 1, "{counts:?}");
+    assert_eq!(counts[0].0, kind);
+    counts[0].1
 }
 
 impl<S: Store> Ctx<S> {
@@ -42,6 +53,14 @@ impl<S: Store> Ctx<S> {
             .add(parent)
             .await
             .unwrap();
+    }
+
+    /// Adds job `id` with `opts` and takes the next job with token "t" (the cases leave no
+    /// other job waiting); a handle on job `id`.
+    async fn add_and_take(&self, job_id: &str, opts: JobOptions) -> JobRef<'_, S::B> {
+        self.add_id(job_id, opts).await;
+        self.take("t").await;
+        self.queue.job(id(job_id))
     }
 }
 
@@ -213,9 +232,7 @@ pub async fn manual_moves_refuse_another_token<S: Store>() {
 
 pub async fn move_to_delayed_and_back_to_wait<S: Store>() {
     let ctx = Ctx::<S>::new("delays").await;
-    ctx.add_id("a", JobOptions::new()).await;
-    ctx.take("t").await;
-    let a = ctx.queue.job(id("a"));
+    let a = ctx.add_and_take("a", JobOptions::new()).await;
     let delay = a
         .move_to_delayed(now_ms() + 5000, &token("t"))
         .await
@@ -286,10 +303,9 @@ pub async fn move_to_failed_retries_and_trims_stacktraces<S: Store>() {
     assert!(a.is_failed().await.unwrap());
 
     // An unrecoverable failure skips the remaining attempts; limit 0 keeps no trace.
-    ctx.add_id("z", JobOptions::new().attempts(5).stack_trace_limit(0))
+    let z = ctx
+        .add_and_take("z", JobOptions::new().attempts(5).stack_trace_limit(0))
         .await;
-    ctx.take("t").await;
-    let z = ctx.queue.job(id("z"));
     let failure = JobFailure::new("fatal")
         .stack("Error: fatal")
         .unrecoverable();
@@ -302,15 +318,10 @@ pub async fn move_to_failed_retries_and_trims_stacktraces<S: Store>() {
     assert!(z.is_failed().await.unwrap());
 
     // With a backoff the retry waits in delayed.
-    ctx.add_id(
-        "b",
-        JobOptions::new()
-            .attempts(2)
-            .backoff(Backoff::fixed(Duration::from_secs(3))),
-    )
-    .await;
-    ctx.take("t").await;
-    let b = ctx.queue.job(id("b"));
+    let retried_later = JobOptions::new()
+        .attempts(2)
+        .backoff(Backoff::fixed(Duration::from_secs(3)));
+    let b = ctx.add_and_take("b", retried_later).await;
     let outcome = b
         .move_to_failed(&JobFailure::new("later"), &token("t"), false)
         .await
@@ -372,9 +383,7 @@ pub async fn an_out_of_range_attempts_retries_by_hand_as_in_a_worker<S: Store>()
 
 pub async fn retry_completed_and_failed_jobs<S: Store>() {
     let ctx = Ctx::<S>::new("retry").await;
-    ctx.add_id("a", JobOptions::new()).await;
-    ctx.take("t").await;
-    let a = ctx.queue.job(id("a"));
+    let a = ctx.add_and_take("a", JobOptions::new()).await;
     a.move_to_completed(&"done", &token("t"), false)
         .await
         .unwrap();
@@ -448,9 +457,7 @@ pub async fn retry_jobs_and_promote_jobs_in_bulk<S: Store>() {
 
 pub async fn remove_refuses_a_locked_job_and_takes_its_logs<S: Store>() {
     let ctx = Ctx::<S>::new("remove-locked").await;
-    ctx.add_id("a", JobOptions::new()).await;
-    ctx.take("t").await;
-    let a = ctx.queue.job(id("a"));
+    let a = ctx.add_and_take("a", JobOptions::new()).await;
     assert!(!a.remove(true).await.unwrap());
     assert!(ctx.queue.get_job(&id("a")).await.unwrap().is_some());
     a.move_to_wait(&token("t")).await.unwrap();
@@ -630,12 +637,7 @@ pub async fn children_values_failures_and_dependencies<S: Store>() {
         "no parent any more"
     );
     assert!(ctx.job(&id("c3")).await.parent_key.is_none());
-    assert_eq!(
-        p.get_dependencies_count(&[DependencyKind::Unprocessed])
-            .await
-            .unwrap(),
-        [(DependencyKind::Unprocessed, 0)]
-    );
+    assert_eq!(dependencies(&p, DependencyKind::Unprocessed).await, 0);
     assert!(p.is_waiting().await.unwrap());
 }
 
@@ -658,11 +660,7 @@ pub async fn remove_unprocessed_children_leaves_finished_ones<S: Store>() {
     assert!(ctx.queue.get_job(&id("c3")).await.unwrap().is_none());
     // Redis then drops them from the parent's dependencies and releases it; upstream's
     // PostgreSQL leaves both (see `divergent`).
-    let counts = p
-        .get_dependencies_count(&[DependencyKind::Processed])
-        .await
-        .unwrap();
-    assert_eq!(counts, [(DependencyKind::Processed, 1)]);
+    assert_eq!(dependencies(&p, DependencyKind::Processed).await, 1);
 }
 
 pub async fn remove_with_children_removes_the_tree<S: Store>() {
@@ -699,11 +697,7 @@ pub async fn removing_a_child_releases_its_parent<S: Store>() {
         "{:?}",
         p.get_state().await.unwrap()
     );
-    let counts = p
-        .get_dependencies_count(&[DependencyKind::Unprocessed])
-        .await
-        .unwrap();
-    assert_eq!(counts, [(DependencyKind::Unprocessed, 0)]);
+    assert_eq!(dependencies(&p, DependencyKind::Unprocessed).await, 0);
 }
 
 pub async fn a_child_of_a_missing_parent_is_refused<S: Store>() {

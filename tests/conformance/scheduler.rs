@@ -165,22 +165,15 @@ pub async fn upsert_replaces_and_remove_removes<S: Store>() {
         .unwrap();
     assert_eq!(ctx.state(&c.id).await, Some(JobState::Delayed));
     assert_eq!(schedulers.count().await.unwrap(), 2);
-    let ids: Vec<String> = schedulers
-        .list(0, -1, true)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    assert_eq!(ids, ["s1", "s2"], "by next run");
-    let desc: Vec<String> = schedulers
-        .list(0, -1, false)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|r| r.id)
-        .collect();
-    assert_eq!(desc, ["s2", "s1"]);
+    let listed = |ascending| {
+        let schedulers = &schedulers;
+        async move {
+            let all = schedulers.list(0, -1, ascending).await.unwrap();
+            all.into_iter().map(|r| r.id).collect::<Vec<String>>()
+        }
+    };
+    assert_eq!(listed(true).await, ["s1", "s2"], "by next run");
+    assert_eq!(listed(false).await, ["s2", "s1"]);
 
     assert!(schedulers.remove("s1").await.unwrap());
     assert!(!schedulers.remove("s1").await.unwrap());

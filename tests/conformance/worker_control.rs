@@ -40,6 +40,13 @@ fn peak_tracker<B: Send + 'static>(
     (peak, f)
 }
 
+/// Waits until every job of `ids` completed.
+async fn all_completed<S: Store>(ctx: &Ctx<S>, ids: &[bullmq::JobId]) {
+    for id in ids {
+        ctx.wait_state(id, JobState::Completed).await;
+    }
+}
+
 async fn add_n<S: Store>(ctx: &Ctx<S>, n: usize) -> Vec<bullmq::JobId> {
     let mut ids = Vec::new();
     for i in 0..n {
@@ -53,9 +60,7 @@ pub async fn concurrency_runs_jobs_in_parallel<S: Store>() {
     let ids = add_n(&ctx, 6).await;
     let (peak, f) = peak_tracker(300);
     let worker = ctx.worker(fast().concurrency(3), f).await;
-    for id in &ids {
-        ctx.wait_state(id, JobState::Completed).await;
-    }
+    all_completed(&ctx, &ids).await;
     assert_eq!(peak.load(Ordering::SeqCst), 3);
     worker.close().await;
 }
@@ -70,9 +75,7 @@ pub async fn set_concurrency_while_running<S: Store>() {
     worker.set_concurrency(4).unwrap();
     assert_eq!(worker.concurrency(), 4);
     assert!(worker.set_concurrency(0).is_err());
-    for id in &ids {
-        ctx.wait_state(id, JobState::Completed).await;
-    }
+    all_completed(&ctx, &ids).await;
     assert_eq!(peak.load(Ordering::SeqCst), 4);
     worker.close().await;
 }
@@ -257,9 +260,7 @@ pub async fn global_concurrency_limits_all_workers<S: Store>() {
     let (peak, f) = peak_tracker(150);
     let w1 = ctx.worker(fast().concurrency(4), f.clone()).await;
     let w2 = ctx.worker(fast().concurrency(4), f).await;
-    for id in &ids {
-        ctx.wait_state(id, JobState::Completed).await;
-    }
+    all_completed(&ctx, &ids).await;
     assert_eq!(
         peak.load(Ordering::SeqCst),
         2,
@@ -287,9 +288,7 @@ pub async fn global_rate_limit_spaces_jobs<S: Store>() {
             |_job, _| async move { Ok(Value::Null) },
         )
         .await;
-    for id in &ids {
-        ctx.wait_state(id, JobState::Completed).await;
-    }
+    all_completed(&ctx, &ids).await;
     // Three windows: 2 + 2 + 1.
     assert!(
         started.elapsed() >= Duration::from_millis(900),

@@ -31,6 +31,13 @@ async fn queue(prefix: &str, name: &str) -> Queue<RedisBackend> {
     queue_at(&support::redis_url(), prefix, name).await
 }
 
+/// Queue `name` on the shared server under a fresh prefix, whose keys go when the guard drops.
+async fn own_queue(name: &str) -> (support::PrefixGuard, Queue<RedisBackend>) {
+    let cleanup = support::PrefixGuard::new();
+    let q = queue(cleanup.as_str(), name).await;
+    (cleanup, q)
+}
+
 async fn hget(key: &str, field: &str) -> Option<Vec<u8>> {
     let mut con = support::redis().await;
     redis::cmd("HGET")
@@ -198,9 +205,8 @@ async fn support_exists(key: &str) -> bool {
 
 #[tokio::test]
 async fn a_10_mb_payload_round_trips_byte_for_byte() {
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let q = queue(&prefix, "huge").await;
+    let (cleanup, q) = own_queue("huge").await;
+    let prefix = cleanup.as_str();
     // Mixed ASCII, escapes and multi-byte text, so a lossy step would show.
     let unit = "bullmq \"quoted\" \\ tâche ✓ 日本語 \u{1F680}\n";
     let text = unit.repeat(10 * 1024 * 1024 / unit.len() + 1);
@@ -234,9 +240,8 @@ async fn a_10_mb_payload_round_trips_byte_for_byte() {
 // Redis only: PostgreSQL text cannot hold a NUL (the other id rules are in conformance `queue`).
 #[tokio::test]
 async fn a_custom_id_with_a_nul_round_trips() {
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let q = queue(&prefix, "ids").await;
+    let (cleanup, q) = own_queue("ids").await;
+    let prefix = cleanup.as_str();
     // Redis keys are binary-safe: the id is stored and read back verbatim.
     let id = "nul\0inside";
     let added = q
@@ -461,9 +466,8 @@ fn decode_outcome(
 
 #[tokio::test]
 async fn corrupt_job_hashes_give_typed_errors_or_are_tolerated_as_node_does() {
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let q = queue(&prefix, "bad").await;
+    let (cleanup, q) = own_queue("bad").await;
+    let prefix = cleanup.as_str();
     let deep_json = deep(10_000);
 
     let no_data: Vec<(&str, Vec<u8>)> = base(&[])
@@ -498,7 +502,7 @@ async fn corrupt_job_hashes_give_typed_errors_or_are_tolerated_as_node_does() {
         ("good", base(&[("data", r#"{"fine":true}"#)])),
     ];
     for (id, fields) in &planted {
-        plant(&prefix, "bad", id, fields).await;
+        plant(prefix, "bad", id, fields).await;
     }
 
     let get = |id: &'static str| {
@@ -555,15 +559,14 @@ async fn corrupt_job_hashes_give_typed_errors_or_are_tolerated_as_node_does() {
 
 #[tokio::test]
 async fn one_corrupt_job_in_get_jobs_is_skipped_and_reported() {
-    let prefix = support::unique_prefix();
-    let _cleanup = support::PrefixGuard(prefix.clone());
-    let q = queue(&prefix, "list").await;
+    let (cleanup, q) = own_queue("list").await;
+    let prefix = cleanup.as_str();
     for i in 0..3 {
         q.add("ok", &json!({"i": i}), JobOptions::new())
             .await
             .expect("add");
     }
-    plant(&prefix, "list", "broken", &base(&[("data", "{oops")])).await;
+    plant(prefix, "list", "broken", &base(&[("data", "{oops")])).await;
     let waiting = [JobType::State(JobState::Waiting)];
     // One corrupt job does not hide the good ones: `get_jobs` leaves it out, and
     // `get_jobs_checked` names it with the field.

@@ -19,7 +19,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bullmq::job::JobType;
 use bullmq::redis::RedisBackend;
 use bullmq::{
     ActiveJob, CancellationToken, JobId, JobOptions, JobState, ProcessResult, Queue, Worker,
@@ -28,6 +27,7 @@ use bullmq::{
 use serde_json::{Value, json};
 
 use crate::support::chaos::{self, ChaosPlan, Producer};
+use crate::support::counts::state_counts;
 use crate::support::redis_queue::RedisQueue;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
 use crate::support::stalled::run_until_stalled;
@@ -835,19 +835,18 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
 
     assert_each_finished_once(&ctx, &ids).await;
     assert!(ctx.finished("failed").await.is_empty());
-    let counts = ctx
-        .queue
-        .get_job_counts(&[
-            JobType::State(JobState::Completed),
-            JobType::State(JobState::Failed),
-            JobType::State(JobState::Active),
-            JobType::State(JobState::Waiting),
-            JobType::State(JobState::Delayed),
-            JobType::State(JobState::Prioritized),
-        ])
-        .await
-        .unwrap();
-    let counts: Vec<u64> = counts.into_iter().map(|(_, n)| n).collect();
+    let counts = state_counts(
+        &ctx.queue,
+        &[
+            JobState::Completed,
+            JobState::Failed,
+            JobState::Active,
+            JobState::Waiting,
+            JobState::Delayed,
+            JobState::Prioritized,
+        ],
+    )
+    .await;
     let added = u64::try_from(ids.len()).unwrap();
     assert_eq!(counts, [added, 0, 0, 0, 0, 0], "counters");
     let mut reports = reports(&mut workers, &mut retired);

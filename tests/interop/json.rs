@@ -121,6 +121,20 @@ async fn run_both<B: Backend>(
 }
 
 /// Node's view of both queues is the same, job by job.
+/// Field `field` of the hash at `key`, if it has one.
+async fn field(
+    con: &mut redis::aio::MultiplexedConnection,
+    key: &str,
+    field: &str,
+) -> Option<String> {
+    redis::cmd("HGET")
+        .arg(key)
+        .arg(field)
+        .query_async(con)
+        .await
+        .unwrap()
+}
+
 fn assert_same_views(node_view: &Value, rust_view: &Value) {
     for id in ids() {
         assert_eq!(
@@ -170,13 +184,7 @@ async fn redis_rust_worker_echoes_node_data_as_a_node_worker_does() {
     for id in ids() {
         let mut stored = Vec::new();
         for queue in ["node-echo", "rust-echo"] {
-            let value: Option<String> = redis::cmd("HGET")
-                .arg(format!("{prefix}:{queue}:{id}"))
-                .arg("returnvalue")
-                .query_async(&mut con)
-                .await
-                .unwrap();
-            stored.push(value);
+            stored.push(field(&mut con, &format!("{prefix}:{queue}:{id}"), "returnvalue").await);
         }
         assert!(stored[0].is_some(), "job {id}: no return value from Node");
         assert_eq!(
@@ -201,13 +209,8 @@ async fn redis_rust_worker_echoes_node_data_as_a_node_worker_does() {
             .unwrap();
         let mut stored = Vec::new();
         for queue in ["node-echo", "writes"] {
-            let value: String = redis::cmd("HGET")
-                .arg(format!("{prefix}:{queue}:{id}"))
-                .arg("data")
-                .query_async(&mut con)
-                .await
-                .unwrap();
-            stored.push(value);
+            let data = field(&mut con, &format!("{prefix}:{queue}:{id}"), "data").await;
+            stored.push(data.expect("the job has data"));
         }
         assert_eq!(
             stored[0], stored[1],

@@ -39,6 +39,7 @@ use bullmq::{
 use bullmq_core::codec::{KeyStyle, options_to_value};
 use serde_json::{Value, json};
 
+use crate::support::counts::state_counts;
 use crate::support::now_ms;
 use crate::support::postgres::{SchemaGuard, database_url};
 use crate::support::wait::eventually;
@@ -291,18 +292,18 @@ fn ids(value: &Value) -> Vec<String> {
 /// Every job of the queue finished: nothing waiting, delayed, prioritized or active, and
 /// `finished` jobs completed or failed.
 async fn settled(queue: &Queue<PostgresBackend>, finished: u64) -> bool {
-    let counts = queue
-        .get_job_counts(&[
-            JobType::State(JobState::Waiting),
-            JobType::State(JobState::Active),
-            JobType::State(JobState::Delayed),
-            JobType::State(JobState::Prioritized),
-            JobType::State(JobState::Completed),
-            JobType::State(JobState::Failed),
-        ])
-        .await
-        .unwrap();
-    let n: Vec<u64> = counts.into_iter().map(|(_, n)| n).collect();
+    let n = state_counts(
+        queue,
+        &[
+            JobState::Waiting,
+            JobState::Active,
+            JobState::Delayed,
+            JobState::Prioritized,
+            JobState::Completed,
+            JobState::Failed,
+        ],
+    )
+    .await;
     n[..4].iter().all(|n| *n == 0) && n[4] + n[5] == finished
 }
 

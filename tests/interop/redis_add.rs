@@ -37,24 +37,23 @@ async fn placement(
     queue_key: &str,
     id: &str,
 ) -> Vec<(&'static str, bool)> {
+    let places = [
+        ("wait", "LPOS"),
+        ("paused", "LPOS"),
+        ("prioritized", "ZSCORE"),
+        ("delayed", "ZSCORE"),
+        ("waiting-children", "ZSCORE"),
+    ];
     let mut out = Vec::new();
-    for list in ["wait", "paused"] {
-        let pos: Option<i64> = redis::cmd("LPOS")
-            .arg(format!("{queue_key}:{list}"))
+    for (place, find) in places {
+        // The list position or set score, nil where the job is not.
+        let found: redis::Value = redis::cmd(find)
+            .arg(format!("{queue_key}:{place}"))
             .arg(id)
             .query_async(con)
             .await
-            .expect("LPOS");
-        out.push((list, pos.is_some()));
-    }
-    for set in ["prioritized", "delayed", "waiting-children"] {
-        let score: Option<f64> = redis::cmd("ZSCORE")
-            .arg(format!("{queue_key}:{set}"))
-            .arg(id)
-            .query_async(con)
-            .await
-            .expect("ZSCORE");
-        out.push((set, score.is_some()));
+            .expect(find);
+        out.push((place, found != redis::Value::Nil));
     }
     out
 }

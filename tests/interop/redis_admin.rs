@@ -2,6 +2,7 @@
 //! and the other way round.
 
 use crate::support;
+use crate::support::counts::state_counts;
 
 use std::time::Duration;
 
@@ -164,22 +165,8 @@ async fn clean_and_retry_cross_runtimes() {
     }
     assert_eq!(t.node(&["counts"])["failed"].as_u64(), Some(2));
     t.node(&["retryJobs", "failed"]);
-    assert_eq!(
-        t.queue
-            .get_job_counts(&[JobState::Failed.into()])
-            .await
-            .expect("counts")[0]
-            .1,
-        0
-    );
-    assert_eq!(
-        t.queue
-            .get_job_counts(&[JobState::Waiting.into()])
-            .await
-            .expect("counts")[0]
-            .1,
-        2
-    );
+    assert_eq!(state_counts(&t.queue, &[JobState::Failed]).await, [0]);
+    assert_eq!(state_counts(&t.queue, &[JobState::Waiting]).await, [2]);
 
     let removed = t
         .queue

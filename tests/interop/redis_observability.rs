@@ -22,6 +22,14 @@ use serde_json::{Value, json};
 /// Where the stopped clock starts.
 const T0: u64 = 1_700_000_000_000;
 
+/// A worker's settings that keep metrics (ten data points), so that finishing a job counts it.
+fn metrics_worker() -> std::sync::Arc<bullmq::backend::WorkerSettings> {
+    std::sync::Arc::new(bullmq::backend::WorkerSettings {
+        max_metrics_size: Some(10),
+        ..bullmq::backend::WorkerSettings::default()
+    })
+}
+
 /// A queue on the shared server whose producer reads the time from `clock`.
 struct Ctx {
     rq: RedisQueue,
@@ -96,10 +104,7 @@ impl Ctx {
             token: LockToken::new(token),
             return_value: value.to_owned(),
             keep: KeepJobs::KeepAll,
-            worker: std::sync::Arc::new(bullmq::backend::WorkerSettings {
-                max_metrics_size: Some(10),
-                ..bullmq::backend::WorkerSettings::default()
-            }),
+            worker: metrics_worker(),
             fetch_next: false,
         };
         self.backend()
@@ -114,10 +119,7 @@ impl Ctx {
             failed_reason: reason.to_owned(),
             keep: KeepJobs::KeepAll,
             fields: FieldUpdates::default(),
-            worker: std::sync::Arc::new(bullmq::backend::WorkerSettings {
-                max_metrics_size: Some(10),
-                ..bullmq::backend::WorkerSettings::default()
-            }),
+            worker: metrics_worker(),
             fetch_next: false,
         };
         self.backend()

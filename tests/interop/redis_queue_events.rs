@@ -126,24 +126,24 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
         )
         .await
         .expect("add delayed");
-    let custom = JobOptions::new().job_id("dup-1");
-    queue
-        .add("dup", &json!({}), custom.clone())
-        .await
-        .expect("add");
-    queue
-        .add("dup", &json!({}), custom)
-        .await
-        .expect("add again");
-    let dedup = JobOptions::new().deduplication(Deduplication::new("d-1"));
-    let kept = queue
-        .add("dedup", &json!({}), dedup.clone())
-        .await
-        .expect("add");
-    queue
-        .add("dedup", &json!({}), dedup)
-        .await
-        .expect("add deduplicated");
+    // The second add of each is refused as a duplicate or deduplicated; the first is kept.
+    let add_twice = |name: &'static str, opts: JobOptions| {
+        let queue = &queue;
+        async move {
+            let kept = queue
+                .add(name, &json!({}), opts.clone())
+                .await
+                .expect("add");
+            queue.add(name, &json!({}), opts).await.expect("add again");
+            kept
+        }
+    };
+    add_twice("dup", JobOptions::new().job_id("dup-1")).await;
+    let kept = add_twice(
+        "dedup",
+        JobOptions::new().deduplication(Deduplication::new("d-1")),
+    )
+    .await;
     assert!(queue.remove(&id(&later), false).await.expect("remove"));
     queue.pause().await.expect("pause");
     queue.resume().await.expect("resume");
@@ -175,45 +175,40 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
 
     let (seen, errors) = collect_until(&mut sub, "the-end").await;
     assert!(errors.is_empty(), "read errors: {errors:?}");
+    let saw = |event: QueueEvent| seen.iter().any(|e| e.event == event);
     let is = |job: &JobId| {
         let job = job.clone();
         move |e: &QueueEvent| e.job_id() == Some(job.as_str())
     };
 
     // added / waiting for every job added, with its name.
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Added {
-            job_id: id(&ok),
-            name: "ok".into()
-        }));
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Waiting {
-            job_id: id(&ok),
-            prev: None
-        }));
+    assert!(saw(QueueEvent::Added {
+        job_id: id(&ok),
+        name: "ok".into()
+    }));
+    assert!(saw(QueueEvent::Waiting {
+        job_id: id(&ok),
+        prev: None
+    }));
     // active, progress, completed with the JSON return value, as Node's worker wrote them.
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Active {
-            job_id: id(&ok),
-            prev: Some("waiting".into())
-        }));
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Progress {
-            job_id: id(&progress),
-            data: json!({"pct": 50})
-        }));
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Completed {
-            job_id: id(&ok),
-            returnvalue: json!({"double": 42}),
-            prev: Some("active".into()),
-        }));
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Completed {
-            job_id: id(&progress),
-            returnvalue: json!("done"),
-            prev: Some("active".into()),
-        }));
+    assert!(saw(QueueEvent::Active {
+        job_id: id(&ok),
+        prev: Some("waiting".into())
+    }));
+    assert!(saw(QueueEvent::Progress {
+        job_id: id(&progress),
+        data: json!({"pct": 50})
+    }));
+    assert!(saw(QueueEvent::Completed {
+        job_id: id(&ok),
+        returnvalue: json!({"double": 42}),
+        prev: Some("active".into()),
+    }));
+    assert!(saw(QueueEvent::Completed {
+        job_id: id(&progress),
+        returnvalue: json!("done"),
+        prev: Some("active".into()),
+    }));
     // The retried job: delayed by its backoff, back to waiting, then failed for good.
     let fail_events = find(&seen, is(&id(&fail)));
     let delayed_at = fail_events.iter().find_map(|e| match e {
@@ -245,7 +240,7 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
             .iter()
             .any(|e| matches!(e, QueueEvent::RetriesExhausted { .. }))
     );
-    assert!(seen.iter().any(|e| e.event == QueueEvent::Drained));
+    assert!(saw(QueueEvent::Drained));
     // The delayed add: `delay` is when it is due (Unix ms), as Node's `Number(delay)`.
     let due = find(&seen, is(&id(&later)))
         .into_iter()
@@ -256,15 +251,13 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
         .expect("delayed event");
     let added_at = later.timestamp;
     assert_eq!(due, added_at + 3_600_000);
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Removed {
-            job_id: id(&later),
-            prev: Some("delayed".into())
-        }));
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Duplicated {
-            job_id: JobId::from("dup-1")
-        }));
+    assert!(saw(QueueEvent::Removed {
+        job_id: id(&later),
+        prev: Some("delayed".into())
+    }));
+    assert!(saw(QueueEvent::Duplicated {
+        job_id: JobId::from("dup-1")
+    }));
     let deduplicated = find(&seen, |e| matches!(e, QueueEvent::Deduplicated { .. }));
     assert_eq!(deduplicated.len(), 1, "{deduplicated:#?}");
     assert!(
@@ -280,21 +273,18 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
         .position(|e| e.event == QueueEvent::Resumed)
         .expect("resumed");
     assert!(paused < resumed);
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Cleaned {
-            count: u64::try_from(cleaned.len()).expect("count")
-        }));
+    assert!(saw(QueueEvent::Cleaned {
+        count: u64::try_from(cleaned.len()).expect("count")
+    }));
     assert_eq!(cleaned.len(), 2);
     assert_eq!(stalled, "dup-1");
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::Stalled {
-            job_id: JobId::from("dup-1")
-        }));
-    assert!(seen.iter().any(|e| e.event
-        == QueueEvent::WaitingChildren {
-            job_id: JobId::from(flow[0].as_str()),
-            prev: None
-        }));
+    assert!(saw(QueueEvent::Stalled {
+        job_id: JobId::from("dup-1")
+    }));
+    assert!(saw(QueueEvent::WaitingChildren {
+        job_id: JobId::from(flow[0].as_str()),
+        prev: None
+    }));
     // A custom event: its fields kept as text, in order.
     let last = seen.last().expect("the-end");
     assert_eq!(

@@ -36,7 +36,7 @@ use bullmq::{
 use serde_json::{Value, json};
 
 use crate::support::now_ms;
-use crate::support::scheduled::{members, without_clock};
+use crate::support::scheduled::{members, until_completed, without_clock};
 
 /// Iterations each worker runs.
 const COUNT: usize = 3;
@@ -253,12 +253,7 @@ async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
     let worker = rust_worker(&prefix, "r", Arc::clone(&seen)).await;
     let mut events = worker.events();
     let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
-    support::wait::eventually(
-        &format!("the Rust worker ran {COUNT} iterations"),
-        Duration::from_secs(30),
-        || async { members(&rust_key, "completed").await.len() >= COUNT },
-    )
-    .await;
+    until_completed(&rust_key, COUNT, Duration::from_secs(30)).await;
     worker.close().await;
     let node_out = node.await.unwrap();
     assert_eq!(node_out["errors"], json!([]), "Node.js worker errors");
@@ -312,49 +307,26 @@ async fn iterated_by_both(upserters: (Runtime, Runtime), kind: Kind) {
     assert_eq!(hash(&format!("{rust_key}:meta")).await, theirs, "{case}");
 }
 
-#[tokio::test]
-async fn a_cron_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust() {
-    iterated_by_both((Runtime::Rust, Runtime::Rust), Kind::Cron).await;
+/// One [`iterated_by_both`] test per row: `name: (upserter of queue n, of queue r), kind`.
+macro_rules! iterated_by_both_tests {
+    ($($name:ident: ($upserter:ident, $iterator:ident), $kind:ident;)*) => {$(
+        #[tokio::test]
+        async fn $name() {
+            iterated_by_both((Runtime::$upserter, Runtime::$iterator), Kind::$kind).await;
+        }
+    )*};
 }
 
-#[tokio::test]
-async fn a_cron_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust() {
-    iterated_by_both((Runtime::Node, Runtime::Node), Kind::Cron).await;
-}
-
-#[tokio::test]
-async fn an_every_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust() {
-    iterated_by_both((Runtime::Rust, Runtime::Rust), Kind::Every).await;
-}
-
-#[tokio::test]
-async fn an_every_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust() {
-    iterated_by_both((Runtime::Node, Runtime::Node), Kind::Every).await;
-}
-
-#[tokio::test]
-async fn a_cron_scheduler_upserted_and_iterated_by_rust_leaves_nodes_bytes() {
-    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::Cron).await;
-}
-
-#[tokio::test]
-async fn an_every_scheduler_upserted_and_iterated_by_rust_leaves_nodes_bytes() {
-    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::Every).await;
-}
-
-#[tokio::test]
-async fn a_bounded_cron_scheduler_without_template_leaves_nodes_bytes() {
-    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::CronBounded).await;
-}
-
-#[tokio::test]
-async fn a_bounded_every_scheduler_with_nested_template_options_leaves_nodes_bytes() {
-    iterated_by_both((Runtime::Node, Runtime::Rust), Kind::EveryBounded).await;
-}
-
-#[tokio::test]
-async fn a_bounded_every_scheduler_upserted_by_node_is_iterated_alike_by_rust() {
-    iterated_by_both((Runtime::Node, Runtime::Node), Kind::EveryBounded).await;
+iterated_by_both_tests! {
+    a_cron_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust: (Rust, Rust), Cron;
+    a_cron_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust: (Node, Node), Cron;
+    an_every_scheduler_upserted_by_rust_is_iterated_alike_by_node_and_rust: (Rust, Rust), Every;
+    an_every_scheduler_upserted_by_node_is_iterated_alike_by_node_and_rust: (Node, Node), Every;
+    a_cron_scheduler_upserted_and_iterated_by_rust_leaves_nodes_bytes: (Node, Rust), Cron;
+    an_every_scheduler_upserted_and_iterated_by_rust_leaves_nodes_bytes: (Node, Rust), Every;
+    a_bounded_cron_scheduler_without_template_leaves_nodes_bytes: (Node, Rust), CronBounded;
+    a_bounded_every_scheduler_with_nested_template_options_leaves_nodes_bytes: (Node, Rust), EveryBounded;
+    a_bounded_every_scheduler_upserted_by_node_is_iterated_alike_by_rust: (Node, Node), EveryBounded;
 }
 
 /// A schedule (and template) set in one caller order: for Rust, by calling the setters in that

@@ -27,7 +27,7 @@ use bullmq::{
 use serde_json::{Value, json};
 
 use crate::support::now_ms;
-use crate::support::scheduled::{members, without_clock};
+use crate::support::scheduled::{members, until_completed, without_clock};
 
 /// What the corpus's `progress` jobs do on every store: progress 50 %, two log lines, and
 /// `"done"`.
@@ -549,12 +549,7 @@ async fn an_every_scheduler_iterated_by_rust_advances_as_with_a_node_worker() {
     .unwrap();
     let mut events = worker.events();
     let (node_key, rust_key) = (format!("{prefix}:n"), format!("{prefix}:r"));
-    support::wait::eventually(
-        &format!("the Rust worker ran {COUNT} iterations"),
-        Duration::from_secs(15),
-        || async { members(&rust_key, "completed").await.len() >= COUNT },
-    )
-    .await;
+    until_completed(&rust_key, COUNT, Duration::from_secs(15)).await;
     worker.close().await;
     let node_out: Value = serde_json::from_str(node.await.unwrap().trim()).unwrap();
     while let Ok(event) = events.try_recv() {

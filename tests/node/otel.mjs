@@ -27,6 +27,7 @@
 // {name, types}, status is the status code.
 // Exits non-zero on any error or after TIMEOUT ms (default 30 s).
 import { createRequire } from 'node:module';
+import { countdown } from './jobs.mjs';
 
 const require = createRequire(import.meta.url);
 const { Queue, Worker, FlowProducer, createPostgresBackend } = require('bullmq');
@@ -122,17 +123,11 @@ if (op === 'add') {
   print({ jobId: job.id, spans: spans() });
 } else if (op === 'work') {
   const [opts, backend] = options();
-  const expect = Number(arg);
-  let completed = 0;
-  let done;
-  const allDone = new Promise(resolve => (done = resolve));
+  const count = countdown(Number(arg));
   const worker = new Worker(QUEUE, async () => 'ok', opts, backend);
-  worker.on('completed', () => {
-    completed += 1;
-    if (completed >= expect) done();
-  });
+  worker.on('completed', count.settle);
   worker.on('error', err => console.error(err));
-  await allDone;
+  await count.all;
   await worker.close();
   print({ spans: spans() });
 } else if (op === 'produce') {
@@ -166,10 +161,7 @@ if (op === 'add') {
   print({ spans: spans() });
 } else if (op === 'consume') {
   const [opts, backend] = options();
-  const expect = Number(arg);
-  let finished = 0;
-  let done;
-  const allDone = new Promise(resolve => (done = resolve));
+  const count = countdown(Number(arg));
   let renewed;
   const lockRenewed = new Promise(resolve => (renewed = resolve));
   const limitedOnce = new Set();
@@ -202,16 +194,12 @@ if (op === 'add') {
     backend,
   );
   worker.on('locksRenewed', () => renewed());
-  const count = () => {
-    finished += 1;
-    if (finished >= expect) done();
-  };
-  worker.on('completed', count);
-  worker.on('failed', (job, err) => {
-    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) count();
+  worker.on('completed', count.settle);
+  worker.on('failed', job => {
+    if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) count.settle();
   });
   worker.on('error', err => console.error(err));
-  await allDone;
+  await count.all;
   await worker.pause(true);
   await worker.resume();
   await worker.close();

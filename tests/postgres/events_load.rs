@@ -272,6 +272,33 @@ async fn check(schema: &Schema, mut reader: Reader, runtime: &str) {
     }
 }
 
+/// What each load test starts with: the server to itself, a schema (named after `tag`) and its
+/// queue, when it started, and the events reader started with it.
+struct LoadRun {
+    _one: tokio::sync::MutexGuard<'static, ()>,
+    schema: Schema,
+    queue: Queue<PostgresBackend>,
+    started: Instant,
+    reader: Reader,
+}
+
+impl LoadRun {
+    async fn start(tag: &str) -> Self {
+        let _one = ONE_RUN.lock().await;
+        let schema = Schema::new(tag);
+        let queue = queue(&schema).await;
+        let started = Instant::now();
+        let reader = Reader::start(&schema).await;
+        Self {
+            _one,
+            schema,
+            queue,
+            started,
+            reader,
+        }
+    }
+}
+
 async fn work(job: ActiveJob<PostgresBackend>, _cancel: CancellationToken) -> ProcessResult {
     let data: Value = job.data_as()?;
     Ok(json!({ "i": data["i"] }))
@@ -279,11 +306,7 @@ async fn work(job: ActiveJob<PostgresBackend>, _cancel: CancellationToken) -> Pr
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reader_sees_every_event_of_rust_workers_under_load() {
-    let _one = ONE_RUN.lock().await;
-    let schema = Schema::new("rs");
-    let queue = queue(&schema).await;
-    let started = Instant::now();
-    let reader = Reader::start(&schema).await;
+    let run = LoadRun::start("rs").await;
     let mut workers = Vec::new();
     for n in 0..WORKERS {
         let options = WorkerOptions::new()
@@ -293,7 +316,7 @@ async fn reader_sees_every_event_of_rust_workers_under_load() {
         workers.push(
             Worker::new(
                 QueueName::new(QUEUE).unwrap(),
-                schema.backend().await,
+                run.schema.backend().await,
                 options,
                 work,
             )
@@ -301,15 +324,19 @@ async fn reader_sees_every_event_of_rust_workers_under_load() {
             .unwrap(),
         );
     }
-    add_jobs(&queue).await;
+    add_jobs(&run.queue).await;
     let completed = JobType::State(JobState::Completed);
     loop {
-        let done = queue.get_job_count_by_types(&[completed]).await.unwrap();
+        let done = run
+            .queue
+            .get_job_count_by_types(&[completed])
+            .await
+            .unwrap();
         if done >= JOBS as u64 {
             break;
         }
         assert!(
-            Instant::now() < started + WAIT,
+            Instant::now() < run.started + WAIT,
             "only {done} of {JOBS} jobs completed after {WAIT:?}"
         );
         // Poll interval of a loop that names, when it gives up, what is still pending.
@@ -318,8 +345,8 @@ async fn reader_sees_every_event_of_rust_workers_under_load() {
     for worker in &workers {
         worker.close().await;
     }
-    check(&schema, reader, "Rust").await;
-    eprintln!("Rust workers: {:?}", started.elapsed());
+    check(&run.schema, run.reader, "Rust").await;
+    eprintln!("Rust workers: {:?}", run.started.elapsed());
 }
 
 /// Node's workers, as a child process killed if the test ends first.
@@ -334,11 +361,7 @@ impl Drop for NodeWorkers {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn reader_sees_every_event_of_node_workers_under_load() {
-    let _one = ONE_RUN.lock().await;
-    let schema = Schema::new("js");
-    let queue = queue(&schema).await;
-    let started = Instant::now();
-    let reader = Reader::start(&schema).await;
+    let run = LoadRun::start("js").await;
     let dir = support::node_dir();
     assert!(
         dir.join("node_modules").join("bullmq").exists(),
@@ -350,7 +373,7 @@ async fn reader_sees_every_event_of_node_workers_under_load() {
         .arg(JOBS.to_string())
         .current_dir(&dir)
         .env("DATABASE_URL", database_url())
-        .env("SCHEMA", schema.0.as_str())
+        .env("SCHEMA", run.schema.0.as_str())
         .env("QUEUE", QUEUE)
         .env("WORKERS", WORKERS.to_string())
         .env("CONCURRENCY", CONCURRENCY.to_string())
@@ -377,8 +400,8 @@ async fn reader_sees_every_event_of_node_workers_under_load() {
         .expect("Node's workers started (see its stderr)");
     assert_eq!(ready, r#"{"ready":true}"#);
 
-    add_jobs(&queue).await;
-    let summary = tokio::time::timeout_at(started + WAIT, lines.recv())
+    add_jobs(&run.queue).await;
+    let summary = tokio::time::timeout_at(run.started + WAIT, lines.recv())
         .await
         .expect("Node's workers end in time")
         .expect("Node's workers print their counts (see its stderr)");
@@ -389,6 +412,6 @@ async fn reader_sees_every_event_of_node_workers_under_load() {
         .unwrap()
         .unwrap();
     assert!(status.success(), "Node's workers exited with {status}");
-    check(&schema, reader, "Node.js").await;
-    eprintln!("Node.js workers: {:?}", started.elapsed());
+    check(&run.schema, run.reader, "Node.js").await;
+    eprintln!("Node.js workers: {:?}", run.started.elapsed());
 }

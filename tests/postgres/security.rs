@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use crate::support::pg_cluster::Cluster;
 use crate::support::postgres::connect;
-use crate::support::tls::openssl;
 use crate::support::wait::eventually;
 use bullmq::postgres::sqlx::{self, Connection as _};
 use bullmq::postgres::{
@@ -99,45 +98,11 @@ async fn tls_on_a_hostssl_only_cluster() {
     let certs = temp_dir("bullmq-pgtls");
     support::tls::make_test_certificates(&certs);
     // A v3 certificate (rustls refuses v1) for client authentication.
-    std::fs::write(
-        certs.join("client.ext"),
+    support::tls::sign_with_ca(
+        &certs,
+        "client",
+        "/CN=certuser",
         "basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n",
-    )
-    .unwrap();
-    openssl(
-        &certs,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            "client.key",
-            "-out",
-            "client.csr",
-            "-subj",
-            "/CN=certuser",
-        ],
-    );
-    openssl(
-        &certs,
-        &[
-            "x509",
-            "-req",
-            "-in",
-            "client.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "client.crt",
-            "-days",
-            "1",
-            "-extfile",
-            "client.ext",
-        ],
     );
     let other_ca = temp_dir("bullmq-pgtls-other");
     support::tls::make_test_certificates(&other_ca);

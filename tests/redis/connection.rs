@@ -14,6 +14,16 @@ use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::{JobOptions, Prefix, Queue, QueueName};
 use serde_json::json;
 
+/// Options for the shared server under a fresh prefix (deleted when the guard drops), with
+/// `direct` direct connections beside the pipelined one.
+fn shared_server_options(direct: usize) -> (RedisOptions, PrefixGuard) {
+    let guard = PrefixGuard::new();
+    let options = RedisOptions::new(support::redis_url())
+        .prefix(Prefix::new(guard.as_str()).expect("prefix"))
+        .direct_connections(direct);
+    (options, guard)
+}
+
 async fn queue_with(options: RedisOptions, name: &str) -> Queue<RedisBackend> {
     let name = QueueName::new(name).expect("queue name");
     let backend = RedisBackend::connect(&options, name.clone())
@@ -100,11 +110,7 @@ async fn concurrent_calls_beyond_the_pool_share_one_more_connection() {
 
 #[tokio::test]
 async fn cancelled_calls_never_hand_their_reply_to_the_next_call() {
-    let prefix = support::unique_prefix();
-    let _guard = PrefixGuard(prefix.clone());
-    let options = RedisOptions::new(support::redis_url())
-        .prefix(Prefix::new(&prefix).expect("prefix"))
-        .direct_connections(2);
+    let (options, _guard) = shared_server_options(2);
     let q = queue_with(options, "cancel").await;
     let mut expected = Vec::new();
     for n in 0..100_u32 {
@@ -228,11 +234,7 @@ async fn a_unix_socket_url_works() {
 /// call that completes gets its own reply.
 #[tokio::test]
 async fn pipelined_calls_get_their_own_replies_even_when_others_are_cancelled() {
-    let prefix = support::unique_prefix();
-    let _guard = PrefixGuard(prefix.clone());
-    let options = RedisOptions::new(support::redis_url())
-        .prefix(Prefix::new(&prefix).expect("prefix"))
-        .direct_connections(0);
+    let (options, _guard) = shared_server_options(0);
     let q = std::sync::Arc::new(queue_with(options, "pipelined-cancel").await);
     let tasks = (0..200_u32).map(|n| {
         let q = std::sync::Arc::clone(&q);

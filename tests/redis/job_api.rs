@@ -12,7 +12,8 @@ use crate::support::{script_code, token};
 use bullmq::backend::{FetchParams, LockToken, ReprocessOptions, Transitions};
 use bullmq::clock::ManualClock;
 use bullmq::job::FinishedState;
-use bullmq::{Backoff, Job, JobId, JobOptions, JobState, ParentOptions};
+use bullmq::redis::RedisBackend;
+use bullmq::{Backoff, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
 use bullmq::{FailOutcome, JobFailure, ScriptErrorCode};
 use serde_json::json;
 
@@ -66,6 +67,14 @@ impl Env {
             .await
             .expect("take");
         next.job.expect("a job is ready").id
+    }
+
+    /// Adds job `id` with `opts` and takes the next job with token "t", as a worker would
+    /// (the tests leave no other job waiting); a handle on job `id`.
+    async fn add_and_take(&self, id: &str, opts: JobOptions) -> JobRef<'_, RedisBackend> {
+        self.add(id, opts).await;
+        self.take("t").await;
+        self.rq.queue.job(JobId::from(id))
     }
 
     async fn field(&self, id: &str, field: &str) -> Option<String> {
@@ -342,9 +351,7 @@ async fn manual_moves_refuse_another_token() {
 #[tokio::test]
 async fn move_to_delayed_and_back_to_wait() {
     let e = env("delays").await;
-    e.add("a", JobOptions::new()).await;
-    e.take("t").await;
-    let a = e.rq.queue.job(JobId::from("a"));
+    let a = e.add_and_take("a", JobOptions::new()).await;
 
     let delay = a
         .move_to_delayed(NOW + 5000, &token("t"))
@@ -429,10 +436,9 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     );
 
     // stackTraceLimit 0 keeps none; an unrecoverable failure skips the remaining attempts.
-    e.add("z", JobOptions::new().attempts(5).stack_trace_limit(0))
+    let z = e
+        .add_and_take("z", JobOptions::new().attempts(5).stack_trace_limit(0))
         .await;
-    e.take("t").await;
-    let z = e.rq.queue.job(JobId::from("z"));
     let failure = JobFailure::new("fatal")
         .stack("Error: fatal")
         .unrecoverable();
@@ -445,15 +451,10 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     assert!(z.is_failed().await.expect("failed"));
 
     // With a backoff the retry waits in delayed for the backoff's delay.
-    e.add(
-        "b",
-        JobOptions::new()
-            .attempts(2)
-            .backoff(Backoff::fixed(Duration::from_secs(3))),
-    )
-    .await;
-    e.take("t").await;
-    let b = e.rq.queue.job(JobId::from("b"));
+    let retried_later = JobOptions::new()
+        .attempts(2)
+        .backoff(Backoff::fixed(Duration::from_secs(3)));
+    let b = e.add_and_take("b", retried_later).await;
     let outcome = b
         .move_to_failed(&JobFailure::new("later"), &token("t"), false)
         .await
@@ -473,9 +474,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
 #[tokio::test]
 async fn retry_and_remove() {
     let e = env("retry").await;
-    e.add("a", JobOptions::new()).await;
-    e.take("t").await;
-    let a = e.rq.queue.job(JobId::from("a"));
+    let a = e.add_and_take("a", JobOptions::new()).await;
     a.move_to_completed(&"done", &token("t"), false)
         .await
         .expect("complete");

@@ -8,11 +8,12 @@
 use std::time::Duration;
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{JobId, JobOptions, Prefix, Queue, QueueName};
+use bullmq::{JobId, JobOptions, Prefix, Processor, Queue, QueueName, Worker};
 use serde_json::json;
 
 use crate::support;
-use crate::support::odd_jobs::{End, assert_listed, counting_worker};
+use crate::support::PrefixGuard;
+use crate::support::odd_jobs::{End, Runs, assert_listed, counting_worker};
 use crate::support::wait::eventually;
 
 /// How long the corpus may take to settle.
@@ -41,25 +42,22 @@ fn case(id: &str, fields: &[(&'static str, Option<&str>)], end: End) -> Case {
     }
 }
 
+/// The most common odd job: a well-formed hash with one field written over by `value`.
+fn with_field(id: &str, field: &'static str, value: &str, end: End) -> Case {
+    case(id, &[(field, Some(value))], end)
+}
+
 fn corpus() -> Vec<Case> {
     use End::{Completed, Failed};
     let mut cases = vec![
         // Counters the scripts `HINCRBY`: Lua cannot count them, Node's `parseInt` gives NaN.
-        case("atm-text", &[("atm", Some("abc"))], Completed(1)),
-        case("ats-text", &[("ats", Some("abc"))], Completed(1)),
-        case("stc-text", &[("stc", Some("abc"))], Completed(1)),
-        case(
-            "legacy-attempts-text",
-            &[("attemptsMade", Some("abc"))],
-            Completed(1),
-        ),
-        case("atm-negative", &[("atm", Some("-3"))], Completed(1)),
-        case(
-            "atm-huge",
-            &[("atm", Some("99999999999999999999"))],
-            Completed(1),
-        ),
-        case("ats-fraction", &[("ats", Some("1.5"))], Completed(1)),
+        with_field("atm-text", "atm", "abc", Completed(1)),
+        with_field("ats-text", "ats", "abc", Completed(1)),
+        with_field("stc-text", "stc", "abc", Completed(1)),
+        with_field("legacy-attempts-text", "attemptsMade", "abc", Completed(1)),
+        with_field("atm-negative", "atm", "-3", Completed(1)),
+        with_field("atm-huge", "atm", "99999999999999999999", Completed(1)),
+        with_field("ats-fraction", "ats", "1.5", Completed(1)),
         // A failing job whose counts are garbled still runs out of attempts.
         case(
             "fail-atm-text",
@@ -75,72 +73,53 @@ fn corpus() -> Vec<Case> {
             Failed(3, "boom"),
         ),
         // Bad JSON: Node's `JSON.parse` throws; the job fails naming the field.
-        case(
-            "data-bad-json",
-            &[("data", Some("{not json"))],
-            Failed(0, "`data`"),
-        ),
-        case(
-            "opts-bad-json",
-            &[("opts", Some("{bad"))],
-            Failed(0, "`opts`"),
-        ),
-        case(
+        with_field("data-bad-json", "data", "{not json", Failed(0, "`data`")),
+        with_field("opts-bad-json", "opts", "{bad", Failed(0, "`opts`")),
+        with_field(
             "progress-bad-json",
-            &[("progress", Some("{oops"))],
+            "progress",
+            "{oops",
             Failed(0, "`progress`"),
         ),
         // Options of the wrong types are read as absent, as the scripts' `tonumber` does.
-        case(
+        with_field(
             "opts-wrong-types",
-            &[(
-                "opts",
-                Some(
-                    r#"{"attempts":"abc","delay":"x","lifo":"yes","removeOnComplete":"z","backoff":7}"#,
-                ),
-            )],
+            "opts",
+            r#"{"attempts":"abc","delay":"x","lifo":"yes","removeOnComplete":"z","backoff":7}"#,
             Completed(1),
         ),
-        case(
+        with_field(
             "opts-nested-nulls",
-            &[("opts", Some(r#"{"attempts":null,"backoff":{"type":null}}"#))],
+            "opts",
+            r#"{"attempts":null,"backoff":{"type":null}}"#,
             Completed(1),
         ),
         // Fields Node tolerates.
-        case(
+        with_field(
             "stacktrace-not-array",
-            &[("stacktrace", Some("not an array"))],
+            "stacktrace",
+            "not an array",
             Completed(1),
         ),
-        case(
-            "returnvalue-bad-json",
-            &[("returnvalue", Some("{oops"))],
-            Completed(1),
-        ),
-        case("name-empty", &[("name", Some(""))], Completed(1)),
+        with_field("returnvalue-bad-json", "returnvalue", "{oops", Completed(1)),
+        with_field("name-empty", "name", "", Completed(1)),
         case("timestamp-missing", &[("timestamp", None)], Completed(1)),
-        case("delay-negative", &[("delay", Some("-5"))], Completed(1)),
-        case(
+        with_field("delay-negative", "delay", "-5", Completed(1)),
+        with_field(
             "timestamp-text",
-            &[("timestamp", Some("soon"))],
+            "timestamp",
+            "soon",
             Failed(0, "`timestamp`"),
         ),
-        case(
-            "priority-text",
-            &[("priority", Some("abc"))],
-            Failed(0, "`priority`"),
-        ),
+        with_field("priority-text", "priority", "abc", Failed(0, "`priority`")),
         // Flow fields pointing nowhere or unreadable.
-        case(
+        with_field(
             "parent-key-nowhere",
-            &[("parentKey", Some("bull:nowhere:404"))],
+            "parentKey",
+            "bull:nowhere:404",
             Completed(1),
         ),
-        case(
-            "parent-bad-json",
-            &[("parent", Some("{bad"))],
-            Failed(0, "`parent`"),
-        ),
+        with_field("parent-bad-json", "parent", "{bad", Failed(0, "`parent`")),
     ];
     // A field that is not UTF-8.
     let mut bad_bytes = case("data-not-utf8", &[], Failed(0, "not UTF-8"));
@@ -163,19 +142,44 @@ fn corpus() -> Vec<Case> {
     cases
 }
 
-/// A fresh connection to queue `name` under `prefix` (a worker closes the backend it is given).
-async fn connect(prefix: &str, name: &QueueName) -> RedisBackend {
-    let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
-    RedisBackend::connect(&options, name.clone()).await.unwrap()
+/// A queue under a prefix of its own, whose keys go when the guard drops.
+struct OddQueue {
+    guard: PrefixGuard,
+    name: QueueName,
+    queue: Queue<RedisBackend>,
+}
+
+impl OddQueue {
+    async fn new(name: &str) -> Self {
+        let guard = PrefixGuard::new();
+        let name = QueueName::new(name).unwrap();
+        let queue = Queue::try_new(name.clone(), Self::connect(guard.as_str(), &name).await)
+            .expect("the backend is bound to this queue");
+        Self { guard, name, queue }
+    }
+
+    /// A fresh connection to queue `name` under `prefix` (a worker closes the backend it is
+    /// given).
+    async fn connect(prefix: &str, name: &QueueName) -> RedisBackend {
+        let options = RedisOptions::new(support::redis_url()).prefix(Prefix::new(prefix).unwrap());
+        RedisBackend::connect(&options, name.clone()).await.unwrap()
+    }
+
+    /// A worker counting its runs per job id, on a connection of its own, checking for stalled
+    /// jobs every `stalled`.
+    async fn counting_worker(
+        &self,
+        stalled: Duration,
+    ) -> (Worker<RedisBackend, impl Processor<RedisBackend>>, Runs) {
+        let backend = Self::connect(self.guard.as_str(), &self.name).await;
+        counting_worker(self.name.clone(), backend, stalled).await
+    }
 }
 
 #[tokio::test]
 async fn odd_job_hashes_all_end_in_a_list_once() {
-    let prefix = support::unique_prefix();
-    let _guard = support::PrefixGuard(prefix.clone());
-    let name = QueueName::new("odd").unwrap();
-    let queue = Queue::try_new(name.clone(), connect(&prefix, &name).await)
-        .expect("the backend is bound to this queue");
+    let odd = OddQueue::new("odd").await;
+    let (prefix, queue) = (odd.guard.as_str(), &odd.queue);
     // A well-formed job first (it also writes the queue's meta, as any producer would).
     let control = queue
         .add("control", &json!({}), JobOptions::new())
@@ -226,12 +230,7 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         .await
         .unwrap();
 
-    let (worker, runs) = counting_worker(
-        name.clone(),
-        connect(&prefix, &name).await,
-        Duration::from_millis(500),
-    )
-    .await;
+    let (worker, runs) = odd.counting_worker(Duration::from_millis(500)).await;
 
     // Every job reaches a finished set, the control job included.
     let total = cases.len() + 1;
@@ -273,7 +272,6 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         let shown = String::from_utf8_lossy(&c.id).into_owned();
         let in_set = |set: &'static str| {
             let id = c.id.clone();
-            let prefix = prefix.clone();
             async move {
                 let mut con = support::redis().await;
                 let score: Option<f64> = redis::cmd("ZSCORE")
@@ -307,7 +305,7 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
         "priority-text",
         "data-not-utf8",
     ];
-    let jobs = assert_listed(&queue, total, &bad, "field").await;
+    let jobs = assert_listed(queue, total, &bad, "field").await;
     let raw = JobId::from_bytes(b"raw-\xff\xfe");
     assert!(
         jobs.iter().any(|j| j.id == raw),
@@ -319,12 +317,9 @@ async fn odd_job_hashes_all_end_in_a_list_once() {
 async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
     // As a crashed worker of another runtime leaves them: in active, unlocked, in the stalled
     // set, with a stalled count the stalled check's `HINCRBY` cannot count.
-    let prefix = support::unique_prefix();
-    let _guard = support::PrefixGuard(prefix.clone());
-    let name = QueueName::new("oddstall").unwrap();
-    let queue = Queue::try_new(name.clone(), connect(&prefix, &name).await)
-        .expect("the backend is bound to this queue");
-    queue
+    let odd = OddQueue::new("oddstall").await;
+    let prefix = odd.guard.as_str();
+    odd.queue
         .add("warm", &json!({}), JobOptions::new())
         .await
         .unwrap();
@@ -351,12 +346,7 @@ async fn a_stalled_job_with_a_garbled_count_is_recovered_not_lost() {
             .await
             .unwrap();
     }
-    let (worker, runs) = counting_worker(
-        name.clone(),
-        connect(&prefix, &name).await,
-        Duration::from_millis(300),
-    )
-    .await;
+    let (worker, runs) = odd.counting_worker(Duration::from_millis(300)).await;
     eventually("both stalled jobs completed", WAIT, || async {
         let mut con = support::redis().await;
         let n: usize = redis::cmd("ZCARD")

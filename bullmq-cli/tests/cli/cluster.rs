@@ -7,9 +7,7 @@ use crate::support::bullmq;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_commands_work_on_a_redis_cluster() {
-    let cluster = tokio::task::spawn_blocking(bullmq_test_support::redis_cluster::shared)
-        .await
-        .unwrap();
+    let cluster = bullmq_test_support::redis_cluster::shared_in_task().await;
     let url = cluster.url();
     let prefix = format!("{{{}}}", bullmq_test_support::unique_prefix());
     let run = |rest: &[&str]| {

@@ -203,9 +203,7 @@ async fn doctor_finds_an_eviction_policy_and_a_missing_acl_permission() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_finds_a_cluster_prefix_without_a_hash_tag() {
-    let cluster = tokio::task::spawn_blocking(bullmq_test_support::redis_cluster::shared)
-        .await
-        .unwrap();
+    let cluster = bullmq_test_support::redis_cluster::shared_in_task().await;
     let url = cluster.url();
     let bare = unique_prefix();
     let out = bullmq(&["--url", &url, "--prefix", &bare, "doctor", "-o", "json"]).expect(1);

@@ -41,33 +41,35 @@ await queue.waitUntilReady();
 
 const treeIds = node => [node.job.id, ...(node.children ?? []).flatMap(treeIds)];
 
-let ids;
-switch (OP) {
-  case 'add':
-    ids = [];
+// Each OP: the ids of what it added.
+const ops = {
+  async add() {
+    const ids = [];
     for (const { name, data, opts } of spec) {
       ids.push((await queue.add(name, data, opts)).id);
     }
-    break;
-  case 'addBulk':
-    ids = (await queue.addBulk(spec)).map(job => job.id);
-    break;
-  case 'flow': {
+    return ids;
+  },
+  async addBulk() {
+    return (await queue.addBulk(spec)).map(job => job.id);
+  },
+  async flow() {
     const producer = new FlowProducer({ connection }, createPostgresBackend);
     producer.on('error', () => {});
-    ids = treeIds(await producer.add(spec));
+    const ids = treeIds(await producer.add(spec));
     await producer.close();
-    break;
-  }
-  case 'scheduler': {
+    return ids;
+  },
+  async scheduler() {
     const job = await queue.upsertJobScheduler(spec.id, spec.repeat, spec.template);
-    ids = [job?.id ?? null];
-    break;
-  }
-  default:
-    console.error(`unknown OP ${OP}`);
-    process.exit(2);
+    return [job?.id ?? null];
+  },
+};
+if (!Object.hasOwn(ops, OP)) {
+  console.error(`unknown OP ${OP}`);
+  process.exit(2);
 }
+const ids = await ops[OP]();
 await queue.close();
 clearTimeout(timer);
 console.log(JSON.stringify({ ids }));

@@ -33,6 +33,14 @@ async fn setup(tag: &str) -> (TestSchema, PostgresBackend, ManualClock) {
     (schema, backend, clock)
 }
 
+/// [`setup`] with one job, "a", added and taken with token "tok": its id and the job as taken.
+async fn one_taken(tag: &str) -> (TestSchema, PostgresBackend, String, Job) {
+    let (schema, b, _clock) = setup(tag).await;
+    let id = add(&b, "a").await;
+    let job = take(&b, "tok").await;
+    (schema, b, id, job)
+}
+
 /// Adds a job through upstream's `add_job` command with the parameters Node.js's `addJob`
 /// passes (auto id, no dedup, FIFO), at [`T0`]; returns its id.
 async fn add_with(
@@ -352,9 +360,7 @@ async fn metrics_are_collected_only_when_the_worker_keeps_them() {
 /// PostgreSQL's own refusals.
 #[tokio::test]
 async fn a_delayed_job_s_row_and_refusals() {
-    let (_schema, b, _clock) = setup("tr_delay").await;
-    let id = add(&b, "a").await;
-    let job = take(&b, "tok").await;
+    let (_schema, b, id, job) = one_taken("tr_delay").await;
 
     let args = retry_later(T0, Duration::from_secs(60), "tok", worker(), false);
     assert_eq!(b.move_to_delayed(&job.id, &args).await.unwrap(), None);
@@ -424,9 +430,7 @@ async fn a_rate_limited_queue_reports_the_ttl() {
 
 #[tokio::test]
 async fn moves_an_active_job_back_to_wait() {
-    let (_schema, b, _clock) = setup("tr_back").await;
-    let id = add(&b, "a").await;
-    let job = take(&b, "tok").await;
+    let (_schema, b, id, job) = one_taken("tr_back").await;
 
     // Another token leaves the job where it is; the answer is still the limiter's window.
     let ttl = b
@@ -576,9 +580,7 @@ async fn locks_extend_only_with_the_holding_token() {
 
 #[tokio::test]
 async fn retries_an_active_job_at_once() {
-    let (_schema, b, _clock) = setup("tr_retry").await;
-    let id = add(&b, "a").await;
-    let job = take(&b, "tok").await;
+    let (_schema, b, id, job) = one_taken("tr_retry").await;
     let fields = FieldUpdates {
         failed_reason: Some("flaky".to_owned()),
         stacktrace: Some(vec!["Error: flaky".to_owned()]),
@@ -617,9 +619,7 @@ async fn retries_an_active_job_at_once() {
 
 #[tokio::test]
 async fn reprocesses_a_finished_job() {
-    let (_schema, b, _clock) = setup("tr_reprocess").await;
-    let id = add(&b, "a").await;
-    let job = take(&b, "tok").await;
+    let (_schema, b, id, job) = one_taken("tr_reprocess").await;
     b.move_to_completed(&job, &complete("tok", KeepJobs::KeepAll, false))
         .await
         .unwrap();

@@ -254,26 +254,14 @@ async fn promote_jobs_makes_every_delayed_job_ready() {
 async fn remove_orphaned_jobs_deletes_only_unreferenced_job_keys() {
     let ctx = Ctx::new().await;
     let kept = ctx.add("a", &json!({}), JobOptions::new()).await;
-    ctx.cmd::<()>(
-        redis::cmd("HSET")
-            .arg(ctx.key("orphan1"))
-            .arg("name")
-            .arg("x"),
-    );
+    let hash_named = |key: &str, name: &str| {
+        ctx.cmd::<()>(redis::cmd("HSET").arg(ctx.key(key)).arg("name").arg(name));
+    };
+    hash_named("orphan1", "x");
     ctx.cmd::<()>(redis::cmd("RPUSH").arg(ctx.key("orphan1:logs")).arg("line"));
-    ctx.cmd::<()>(
-        redis::cmd("HSET")
-            .arg(ctx.key("orphan2"))
-            .arg("name")
-            .arg("y"),
-    );
+    hash_named("orphan2", "y");
     // Not jobs: the queue's own keys and what lives under them.
-    ctx.cmd::<()>(
-        redis::cmd("HSET")
-            .arg(ctx.key("repeat:s1"))
-            .arg("name")
-            .arg("z"),
-    );
+    hash_named("repeat:s1", "z");
     ctx.cmd::<()>(redis::cmd("SET").arg(ctx.key("de:d1")).arg("1"));
 
     let removed = ctx.backend.remove_orphaned_jobs(1000, 0).await.unwrap();

@@ -7,14 +7,32 @@ use crate::support::readers as support;
 
 use std::time::Duration;
 
-use bullmq_core::backend::{Blocking, ClientRole, EventId, Events, Lifecycle};
+use bullmq_core::backend::{Blocking, ClientRole, EventId, Events, Lifecycle, StreamEvent};
 use bullmq_core::{Error, JobOptions};
+use bullmq_redis::RedisBackend;
 use support::{Ctx, blocked_in};
+use tokio::task::JoinHandle;
 
 fn fields(v: &[(&str, &str)]) -> Vec<(String, String)> {
     v.iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect()
+}
+
+/// A `QueueEvents` read of new entries on `b`, waiting up to `wait`, started and seen blocked
+/// in `XREAD`; with the name of the connection it blocks.
+async fn blocked_read(
+    b: &RedisBackend,
+    wait: Duration,
+) -> (String, JoinHandle<bullmq_core::Result<Vec<StreamEvent>>>) {
+    b.set_client_role(ClientRole::QueueEvents).await.unwrap();
+    let name = b.client_name(&ClientRole::QueueEvents);
+    let reader = tokio::spawn({
+        let b = b.clone();
+        async move { b.read_events(&EventId::latest(), wait).await }
+    });
+    blocked_in(&name, "xread").await;
+    (name, reader)
 }
 
 #[tokio::test]
@@ -151,16 +169,7 @@ async fn read_events_from_latest_waits_for_a_new_entry() {
     b.publish_event(&[("event", "old".to_owned())], 100)
         .await
         .unwrap();
-    b.set_client_role(ClientRole::QueueEvents).await.unwrap();
-    let name = b.client_name(&ClientRole::QueueEvents);
-    let reader = tokio::spawn({
-        let b = b.clone();
-        async move {
-            b.read_events(&EventId::latest(), Duration::from_secs(5))
-                .await
-        }
-    });
-    blocked_in(&name, "xread").await;
+    let (_, reader) = blocked_read(&b, Duration::from_secs(5)).await;
     let id = b
         .publish_event(&[("event", "new".to_owned())], 100)
         .await
@@ -227,16 +236,7 @@ async fn a_worker_wait_and_an_events_read_do_not_hold_each_other_up() {
 async fn close_ends_a_read_in_flight_and_refuses_the_next() {
     let ctx = Ctx::new().await;
     let b = ctx.backend.clone();
-    b.set_client_role(ClientRole::QueueEvents).await.unwrap();
-    let name = b.client_name(&ClientRole::QueueEvents);
-    let reader = tokio::spawn({
-        let b = b.clone();
-        async move {
-            b.read_events(&EventId::latest(), Duration::from_secs(10))
-                .await
-        }
-    });
-    blocked_in(&name, "xread").await;
+    let (name, reader) = blocked_read(&b, Duration::from_secs(10)).await;
     b.close(false).await.unwrap();
     let read = tokio::time::timeout(Duration::from_secs(1), reader)
         .await

@@ -39,6 +39,16 @@ async fn finish(
         .await
 }
 
+/// Completes `job` under "tok", the token the tests take their jobs with.
+async fn finish_ok(
+    ctx: &Ctx,
+    job: &bullmq_core::Job,
+    value: &str,
+    keep: KeepJobs,
+) -> bullmq_core::backend::Finished {
+    finish(ctx, job, "tok", value, keep).await.unwrap()
+}
+
 /// The error of `result`, after asserting it is a script refusal with `code` from `command`.
 #[track_caller]
 fn refused<T: std::fmt::Debug>(
@@ -54,11 +64,35 @@ fn refused<T: std::fmt::Debug>(
     err
 }
 
-fn stalled_check(max: u32) -> StalledCheck {
-    StalledCheck {
+/// One run of the stalled-jobs sweep allowing `max` stalls, answering the jobs it moved.
+async fn sweep(ctx: &Ctx, max: u32) -> Vec<JobId> {
+    let check = StalledCheck {
         max_stalled_count: max,
         stalled_interval: Duration::from_secs(30),
+    };
+    ctx.backend.move_stalled_jobs_to_wait(&check).await.unwrap()
+}
+
+/// A delay of `delay` from T0 under "tok" that counts as an attempt and fetches nothing.
+fn delay_args(delay: Duration) -> DelayArgs {
+    DelayArgs {
+        timestamp: T0,
+        delay,
+        token: Some(LockToken::new("tok")),
+        skip_attempt: false,
+        fields: FieldUpdates::default(),
+        worker: std::sync::Arc::default(),
+        fetch_next: false,
     }
+}
+
+/// Moves `parent` (locked by "tok") to waiting-children if `child` (or, with none, any child)
+/// is still pending; answers whether it moved.
+async fn wait_for_children(ctx: &Ctx, parent: &JobId, child: Option<&str>) -> bool {
+    ctx.backend
+        .move_to_waiting_children(parent, &LockToken::new("tok"), child)
+        .await
+        .unwrap()
 }
 
 /// The job `move_to_active` answers is the conformance suite's
@@ -137,9 +171,7 @@ async fn move_to_completed_stores_the_return_value_and_emits_completed() {
     let (ctx, job) = Ctx::with_active("sum", JobOptions::new()).await;
     ctx.clock.advance(Duration::from_secs(1));
 
-    let done = finish(&ctx, &job, "tok", r#"{"total":3}"#, KeepJobs::KeepAll)
-        .await
-        .unwrap();
+    let done = finish_ok(&ctx, &job, r#"{"total":3}"#, KeepJobs::KeepAll).await;
     assert_eq!(done.finished_on, T0 + 1000);
     assert_eq!(done.next, None);
 
@@ -167,10 +199,7 @@ async fn move_to_completed_stores_the_return_value_and_emits_completed() {
 
 #[tokio::test]
 async fn move_to_completed_can_take_the_next_job_in_the_same_call() {
-    let ctx = Ctx::new().await;
-    let first = ctx.add("a", JobOptions::new()).await;
-    let second = ctx.add("b", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, first, second) = Ctx::with_two().await;
 
     let args = CompleteArgs {
         worker: worker_settings(),
@@ -283,9 +312,7 @@ async fn finishing_with_the_wrong_token_or_no_lock_is_refused() {
 async fn remove_all_retention_deletes_the_finished_job() {
     let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
 
-    finish(&ctx, &job, "tok", "1", KeepJobs::RemoveAll)
-        .await
-        .unwrap();
+    finish_ok(&ctx, &job, "1", KeepJobs::RemoveAll).await;
     assert!(!ctx.exists(job.id.as_str()), "the job hash is gone");
     assert!(ctx.zset("completed").is_empty());
     assert_eq!(ctx.events_named("completed").len(), 1, "still announced");
@@ -299,9 +326,7 @@ async fn count_retention_keeps_only_the_newest_jobs() {
     for job in [&a, &b] {
         ctx.take("tok").await;
         ctx.clock.advance(Duration::from_millis(10));
-        finish(&ctx, job, "tok", "1", KeepJobs::Number(1))
-            .await
-            .unwrap();
+        finish_ok(&ctx, job, "1", KeepJobs::Number(1)).await;
     }
     assert_eq!(ctx.zset("completed"), vec![(b.id.to_string(), T0 + 20)]);
     assert!(!ctx.exists(a.id.as_str()));
@@ -315,18 +340,7 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
 
     let next = ctx
         .backend
-        .move_to_delayed(
-            &job.id,
-            &DelayArgs {
-                timestamp: T0,
-                delay: Duration::from_secs(5),
-                token: Some(LockToken::new("tok")),
-                skip_attempt: false,
-                fields: FieldUpdates::default(),
-                worker: std::sync::Arc::default(),
-                fetch_next: false,
-            },
-        )
+        .move_to_delayed(&job.id, &delay_args(Duration::from_secs(5)))
         .await
         .unwrap();
     assert_eq!(next, None);
@@ -360,23 +374,17 @@ async fn a_job_moved_to_delayed_waits_until_promoted() {
 
 #[tokio::test]
 async fn a_deliberate_delay_does_not_count_as_an_attempt_and_can_fetch_next() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    let other = ctx.add("b", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job, other) = Ctx::with_two().await;
 
     let next = ctx
         .backend
         .move_to_delayed(
             &job.id,
             &DelayArgs {
-                timestamp: T0,
-                delay: Duration::from_secs(1),
-                token: Some(LockToken::new("tok")),
                 skip_attempt: true,
-                fields: FieldUpdates::default(),
                 worker: worker_settings(),
                 fetch_next: true,
+                ..delay_args(Duration::from_secs(1))
             },
         )
         .await
@@ -404,31 +412,16 @@ async fn a_parent_with_pending_children_waits_for_them() {
     ctx.clock.advance(Duration::from_millis(5));
 
     // A child that is not among its dependencies does not hold it back.
-    let moved = ctx
-        .backend
-        .move_to_waiting_children(&parent.id, &LockToken::new("tok"), Some("bull:children:8"))
-        .await
-        .unwrap();
-    assert!(!moved);
+    assert!(!wait_for_children(&ctx, &parent.id, Some("bull:children:8")).await);
 
-    let moved = ctx
-        .backend
-        .move_to_waiting_children(&parent.id, &LockToken::new("tok"), Some(child_key))
-        .await
-        .unwrap();
-    assert!(moved);
+    assert!(wait_for_children(&ctx, &parent.id, Some(child_key)).await);
     assert_eq!(ctx.zset("waiting-children"), vec![(id.to_owned(), T0 + 5)]);
     assert!(!ctx.has_lock(id));
     assert_eq!(ctx.list("active"), vec![lonely.id.to_string()]);
     ctx.assert_last_move("waiting-children", id, "active");
 
     // No dependencies at all: the job stays active.
-    let moved = ctx
-        .backend
-        .move_to_waiting_children(&lonely.id, &LockToken::new("tok"), None)
-        .await
-        .unwrap();
-    assert!(!moved);
+    assert!(!wait_for_children(&ctx, &lonely.id, None).await);
     assert_eq!(ctx.list("active"), vec![lonely.id.to_string()]);
 }
 
@@ -439,11 +432,7 @@ async fn the_stalled_sweep_marks_first_and_moves_on_the_next_run() {
     // The worker died: its lock expired.
     ctx.drop_lock(id);
 
-    let first = ctx
-        .backend
-        .move_stalled_jobs_to_wait(&stalled_check(1))
-        .await
-        .unwrap();
+    let first = sweep(&ctx, 1).await;
     assert!(first.is_empty());
     assert_eq!(ctx.set("stalled"), vec![id.to_owned()]);
     assert_eq!(ctx.get("stalled-check"), Some(T0.to_string()));
@@ -451,20 +440,12 @@ async fn the_stalled_sweep_marks_first_and_moves_on_the_next_run() {
     assert!(ttl > 0 && ttl <= 30_000, "throttle PTTL {ttl}");
 
     // Within the interval the sweep does nothing.
-    let throttled = ctx
-        .backend
-        .move_stalled_jobs_to_wait(&stalled_check(1))
-        .await
-        .unwrap();
+    let throttled = sweep(&ctx, 1).await;
     assert!(throttled.is_empty());
     assert_eq!(ctx.list("active"), vec![id.to_owned()]);
 
     ctx.del("stalled-check");
-    let second = ctx
-        .backend
-        .move_stalled_jobs_to_wait(&stalled_check(1))
-        .await
-        .unwrap();
+    let second = sweep(&ctx, 1).await;
     assert_eq!(second, vec![job.id.clone()]);
     assert!(ctx.list("active").is_empty());
     assert_eq!(ctx.list("wait"), vec![id.to_owned()]);
@@ -486,16 +467,9 @@ async fn a_job_stalled_too_often_gets_a_deferred_failure() {
     let id = job.id.as_str();
     ctx.drop_lock(id);
 
-    ctx.backend
-        .move_stalled_jobs_to_wait(&stalled_check(0))
-        .await
-        .unwrap();
+    sweep(&ctx, 0).await;
     ctx.del("stalled-check");
-    let moved = ctx
-        .backend
-        .move_stalled_jobs_to_wait(&stalled_check(0))
-        .await
-        .unwrap();
+    let moved = sweep(&ctx, 0).await;
     assert_eq!(moved, vec![job.id.clone()]);
     assert_eq!(
         ctx.hash(id)["defa"],
@@ -505,10 +479,7 @@ async fn a_job_stalled_too_often_gets_a_deferred_failure() {
 
 #[tokio::test]
 async fn a_rate_limited_job_goes_back_to_wait_with_the_limiter_ttl() {
-    let ctx = Ctx::new().await;
-    let job = ctx.add("a", JobOptions::new()).await;
-    let other = ctx.add("b", JobOptions::new()).await;
-    ctx.take("tok").await;
+    let (ctx, job, other) = Ctx::with_two().await;
     ctx.cmd::<()>(
         redis::cmd("SET")
             .arg(ctx.key("limiter"))
@@ -578,9 +549,7 @@ async fn retry_job_requeues_at_once_and_records_the_failure() {
 #[tokio::test]
 async fn reprocess_job_moves_a_finished_job_back_to_wait() {
     let (ctx, job) = Ctx::with_active("a", JobOptions::new()).await;
-    finish(&ctx, &job, "tok", "42", KeepJobs::KeepAll)
-        .await
-        .unwrap();
+    finish_ok(&ctx, &job, "42", KeepJobs::KeepAll).await;
     let id = job.id.as_str();
 
     let err = refused(

@@ -13,21 +13,16 @@ fn job(name: &str, data: &str, opts: JobOptions) -> Job {
 
 pub async fn a_duplicate_id_answers_the_existing_job<S: Store>() {
     let s = Sec::<S>::new().await;
-    let first =
-        s.b.add_job(
-            &job("a", r#"{"v":1}"#, JobOptions::new().job_id("dup")),
-            &ParentKeyOpts::default(),
-        )
-        .await
-        .unwrap();
+    let add_dup = |name, data| {
+        let b = &s.b;
+        async move {
+            let dup = job(name, data, JobOptions::new().job_id("dup"));
+            b.add_job(&dup, &ParentKeyOpts::default()).await.unwrap()
+        }
+    };
+    let first = add_dup("a", r#"{"v":1}"#).await;
     assert_eq!(first.as_str(), "dup");
-    let again =
-        s.b.add_job(
-            &job("b", r#"{"v":2}"#, JobOptions::new().job_id("dup")),
-            &ParentKeyOpts::default(),
-        )
-        .await
-        .unwrap();
+    let again = add_dup("b", r#"{"v":2}"#).await;
     assert_eq!(again, first);
     let stored = s.job(&first).await;
     assert_eq!(

@@ -89,15 +89,11 @@ pub async fn drain_removes_waiting_then_delayed_but_keeps_scheduler_jobs<S: Stor
 pub async fn clean_removes_old_finished_jobs_up_to_the_limit<S: Store>() {
     use bullmq_core::backend::Queries;
     let s = Sec::<S>::new().await;
-    for (job, ok) in [("c1", true), ("f1", false), ("c2", true), ("c3", true)] {
-        s.add_id(job, JobOptions::new()).await;
-        if ok {
-            s.complete(&id(job), "null").await;
-        } else {
-            s.fail(&id(job), "boom").await;
-        }
-        s.clock.advance(Duration::from_secs(1));
-    }
+    s.finish_in_turn(
+        &[("c1", true), ("f1", false), ("c2", true), ("c3", true)],
+        "null",
+    )
+    .await;
     // Finished: c1 at T0, f1 at T0 + 1 s, c2 at T0 + 2 s, c3 at T0 + 3 s.
     let cut = T0 + 2_500;
     let clean = |state, limit| s.b.clean_jobs_by_state(state, cut, limit);
@@ -210,15 +206,8 @@ pub async fn obliterate_refuses_unpaused_and_active_then_removes_in_batches<S: S
 
 pub async fn retry_finished_jobs_moves_batches_back_to_wait<S: Store>() {
     let s = Sec::<S>::new().await;
-    for (job, ok) in [("f1", false), ("f2", false), ("c1", true)] {
-        s.add_id(job, JobOptions::new()).await;
-        if ok {
-            s.complete(&id(job), "1").await;
-        } else {
-            s.fail(&id(job), "boom").await;
-        }
-        s.clock.advance(Duration::from_secs(1));
-    }
+    s.finish_in_turn(&[("f1", false), ("f2", false), ("c1", true)], "1")
+        .await;
     s.clock.advance(Duration::from_secs(60));
     s.add_id("f3", JobOptions::new()).await;
     s.fail(&id("f3"), "late").await;

@@ -16,27 +16,11 @@ pub async fn extend_lock_renews_only_the_holders_lock<S: Store>() {
     let added = s.add("a", JobOptions::new()).await;
     s.take("tok").await;
 
-    assert!(
-        s.b.extend_lock(&added.id, &token("tok"), LONGER)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !s.b.extend_lock(&added.id, &token("thief"), LONGER)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !s.b.extend_lock(&id("nope"), &token("tok"), LONGER)
-            .await
-            .unwrap()
-    );
+    assert!(s.extends(&added.id, "tok", LONGER).await);
+    assert!(!s.extends(&added.id, "thief", LONGER).await);
+    assert!(!s.extends(&id("nope"), "tok", LONGER).await);
     // The thief's attempt left the holder's lock alone.
-    assert!(
-        s.b.extend_lock(&added.id, &token("tok"), LONGER)
-            .await
-            .unwrap()
-    );
+    assert!(s.extends(&added.id, "tok", LONGER).await);
     assert_eq!(s.state(&added.id).await, Some(JobState::Active));
 }
 

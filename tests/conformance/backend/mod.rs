@@ -23,8 +23,8 @@ use std::time::Duration;
 
 use bullmq::{FlowJob, FlowProducer};
 use bullmq_core::backend::{
-    CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Transitions,
-    WorkerSettings,
+    CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Locks,
+    Transitions, WorkerSettings,
 };
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::KeepJobs;
@@ -69,6 +69,14 @@ impl<S: Store> Sec<S> {
         let name = QueueName::new(name).unwrap();
         let b = self.store.backend_at(&name, &self.clock).await;
         Queue::try_new(name, b).expect("the backend is bound to this queue")
+    }
+
+    /// Whether `token` holds `job`'s lock: extending it by `by` succeeds.
+    pub async fn extends(&self, job: &JobId, token: &str, by: Duration) -> bool {
+        self.b
+            .extend_lock(job, &LockToken::new(token), by)
+            .await
+            .unwrap()
     }
 
     /// Adds a job named `name` with data `{}`.
@@ -122,6 +130,20 @@ impl<S: Store> Sec<S> {
     /// Takes the next job (which must be `job`) and fails it with `reason`.
     pub async fn fail(&self, job: &JobId, reason: &str) {
         fail_on(&self.b, job, reason).await;
+    }
+
+    /// Adds each job `(id, completes)` in turn and finishes it, completed with `value` or failed
+    /// with "boom", one second of the clock apart.
+    pub async fn finish_in_turn(&self, jobs: &[(&str, bool)], value: &str) {
+        for &(job, completes) in jobs {
+            let job = self.add_id(job, JobOptions::new()).await;
+            if completes {
+                self.complete(&job, value).await;
+            } else {
+                self.fail(&job, "boom").await;
+            }
+            self.clock.advance(Duration::from_secs(1));
+        }
     }
 
     /// The queue's events named `name`, oldest first, each as its fields.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use bullmq_core::backend::Lifecycle;
 use bullmq_core::backend::{
-    DelayArgs, FetchParams, FieldUpdates, Locks, NextJob, Queries, RateLimiter, ReprocessOptions,
+    DelayArgs, FetchParams, FieldUpdates, NextJob, Queries, RateLimiter, ReprocessOptions,
     Transitions, WorkerSettings,
 };
 use bullmq_core::job::FinishedState;
@@ -36,16 +36,8 @@ pub async fn take_stamps_and_announces_the_job<S: Store>() {
     assert_eq!(job.attempts_made, 0);
     assert_eq!(s.state(&added.id).await, Some(JobState::Active));
     // Held by this token only.
-    assert!(
-        s.b.extend_lock(&added.id, &token("tok"), LOCK)
-            .await
-            .unwrap()
-    );
-    assert!(
-        !s.b.extend_lock(&added.id, &token("other"), LOCK)
-            .await
-            .unwrap()
-    );
+    assert!(s.extends(&added.id, "tok", LOCK).await);
+    assert!(!s.extends(&added.id, "other", LOCK).await);
     let active = s.events_named("active").await;
     assert_eq!(active.len(), 1);
     assert_eq!(active[0]["jobId"], added.id.as_str());
@@ -111,11 +103,7 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     assert_eq!(next.name, "b");
     assert_eq!(next.processed_by.as_deref(), Some("w1"));
     // The next job is held with the finished job's token, as upstream's fused move locks it.
-    assert!(
-        s.b.extend_lock(&second.id, &token("tok"), LOCK)
-            .await
-            .unwrap()
-    );
+    assert!(s.extends(&second.id, "tok", LOCK).await);
 
     let stored = s.job(&first.id).await;
     assert_eq!(s.state(&first.id).await, Some(JobState::Completed));
@@ -320,11 +308,7 @@ pub async fn a_delayed_job_reports_its_due_time_and_promotes<S: Store>() {
     assert_eq!(delayed[0]["jobId"], added.id.as_str());
     assert_eq!(delayed[0]["delay"], (T0 + 60_000).to_string());
     // Its lock went with it.
-    assert!(
-        !s.b.extend_lock(&added.id, &token("tok"), LOCK)
-            .await
-            .unwrap()
-    );
+    assert!(!s.extends(&added.id, "tok", LOCK).await);
 
     // Nothing ready: the worker learns when the delayed job is due.
     let idle = s.b.move_to_active(&fetch("tok")).await.unwrap();
@@ -389,11 +373,7 @@ pub async fn back_to_wait_answers_the_rate_limit_window<S: Store>() {
         "{ttl:?}"
     );
     assert_eq!(s.state(&added.id).await, Some(JobState::Waiting));
-    assert!(
-        !s.b.extend_lock(&added.id, &token("tok"), LOCK)
-            .await
-            .unwrap()
-    );
+    assert!(!s.extends(&added.id, "tok", LOCK).await);
     let waiting = s.events_named("waiting").await;
     let last = waiting.last().unwrap();
     assert_eq!(last["jobId"], added.id.as_str());
@@ -535,11 +515,7 @@ pub async fn a_parent_with_pending_children_waits_for_them<S: Store>() {
             .unwrap()
     );
     assert_eq!(s.state(&parent.id).await, Some(JobState::WaitingChildren));
-    assert!(
-        !s.b.extend_lock(&parent.id, &token("tp"), LOCK)
-            .await
-            .unwrap()
-    );
+    assert!(!s.extends(&parent.id, "tp", LOCK).await);
 
     let err = script(
         s.b.move_to_waiting_children(&id("nope"), &token("tp"), None)

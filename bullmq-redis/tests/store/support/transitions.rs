@@ -82,6 +82,16 @@ impl Ctx {
         (ctx, job)
     }
 
+    /// A fresh queue with jobs "a" and "b" added in that order, "a" taken with token `tok`;
+    /// both jobs as added.
+    pub(crate) async fn with_two() -> (Self, Job, Job) {
+        let ctx = Self::new().await;
+        let first = ctx.add("a", JobOptions::new()).await;
+        let second = ctx.add("b", JobOptions::new()).await;
+        ctx.take("tok").await;
+        (ctx, first, second)
+    }
+
     /// The token in `id`'s lock key, if it has one.
     pub(crate) fn lock(&self, id: &str) -> Option<String> {
         self.get(&format!("{id}:lock"))

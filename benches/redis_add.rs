@@ -43,7 +43,7 @@ use bullmq::{Prefix, Queue};
 use redis::aio::MultiplexedConnection;
 
 use ours::queue_name;
-use support::add::{Mode, line};
+use support::add::{Mode, Placement, line};
 use support::cli::{Settings, env_usize, runtime};
 use support::jobs::QUEUE;
 use support::measure::{Meter, admin, admin_url, delete_prefix, keyed_for, unique_prefix};
@@ -56,9 +56,7 @@ const HARNESS: &str = "bench-add-rs";
 /// What to run, from the command line and the environment.
 struct Config {
     run: Settings<Mode>,
-    current_thread: bool,
-    /// Runs each mode in a spawned task (on a runtime worker) rather than in `block_on`.
-    spawn: bool,
+    placement: Placement,
     /// `RedisOptions::direct_connections`.
     direct_connections: usize,
 }
@@ -69,8 +67,7 @@ impl Config {
     fn from_env() -> Self {
         Self {
             run: Settings::from_env(&Mode::ALL, Mode::parse),
-            current_thread: std::env::var("BENCH_RUNTIME").is_ok_and(|v| v == "current_thread"),
-            spawn: std::env::var("BENCH_TASK").is_ok_and(|v| v == "spawn"),
+            placement: Placement::from_env(),
             direct_connections: env_usize(
                 "BENCH_DIRECT_CONNECTIONS",
                 bullmq::redis::DEFAULT_DIRECT_CONNECTIONS,
@@ -100,13 +97,10 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
     let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, mode.name()));
     let q = queue(config, &prefix).await;
     let meter = Meter::start(admin).await;
-    if config.spawn {
-        tokio::spawn(ours::add(q, mode, config.run.jobs))
-            .await
-            .expect("the adding task");
-    } else {
-        ours::add(q, mode, config.run.jobs).await;
-    }
+    config
+        .placement
+        .run(ours::add(q, mode, config.run.jobs))
+        .await;
     let usage = meter.stop(admin).await;
     let waiting: u64 = redis::cmd("LLEN")
         .arg(format!("{prefix}:{QUEUE}:wait"))
@@ -120,7 +114,7 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
 
 fn main() {
     let config = Config::from_env();
-    runtime(config.current_thread).block_on(async {
+    runtime(config.placement.current_thread).block_on(async {
         let mut admin = admin(&admin_url(&config.run.url)).await;
         for &mode in &config.run.modes {
             measure(&config, &mut admin, mode).await;

@@ -71,7 +71,8 @@ use redis::aio::MultiplexedConnection;
 use ours::queue_name;
 use support::cli::{Args, Settings, runtime};
 use support::measure::{
-    Meter, Resident, admin, delete_prefix, reset_peak_rss, status_kb, unique_prefix,
+    Meter, Resident, admin, delete_prefix, info, info_number, reset_peak_rss, status_kb,
+    unique_prefix,
 };
 use support::worker::{self as worker_bench, check_finished, drain};
 
@@ -287,14 +288,7 @@ async fn workers(
 
 /// A numeric field of one `INFO` section.
 async fn info_field(admin: &mut MultiplexedConnection, section: &str, field: &str) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg(section)
-        .query_async(admin)
-        .await
-        .expect("INFO");
-    info.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().parse().ok())
+    info_number(&info(admin, section).await, field)
         .unwrap_or_else(|| panic!("{field} in INFO {section}"))
 }
 

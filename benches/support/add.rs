@@ -1,5 +1,8 @@
 //! The add benchmark's modes and JSON line, the same for ours and the official port's.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::measure::PerJob;
 
 /// Tasks of the concurrent mode.
@@ -47,4 +50,59 @@ pub fn line(implementation: &str, mode: Mode, jobs: u64, usage: &impl PerJob) ->
         mode.name(),
         usage.per_job_fields(jobs),
     )
+}
+
+/// Where an add harness runs each mode: `BENCH_RUNTIME` (`current_thread`, else the
+/// multi-threaded runtime) and `BENCH_TASK` (`spawn`: in a spawned task, on a runtime worker,
+/// rather than in `block_on` on the main thread as `#[tokio::main]` does).
+pub struct Placement {
+    pub current_thread: bool,
+    pub spawn: bool,
+}
+
+impl Placement {
+    /// Reads the environment.
+    pub fn from_env() -> Self {
+        Self {
+            current_thread: std::env::var("BENCH_RUNTIME").is_ok_and(|v| v == "current_thread"),
+            spawn: std::env::var("BENCH_TASK").is_ok_and(|v| v == "spawn"),
+        }
+    }
+
+    /// Runs `adding` where `BENCH_TASK` says.
+    pub async fn run(&self, adding: impl Future<Output = ()> + Send + 'static) {
+        if self.spawn {
+            tokio::spawn(adding).await.expect("the adding task");
+        } else {
+            adding.await;
+        }
+    }
+}
+
+/// The concurrent mode for any client: [`CONCURRENCY`] tasks, each calling `add(i)` with the
+/// next index not yet taken until `jobs` are added.
+pub async fn concurrently<F, Fut>(jobs: u64, add: F)
+where
+    F: Fn(u64) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let next = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = (0..CONCURRENCY)
+        .map(|_| {
+            let next = Arc::clone(&next);
+            let add = add.clone();
+            tokio::spawn(async move {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= jobs {
+                        break;
+                    }
+                    add(i).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("adding task");
+    }
 }

@@ -3,7 +3,11 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::measure::PerJob;
+use redis::aio::MultiplexedConnection;
+
+use super::cli::Settings;
+use super::jobs::QUEUE;
+use super::measure::{Meter, PerJob, delete_prefix};
 
 /// Tasks of the concurrent mode.
 pub const CONCURRENCY: u64 = 8;
@@ -50,6 +54,23 @@ pub fn line(implementation: &str, mode: Mode, jobs: u64, usage: &impl PerJob) ->
         mode.name(),
         usage.per_job_fields(jobs),
     )
+}
+
+/// What an add harness runs and where, from the command line and the environment.
+pub struct Config {
+    pub run: Settings<Mode>,
+    pub placement: Placement,
+}
+
+impl Config {
+    /// Reads the arguments (`--mode NAME[,NAME]`, `--test`; cargo's own `--bench` and anything
+    /// else are ignored) and the environment.
+    pub fn from_env() -> Self {
+        Self {
+            run: Settings::from_env(&Mode::ALL, Mode::parse),
+            placement: Placement::from_env(),
+        }
+    }
 }
 
 /// Where an add harness runs each mode: `BENCH_RUNTIME` (`current_thread`, else the
@@ -105,4 +126,25 @@ where
     for task in tasks {
         task.await.expect("adding task");
     }
+}
+
+/// Ends a measured mode once its `jobs` are added under `prefix`: stops `meter`, checks that
+/// every job waits, deletes the keys and prints the mode's line.
+pub async fn finish(
+    admin: &mut MultiplexedConnection,
+    meter: Meter,
+    implementation: &str,
+    prefix: &str,
+    mode: Mode,
+    jobs: u64,
+) {
+    let usage = meter.stop(admin).await;
+    let waiting: u64 = redis::cmd("LLEN")
+        .arg(format!("{prefix}:{QUEUE}:wait"))
+        .query_async(admin)
+        .await
+        .expect("LLEN");
+    delete_prefix(admin, prefix).await;
+    assert_eq!(waiting, jobs, "every job is waiting");
+    println!("{}", line(implementation, mode, jobs, &usage));
 }

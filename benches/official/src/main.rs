@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use bullmq::options::RedisConnectionOptions;
 use bullmq::{BulkJob, Queue, QueueOptions};
-use bullmq_official_bench::add::{Mode, Placement, concurrently, line};
-use bullmq_official_bench::cli::{Settings, runtime};
+use bullmq_official_bench::add::{Config, Mode, concurrently, finish};
+use bullmq_official_bench::cli::runtime;
 use bullmq_official_bench::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use bullmq_official_bench::measure::{Meter, admin, delete_prefix, unique_prefix};
 use redis::aio::MultiplexedConnection;
@@ -28,21 +28,6 @@ use redis::aio::MultiplexedConnection;
 const IMPL: &str = "bullmq-official";
 /// The first part of every key prefix.
 const HARNESS: &str = "bench-add-of";
-
-/// What to run, from the command line and the environment.
-struct Config {
-    run: Settings<Mode>,
-    placement: Placement,
-}
-
-impl Config {
-    fn from_env() -> Self {
-        Self {
-            run: Settings::from_env(&Mode::ALL, Mode::parse),
-            placement: Placement::from_env(),
-        }
-    }
-}
 
 async fn queue(config: &Config, prefix: &str) -> Queue {
     let connection = RedisConnectionOptions {
@@ -98,15 +83,7 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
     let q = queue(config, &prefix).await;
     let meter = Meter::start(admin).await;
     config.placement.run(run(q, mode, config.run.jobs)).await;
-    let usage = meter.stop(admin).await;
-    let waiting: u64 = redis::cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:wait"))
-        .query_async(admin)
-        .await
-        .expect("LLEN");
-    delete_prefix(admin, &prefix).await;
-    assert_eq!(waiting, config.run.jobs, "every job is waiting");
-    println!("{}", line(IMPL, mode, config.run.jobs, &usage));
+    finish(admin, meter, IMPL, &prefix, mode, config.run.jobs).await;
 }
 
 fn main() {

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use redis::aio::MultiplexedConnection;
 
-use super::cli::Settings;
+use super::cli::{Settings, named};
 use super::jobs::QUEUE;
 use super::measure::{Meter, PerJob, delete_prefix};
 
@@ -38,10 +38,7 @@ impl Mode {
 
     /// The mode named `s`; any other name stops the run.
     pub fn parse(s: &str) -> Mode {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .unwrap_or_else(|| panic!("unknown mode {s:?}: sequential, concurrent8 or bulk1000"))
+        named(&Mode::ALL, Mode::name, s)
     }
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 
+use super::cli::named;
 use super::jobs::QUEUE;
 use super::measure::{Meter, PeakRss, PerJob, Usage};
 
@@ -65,13 +66,7 @@ impl Mode {
 
     /// The mode named `s`; any other name stops the run.
     pub fn parse(s: &str) -> Mode {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .unwrap_or_else(|| {
-                let names: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
-                panic!("unknown mode {s:?}: {}", names.join(", "))
-            })
+        named(&Mode::ALL, Mode::name, s)
     }
 }
 

@@ -88,6 +88,28 @@ impl Args {
         }
     }
 
+    /// The whole run of a harness that times a count of items per mode (from `env`, 1,000 by
+    /// default, see [`Args::count`]) on the Redis of `REDIS_URL`: for each mode named (else
+    /// each of `all`), a warm-up on a tenth of the items (none under `--test`), then the
+    /// measured run, whose line `run(url, mode, count)` returns is printed.
+    pub fn time_each_mode<L: std::fmt::Display>(
+        &self,
+        env: &str,
+        all: &[&str],
+        run: &impl AsyncFn(&str, &str, usize) -> L,
+    ) {
+        let count = self.count(env, 1_000);
+        let url = redis_url();
+        runtime(false).block_on(async {
+            for mode in &self.modes_or(all) {
+                if !self.test {
+                    run(&url, mode, count / 10).await;
+                }
+                println!("{}", run(&url, mode, count).await);
+            }
+        });
+    }
+
     /// How many items (flows, schedulers) a mode handles: 20 under `--test`, else `env` when
     /// it is a number, else `default`.
     pub fn count(&self, env: &str, default: usize) -> usize {

@@ -34,6 +34,24 @@ pub fn wait_for_replicas(options: bullmq::redis::RedisOptions) -> bullmq::redis:
     }
 }
 
+/// A Redis backend for queue `queue` under a fresh key prefix starting with `harness`, and
+/// that prefix (for the checks and the clean-up).
+#[cfg(feature = "redis")]
+pub async fn fresh_redis(
+    url: &str,
+    harness: &str,
+    queue: &str,
+) -> (String, bullmq::redis::RedisBackend) {
+    let prefix = bullmq_test_support::unique_name(harness);
+    let options =
+        bullmq::redis::RedisOptions::new(url).prefix(bullmq::Prefix::new(&prefix).expect("prefix"));
+    let backend =
+        bullmq::redis::RedisBackend::connect(&options, QueueName::new(queue).expect("name"))
+            .await
+            .expect("connect to Redis");
+    (prefix, backend)
+}
+
 /// The benchmarks' queue name.
 pub fn queue_name() -> QueueName {
     QueueName::new(QUEUE).expect("queue name")

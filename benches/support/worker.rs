@@ -70,16 +70,27 @@ impl Mode {
     }
 }
 
-/// `LLEN wait` + `LLEN active`: the jobs not finished yet.
-pub async fn unfinished(admin: &mut MultiplexedConnection, prefix: &str) -> u64 {
-    let (wait, active): (u64, u64) = redis::pipe()
-        .cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:wait"))
-        .cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:active"))
+/// The sizes (`cmd`: `LLEN`, `ZCARD`) of two keys of the queue under `prefix`, read in one
+/// round trip.
+async fn sizes(
+    admin: &mut MultiplexedConnection,
+    cmd: &str,
+    prefix: &str,
+    [a, b]: [&str; 2],
+) -> (u64, u64) {
+    redis::pipe()
+        .cmd(cmd)
+        .arg(format!("{prefix}:{QUEUE}:{a}"))
+        .cmd(cmd)
+        .arg(format!("{prefix}:{QUEUE}:{b}"))
         .query_async(admin)
         .await
-        .expect("LLEN");
+        .expect(cmd)
+}
+
+/// `LLEN wait` + `LLEN active`: the jobs not finished yet.
+pub async fn unfinished(admin: &mut MultiplexedConnection, prefix: &str) -> u64 {
+    let (wait, active) = sizes(admin, "LLEN", prefix, ["wait", "active"]).await;
     wait + active
 }
 
@@ -112,14 +123,7 @@ pub async fn check_finished(
     mode: Mode,
     jobs: u64,
 ) {
-    let (completed, failed): (u64, u64) = redis::pipe()
-        .cmd("ZCARD")
-        .arg(format!("{prefix}:{QUEUE}:completed"))
-        .cmd("ZCARD")
-        .arg(format!("{prefix}:{QUEUE}:failed"))
-        .query_async(admin)
-        .await
-        .expect("ZCARD");
+    let (completed, failed) = sizes(admin, "ZCARD", prefix, ["completed", "failed"]).await;
     assert_finished(mode, jobs, completed, failed);
 }
 

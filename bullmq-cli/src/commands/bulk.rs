@@ -15,7 +15,7 @@ use crate::fail::{Failure, count_of};
 use crate::interrupt::Interrupt;
 use crate::{output, progress};
 
-/// Where a bulk command runs and how: what every command that changes many jobs is handed.
+/// Where a batch command (one of [`Action`]) runs and how: what `commands::run` hands it.
 pub(super) struct Bulk<'a> {
     pub(super) ctx: &'a Ctx,
     /// The queue, as named on the command line.

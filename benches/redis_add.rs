@@ -43,9 +43,8 @@ use bullmq::{Prefix, Queue};
 use redis::aio::MultiplexedConnection;
 
 use ours::queue_name;
-use support::add::{Mode, line};
-use support::cli::{Settings, env_usize, runtime};
-use support::jobs::QUEUE;
+use support::add::{Mode, finish};
+use support::cli::{env_usize, runtime};
 use support::measure::{Meter, admin, admin_url, delete_prefix, keyed_for, unique_prefix};
 
 /// Which implementation these lines are about.
@@ -55,22 +54,15 @@ const HARNESS: &str = "bench-add-rs";
 
 /// What to run, from the command line and the environment.
 struct Config {
-    run: Settings<Mode>,
-    current_thread: bool,
-    /// Runs each mode in a spawned task (on a runtime worker) rather than in `block_on`.
-    spawn: bool,
+    add: support::add::Config,
     /// `RedisOptions::direct_connections`.
     direct_connections: usize,
 }
 
 impl Config {
-    /// Reads the arguments (`--mode NAME[,NAME]`, `--test`; cargo's own `--bench` and anything
-    /// else are ignored) and the environment.
     fn from_env() -> Self {
         Self {
-            run: Settings::from_env(&Mode::ALL, Mode::parse),
-            current_thread: std::env::var("BENCH_RUNTIME").is_ok_and(|v| v == "current_thread"),
-            spawn: std::env::var("BENCH_TASK").is_ok_and(|v| v == "spawn"),
+            add: support::add::Config::from_env(),
             direct_connections: env_usize(
                 "BENCH_DIRECT_CONNECTIONS",
                 bullmq::redis::DEFAULT_DIRECT_CONNECTIONS,
@@ -80,7 +72,7 @@ impl Config {
 }
 
 async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
-    let options = RedisOptions::new(config.run.url.as_str())
+    let options = RedisOptions::new(config.add.run.url.as_str())
         .prefix(Prefix::new(prefix).expect("prefix"))
         .direct_connections(config.direct_connections);
     let options = ours::wait_for_replicas(options);
@@ -92,37 +84,27 @@ async fn queue(config: &Config, prefix: &str) -> Queue<RedisBackend> {
 
 /// One measured mode: prints its JSON line.
 async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode) {
-    if config.run.warmup > 0 {
-        let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, "warmup"));
-        ours::add(queue(config, &prefix).await, mode, config.run.warmup).await;
+    if config.add.run.warmup > 0 {
+        let prefix = keyed_for(&config.add.run.url, unique_prefix(HARNESS, "warmup"));
+        ours::add(queue(config, &prefix).await, mode, config.add.run.warmup).await;
         delete_prefix(admin, &prefix).await;
     }
-    let prefix = keyed_for(&config.run.url, unique_prefix(HARNESS, mode.name()));
+    let prefix = keyed_for(&config.add.run.url, unique_prefix(HARNESS, mode.name()));
     let q = queue(config, &prefix).await;
     let meter = Meter::start(admin).await;
-    if config.spawn {
-        tokio::spawn(ours::add(q, mode, config.run.jobs))
-            .await
-            .expect("the adding task");
-    } else {
-        ours::add(q, mode, config.run.jobs).await;
-    }
-    let usage = meter.stop(admin).await;
-    let waiting: u64 = redis::cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:wait"))
-        .query_async(admin)
-        .await
-        .expect("LLEN");
-    delete_prefix(admin, &prefix).await;
-    assert_eq!(waiting, config.run.jobs, "every job is waiting");
-    println!("{}", line(IMPL, mode, config.run.jobs, &usage));
+    config
+        .add
+        .placement
+        .run(ours::add(q, mode, config.add.run.jobs))
+        .await;
+    finish(admin, meter, IMPL, &prefix, mode, config.add.run.jobs).await;
 }
 
 fn main() {
     let config = Config::from_env();
-    runtime(config.current_thread).block_on(async {
-        let mut admin = admin(&admin_url(&config.run.url)).await;
-        for &mode in &config.run.modes {
+    runtime(config.add.placement.current_thread).block_on(async {
+        let mut admin = admin(&admin_url(&config.add.run.url)).await;
+        for &mode in &config.add.run.modes {
             measure(&config, &mut admin, mode).await;
         }
     });

@@ -69,9 +69,10 @@ use bullmq::redis::{RedisBackend, RedisOptions};
 use redis::aio::MultiplexedConnection;
 
 use ours::queue_name;
-use support::cli::{Args, Settings, runtime};
+use support::cli::{Args, Settings, flag_values, has_flag, named, runtime};
 use support::measure::{
-    Meter, Resident, admin, delete_prefix, reset_peak_rss, status_kb, unique_prefix,
+    Meter, Resident, admin, delete_prefix, info, info_number, reset_peak_rss, status_kb,
+    unique_prefix,
 };
 use support::worker::{self as worker_bench, check_finished, drain};
 
@@ -143,13 +144,7 @@ impl Kind {
 
     /// The kind named `s`; any other name stops the run.
     fn parse(s: &str) -> Kind {
-        Kind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .unwrap_or_else(|| {
-                let names: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
-                panic!("unknown mode {s:?}: {}", names.join(", "))
-            })
+        named(&Kind::ALL, Kind::name, s)
     }
 
     /// The numbers of workers run by default (a smoke run's are smaller).
@@ -211,31 +206,19 @@ impl Config {
         if test && Args::parse().modes.is_empty() {
             run.modes.retain(|k| k.sharing == Sharing::Own);
         }
-        let mut child = false;
-        let mut workers = Vec::new();
-        let mut args = std::env::args().skip(1);
-        while let Some(arg) = args.next() {
-            let list = if arg == "--child" {
-                child = true;
-                continue;
-            } else if arg == "--workers" {
-                args.next().expect("--workers needs a value")
-            } else if let Some(list) = arg.strip_prefix("--workers=") {
-                list.to_owned()
-            } else {
-                continue;
-            };
-            workers.extend(list.split(',').map(|n| {
+        let workers = flag_values("--workers")
+            .iter()
+            .map(|n| {
                 n.parse::<usize>()
                     .ok()
                     .filter(|&n| n > 0)
                     .unwrap_or_else(|| panic!("--workers takes counts above 0, not {n:?}"))
-            }));
-        }
+            })
+            .collect();
         Self {
             run,
             test,
-            child,
+            child: has_flag("--child"),
             workers,
         }
     }
@@ -287,14 +270,7 @@ async fn workers(
 
 /// A numeric field of one `INFO` section.
 async fn info_field(admin: &mut MultiplexedConnection, section: &str, field: &str) -> u64 {
-    let info: String = redis::cmd("INFO")
-        .arg(section)
-        .query_async(admin)
-        .await
-        .expect("INFO");
-    info.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().parse().ok())
+    info_number(&info(admin, section).await, field)
         .unwrap_or_else(|| panic!("{field} in INFO {section}"))
 }
 

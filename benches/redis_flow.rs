@@ -16,14 +16,16 @@
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "support/ours.rs"]
+mod ours;
+
 use std::time::Instant;
 
+use bullmq::QueueName;
 use bullmq::flow::{FlowJob, FlowProducer};
-use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{Prefix, QueueName};
 use serde_json::json;
 
-use support::cli::{Args, redis_url};
+use support::cli::Args;
 use support::measure::{admin, delete_prefix};
 
 const CHILDREN: usize = 10;
@@ -41,12 +43,8 @@ fn tree(i: usize) -> FlowJob {
     )
 }
 
-async fn run(url: &str, mode: &str, flows: usize, print: bool) {
-    let prefix = bullmq_test_support::unique_name("bench-flow");
-    let options = RedisOptions::new(url).prefix(Prefix::new(&prefix).expect("prefix"));
-    let backend = RedisBackend::connect(&options, QueueName::new("bench-parents").expect("name"))
-        .await
-        .expect("connect to Redis");
+async fn run(url: &str, mode: &str, flows: usize) -> serde_json::Value {
+    let (prefix, backend) = ours::fresh_redis(url, "bench-flow", "bench-parents").await;
     let producer = FlowProducer::new(backend);
     let start = Instant::now();
     match mode {
@@ -74,24 +72,12 @@ async fn run(url: &str, mode: &str, flows: usize, print: bool) {
         .expect("LLEN");
     assert_eq!(waiting, flows * CHILDREN, "every child was added");
     delete_prefix(&mut con, &prefix).await;
-    if print {
-        let line = json!({
-            "impl": "bullmq-rs", "mode": mode, "flows": flows, "jobs": flows * (CHILDREN + 1),
-            "secs": secs, "flows_per_sec": f64::from(u32::try_from(flows).unwrap_or(u32::MAX)) / secs,
-        });
-        println!("{line}");
-    }
+    json!({
+        "impl": "bullmq-rs", "mode": mode, "flows": flows, "jobs": flows * (CHILDREN + 1),
+        "secs": secs, "flows_per_sec": f64::from(u32::try_from(flows).unwrap_or(u32::MAX)) / secs,
+    })
 }
 
-#[tokio::main]
-async fn main() {
-    let args = Args::parse();
-    let url = redis_url();
-    let flows = args.count("BENCH_FLOWS", 1_000);
-    for mode in &args.modes_or(&["sequential", "bulk100"]) {
-        if !args.test {
-            run(&url, mode, flows / 10, false).await;
-        }
-        run(&url, mode, flows, true).await;
-    }
+fn main() {
+    Args::parse().time_each_mode("BENCH_FLOWS", &["sequential", "bulk100"], &run);
 }

@@ -39,17 +39,21 @@
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "support/ours.rs"]
+mod ours;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{ActiveJob, BulkJob, CancellationToken, JobOptions, ProcessResult};
+use bullmq::{ActiveJob, CancellationToken, JobOptions, ProcessResult};
 use bullmq::{Prefix, Queue, QueueName, Worker, WorkerOptions};
 use redis::Value;
 use redis::aio::MultiplexedConnection;
 
 use support::cli::{Args, env_u64, redis_url};
-use support::jobs::{CHUNK, Data, JOB_NAME};
-use support::measure::{admin, delete_prefix, per_job_fields, process_cpu, redis_cpu};
+use support::measure::{
+    admin, delete_prefix, info, info_number, per_job_fields, process_cpu, redis_cpu,
+};
 use support::worker::POLL;
 
 const IMPL: &str = "bullmq-rs";
@@ -78,12 +82,8 @@ impl Servers {
         let Some(rest) = url.strip_prefix("redis+cluster://") else {
             // A standalone server's replicas (`slaveN:ip=…,port=…` of `INFO replication`).
             let mut con = admin(&url).await;
-            let info: String = redis::cmd("INFO")
-                .arg("replication")
-                .query_async(&mut con)
+            let replicas: Vec<(String, String)> = info(&mut con, "replication")
                 .await
-                .expect("INFO replication");
-            let replicas: Vec<(String, String)> = info
                 .lines()
                 .filter(|l| l.starts_with("slave") && l.contains("ip="))
                 .filter_map(|l| {
@@ -244,15 +244,7 @@ impl Servers {
 
 /// A number of `INFO replication`.
 async fn repl_field(con: &mut MultiplexedConnection, field: &str) -> i64 {
-    let info: String = redis::cmd("INFO")
-        .arg("replication")
-        .query_async(con)
-        .await
-        .expect("INFO replication");
-    info.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(-1)
+    info_number(&info(con, "replication").await, field).unwrap_or(-1)
 }
 
 /// One queue of a run: its name, and a connection to its node.
@@ -272,19 +264,7 @@ async fn backend(servers: &Servers, prefix: &str, queue: &QueueName) -> RedisBac
 }
 
 async fn add_bulk(queue: Queue<RedisBackend>, jobs: u64) {
-    let mut start = 0;
-    while start < jobs {
-        let end = (start + CHUNK).min(jobs);
-        let chunk = (start..end)
-            .map(|i| BulkJob {
-                name: JOB_NAME.to_owned(),
-                data: Data::new(i),
-                opts: JobOptions::default(),
-            })
-            .collect();
-        queue.add_bulk(chunk).await.expect("add_bulk");
-        start = end;
-    }
+    ours::add_bulk(&queue, jobs, &JobOptions::default()).await;
 }
 
 /// `LLEN wait` + `LLEN active` of every queue.

@@ -19,15 +19,16 @@
 #[path = "support/mod.rs"]
 mod support;
 
+#[path = "support/ours.rs"]
+mod ours;
+
 use std::time::{Duration, Instant};
 
 use bullmq::RepeatOptions;
-use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
-use bullmq::{Prefix, QueueName};
 use serde_json::json;
 
-use support::cli::{Args, redis_url};
+use support::cli::Args;
 use support::measure::{admin, delete_prefix};
 
 const PATTERN: &str = "*/5 * * * *";
@@ -49,12 +50,8 @@ fn schedule(mode: &str) -> RepeatOptions {
     }
 }
 
-async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
-    let prefix = bullmq_test_support::unique_name("bench-sched");
-    let options = RedisOptions::new(url).prefix(Prefix::new(&prefix).expect("prefix"));
-    let backend = RedisBackend::connect(&options, QueueName::new("bench").expect("name"))
-        .await
-        .expect("connect to Redis");
+async fn run(url: &str, mode: &str, schedulers: usize) -> serde_json::Value {
+    let (prefix, backend) = ours::fresh_redis(url, "bench-sched", "bench").await;
     let jobs = JobScheduler::new(backend);
     let schedule = schedule(mode);
     let start = Instant::now();
@@ -84,24 +81,12 @@ async fn run(url: &str, mode: &str, schedulers: usize, print: bool) {
         "every scheduler and its first iteration"
     );
     delete_prefix(&mut con, &prefix).await;
-    if print {
-        let line = json!({
-            "impl": "bullmq-rs", "mode": mode, "schedulers": schedulers, "secs": secs,
-            "upserts_per_sec": f64::from(u32::try_from(schedulers).unwrap_or(u32::MAX)) / secs,
-        });
-        println!("{line}");
-    }
+    json!({
+        "impl": "bullmq-rs", "mode": mode, "schedulers": schedulers, "secs": secs,
+        "upserts_per_sec": f64::from(u32::try_from(schedulers).unwrap_or(u32::MAX)) / secs,
+    })
 }
 
-#[tokio::main]
-async fn main() {
-    let args = Args::parse();
-    let url = redis_url();
-    let schedulers = args.count("BENCH_SCHEDULERS", 1_000);
-    for mode in &args.modes_or(&["every", "cron"]) {
-        if !args.test {
-            run(&url, mode, schedulers / 10, false).await;
-        }
-        run(&url, mode, schedulers, true).await;
-    }
+fn main() {
+    Args::parse().time_each_mode("BENCH_SCHEDULERS", &["every", "cron"], &run);
 }

@@ -22,6 +22,44 @@ pub fn redis_url() -> String {
     std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".to_owned())
 }
 
+/// The one of `all` whose `name` is `s`, for a harness's `--mode`; any other name stops the
+/// run, listing the names.
+pub fn named<T: Copy, N: AsRef<str>>(all: &[T], name: impl Fn(T) -> N, s: &str) -> T {
+    all.iter()
+        .copied()
+        .find(|&m| name(m).as_ref() == s)
+        .unwrap_or_else(|| {
+            let names: Vec<N> = all.iter().map(|&m| name(m)).collect();
+            let names: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
+            panic!("unknown mode {s:?}: {}", names.join(", "))
+        })
+}
+
+/// Whether this process's arguments include `flag`.
+pub fn has_flag(flag: &str) -> bool {
+    std::env::args().skip(1).any(|a| a == flag)
+}
+
+/// What this process's arguments give `flag` (`--mode A,B`, `--mode=A,B`, as often as it
+/// comes), split at the commas, in order.
+pub fn flag_values(flag: &str) -> Vec<String> {
+    let inline = format!("{flag}=");
+    let mut values = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let list = if arg == flag {
+            args.next()
+                .unwrap_or_else(|| panic!("{flag} needs a value"))
+        } else if let Some(list) = arg.strip_prefix(&inline) {
+            list.to_owned()
+        } else {
+            continue;
+        };
+        values.extend(list.split(',').map(str::to_owned));
+    }
+    values
+}
+
 /// The arguments: `--test` (CI's smoke run) and the modes asked for, in order (`--mode NAME`,
 /// `--mode=NAME`, each a comma-separated list). Cargo's own `--bench` and anything else are
 /// ignored.
@@ -35,23 +73,10 @@ pub struct Args {
 impl Args {
     /// Reads this process's arguments.
     pub fn parse() -> Self {
-        let mut test = false;
-        let mut modes = Vec::new();
-        let mut args = std::env::args().skip(1);
-        while let Some(arg) = args.next() {
-            let list = if arg == "--test" {
-                test = true;
-                continue;
-            } else if arg == "--mode" {
-                args.next().expect("--mode needs a value")
-            } else if let Some(list) = arg.strip_prefix("--mode=") {
-                list.to_owned()
-            } else {
-                continue;
-            };
-            modes.extend(list.split(',').map(str::to_owned));
+        Self {
+            test: has_flag("--test"),
+            modes: flag_values("--mode"),
         }
-        Self { test, modes }
     }
 
     /// The modes named, or `all` when none was.
@@ -61,6 +86,28 @@ impl Args {
         } else {
             self.modes.clone()
         }
+    }
+
+    /// The whole run of a harness that times a count of items per mode (from `env`, 1,000 by
+    /// default, see [`Args::count`]) on the Redis of `REDIS_URL`: for each mode named (else
+    /// each of `all`), a warm-up on a tenth of the items (none under `--test`), then the
+    /// measured run, whose line `run(url, mode, count)` returns is printed.
+    pub fn time_each_mode<L: std::fmt::Display>(
+        &self,
+        env: &str,
+        all: &[&str],
+        run: &impl AsyncFn(&str, &str, usize) -> L,
+    ) {
+        let count = self.count(env, 1_000);
+        let url = redis_url();
+        runtime(false).block_on(async {
+            for mode in &self.modes_or(all) {
+                if !self.test {
+                    run(&url, mode, count / 10).await;
+                }
+                println!("{}", run(&url, mode, count).await);
+            }
+        });
     }
 
     /// How many items (flows, schedulers) a mode handles: 20 under `--test`, else `env` when

@@ -21,14 +21,27 @@ pub fn process_cpu() -> Duration {
     )
 }
 
+/// One section of `INFO`, as Redis prints it.
+pub async fn info(con: &mut MultiplexedConnection, section: &str) -> String {
+    redis::cmd("INFO")
+        .arg(section)
+        .query_async(con)
+        .await
+        .unwrap_or_else(|e| panic!("INFO {section}: {e}"))
+}
+
+/// The number `field` of an `INFO` text, when it has one.
+pub fn info_number<T: std::str::FromStr>(info: &str, field: &str) -> Option<T> {
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Redis's own CPU time so far, in seconds: `used_cpu_sys + used_cpu_user` of `INFO cpu`.
 pub async fn redis_cpu(admin: &mut MultiplexedConnection) -> f64 {
-    let info: String = redis::cmd("INFO")
-        .arg("cpu")
-        .query_async(admin)
+    info(admin, "cpu")
         .await
-        .expect("INFO cpu");
-    info.lines()
+        .lines()
         .filter_map(|l| {
             l.strip_prefix("used_cpu_sys:")
                 .or_else(|| l.strip_prefix("used_cpu_user:"))

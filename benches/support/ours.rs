@@ -7,7 +7,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bullmq::Processor;
@@ -15,7 +14,7 @@ use bullmq::backend::Backend;
 use bullmq::{ActiveJob, BulkJob, CancellationToken, JobOptions, KeepJobs, ProcessResult};
 use bullmq::{Queue, QueueName, Worker, WorkerOptions};
 
-use crate::support::add::{CONCURRENCY, Mode};
+use crate::support::add::{Mode, concurrently};
 use crate::support::instructions::Finish;
 use crate::support::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use crate::support::worker;
@@ -33,6 +32,24 @@ pub fn wait_for_replicas(options: bullmq::redis::RedisOptions) -> bullmq::redis:
     } else {
         options.wait_for_replicas(replicas, Duration::from_secs(1))
     }
+}
+
+/// A Redis backend for queue `queue` under a fresh key prefix starting with `harness`, and
+/// that prefix (for the checks and the clean-up).
+#[cfg(feature = "redis")]
+pub async fn fresh_redis(
+    url: &str,
+    harness: &str,
+    queue: &str,
+) -> (String, bullmq::redis::RedisBackend) {
+    let prefix = bullmq_test_support::unique_name(harness);
+    let options =
+        bullmq::redis::RedisOptions::new(url).prefix(bullmq::Prefix::new(&prefix).expect("prefix"));
+    let backend =
+        bullmq::redis::RedisBackend::connect(&options, QueueName::new(queue).expect("name"))
+            .await
+            .expect("connect to Redis");
+    (prefix, backend)
 }
 
 /// The benchmarks' queue name.
@@ -53,35 +70,23 @@ pub async fn add<B: Backend>(queue: Queue<B>, mode: Mode, jobs: u64) {
         }
         Mode::Concurrent8 => {
             let queue = Arc::new(queue);
-            let next = Arc::new(AtomicU64::new(0));
-            let tasks: Vec<_> = (0..CONCURRENCY)
-                .map(|_| {
-                    let queue = Arc::clone(&queue);
-                    let next = Arc::clone(&next);
-                    tokio::spawn(async move {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= jobs {
-                                break;
-                            }
-                            queue
-                                .add(JOB_NAME, &Data::new(i), JobOptions::default())
-                                .await
-                                .expect("add");
-                        }
-                    })
-                })
-                .collect();
-            for task in tasks {
-                task.await.expect("adding task");
-            }
+            concurrently(jobs, move |i| {
+                let queue = Arc::clone(&queue);
+                async move {
+                    queue
+                        .add(JOB_NAME, &Data::new(i), JobOptions::default())
+                        .await
+                        .expect("add");
+                }
+            })
+            .await;
         }
         Mode::Bulk1000 => add_bulk(&queue, jobs, &JobOptions::default()).await,
     }
 }
 
 /// Adds `jobs` jobs with `opts`, `add_bulk` in chunks of [`CHUNK`].
-async fn add_bulk<B: Backend>(queue: &Queue<B>, jobs: u64, opts: &JobOptions) {
+pub async fn add_bulk<B: Backend>(queue: &Queue<B>, jobs: u64, opts: &JobOptions) {
     let mut start = 0;
     while start < jobs {
         let end = (start + CHUNK).min(jobs);

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 
+use super::cli::named;
 use super::jobs::QUEUE;
 use super::measure::{Meter, PeakRss, PerJob, Usage};
 
@@ -65,26 +66,31 @@ impl Mode {
 
     /// The mode named `s`; any other name stops the run.
     pub fn parse(s: &str) -> Mode {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .unwrap_or_else(|| {
-                let names: Vec<_> = Mode::ALL.iter().map(|m| m.name()).collect();
-                panic!("unknown mode {s:?}: {}", names.join(", "))
-            })
+        named(&Mode::ALL, Mode::name, s)
     }
+}
+
+/// The sizes (`cmd`: `LLEN`, `ZCARD`) of two keys of the queue under `prefix`, read in one
+/// round trip.
+async fn sizes(
+    admin: &mut MultiplexedConnection,
+    cmd: &str,
+    prefix: &str,
+    [a, b]: [&str; 2],
+) -> (u64, u64) {
+    redis::pipe()
+        .cmd(cmd)
+        .arg(format!("{prefix}:{QUEUE}:{a}"))
+        .cmd(cmd)
+        .arg(format!("{prefix}:{QUEUE}:{b}"))
+        .query_async(admin)
+        .await
+        .expect(cmd)
 }
 
 /// `LLEN wait` + `LLEN active`: the jobs not finished yet.
 pub async fn unfinished(admin: &mut MultiplexedConnection, prefix: &str) -> u64 {
-    let (wait, active): (u64, u64) = redis::pipe()
-        .cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:wait"))
-        .cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:active"))
-        .query_async(admin)
-        .await
-        .expect("LLEN");
+    let (wait, active) = sizes(admin, "LLEN", prefix, ["wait", "active"]).await;
     wait + active
 }
 
@@ -117,14 +123,7 @@ pub async fn check_finished(
     mode: Mode,
     jobs: u64,
 ) {
-    let (completed, failed): (u64, u64) = redis::pipe()
-        .cmd("ZCARD")
-        .arg(format!("{prefix}:{QUEUE}:completed"))
-        .cmd("ZCARD")
-        .arg(format!("{prefix}:{QUEUE}:failed"))
-        .query_async(admin)
-        .await
-        .expect("ZCARD");
+    let (completed, failed) = sizes(admin, "ZCARD", prefix, ["completed", "failed"]).await;
     assert_finished(mode, jobs, completed, failed);
 }
 

@@ -71,21 +71,22 @@ async fn main() {
         .await
         .unwrap()
         .into();
-    fill(&redis, queues).await;
-    measure(
-        &format!("redis, {queues} queues"),
-        Connection::url(redis_url()).prefix(prefix.as_str()),
-        rounds,
-    )
-    .await;
-
     let schema = SchemaGuard::new("dashbench");
     let postgres: AnyBackend = schema.backend("bench").await.into();
-    fill(&postgres, queues).await;
-    measure(
-        &format!("postgres, {queues} queues"),
-        Connection::url(database_url()).schema(schema.as_str()),
-        rounds,
-    )
-    .await;
+    let stores = [
+        (
+            "redis",
+            redis,
+            Connection::url(redis_url()).prefix(prefix.as_str()),
+        ),
+        (
+            "postgres",
+            postgres,
+            Connection::url(database_url()).schema(schema.as_str()),
+        ),
+    ];
+    for (store, backend, connection) in stores {
+        fill(&backend, queues).await;
+        measure(&format!("{store}, {queues} queues"), connection, rounds).await;
+    }
 }

@@ -21,6 +21,13 @@ pub(crate) struct QueueRoute {
     pub(crate) ctx: Ctx,
 }
 
+/// A page's start, from [`QueueRoute::page`].
+pub(crate) struct Page<'a> {
+    pub(crate) view: View,
+    pub(crate) opened: Opened<'a>,
+    pub(crate) ctx: &'a Ctx,
+}
+
 impl FromRequestParts<Shared> for QueueRoute {
     type Rejection = DashboardError;
 
@@ -45,6 +52,17 @@ impl QueueRoute {
     /// The page's view (it draws a CSRF nonce when the browser has none).
     pub(crate) fn view(&mut self) -> Result<View, DashboardError> {
         View::new(&self.inner, &mut self.ctx)
+    }
+
+    /// What a page under the queue starts from: its view, the queue opened for reading and
+    /// the request's context.
+    pub(crate) async fn page(&mut self) -> Result<Page<'_>, DashboardError> {
+        let view = self.view()?;
+        Ok(Page {
+            view,
+            opened: self.open().await?,
+            ctx: &self.ctx,
+        })
     }
 
     /// The queue, for reading: 404 when it or its connection is unknown or hidden.

@@ -15,12 +15,11 @@
 //! `#[tokio::main]` does).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use bullmq::options::RedisConnectionOptions;
 use bullmq::{BulkJob, Queue, QueueOptions};
-use bullmq_official_bench::add::{CONCURRENCY, Mode, line};
-use bullmq_official_bench::cli::{Settings, runtime};
+use bullmq_official_bench::add::{Config, Mode, concurrently, finish};
+use bullmq_official_bench::cli::runtime;
 use bullmq_official_bench::jobs::{CHUNK, Data, JOB_NAME, QUEUE};
 use bullmq_official_bench::measure::{Meter, admin, delete_prefix, unique_prefix};
 use redis::aio::MultiplexedConnection;
@@ -29,24 +28,6 @@ use redis::aio::MultiplexedConnection;
 const IMPL: &str = "bullmq-official";
 /// The first part of every key prefix.
 const HARNESS: &str = "bench-add-of";
-
-/// What to run, from the command line and the environment.
-struct Config {
-    run: Settings<Mode>,
-    current_thread: bool,
-    /// Runs each mode in a spawned task (on a runtime worker) rather than in `block_on`.
-    spawn: bool,
-}
-
-impl Config {
-    fn from_env() -> Self {
-        Self {
-            run: Settings::from_env(&Mode::ALL, Mode::parse),
-            current_thread: std::env::var("BENCH_RUNTIME").is_ok_and(|v| v == "current_thread"),
-            spawn: std::env::var("BENCH_TASK").is_ok_and(|v| v == "spawn"),
-        }
-    }
-}
 
 async fn queue(config: &Config, prefix: &str) -> Queue {
     let connection = RedisConnectionOptions {
@@ -69,25 +50,13 @@ async fn run(queue: Queue, mode: Mode, jobs: u64) {
         }
         Mode::Concurrent8 => {
             let queue = Arc::new(queue);
-            let next = Arc::new(AtomicU64::new(0));
-            let tasks: Vec<_> = (0..CONCURRENCY)
-                .map(|_| {
-                    let queue = Arc::clone(&queue);
-                    let next = Arc::clone(&next);
-                    tokio::spawn(async move {
-                        loop {
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            if i >= jobs {
-                                break;
-                            }
-                            queue.add(JOB_NAME, Data::new(i)).await.expect("add");
-                        }
-                    })
-                })
-                .collect();
-            for task in tasks {
-                task.await.expect("adding task");
-            }
+            concurrently(jobs, move |i| {
+                let queue = Arc::clone(&queue);
+                async move {
+                    queue.add(JOB_NAME, Data::new(i)).await.expect("add");
+                }
+            })
+            .await;
         }
         Mode::Bulk1000 => {
             let mut start = 0;
@@ -113,27 +82,13 @@ async fn measure(config: &Config, admin: &mut MultiplexedConnection, mode: Mode)
     let prefix = unique_prefix(HARNESS, mode.name());
     let q = queue(config, &prefix).await;
     let meter = Meter::start(admin).await;
-    if config.spawn {
-        tokio::spawn(run(q, mode, config.run.jobs))
-            .await
-            .expect("the adding task");
-    } else {
-        run(q, mode, config.run.jobs).await;
-    }
-    let usage = meter.stop(admin).await;
-    let waiting: u64 = redis::cmd("LLEN")
-        .arg(format!("{prefix}:{QUEUE}:wait"))
-        .query_async(admin)
-        .await
-        .expect("LLEN");
-    delete_prefix(admin, &prefix).await;
-    assert_eq!(waiting, config.run.jobs, "every job is waiting");
-    println!("{}", line(IMPL, mode, config.run.jobs, &usage));
+    config.placement.run(run(q, mode, config.run.jobs)).await;
+    finish(admin, meter, IMPL, &prefix, mode, config.run.jobs).await;
 }
 
 fn main() {
     let config = Config::from_env();
-    runtime(config.current_thread).block_on(async {
+    runtime(config.placement.current_thread).block_on(async {
         let mut admin = admin(&config.run.url).await;
         for &mode in &config.run.modes {
             measure(&config, &mut admin, mode).await;

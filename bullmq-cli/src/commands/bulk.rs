@@ -15,32 +15,69 @@ use crate::fail::{Failure, count_of};
 use crate::interrupt::Interrupt;
 use crate::{output, progress};
 
-/// How many jobs of `queue` are in `states`.
-pub(super) async fn count(
-    ctx: &Ctx,
-    queue: &Queue<AnyBackend>,
-    states: &[JobState],
-) -> Result<u64, Failure> {
-    let types: Vec<JobType> = states.iter().copied().map(JobType::State).collect();
-    let counts = queue.get_job_counts(&types).await.map_err(|e| {
-        ctx.store
-            .error("count the jobs of", queue.name().as_str(), &e)
-    })?;
-    Ok(counts.iter().map(|(_, n)| n).sum())
+/// Where a batch command (one of [`Action`]) runs and how: what `commands::run` hands it.
+pub(super) struct Bulk<'a> {
+    pub(super) ctx: &'a Ctx,
+    /// The queue, as named on the command line.
+    pub(super) queue_name: &'a str,
+    pub(super) args: &'a BulkArgs,
 }
 
-/// One bulk command's run, for its summary.
+impl<'a> Bulk<'a> {
+    pub(super) fn new(ctx: &'a Ctx, queue_name: &'a str, args: &'a BulkArgs) -> Self {
+        Self {
+            ctx,
+            queue_name,
+            args,
+        }
+    }
+
+    /// Opens the queue and counts its jobs in `states`.
+    pub(super) async fn open(
+        &self,
+        states: &[JobState],
+    ) -> Result<(Queue<AnyBackend>, u64), Failure> {
+        let queue = self.ctx.store.queue(self.queue_name).await?;
+        let types: Vec<JobType> = states.iter().copied().map(JobType::State).collect();
+        let counts = queue.get_job_counts(&types).await.map_err(|e| {
+            self.ctx
+                .store
+                .error("count the jobs of", queue.name().as_str(), &e)
+        })?;
+        let matched = counts.iter().map(|(_, n)| n).sum();
+        Ok((queue, matched))
+    }
+}
+
+/// The commands that run through a [`Plan`].
+#[derive(Clone, Copy)]
+pub(super) enum Action {
+    Retry,
+    Promote,
+    Clean,
+    Drain,
+    Obliterate,
+}
+
+impl Action {
+    /// The command's name, what it does in the infinitive (for the question: `retry 10
+    /// failed jobs`) and what it did (for the summary: `retried`).
+    fn words(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            Self::Retry => ("retry", "retry", "retried"),
+            Self::Promote => ("promote", "promote", "promoted"),
+            Self::Clean => ("clean", "clean up to", "removed"),
+            Self::Drain => ("drain", "remove", "removed"),
+            Self::Obliterate => ("obliterate", "destroy the queue and its", "removed"),
+        }
+    }
+}
+
+/// One bulk command's run, for its question and summary.
 pub(super) struct Plan<'a> {
-    /// The command's name (`retry`).
-    pub(super) command: &'static str,
-    /// The queue.
-    pub(super) queue: &'a str,
+    pub(super) action: Action,
     /// The state selected (`failed`), when one is.
     pub(super) state: Option<&'a str>,
-    /// What it does, in the infinitive, for the question (`retry 10 failed jobs`).
-    pub(super) verb: &'static str,
-    /// What it did, for the summary (`retried`).
-    pub(super) done_verb: &'static str,
     /// The jobs, for sentences (`failed jobs`).
     pub(super) noun: String,
 }
@@ -77,18 +114,13 @@ impl Step {
 }
 
 impl Plan<'_> {
-    /// The summary of a dry run: how many jobs would change.
-    pub(super) fn dry_run(&self, ctx: &Ctx, matched: u64) -> Result<(), Failure> {
-        self.summary(ctx, matched, 0, 0, true, false)
-    }
-
-    /// Asks (unless --yes), then runs `step` until it reports nothing more or ctrl-c comes,
-    /// drawing the bar; `recount` says how many are done when the last step did not count;
-    /// ends with the summary.
+    /// With --dry-run, only the summary of how many jobs would change. Else asks (unless
+    /// --yes), then runs `step` until it reports nothing more or ctrl-c comes, drawing the
+    /// bar; `recount` says how many are done when the last step did not count; ends with the
+    /// summary.
     pub(super) async fn run<F, Fut, R, RFut>(
         &self,
-        ctx: &Ctx,
-        bulk: &BulkArgs,
+        on: &Bulk<'_>,
         matched: u64,
         mut step: F,
         recount: R,
@@ -99,22 +131,25 @@ impl Plan<'_> {
         R: FnOnce() -> RFut,
         RFut: Future<Output = bullmq::Result<u64>>,
     {
+        let (ctx, bulk, queue) = (on.ctx, on.args, on.queue_name);
+        let (command, verb, _) = self.action.words();
+        if bulk.dry_run {
+            return self.summary(on, matched, 0, 0, true, false);
+        }
         if matched == 0 {
             // Nothing selected: nothing to ask about, nothing to do.
-            return self.summary(ctx, 0, 0, 0, false, false);
+            return self.summary(on, 0, 0, 0, false, false);
         }
         confirm(
             bulk,
             &format!(
-                "{} {matched} {} of queue {:?} on {}",
-                self.verb,
+                "{verb} {matched} {} of queue {queue:?} on {}",
                 self.noun,
-                self.queue,
                 ctx.store.target()
             ),
         )?;
         let interrupt = Interrupt::listen();
-        let bar = progress::bar(matched, self.command);
+        let bar = progress::bar(matched, command);
         let (mut done, mut batches, mut interrupted, mut stale) = (0, 0, false, false);
         loop {
             if interrupt.is_set() {
@@ -127,11 +162,8 @@ impl Plan<'_> {
                 Err(e) => {
                     bar.abandon();
                     return Err(ctx.store.error(
-                        &format!(
-                            "{} (after {batches} batches, {done} jobs) the jobs of",
-                            self.verb
-                        ),
-                        self.queue,
+                        &format!("{verb} (after {batches} batches, {done} jobs) the jobs of"),
+                        queue,
                         &e,
                     ));
                 }
@@ -152,28 +184,27 @@ impl Plan<'_> {
         bar.finish_and_clear();
         if stale {
             done = recount().await.map_err(|e| {
-                ctx.store.error(
-                    &format!("count what `{}` did to", self.command),
-                    self.queue,
-                    &e,
-                )
+                ctx.store
+                    .error(&format!("count what `{command}` did to"), queue, &e)
             })?;
         }
-        self.summary(ctx, matched, done, batches, false, interrupted)
+        self.summary(on, matched, done, batches, false, interrupted)
     }
 
     fn summary(
         &self,
-        ctx: &Ctx,
+        on: &Bulk<'_>,
         matched: u64,
         done: u64,
         batches: u64,
         dry_run: bool,
         interrupted: bool,
     ) -> Result<(), Failure> {
+        let (command, verb, done_verb) = self.action.words();
+        let (queue, noun) = (on.queue_name, &self.noun);
         let item = json!({
-            "command": self.command,
-            "queue": self.queue,
+            "command": command,
+            "queue": queue,
             "state": self.state,
             "dry_run": dry_run,
             "matched": matched,
@@ -181,35 +212,25 @@ impl Plan<'_> {
             "batches": batches,
             "interrupted": interrupted,
         });
-        output::one(ctx.format, &item, || {
+        output::one(on.ctx.format, &item, || {
+            let batches = count_of(batches, "batch", "batches");
             if dry_run {
                 format!(
-                    "dry run: would {} {matched} {} of queue {:?}; nothing changed",
-                    self.verb, self.noun, self.queue
+                    "dry run: would {verb} {matched} {noun} of queue {queue:?}; nothing changed"
                 )
             } else if interrupted {
                 format!(
-                    "interrupted: {} {done} of {matched} {} of queue {:?} in {}",
-                    self.done_verb,
-                    self.noun,
-                    self.queue,
-                    count_of(batches, "batch", "batches")
+                    "interrupted: {done_verb} {done} of {matched} {noun} of queue {queue:?} in \
+                     {batches}"
                 )
             } else {
-                format!(
-                    "{} {done} {} of queue {:?} in {}",
-                    self.done_verb,
-                    self.noun,
-                    self.queue,
-                    count_of(batches, "batch", "batches")
-                )
+                format!("{done_verb} {done} {noun} of queue {queue:?} in {batches}")
             }
         })?;
         if interrupted {
             return Err(Failure::failed(format!(
-                "`{}` on queue {:?} was interrupted after {done} of {matched} jobs; what was done \
-                 is done, run the same command again to go on",
-                self.command, self.queue
+                "`{command}` on queue {queue:?} was interrupted after {done} of {matched} jobs; \
+                 what was done is done, run the same command again to go on"
             )));
         }
         Ok(())

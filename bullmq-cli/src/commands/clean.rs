@@ -6,34 +6,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bullmq::JobState;
 use bullmq::backend::{Admin as _, Lifecycle as _};
 
-use super::bulk::{Plan, Step, count};
-use crate::cli::BulkArgs;
-use crate::context::Ctx;
+use super::bulk::{Action, Bulk, Plan, Step};
 use crate::fail::Failure;
 
 pub(super) async fn run(
-    ctx: &Ctx,
-    queue_name: &str,
+    on: &Bulk<'_>,
     state: JobState,
     grace: u64,
     limit: Option<u64>,
-    bulk: &BulkArgs,
 ) -> Result<(), Failure> {
-    let queue = ctx.store.queue(queue_name).await?;
-    let in_state = count(ctx, &queue, &[state]).await?;
+    let (queue, in_state) = on.open(&[state]).await?;
     // Jobs within the grace period are counted too: the count is an upper bound.
     let matched = limit.map_or(in_state, |l| l.min(in_state));
     let plan = Plan {
-        command: "clean",
-        queue: queue_name,
+        action: Action::Clean,
         state: Some(state.as_str()),
-        verb: "clean up to",
-        done_verb: "removed",
         noun: format!("{} jobs older than {grace} s", state.as_str()),
     };
-    if bulk.dry_run {
-        return plan.dry_run(ctx, matched);
-    }
     let before = queue
         .backend()
         .clock()
@@ -42,13 +31,12 @@ pub(super) async fn run(
     let max = limit.unwrap_or(u64::MAX);
     let removed = AtomicU64::new(0);
     plan.run(
-        ctx,
-        bulk,
+        on,
         matched,
         || async {
             let so_far = removed.load(Ordering::SeqCst);
-            let want = u64::from(bulk.batch).min(max - so_far);
-            let asked = u32::try_from(want).unwrap_or(bulk.batch);
+            let want = u64::from(on.args.batch).min(max - so_far);
+            let asked = u32::try_from(want).unwrap_or(on.args.batch);
             let ids = queue
                 .backend()
                 .clean_jobs_by_state(state, before, asked)

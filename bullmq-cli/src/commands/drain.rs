@@ -5,42 +5,27 @@
 use bullmq::JobState;
 use bullmq::backend::Admin as _;
 
-use super::bulk::{Plan, Step, count};
-use crate::cli::BulkArgs;
-use crate::context::Ctx;
+use super::bulk::{Action, Bulk, Plan, Step};
 use crate::fail::Failure;
 
-pub(super) async fn run(
-    ctx: &Ctx,
-    queue_name: &str,
-    delayed: bool,
-    bulk: &BulkArgs,
-) -> Result<(), Failure> {
-    let queue = ctx.store.queue(queue_name).await?;
+pub(super) async fn run(on: &Bulk<'_>, delayed: bool) -> Result<(), Failure> {
     let mut states = vec![JobState::Waiting, JobState::Prioritized];
     if delayed {
         states.push(JobState::Delayed);
     }
-    let matched = count(ctx, &queue, &states).await?;
+    let (queue, matched) = on.open(&states).await?;
     let plan = Plan {
-        command: "drain",
-        queue: queue_name,
+        action: Action::Drain,
         state: None,
-        verb: "remove",
-        done_verb: "removed",
         noun: if delayed {
             "waiting and delayed jobs".to_owned()
         } else {
             "waiting jobs".to_owned()
         },
     };
-    if bulk.dry_run {
-        return plan.dry_run(ctx, matched);
-    }
     let states = &states;
     plan.run(
-        ctx,
-        bulk,
+        on,
         matched,
         || async {
             queue.backend().drain(delayed).await?;

@@ -26,6 +26,8 @@ mod search;
 mod top;
 mod workers;
 
+use bulk::Bulk;
+
 use crate::cli::{Cli, Command};
 use crate::context::Ctx;
 use crate::fail::Failure;
@@ -71,8 +73,10 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
         } => metrics::run(&ctx, &queue, prometheus, points).await,
         Command::Events { queue, limit, .. } => events::run(&ctx, &queue, limit).await,
         Command::Add(args) => add::run(&ctx, &args).await,
-        Command::Retry { queue, state, bulk } => retry::run(&ctx, &queue, state, &bulk).await,
-        Command::Promote { queue, bulk } => promote::run(&ctx, &queue, &bulk).await,
+        Command::Retry { queue, state, bulk } => {
+            retry::run(&Bulk::new(&ctx, &queue, &bulk), state).await
+        }
+        Command::Promote { queue, bulk } => promote::run(&Bulk::new(&ctx, &queue, &bulk)).await,
         Command::Remove { queue, ids, bulk } => remove::run(&ctx, &queue, &ids, &bulk).await,
         Command::Clean {
             queue,
@@ -80,16 +84,16 @@ pub(crate) async fn run(cli: Cli) -> Result<(), Failure> {
             grace,
             limit,
             bulk,
-        } => clean::run(&ctx, &queue, state, grace, limit, &bulk).await,
+        } => clean::run(&Bulk::new(&ctx, &queue, &bulk), state, grace, limit).await,
         Command::Drain {
             queue,
             delayed,
             bulk,
-        } => drain::run(&ctx, &queue, delayed, &bulk).await,
+        } => drain::run(&Bulk::new(&ctx, &queue, &bulk), delayed).await,
         Command::Pause { queue } => pause::run(&ctx, &queue, true).await,
         Command::Resume { queue } => pause::run(&ctx, &queue, false).await,
         Command::Obliterate { queue, force, bulk } => {
-            obliterate::run(&ctx, &queue, force, &bulk).await
+            obliterate::run(&Bulk::new(&ctx, &queue, &bulk), force).await
         }
         Command::Doctor => doctor::run(&ctx).await,
         Command::Scheduler(command) => scheduler::run(&ctx, &command).await,

@@ -3,34 +3,19 @@
 
 use bullmq::backend::{Admin as _, Batch, ObliterateArgs};
 
-use super::bulk::{Plan, Step, count};
-use crate::cli::BulkArgs;
-use crate::context::Ctx;
+use super::bulk::{Action, Bulk, Plan, Step};
 use crate::fail::Failure;
 
-pub(super) async fn run(
-    ctx: &Ctx,
-    queue_name: &str,
-    force: bool,
-    bulk: &BulkArgs,
-) -> Result<(), Failure> {
-    let queue = ctx.store.queue(queue_name).await?;
-    let matched = count(ctx, &queue, &bullmq::JobState::ALL).await?;
+pub(super) async fn run(on: &Bulk<'_>, force: bool) -> Result<(), Failure> {
+    let (queue, matched) = on.open(&bullmq::JobState::ALL).await?;
     let plan = Plan {
-        command: "obliterate",
-        queue: queue_name,
+        action: Action::Obliterate,
         state: None,
-        verb: "destroy the queue and its",
-        done_verb: "removed",
         noun: "jobs".to_owned(),
     };
-    if bulk.dry_run {
-        return plan.dry_run(ctx, matched);
-    }
     let mut paused = false;
     plan.run(
-        ctx,
-        bulk,
+        on,
         matched,
         || {
             let first = !paused;
@@ -42,7 +27,7 @@ pub(super) async fn run(
                 }
                 let args = ObliterateArgs {
                     force,
-                    count: bulk.batch,
+                    count: on.args.batch,
                 };
                 let batch = queue
                     .backend()

@@ -6,43 +6,29 @@
 
 use bullmq::backend::{Admin as _, Lifecycle as _};
 
-use super::bulk::{Plan, Step, count};
-use crate::cli::{BulkArgs, Finished};
-use crate::context::Ctx;
+use super::bulk::{Action, Bulk, Plan, Step};
+use crate::cli::Finished;
 use crate::fail::Failure;
 
-pub(super) async fn run(
-    ctx: &Ctx,
-    queue_name: &str,
-    state: Finished,
-    bulk: &BulkArgs,
-) -> Result<(), Failure> {
-    let queue = ctx.store.queue(queue_name).await?;
+pub(super) async fn run(on: &Bulk<'_>, state: Finished) -> Result<(), Failure> {
     let finished = state.state();
     let states = [finished.into()];
-    let matched = count(ctx, &queue, &states).await?;
+    let (queue, matched) = on.open(&states).await?;
     let plan = Plan {
-        command: "retry",
-        queue: queue_name,
+        action: Action::Retry,
         state: Some(finished.as_str()),
-        verb: "retry",
-        done_verb: "retried",
         noun: format!("{} jobs", finished.as_str()),
     };
-    if bulk.dry_run {
-        return plan.dry_run(ctx, matched);
-    }
     let before = queue.backend().clock().now_ms();
     let failed_type = [bullmq::job::JobType::State(finished.into())];
     let left = || queue.get_job_count_by_types(&failed_type);
     plan.run(
-        ctx,
-        bulk,
+        on,
         matched,
         || async {
             let batch = queue
                 .backend()
-                .retry_finished_jobs(finished, bulk.batch, before)
+                .retry_finished_jobs(finished, on.args.batch, before)
                 .await?;
             Step::after(batch, matched, &left).await
         },

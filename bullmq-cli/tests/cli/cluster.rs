@@ -3,12 +3,11 @@
 
 use serde_json::json;
 
-use crate::support::bullmq;
+use crate::support::{bullmq, cluster_url};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_commands_work_on_a_redis_cluster() {
-    let cluster = bullmq_test_support::redis_cluster::shared_in_task().await;
-    let url = cluster.url();
+    let url = cluster_url().await;
     let prefix = format!("{{{}}}", bullmq_test_support::unique_prefix());
     let run = |rest: &[&str]| {
         let mut args = vec!["--url", url.as_str(), "--prefix", prefix.as_str()];

@@ -8,7 +8,7 @@ use bullmq_test_support::PrivateRedis;
 use bullmq_test_support::{database_url, unique_prefix};
 use serde_json::Value;
 
-use crate::support::{Store, bullmq};
+use crate::support::{Store, bullmq, cluster_url};
 
 /// The check named `name` of a `doctor -o json` document (the first, when several).
 fn check<'a>(doc: &'a Value, name: &str) -> &'a Value {
@@ -203,8 +203,7 @@ async fn doctor_finds_an_eviction_policy_and_a_missing_acl_permission() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn doctor_finds_a_cluster_prefix_without_a_hash_tag() {
-    let cluster = bullmq_test_support::redis_cluster::shared_in_task().await;
-    let url = cluster.url();
+    let url = cluster_url().await;
     let bare = unique_prefix();
     let out = bullmq(&["--url", &url, "--prefix", &bare, "doctor", "-o", "json"]).expect(1);
     let doc = out.json();

@@ -231,3 +231,11 @@ pub async fn count(queue: &Queue<AnyBackend>, state: bullmq::JobState) -> u64 {
         .await
         .expect("counts")
 }
+
+/// The URL of the shared test Redis Cluster, started on first use (blocking, so off the
+/// runtime's threads).
+pub async fn cluster_url() -> String {
+    bullmq_test_support::redis_cluster::shared_in_task()
+        .await
+        .url()
+}

@@ -10,7 +10,7 @@ use super::layout::{page, queue_crumbs};
 use crate::bulk_action::{BulkAction, RUN_MAX, RUN_SCAN, check};
 use crate::error::DashboardError;
 use crate::fields::parse_state;
-use crate::queue_route::QueueRoute;
+use crate::queue_route::{Page, QueueRoute};
 use crate::search;
 use crate::urls;
 
@@ -28,9 +28,7 @@ pub(crate) async fn bulk_page(
     mut route: QueueRoute,
     Query(q): Query<BulkQuery>,
 ) -> Result<Response, DashboardError> {
-    let view = route.view()?;
-    let opened = route.open().await?;
-    let ctx = &route.ctx;
+    let Page { view, opened, ctx } = route.page().await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let state = parse_state("state", q.state.as_deref())?;
     let action = BulkAction::parse(q.action.as_deref())?;

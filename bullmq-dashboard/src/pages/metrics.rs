@@ -7,7 +7,7 @@ use maud::html;
 use super::layout::{page, queue_crumbs};
 use crate::chart;
 use crate::error::DashboardError;
-use crate::queue_route::QueueRoute;
+use crate::queue_route::{Page, QueueRoute};
 use crate::urls;
 
 /// Minutes drawn.
@@ -15,9 +15,7 @@ const MINUTES: i64 = 60;
 
 /// `GET /c/{connection}/q/{queue}/metrics`.
 pub(crate) async fn metrics_page(mut route: QueueRoute) -> Result<Response, DashboardError> {
-    let view = route.view()?;
-    let opened = route.open().await?;
-    let ctx = &route.ctx;
+    let Page { view, opened, ctx } = route.page().await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let completed = opened
         .queue

@@ -14,7 +14,7 @@ use super::{Opened, STATES, time};
 use crate::error::DashboardError;
 use crate::fields::parse_state;
 use crate::payload;
-use crate::queue_route::QueueRoute;
+use crate::queue_route::{Page, QueueRoute};
 use crate::search::{self, Found, Needle};
 use crate::urls;
 
@@ -151,9 +151,7 @@ pub(crate) async fn queue_page(
     mut route: QueueRoute,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, DashboardError> {
-    let view = route.view()?;
-    let opened = route.open().await?;
-    let ctx = &route.ctx;
+    let Page { view, opened, ctx } = route.page().await?;
     let (state, page_no, asc) = q.parse()?;
     let counts = super::overview::counts(&opened.queue).await?;
     let paused = opened.queue.is_paused().await?;

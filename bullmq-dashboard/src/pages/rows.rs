@@ -6,7 +6,7 @@ use axum::response::{Html, IntoResponse as _, Response};
 
 use super::queue::{ListQuery, job_table, list};
 use crate::error::DashboardError;
-use crate::queue_route::QueueRoute;
+use crate::queue_route::{Page, QueueRoute};
 
 /// `GET /c/{connection}/q/{queue}/rows?state=…&sort=…&page=…`: the job table of that page of
 /// the state, as an HTML fragment (a search is not re-read: its page keeps its notice).
@@ -14,8 +14,7 @@ pub(crate) async fn rows_fragment(
     mut route: QueueRoute,
     Query(q): Query<ListQuery>,
 ) -> Result<Response, DashboardError> {
-    let view = route.view()?;
-    let opened = route.open().await?;
+    let Page { view, opened, .. } = route.page().await?;
     if q.is_search() {
         return Err(DashboardError::bad(
             "q",

@@ -10,7 +10,7 @@ use super::layout::{page, queue_crumbs};
 use super::time;
 use crate::error::DashboardError;
 use crate::payload;
-use crate::queue_route::QueueRoute;
+use crate::queue_route::{Page, QueueRoute};
 use crate::urls;
 
 /// Schedulers per page.
@@ -29,9 +29,7 @@ pub(crate) async fn schedulers_page(
     mut route: QueueRoute,
     Query(q): Query<PageQuery>,
 ) -> Result<Response, DashboardError> {
-    let view = route.view()?;
-    let opened = route.open().await?;
-    let ctx = &route.ctx;
+    let Page { view, opened, ctx } = route.page().await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let backend = opened.queue.backend();
     let page_no = i64::try_from(q.page.unwrap_or(0).min(1_000_000)).unwrap_or(0);

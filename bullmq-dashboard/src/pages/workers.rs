@@ -5,14 +5,12 @@ use maud::html;
 
 use super::layout::{page, queue_crumbs};
 use crate::error::DashboardError;
-use crate::queue_route::QueueRoute;
+use crate::queue_route::{Page, QueueRoute};
 use crate::urls;
 
 /// `GET /c/{connection}/q/{queue}/workers`.
 pub(crate) async fn workers_page(mut route: QueueRoute) -> Result<Response, DashboardError> {
-    let view = route.view()?;
-    let opened = route.open().await?;
-    let ctx = &route.ctx;
+    let Page { view, opened, ctx } = route.page().await?;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let workers = opened.queue.get_workers().await;
     let body = html! {

@@ -27,6 +27,10 @@ pub(super) struct Screen {
     pub(super) status: String,
 }
 
+/// The widths of the columns after QUEUE (whose width follows the longest name), in the
+/// header's order.
+const COLUMN_WIDTHS: [u16; 12] = [7, 8, 7, 8, 7, 10, 7, 7, 7, 8, 8, 7];
+
 const KEYS: &str = "↑/↓ select   p pause/resume   f failed jobs   r refresh   esc close   q quit";
 
 /// A rate for a cell: one decimal below 10, whole above.
@@ -111,21 +115,10 @@ pub(super) fn draw(frame: &mut Frame<'_>, queues: &[Watched], screen: &Screen) {
         .map(|q| q.name.chars().count())
         .max()
         .unwrap_or(0);
-    let widths = [
-        Constraint::Length(u16::try_from(longest.clamp(5, 40)).unwrap_or(40) + 1),
-        Constraint::Length(7),
-        Constraint::Length(8),
-        Constraint::Length(7),
-        Constraint::Length(8),
-        Constraint::Length(7),
-        Constraint::Length(10),
-        Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(7),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(7),
-    ];
+    let name_width = u16::try_from(longest.clamp(5, 40)).unwrap_or(40) + 1;
+    let widths = std::iter::once(name_width)
+        .chain(COLUMN_WIDTHS)
+        .map(Constraint::Length);
     let table_widget = Table::new(rows, widths)
         .header(header)
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))

@@ -346,12 +346,7 @@ impl JobOptions {
     /// needs the data (see [`check_data_size`](Self::check_data_size)).
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut extra = Vec::new();
-        let mut problem = |path: &str, message: String| {
-            extra.push(Problem {
-                path: path.to_owned(),
-                message,
-            });
-        };
+        let mut problem = |path: &str, message: String| extra.push(Problem::new(path, message));
         // An empty id is no custom id (Node checks `if (opts.jobId)`); the store generates one.
         let custom = self.job_id.as_ref().filter(|id| !id.as_str().is_empty());
         if let Some(Err(err)) = custom.map(|id| JobId::custom(id.as_str())) {

@@ -11,6 +11,22 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// The rule `message` broken at `path`.
+    ///
+    /// ```
+    /// let problem = bullmq_core::options::Problem::new("lockRenewTime", "must be greater than 0");
+    /// assert_eq!(problem.path, "lockRenewTime");
+    /// ```
+    #[must_use]
+    pub fn new(path: &str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
 /// Input rejected before anything was written.
 ///
 /// ```
@@ -34,10 +50,7 @@ impl ValidationError {
     pub fn single(subject: &'static str, path: &str, message: impl Into<String>) -> Self {
         Self {
             subject,
-            problems: vec![Problem {
-                path: path.to_owned(),
-                message: message.into(),
-            }],
+            problems: vec![Problem::new(path, message)],
         }
     }
 

@@ -99,12 +99,7 @@ impl Autoscale {
     /// A [`ValidationError`] naming each bad field.
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut problems = Vec::new();
-        let mut problem = |path: &str, message: String| {
-            problems.push(Problem {
-                path: path.to_owned(),
-                message,
-            });
-        };
+        let mut problem = |path: &str, message: String| problems.push(Problem::new(path, message));
         if self.min == 0 {
             problem(
                 "min",

@@ -83,26 +83,25 @@ impl Supervision {
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut problems = Vec::new();
         if self.within.is_zero() {
-            problems.push(Problem {
-                path: "within".to_owned(),
-                message: "must be greater than 0: the window restarts are counted in".to_owned(),
-            });
+            problems.push(Problem::new(
+                "within",
+                "must be greater than 0: the window restarts are counted in",
+            ));
         }
         if self.min_backoff > self.max_backoff {
-            problems.push(Problem {
-                path: "min_backoff".to_owned(),
-                message: format!(
+            problems.push(Problem::new(
+                "min_backoff",
+                format!(
                     "must not exceed max_backoff ({:?} > {:?})",
                     self.min_backoff, self.max_backoff
                 ),
-            });
+            ));
         }
         if self.unhealthy_after.is_some_and(|d| d.is_zero()) {
-            problems.push(Problem {
-                path: "unhealthy_after".to_owned(),
-                message: "must be greater than 0, or None to never restart an unhealthy worker"
-                    .to_owned(),
-            });
+            problems.push(Problem::new(
+                "unhealthy_after",
+                "must be greater than 0, or None to never restart an unhealthy worker",
+            ));
         }
         ValidationError::check("pool supervision", Ok(()), problems)
     }

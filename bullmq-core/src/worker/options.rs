@@ -223,10 +223,7 @@ impl WorkerOptions {
     pub fn validate(&self) -> Result<(), ValidationError> {
         let mut extra = Vec::new();
         if self.lock_renew_time.is_some_and(|t| t.is_zero()) {
-            extra.push(Problem {
-                path: "lockRenewTime".to_owned(),
-                message: "must be greater than 0".to_owned(),
-            });
+            extra.push(Problem::new("lockRenewTime", "must be greater than 0"));
         }
         ValidationError::check("worker options", garde::Validate::validate(self), extra)
     }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
-use crate::support::stalled::run_until_stalled;
+use crate::support::stalled::{run_until, run_until_stalled};
 use crate::support::{eventually, next_event};
 
 pub async fn completes_jobs_with_return_values<S: Store>() {
@@ -25,10 +25,8 @@ pub async fn completes_jobs_with_return_values<S: Store>() {
             Ok(json!({"sum": v["a"].as_i64().unwrap_or(0) + v["b"].as_i64().unwrap_or(0)}))
         })
         .await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
+    let mut rx = run_until(
+        &worker,
         "active",
         WAIT,
         |e| matches!(e, WorkerEvent::Active { job } if job.id == id),

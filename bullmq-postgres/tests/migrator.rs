@@ -169,9 +169,7 @@ async fn connecting_without_migrate_refuses_a_fresh_schema_and_creates_nothing()
         migrate(&schema.options()).await.expect("migrate"),
         LATEST_VERSION
     );
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("ready now");
+    let conn = schema.connect("ready now").await;
     assert_eq!(
         conn.schema_version().await.expect("version"),
         LATEST_VERSION
@@ -264,9 +262,7 @@ async fn a_newer_schema_that_still_allows_this_client_is_accepted() {
         schema.name().quoted()
     ))
     .await;
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("compatible");
+    let conn = schema.connect("compatible").await;
     assert_eq!(conn.schema_version().await.expect("version"), future);
     assert_eq!(conn.migrate().await.expect("nothing to do"), future);
     assert_eq!(
@@ -285,9 +281,9 @@ async fn a_ledger_from_before_min_client_version_is_read_and_upgraded() {
         schema.name().quoted()
     ))
     .await;
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("the check reads a ledger without the column");
+    let conn = schema
+        .connect("the check reads a ledger without the column")
+        .await;
     assert_eq!(conn.migrate().await.expect("migrate"), LATEST_VERSION);
     // The column is back, NOT NULL, each row at this client's major (all 6 upstream too).
     assert_eq!(ledger(schema.name()).await, expected_ledger());

@@ -34,20 +34,22 @@ async fn publish_in(tx: &mut Transaction<'static, Postgres>, queue: &str, event:
         .unwrap()
 }
 
+/// One read after `cursor` (blocking up to `block`), moving `cursor` past what it got.
+async fn read_on(b: &PostgresBackend, cursor: &mut EventId, block: Duration) -> Vec<StreamEvent> {
+    let read = b.read_events(cursor, block).await.unwrap();
+    if let Some(last) = read.last() {
+        cursor.clone_from(&last.id);
+    }
+    read
+}
+
 /// Reads until `count` events have come after `after` (or 10 s pass); returns them.
 async fn read_n(b: &PostgresBackend, after: &EventId, count: usize) -> Vec<StreamEvent> {
     let mut got = Vec::new();
     let mut cursor = after.clone();
     let until = Instant::now() + Duration::from_secs(10);
     while got.len() < count && Instant::now() < until {
-        let read = b
-            .read_events(&cursor, Duration::from_millis(500))
-            .await
-            .unwrap();
-        if let Some(last) = read.last() {
-            cursor = last.id.clone();
-        }
-        got.extend(read);
+        got.extend(read_on(b, &mut cursor, Duration::from_millis(500)).await);
     }
     got
 }
@@ -270,13 +272,7 @@ async fn concurrent_writers_every_committed_event_once_in_order() {
             let mut cursor = start;
             let until = Instant::now() + Duration::from_secs(60);
             while seen.len() < WRITERS * EACH && Instant::now() < until {
-                let read = b
-                    .read_events(&cursor, Duration::from_millis(300))
-                    .await
-                    .unwrap();
-                if let Some(last) = read.last() {
-                    cursor = last.id.clone();
-                }
+                let read = read_on(&b, &mut cursor, Duration::from_millis(300)).await;
                 seen.extend(ids(&read));
                 if read.is_empty() && !seen.is_empty() {
                     // Quiet for a whole block: the writers may be done.

@@ -43,6 +43,24 @@ async fn read_on(b: &PostgresBackend, cursor: &mut EventId, block: Duration) -> 
     read
 }
 
+/// Runs `call` in a task while `tx` stays open, then commits `tx`: whether `call` had
+/// returned before the commit, and its answer (within 5 s of it). The wait before the
+/// commit is fixed (300 ms): what it checks is an absence, which nothing announces.
+async fn across_commit<T: Send + 'static>(
+    tx: Transaction<'static, Postgres>,
+    call: impl Future<Output = T> + Send + 'static,
+) -> (bool, T) {
+    let task = tokio::spawn(call);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let early = task.is_finished();
+    tx.commit().await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("released by the commit")
+        .unwrap();
+    (early, answer)
+}
+
 /// Reads until `count` events have come after `after` (or 10 s pass); returns them.
 async fn read_n(b: &PostgresBackend, after: &EventId, count: usize) -> Vec<StreamEvent> {
     let mut got = Vec::new();
@@ -151,22 +169,16 @@ async fn an_event_committed_after_a_later_one_is_not_skipped() {
         .await
         .unwrap();
 
-    // A blocked read gets both, in order, once the earlier one commits.
-    let reader = {
-        let b = b.clone();
-        let start = start.clone();
-        tokio::spawn(async move { b.read_events(&start, Duration::from_secs(20)).await })
-    };
-    // A negative check, nothing to await: gives the read time to (wrongly) return `late`
-    // alone while `first` is open.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let returned_early = reader.is_finished();
-    first.commit().await.unwrap();
-    let read = tokio::time::timeout(Duration::from_secs(5), reader)
+    // A blocked read gets both, in order, once the earlier one commits (not `late` alone
+    // while `first` is open).
+    let (returned_early, read) = {
+        let (b, start) = (b.clone(), start.clone());
+        across_commit(first, async move {
+            b.read_events(&start, Duration::from_secs(20)).await
+        })
         .await
-        .expect("released")
-        .unwrap()
-        .unwrap();
+    };
+    let read = read.unwrap();
     assert!(
         premature.is_empty(),
         "held back behind the open transaction: {premature:?}"
@@ -206,20 +218,13 @@ async fn the_newest_id_never_passes_an_event_in_flight() {
     assert!(num(&committed) > in_flight);
 
     // `$` resolves once the writer in flight is done (here: commits after it was asked).
-    let newest = {
+    // `$` would (wrongly) resolve past the writer in flight.
+    let (resolved_early, newest) = {
         let b = b.clone();
-        tokio::spawn(async move { b.last_event_id().await })
+        across_commit(open, async move { b.last_event_id().await }).await
     };
-    // A negative check, nothing to await: gives `$` time to (wrongly) resolve past the writer
-    // in flight.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!newest.is_finished(), "waits for the writer in flight");
-    open.commit().await.unwrap();
-    let newest = tokio::time::timeout(Duration::from_secs(5), newest)
-        .await
-        .expect("resolved")
-        .unwrap()
-        .unwrap();
+    assert!(!resolved_early, "waits for the writer in flight");
+    let newest = newest.unwrap();
     assert_eq!(newest, committed);
 }
 

@@ -94,7 +94,7 @@ pub(crate) async fn checks_ahead_take_nothing<S: Store>(queue: &str, ahead_ms: u
 /// 0.5 s ahead running the stalled check every 200 ms: it runs once and completes.
 pub async fn renewed_locks_survive_a_skewed_stalled_check<S: Store>() {
     let ctx = Ctx::<S>::new("skew-renew").await;
-    let id = ctx.add("long", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("long", JobOptions::new()).await;
     let runs = Arc::new(Mutex::new(0_u32));
     let counted = runs.clone();
     let lock = Duration::from_secs(4);

@@ -9,7 +9,7 @@ use bullmq::{
     ActiveJob, CancellationToken, Job, JobId, JobOptions, JobState, ProcessResult, Queue,
     QueueName, Worker, WorkerOptions,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::store::Store;
 use crate::support::eventually;
@@ -40,6 +40,11 @@ impl<S: Store> Ctx<S> {
 
     pub async fn add(&self, name: &str, data: Value, opts: JobOptions) -> JobId {
         self.queue.add(name, &data, opts).await.unwrap().id
+    }
+
+    /// [`Ctx::add`] with data `{}`: for the cases where only the name and options matter.
+    pub async fn add_with(&self, name: &str, opts: JobOptions) -> JobId {
+        self.add(name, json!({}), opts).await
     }
 
     pub async fn job(&self, id: &JobId) -> Job {

@@ -18,7 +18,7 @@ use crate::support::script_code as code;
 /// there until the stalled check takes the job back.
 pub async fn an_expired_lock_is_refused<S: Store>() {
     let ctx = Ctx::<S>::new("lock-expiry").await;
-    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("a", JobOptions::new()).await;
     ctx.take_for("t", Duration::from_secs(5)).await;
     let a = ctx.queue.job(id.clone());
     let token = LockToken::new("t");
@@ -56,7 +56,7 @@ pub async fn a_checker_ahead_by_more_than_the_lock_takes_nothing<S: Store>() {
 /// had moved it; Redis refuses with the lock's code.
 pub async fn move_to_wait_with_another_token_is_refused<S: Store>() {
     let ctx = Ctx::<S>::new("wait-token").await;
-    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("a", JobOptions::new()).await;
     ctx.take("right").await;
     let err = ctx
         .queue
@@ -108,7 +108,7 @@ pub async fn removing_a_job_publishes_removed<S: Store>() {
 /// there are pending children, so a job without any answers false whatever the token.
 pub async fn waiting_for_no_children_skips_the_lock_check<S: Store>() {
     let ctx = Ctx::<S>::new("no-children").await;
-    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("a", JobOptions::new()).await;
     ctx.take("right").await;
     let a = ctx.queue.job(id.clone());
     assert!(

@@ -427,9 +427,7 @@ pub async fn waiting_for_a_failed_child_fails_the_job_for_good<S: Store>() {
     // A step adds a child with failParentOnFailure, which fails while the parent is still
     // active; parking the parent is then refused and the parent fails without retry.
     let ctx = Ctx::<S>::new("steps").await;
-    let job = ctx
-        .add("step", json!({}), JobOptions::new().attempts(3))
-        .await;
+    let job = ctx.add_with("step", JobOptions::new().attempts(3)).await;
     let kids = ctx.standard_worker("kids").await;
     let kids_queue = Arc::new(ctx.other("kids").await);
     let steps_key = ctx.queue.backend().qualified_name().to_owned();

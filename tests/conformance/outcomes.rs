@@ -190,13 +190,14 @@ pub async fn backoffs_space_retries<S: Store>() {
     assert_eq!(*asked.lock().unwrap(), [1, 2]);
 }
 
-/// Runs `n` jobs named `j0..` through a worker that completes (or fails) each one in order.
-async fn run_in_order<S: Store>(
-    ctx: &Ctx<S>,
-    n: usize,
-    opts: JobOptions,
-    fail: bool,
-) -> Vec<JobId> {
+/// Runs `n` jobs named `j0..` through a worker that completes (or, when `fail`, fails) each
+/// one in order, `keep` saying which of the finished ones stay.
+async fn run_in_order<S: Store>(ctx: &Ctx<S>, n: usize, keep: KeepJobs, fail: bool) -> Vec<JobId> {
+    let opts = if fail {
+        JobOptions::new().remove_on_fail(keep)
+    } else {
+        JobOptions::new().remove_on_complete(keep)
+    };
     let mut ids = Vec::new();
     for i in 0..n {
         ids.push(
@@ -230,13 +231,7 @@ async fn run_in_order<S: Store>(
 
 pub async fn remove_on_complete_keeps_the_newest<S: Store>() {
     let ctx = Ctx::<S>::new("keep-complete").await;
-    let ids = run_in_order(
-        &ctx,
-        5,
-        JobOptions::new().remove_on_complete(KeepJobs::Number(2)),
-        false,
-    )
-    .await;
+    let ids = run_in_order(&ctx, 5, KeepJobs::Number(2), false).await;
     let kept = ctx.queue.get_completed(Range::ALL).await.unwrap();
     let mut kept: Vec<JobId> = kept.into_iter().map(|j| j.id).collect();
     kept.sort_by_key(|id| ids.iter().position(|i| i == id));
@@ -248,13 +243,7 @@ pub async fn remove_on_complete_keeps_the_newest<S: Store>() {
 
 pub async fn remove_on_fail_keeps_a_count<S: Store>() {
     let ctx = Ctx::<S>::new("keep-fail").await;
-    let ids = run_in_order(
-        &ctx,
-        4,
-        JobOptions::new().remove_on_fail(KeepJobs::policy_count(1)),
-        true,
-    )
-    .await;
+    let ids = run_in_order(&ctx, 4, KeepJobs::policy_count(1), true).await;
     assert_eq!(ctx.count_in(JobState::Failed).await, 1);
     let failed = ctx.queue.get_failed(Range::ALL).await.unwrap();
     assert_eq!(failed[0].id, ids[3]);

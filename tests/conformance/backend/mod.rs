@@ -154,6 +154,16 @@ impl<S: Store> Sec<S> {
             .filter(|e| e.get("event").map(String::as_str) == Some(name))
             .collect()
     }
+
+    /// The only event named `name`, which must be about job `id` and say it came from `prev`.
+    pub async fn only_event(&self, name: &str, id: &JobId, prev: &str) -> HashMap<String, String> {
+        let mut events = self.events_named(name).await;
+        assert_eq!(events.len(), 1, "{name}: {events:?}");
+        let event = events.remove(0);
+        assert_eq!(event["jobId"], id.as_str(), "{name}");
+        assert_eq!(event["prev"], prev, "{name}");
+        event
+    }
 }
 
 /// Every event of `b`'s queue, oldest first, each as its fields: read up to the newest id

@@ -38,10 +38,7 @@ pub async fn take_stamps_and_announces_the_job<S: Store>() {
     // Held by this token only.
     assert!(s.extends(&added.id, "tok", LOCK).await);
     assert!(!s.extends(&added.id, "other", LOCK).await);
-    let active = s.events_named("active").await;
-    assert_eq!(active.len(), 1);
-    assert_eq!(active[0]["jobId"], added.id.as_str());
-    assert_eq!(active[0]["prev"], "waiting");
+    s.only_event("active", &added.id, "waiting").await;
 }
 
 pub async fn nothing_ready_reports_the_next_delayed_job<S: Store>() {
@@ -110,11 +107,8 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     assert_eq!(stored.return_value.as_deref(), Some(r#"{"total":3}"#));
     assert_eq!(stored.finished_on, Some(T0 + 1000));
     assert_eq!(stored.attempts_made, 1);
-    let completed = s.events_named("completed").await;
-    assert_eq!(completed.len(), 1);
-    assert_eq!(completed[0]["jobId"], first.id.as_str());
     // (The value's text in the event is the store's: JSON text on Redis, jsonb's on PostgreSQL.)
-    assert_eq!(completed[0]["prev"], "active");
+    s.only_event("completed", &first.id, "active").await;
 
     // Nothing left: asking again answers an empty next job rather than none.
     let done =
@@ -206,11 +200,8 @@ pub async fn fail_stores_reason_and_stacktrace_and_can_take_the_next<S: Store>()
     assert_eq!(stored.stacktrace, ["Error: boom\n    at run (x.js:1:1)"]);
     assert_eq!(stored.finished_on, Some(T0 + 40));
     assert_eq!(stored.attempts_made, 1);
-    let failed = s.events_named("failed").await;
-    assert_eq!(failed.len(), 1);
-    assert_eq!(failed[0]["jobId"], first.id.as_str());
-    assert_eq!(failed[0]["failedReason"], "boom");
-    assert_eq!(failed[0]["prev"], "active");
+    let failed = s.only_event("failed", &first.id, "active").await;
+    assert_eq!(failed["failedReason"], "boom");
 
     // The plain move, with no stack trace to write.
     let mut args = fail_args("tok", KeepJobs::KeepAll, false);

@@ -123,6 +123,19 @@ impl<S: Store> Sec<S> {
     }
 
     /// Takes the next job (which must be `job`) and completes it with `value`.
+    /// Adds job "a", takes it with token "tok" and completes it with `value`, `keep` its
+    /// retention: the job as taken.
+    pub async fn a_completed(&self, value: &str, keep: KeepJobs) -> Job {
+        let added = self.add("a", JobOptions::new()).await;
+        let job = self.take("tok").await;
+        assert_eq!(job.id, added.id);
+        self.b
+            .move_to_completed(&job, &complete_args("tok", value, keep, false))
+            .await
+            .unwrap();
+        job
+    }
+
     pub async fn complete(&self, job: &JobId, value: &str) {
         complete_on(&self.b, job, value).await;
     }

@@ -216,11 +216,7 @@ pub async fn fail_stores_reason_and_stacktrace_and_can_take_the_next<S: Store>()
 
 pub async fn retention_removes_all_or_keeps_the_newest<S: Store>() {
     let s = Sec::<S>::new().await;
-    let gone = s.add("a", JobOptions::new()).await;
-    let job = s.take("tok").await;
-    s.b.move_to_completed(&job, &complete_args("tok", "1", KeepJobs::RemoveAll, false))
-        .await
-        .unwrap();
+    let gone = s.a_completed("1", KeepJobs::RemoveAll).await;
     assert_eq!(s.state(&gone.id).await, None);
     assert!(s.b.get_job(&gone.id).await.unwrap().is_none());
     assert_eq!(
@@ -247,11 +243,7 @@ pub async fn retention_removes_all_or_keeps_the_newest<S: Store>() {
 
 pub async fn metrics_are_collected_only_when_the_worker_keeps_them<S: Store>() {
     let s = Sec::<S>::new().await;
-    s.add("a", JobOptions::new()).await;
-    let job = s.take("tok").await;
-    s.b.move_to_completed(&job, &complete_args("tok", "1", KeepJobs::KeepAll, false))
-        .await
-        .unwrap();
+    s.a_completed("1", KeepJobs::KeepAll).await;
     let b = &s.b;
     let total = |state| async move { b.get_metrics(state, 0, -1).await.unwrap().total };
     assert_eq!(total(FinishedState::Completed).await, 0);
@@ -418,11 +410,7 @@ pub async fn retry_requeues_at_once_with_the_failure<S: Store>() {
 
 pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     let s = Sec::<S>::new().await;
-    let added = s.add("a", JobOptions::new()).await;
-    let job = s.take("tok").await;
-    s.b.move_to_completed(&job, &complete_args("tok", "42", KeepJobs::KeepAll, false))
-        .await
-        .unwrap();
+    let job = s.a_completed("42", KeepJobs::KeepAll).await;
 
     let err = refused(
         s.b.reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
@@ -433,7 +421,7 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     assert_eq!(err.state.as_deref(), Some("failed"));
     assert_eq!(
         err.to_string(),
-        format!("Job {} is not in the failed state. reprocessJob", added.id)
+        format!("Job {} is not in the failed state. reprocessJob", job.id)
     );
 
     let reset = ReprocessOptions {
@@ -443,8 +431,8 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     s.b.reprocess_job(&job, FinishedState::Completed, reset)
         .await
         .unwrap();
-    assert_eq!(s.state(&added.id).await, Some(JobState::Waiting));
-    let stored = s.job(&added.id).await;
+    assert_eq!(s.state(&job.id).await, Some(JobState::Waiting));
+    let stored = s.job(&job.id).await;
     assert_eq!(stored.attempts_made, 0);
     assert_eq!(stored.attempts_started, 1, "attempts started are kept");
     assert_eq!(stored.finished_on, None);
@@ -452,7 +440,7 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     assert_eq!(stored.return_value, None);
     let waiting = s.events_named("waiting").await;
     let last = waiting.last().unwrap();
-    assert_eq!(last["jobId"], added.id.as_str());
+    assert_eq!(last["jobId"], job.id.as_str());
     assert_eq!(last["prev"], "completed");
 
     let mut missing = job.clone();

@@ -297,6 +297,12 @@ pub fn refused<T: std::fmt::Debug>(
     err
 }
 
+/// [`refused`] as [`ScriptErrorCode::JobNotFound`] by `command`, about job "nope".
+pub fn nope_not_found<T: std::fmt::Debug>(result: bullmq_core::Result<T>, command: &str) {
+    let err = refused(result, ScriptErrorCode::JobNotFound, command);
+    assert_eq!(err.job_id.as_deref(), Some("nope"), "{command}");
+}
+
 pub fn id(s: &str) -> JobId {
     JobId::from(s)
 }

@@ -51,6 +51,19 @@ impl<S: Store> Ctx<S> {
         self.queue.get_job(id).await.unwrap().unwrap()
     }
 
+    /// Waits (within [`WAIT`]) until every job of `ids` is removed; `what` names them.
+    pub async fn wait_removed(&self, what: &str, ids: &[&JobId]) {
+        eventually(&format!("{what} removed"), WAIT, || async {
+            for id in ids {
+                if self.queue.get_job(id).await.unwrap().is_some() {
+                    return false;
+                }
+            }
+            true
+        })
+        .await;
+    }
+
     pub async fn state(&self, id: &JobId) -> Option<JobState> {
         self.queue.get_job_state(id).await.unwrap()
     }

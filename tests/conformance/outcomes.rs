@@ -275,11 +275,7 @@ pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
     let kept = ctx.add_with("kept", JobOptions::new()).await;
     let worker = ctx.worker(fast(), fail_the_failing).await;
     ctx.wait_state(&kept, JobState::Completed).await;
-    eventually("both removed", WAIT, || async {
-        ctx.queue.get_job(&gone).await.unwrap().is_none()
-            && ctx.queue.get_job(&gone_failed).await.unwrap().is_none()
-    })
-    .await;
+    ctx.wait_removed("both", &[&gone, &gone_failed]).await;
     assert_eq!(ctx.count_in(JobState::Completed).await, 1);
     assert_eq!(ctx.count_in(JobState::Failed).await, 0);
     worker.close().await;
@@ -299,10 +295,7 @@ pub async fn remove_on_complete_by_age<S: Store>() {
     assert!(ctx.queue.get_job(&old).await.unwrap().is_some());
     let new = ctx.add_with("new", opts).await;
     ctx.wait_state(&new, JobState::Completed).await;
-    eventually("the old job removed", WAIT, || async {
-        ctx.queue.get_job(&old).await.unwrap().is_none()
-    })
-    .await;
+    ctx.wait_removed("the old job", &[&old]).await;
     assert_eq!(ctx.count_in(JobState::Completed).await, 1);
     worker.close().await;
 }
@@ -322,11 +315,7 @@ pub async fn worker_retention_applies_to_jobs_without_their_own<S: Store>() {
         .remove_on_fail(KeepJobs::RemoveAll);
     let worker = ctx.worker(opts, fail_the_failing).await;
     ctx.wait_state(&own, JobState::Completed).await;
-    eventually("the others removed", WAIT, || async {
-        ctx.queue.get_job(&plain).await.unwrap().is_none()
-            && ctx.queue.get_job(&failing).await.unwrap().is_none()
-    })
-    .await;
+    ctx.wait_removed("the others", &[&plain, &failing]).await;
     worker.close().await;
 }
 

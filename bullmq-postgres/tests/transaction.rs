@@ -5,9 +5,10 @@
 
 mod support;
 
+use bullmq_test_support::held::fetch_params;
 use std::time::Duration;
 
-use bullmq_core::backend::{FetchParams, LockToken, Transitions};
+use bullmq_core::backend::Transitions;
 use bullmq_core::{BulkJob, JobId, JobOptions, Queue, QueueName};
 use bullmq_postgres::sqlx::{self, Connection as _, PgConnection};
 use bullmq_postgres::{AddInTransaction as _, PostgresBackend};
@@ -16,12 +17,7 @@ use support::TestSchema;
 
 /// The id of the job a worker would take from `queue` now, if any (it is then active).
 async fn taken(queue: &Queue<PostgresBackend>) -> Option<JobId> {
-    let fetch = FetchParams {
-        token: LockToken::new("t"),
-        lock_duration: Duration::from_secs(30),
-        limiter: None,
-        worker_name: None,
-    };
+    let fetch = fetch_params("t", Duration::from_secs(30), None);
     let next = queue.backend().move_to_active(&fetch).await.unwrap();
     next.job.map(|job| job.id)
 }

@@ -1,5 +1,5 @@
-//! A job taken straight through a queue's backend, its lock held by no worker: what the
-//! lock and stalled-check cases start from.
+//! Jobs taken straight through a backend, as a worker's fetch would take them: what the lock
+//! and stalled-check cases start from.
 
 use std::time::Duration;
 
@@ -20,13 +20,19 @@ pub async fn add_and_hold<B: Backend>(
         .await
         .unwrap()
         .id;
-    let fetch = FetchParams {
-        token: LockToken::new(token),
-        lock_duration: lock,
-        limiter: None,
-        worker_name: None,
-    };
+    let fetch = fetch_params(token, lock, None);
     let next = queue.backend().move_to_active(&fetch).await.unwrap();
     assert_eq!(next.job.expect("a job is ready").id, added);
     added
+}
+
+/// A fetch with `token`, locking for `lock`, with no rate limiter, by the worker named
+/// `worker` (if any).
+pub fn fetch_params(token: &str, lock: Duration, worker: Option<&str>) -> FetchParams {
+    FetchParams {
+        token: LockToken::new(token),
+        lock_duration: lock,
+        limiter: None,
+        worker_name: worker.map(str::to_owned),
+    }
 }

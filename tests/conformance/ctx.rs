@@ -1,9 +1,10 @@
 //! What every case starts from: a store of its own, one queue on it, and helpers to add,
 //! read and wait.
 
+use crate::support::held::fetch_params;
 use std::time::Duration;
 
-use bullmq::backend::{Backend, FetchParams, Lifecycle, LockToken, Transitions};
+use bullmq::backend::{Backend, Lifecycle, Transitions};
 use bullmq::job::JobType;
 use bullmq::{
     ActiveJob, CancellationToken, Job, JobId, JobOptions, JobState, ProcessResult, Queue,
@@ -103,12 +104,7 @@ impl<S: Store> Ctx<S> {
 
     /// Takes the next job with `token` (locked for `lock`), as a worker would; its id.
     pub async fn take_for(&self, token: &str, lock: Duration) -> Option<JobId> {
-        let fetch = FetchParams {
-            token: LockToken::new(token),
-            lock_duration: lock,
-            limiter: None,
-            worker_name: None,
-        };
+        let fetch = fetch_params(token, lock, None);
         let next = self.queue.backend().move_to_active(&fetch).await.unwrap();
         next.job.map(|j| j.id)
     }

@@ -2,6 +2,7 @@
 //! these cases run on Redis only (see `main.rs`), each saying what upstream's SQL does instead,
 //! so that a change on either side shows.
 
+use crate::support::held::fetch_params;
 use std::time::Duration;
 
 use bullmq::backend::{LockToken, Range};
@@ -165,12 +166,7 @@ pub async fn removed_children_are_not_counted_as_unprocessed<S: Store>() {
         )
         .await
         .unwrap();
-    let fetch = bullmq::backend::FetchParams {
-        token: LockToken::new("t"),
-        lock_duration: Duration::from_secs(30),
-        limiter: None,
-        worker_name: None,
-    };
+    let fetch = fetch_params("t", Duration::from_secs(30), None);
     let running = {
         use bullmq::backend::Transitions as _;
         kids.backend()

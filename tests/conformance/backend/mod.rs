@@ -17,6 +17,7 @@ pub mod queries;
 pub mod schedulers;
 pub mod transitions;
 
+use crate::support::held::fetch_params;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -235,12 +236,7 @@ pub async fn take_from<B: Transitions>(b: &B, token: &str) -> Job {
 
 /// A worker named `w1` taking jobs with `token` for [`LOCK`].
 pub fn fetch(token: &str) -> FetchParams {
-    FetchParams {
-        token: LockToken::new(token),
-        lock_duration: LOCK,
-        limiter: None,
-        worker_name: Some("w1".to_owned()),
-    }
+    fetch_params(token, LOCK, Some("w1"))
 }
 
 /// The settings of the worker [`fetch`] describes, as its finishing moves send them.

@@ -16,6 +16,16 @@ fn postgres_error(err: &bullmq_core::Error) -> &PostgresError {
     PostgresError::from_error(err).unwrap_or_else(|| panic!("not a PostgreSQL error: {err:?}"))
 }
 
+/// Connecting to `schema` as it stands (no migrating) is refused, as a schema problem
+/// (`why`): the error.
+async fn refused(schema: &TestSchema, why: &str) -> bullmq_core::Error {
+    let err = PostgresConnection::connect(&schema.options())
+        .await
+        .expect_err(why);
+    assert_eq!(err.backend_kind(), Some(BackendErrorKind::Schema), "{why}");
+    err
+}
+
 #[tokio::test]
 async fn connecting_with_migrate_builds_the_schema_and_upstreams_ledger() {
     let schema = TestSchema::new("mig_fresh");
@@ -143,10 +153,7 @@ async fn migration_waits_for_upstreams_advisory_lock_of_its_schema_only() {
 #[tokio::test]
 async fn connecting_without_migrate_refuses_a_fresh_schema_and_creates_nothing() {
     let schema = TestSchema::new("mig_needed");
-    let err = PostgresConnection::connect(&schema.options())
-        .await
-        .expect_err("a fresh schema is not ready");
-    assert_eq!(err.backend_kind(), Some(BackendErrorKind::Schema));
+    let err = refused(&schema, "a fresh schema is not ready").await;
     match postgres_error(&err) {
         PostgresError::SchemaMigrationRequired {
             schema: name,
@@ -169,9 +176,7 @@ async fn connecting_without_migrate_refuses_a_fresh_schema_and_creates_nothing()
         migrate(&schema.options()).await.expect("migrate"),
         LATEST_VERSION
     );
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("ready now");
+    let conn = schema.connect("ready now").await;
     assert_eq!(
         conn.schema_version().await.expect("version"),
         LATEST_VERSION
@@ -186,9 +191,7 @@ async fn a_schema_behind_the_embedded_sql_is_refused_and_a_failed_migration_leav
     let quoted = schema.name().quoted();
     // As if a client older than ours had migrated it: its ledger stops at 5.
     execute(&format!("DELETE FROM {quoted}.migration WHERE version > 5")).await;
-    let err = PostgresConnection::connect(&schema.options())
-        .await
-        .expect_err("behind");
+    let err = refused(&schema, "behind").await;
     assert!(
         matches!(
             postgres_error(&err),
@@ -224,10 +227,7 @@ async fn a_schema_needing_a_newer_client_is_refused() {
     .await;
     let rows = ledger(schema.name()).await;
 
-    let err = PostgresConnection::connect(&schema.options())
-        .await
-        .expect_err("too new for us");
-    assert_eq!(err.backend_kind(), Some(BackendErrorKind::Schema));
+    let err = refused(&schema, "too new for us").await;
     match postgres_error(&err) {
         PostgresError::SchemaVersionMismatch {
             minimum_client_version,
@@ -264,9 +264,7 @@ async fn a_newer_schema_that_still_allows_this_client_is_accepted() {
         schema.name().quoted()
     ))
     .await;
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("compatible");
+    let conn = schema.connect("compatible").await;
     assert_eq!(conn.schema_version().await.expect("version"), future);
     assert_eq!(conn.migrate().await.expect("nothing to do"), future);
     assert_eq!(
@@ -285,9 +283,9 @@ async fn a_ledger_from_before_min_client_version_is_read_and_upgraded() {
         schema.name().quoted()
     ))
     .await;
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("the check reads a ledger without the column");
+    let conn = schema
+        .connect("the check reads a ledger without the column")
+        .await;
     assert_eq!(conn.migrate().await.expect("migrate"), LATEST_VERSION);
     // The column is back, NOT NULL, each row at this client's major (all 6 upstream too).
     assert_eq!(ledger(schema.name()).await, expected_ledger());

@@ -31,9 +31,9 @@ async fn a_schema_migrated_by_node_is_accepted_and_is_the_schema_rust_builds() {
     let reply = node_queue_op(node_env(&by_node, "ready", true)).await;
     assert_eq!(reply, json!({"ok": true, "id": null}));
 
-    let conn = PostgresConnection::connect(&by_node.options())
-        .await
-        .expect("Rust accepts the schema Node migrated");
+    let conn = by_node
+        .connect("Rust accepts the schema Node migrated")
+        .await;
     assert_eq!(
         conn.schema_version().await.expect("version"),
         LATEST_VERSION
@@ -68,9 +68,7 @@ async fn a_schema_migrated_by_rust_takes_jobs_from_node() {
     let reply = node_queue_op(env).await;
     assert_eq!(reply, json!({"ok": true, "id": "1"}));
 
-    let conn = PostgresConnection::connect(&schema.options())
-        .await
-        .expect("connect");
+    let conn = schema.connect("connect").await;
     let row: (String, String, String, String) =
         sqlx::query_as("SELECT id, name, state::text, data::text FROM job WHERE queue = 'interop'")
             .fetch_one(conn.pool())

@@ -5,22 +5,21 @@
 
 mod support;
 
+use bullmq_test_support::held::fetch_params;
 use std::time::Duration;
 
-use bullmq_core::backend::{FetchParams, LockToken, Transitions};
-use bullmq_core::{BulkJob, JobOptions, Queue, QueueName};
-use bullmq_postgres::sqlx::{self, Connection as _};
+use bullmq_core::backend::Transitions;
+use bullmq_core::{BulkJob, JobId, JobOptions, Queue, QueueName};
+use bullmq_postgres::sqlx::{self, Connection as _, PgConnection};
 use bullmq_postgres::{AddInTransaction as _, PostgresBackend};
 use serde_json::json;
 use support::TestSchema;
 
-fn fetch() -> FetchParams {
-    FetchParams {
-        token: LockToken::new("t"),
-        lock_duration: Duration::from_secs(30),
-        limiter: None,
-        worker_name: None,
-    }
+/// The id of the job a worker would take from `queue` now, if any (it is then active).
+async fn taken(queue: &Queue<PostgresBackend>) -> Option<JobId> {
+    let fetch = fetch_params("t", Duration::from_secs(30), None);
+    let next = queue.backend().move_to_active(&fetch).await.unwrap();
+    next.job.map(|job| job.id)
 }
 
 /// `n` jobs with data `{"i": i}` and default options, the `i`th named `name(i)`.
@@ -39,11 +38,17 @@ async fn queue(schema: &TestSchema, name: &str) -> Queue<PostgresBackend> {
         .expect("the backend is bound to this queue")
 }
 
+/// A fresh schema `tag` with its queue "orders", and a connection of the caller's own to
+/// open transactions on.
+async fn orders(tag: &str) -> (TestSchema, Queue<PostgresBackend>, PgConnection) {
+    let schema = TestSchema::new(tag);
+    let queue = queue(&schema, "orders").await;
+    (schema, queue, support::admin().await)
+}
+
 #[tokio::test]
 async fn a_job_added_in_a_transaction_exists_only_after_commit() {
-    let schema = TestSchema::new("tx_commit");
-    let queue = queue(&schema, "orders").await;
-    let mut conn = support::admin().await;
+    let (_schema, queue, mut conn) = orders("tx_commit").await;
     sqlx::raw_sql("CREATE TEMP TABLE orders (id int)")
         .execute(&mut conn)
         .await
@@ -75,22 +80,18 @@ async fn a_job_added_in_a_transaction_exists_only_after_commit() {
     assert_eq!(path_inside, path_before);
     // Invisible to everyone else, workers included, until commit.
     assert!(queue.get_job(&job.id).await.unwrap().is_none());
-    let nothing = queue.backend().move_to_active(&fetch()).await.unwrap();
-    assert!(nothing.job.is_none());
+    assert_eq!(taken(&queue).await, None);
 
     tx.commit().await.unwrap();
     let stored = queue.get_job(&job.id).await.unwrap().unwrap();
     assert_eq!(stored.data, r#"{"order":42}"#);
     assert_eq!(stored.opts.attempts, Some(2));
-    let taken = queue.backend().move_to_active(&fetch()).await.unwrap();
-    assert_eq!(taken.job.unwrap().id, job.id);
+    assert_eq!(taken(&queue).await, Some(job.id));
 }
 
 #[tokio::test]
 async fn a_rolled_back_transaction_leaves_no_job() {
-    let schema = TestSchema::new("tx_rollback");
-    let queue = queue(&schema, "orders").await;
-    let mut conn = support::admin().await;
+    let (_schema, queue, mut conn) = orders("tx_rollback").await;
     let mut tx = conn.begin().await.unwrap();
     let one = queue
         .add_in(&mut tx, "a", &json!({}), JobOptions::new())
@@ -104,22 +105,12 @@ async fn a_rolled_back_transaction_leaves_no_job() {
     tx.rollback().await.unwrap();
     assert!(queue.get_job(&one.id).await.unwrap().is_none());
     assert_eq!(queue.count().await.unwrap(), 0);
-    assert!(
-        queue
-            .backend()
-            .move_to_active(&fetch())
-            .await
-            .unwrap()
-            .job
-            .is_none()
-    );
+    assert_eq!(taken(&queue).await, None);
 }
 
 #[tokio::test]
 async fn add_bulk_in_commits_all_together_and_bad_input_writes_nothing() {
-    let schema = TestSchema::new("tx_bulk");
-    let queue = queue(&schema, "orders").await;
-    let mut conn = support::admin().await;
+    let (_schema, queue, mut conn) = orders("tx_bulk").await;
     let mut tx = conn.begin().await.unwrap();
     let jobs = queue
         .add_bulk_in(&mut tx, bulk(5, |i| format!("j{i}")))
@@ -143,8 +134,7 @@ async fn a_waiting_worker_is_woken_at_commit_not_before() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    let schema = TestSchema::new("tx_notify");
-    let queue = queue(&schema, "orders").await;
+    let (schema, queue, mut conn) = orders("tx_notify").await;
     let processed = Arc::new(AtomicUsize::new(0));
     let seen = processed.clone();
     // A long drain delay: only the commit's NOTIFY can wake the worker in time.
@@ -165,7 +155,6 @@ async fn a_waiting_worker_is_woken_at_commit_not_before() {
     // Fixed wait: lets the worker start waiting before the job is added.
     tokio::time::sleep(Duration::from_millis(500)).await;
 
-    let mut conn = support::admin().await;
     let mut tx = conn.begin().await.unwrap();
     let job = queue
         .add_in(&mut tx, "receipt", &json!({}), JobOptions::new())

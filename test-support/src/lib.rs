@@ -42,6 +42,8 @@ pub mod events;
 #[cfg(feature = "flow")]
 pub mod flows;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod held;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod iterations;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod jobs;

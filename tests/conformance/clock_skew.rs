@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bullmq::backend::{FetchParams, LockToken, StalledCheck, Transitions};
+use bullmq::backend::{StalledCheck, Transitions};
 use bullmq::clock::{Clock, ManualClock, OffsetClock};
 use bullmq::scheduler::{JobScheduler, JobTemplate};
 use bullmq::{JobId, JobOptions, JobState, Queue, RepeatOptions, Worker, WorkerOptions};
@@ -15,6 +15,7 @@ use serde_json::json;
 use crate::ctx::{Ctx, WAIT, fast, now_ms};
 use crate::store::Store;
 use crate::support::eventually;
+use crate::support::held::add_and_hold;
 
 /// The case's queue on a backend of its own reading `clock`.
 async fn queue_at<S: Store, C: Clock + Clone>(ctx: &Ctx<S>, clock: &C) -> Queue<S::B> {
@@ -25,25 +26,6 @@ async fn queue_at<S: Store, C: Clock + Clone>(ctx: &Ctx<S>, clock: &C) -> Queue<
     .expect("the backend is bound to this queue")
 }
 
-/// Adds a job named `name` on `queue` and takes it on `queue`'s backend (at its clock) with
-/// token `t`, locked for `lock`; its id.
-async fn add_and_take<S: Store>(queue: &Queue<S::B>, name: &str, lock: Duration) -> JobId {
-    let added = queue
-        .add(name, &json!({}), JobOptions::new())
-        .await
-        .unwrap()
-        .id;
-    let fetch = FetchParams {
-        token: LockToken::new("t"),
-        lock_duration: lock,
-        limiter: None,
-        worker_name: None,
-    };
-    let next = queue.backend().move_to_active(&fetch).await.unwrap();
-    assert_eq!(next.job.expect("a job is ready").id, added);
-    added
-}
-
 /// A held lock is judged at the clock of the backend asking, the clock that stamped it: a
 /// host 60 s behind the server cannot remove a job another of its workers holds (PostgreSQL
 /// compared the lock with the server's clock and removed it), and a host 60 s ahead can
@@ -51,7 +33,7 @@ async fn add_and_take<S: Store>(queue: &Queue<S::B>, name: &str, lock: Duration)
 pub async fn remove_checks_locks_at_the_backends_clock<S: Store>() {
     let ctx = Ctx::<S>::new("remove-clock").await;
     let behind = queue_at(&ctx, &OffsetClock::new(-60_000)).await;
-    let held = add_and_take::<S>(&behind, "a", Duration::from_secs(30)).await;
+    let held = add_and_hold(&behind, "a", "t", Duration::from_secs(30)).await;
     assert!(
         !behind.remove(&held, false).await.unwrap(),
         "the lock holds"
@@ -60,7 +42,7 @@ pub async fn remove_checks_locks_at_the_backends_clock<S: Store>() {
     assert_eq!(ctx.state(&held).await, Some(JobState::Active));
 
     let ahead = queue_at(&ctx, &OffsetClock::new(60_000)).await;
-    let short = add_and_take::<S>(&ahead, "b", Duration::from_millis(300)).await;
+    let short = add_and_hold(&ahead, "b", "t", Duration::from_millis(300)).await;
     // Redis expires the key after 300 ms of its own time; PostgreSQL's lock ends at the
     // backend's clock 300 ms after it was taken.
     eventually(
@@ -86,7 +68,7 @@ pub(crate) async fn checks_ahead_take_nothing<S: Store>(queue: &str, ahead_ms: u
     let ctx = Ctx::<S>::new(queue).await;
     let start = now_ms();
     let holder = queue_at(&ctx, &ManualClock::new(start)).await;
-    let id = add_and_take::<S>(&holder, "a", Duration::from_secs(30)).await;
+    let id = add_and_hold(&holder, "a", "t", Duration::from_secs(30)).await;
     let clock = ManualClock::new(start + ahead_ms);
     let checker = queue_at(&ctx, &clock).await;
     let check = StalledCheck {
@@ -112,7 +94,7 @@ pub(crate) async fn checks_ahead_take_nothing<S: Store>(queue: &str, ahead_ms: u
 /// 0.5 s ahead running the stalled check every 200 ms: it runs once and completes.
 pub async fn renewed_locks_survive_a_skewed_stalled_check<S: Store>() {
     let ctx = Ctx::<S>::new("skew-renew").await;
-    let id = ctx.add("long", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("long", JobOptions::new()).await;
     let runs = Arc::new(Mutex::new(0_u32));
     let counted = runs.clone();
     let lock = Duration::from_secs(4);

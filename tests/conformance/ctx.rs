@@ -1,15 +1,16 @@
 //! What every case starts from: a store of its own, one queue on it, and helpers to add,
 //! read and wait.
 
+use crate::support::held::fetch_params;
 use std::time::Duration;
 
-use bullmq::backend::{Backend, FetchParams, Lifecycle, LockToken, Transitions};
+use bullmq::backend::{Backend, Lifecycle, Transitions};
 use bullmq::job::JobType;
 use bullmq::{
     ActiveJob, CancellationToken, Job, JobId, JobOptions, JobState, ProcessResult, Queue,
     QueueName, Worker, WorkerOptions,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::store::Store;
 use crate::support::eventually;
@@ -42,8 +43,26 @@ impl<S: Store> Ctx<S> {
         self.queue.add(name, &data, opts).await.unwrap().id
     }
 
+    /// [`Ctx::add`] with data `{}`: for the cases where only the name and options matter.
+    pub async fn add_with(&self, name: &str, opts: JobOptions) -> JobId {
+        self.add(name, json!({}), opts).await
+    }
+
     pub async fn job(&self, id: &JobId) -> Job {
         self.queue.get_job(id).await.unwrap().unwrap()
+    }
+
+    /// Waits (within [`WAIT`]) until every job of `ids` is removed; `what` names them.
+    pub async fn wait_removed(&self, what: &str, ids: &[&JobId]) {
+        eventually(&format!("{what} removed"), WAIT, || async {
+            for id in ids {
+                if self.queue.get_job(id).await.unwrap().is_some() {
+                    return false;
+                }
+            }
+            true
+        })
+        .await;
     }
 
     pub async fn state(&self, id: &JobId) -> Option<JobState> {
@@ -85,12 +104,7 @@ impl<S: Store> Ctx<S> {
 
     /// Takes the next job with `token` (locked for `lock`), as a worker would; its id.
     pub async fn take_for(&self, token: &str, lock: Duration) -> Option<JobId> {
-        let fetch = FetchParams {
-            token: LockToken::new(token),
-            lock_duration: lock,
-            limiter: None,
-            worker_name: None,
-        };
+        let fetch = fetch_params(token, lock, None);
         let next = self.queue.backend().move_to_active(&fetch).await.unwrap();
         next.job.map(|j| j.id)
     }

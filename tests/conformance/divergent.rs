@@ -2,6 +2,7 @@
 //! these cases run on Redis only (see `main.rs`), each saying what upstream's SQL does instead,
 //! so that a change on either side shows.
 
+use crate::support::held::fetch_params;
 use std::time::Duration;
 
 use bullmq::backend::{LockToken, Range};
@@ -18,7 +19,7 @@ use crate::support::script_code as code;
 /// there until the stalled check takes the job back.
 pub async fn an_expired_lock_is_refused<S: Store>() {
     let ctx = Ctx::<S>::new("lock-expiry").await;
-    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("a", JobOptions::new()).await;
     ctx.take_for("t", Duration::from_secs(5)).await;
     let a = ctx.queue.job(id.clone());
     let token = LockToken::new("t");
@@ -56,7 +57,7 @@ pub async fn a_checker_ahead_by_more_than_the_lock_takes_nothing<S: Store>() {
 /// had moved it; Redis refuses with the lock's code.
 pub async fn move_to_wait_with_another_token_is_refused<S: Store>() {
     let ctx = Ctx::<S>::new("wait-token").await;
-    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("a", JobOptions::new()).await;
     ctx.take("right").await;
     let err = ctx
         .queue
@@ -108,7 +109,7 @@ pub async fn removing_a_job_publishes_removed<S: Store>() {
 /// there are pending children, so a job without any answers false whatever the token.
 pub async fn waiting_for_no_children_skips_the_lock_check<S: Store>() {
     let ctx = Ctx::<S>::new("no-children").await;
-    let id = ctx.add("a", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("a", JobOptions::new()).await;
     ctx.take("right").await;
     let a = ctx.queue.job(id.clone());
     assert!(
@@ -165,12 +166,7 @@ pub async fn removed_children_are_not_counted_as_unprocessed<S: Store>() {
         )
         .await
         .unwrap();
-    let fetch = bullmq::backend::FetchParams {
-        token: LockToken::new("t"),
-        lock_duration: Duration::from_secs(30),
-        limiter: None,
-        worker_name: None,
-    };
+    let fetch = fetch_params("t", Duration::from_secs(30), None);
     let running = {
         use bullmq::backend::Transitions as _;
         kids.backend()

@@ -25,12 +25,8 @@ pub(crate) async fn reader<S: Store>(ctx: &Ctx<S>) -> QueueEvents<S::B> {
 
 /// Adds `later`, a job due in an hour; its id.
 pub(crate) async fn add_later<S: Store>(ctx: &Ctx<S>) -> bullmq::JobId {
-    ctx.add(
-        "later",
-        json!({}),
-        JobOptions::new().delay(Duration::from_secs(3600)),
-    )
-    .await
+    ctx.add_with("later", JobOptions::new().delay(Duration::from_secs(3600)))
+        .await
 }
 
 /// Publishes a custom `the-end` event, then reads `sub` until it: every event published before.
@@ -49,7 +45,7 @@ pub async fn reader_sees_the_job_lifecycle_in_order<S: Store>() {
     let ctx = Ctx::<S>::new("lifecycle").await;
     let events = reader(&ctx).await;
     let mut sub = events.subscribe();
-    let id = ctx.add("e", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("e", JobOptions::new()).await;
     let worker = ctx
         .worker(fast(), |job, _| async move {
             job.update_progress(&json!(10)).await?;
@@ -202,7 +198,7 @@ pub async fn a_new_reader_resumes_where_the_last_stopped<S: Store>() {
         let n = i.to_string();
         producer.publish_event("tick", &[("n", &n)]).await.unwrap();
     }
-    let job = ctx.add("meanwhile", json!({}), JobOptions::new()).await;
+    let job = ctx.add_with("meanwhile", JobOptions::new()).await;
     producer.publish_event("stop", &[]).await.unwrap();
     let second = QueueEvents::new(
         ctx.backend().await,
@@ -236,7 +232,7 @@ pub async fn wait_until_finished_answers_each_outcome<S: Store>() {
     let ctx = Ctx::<S>::new("wait-finished").await;
     let events = std::sync::Arc::new(reader(&ctx).await);
     let ok = ctx.add("ok", json!({"i": 21}), JobOptions::new()).await;
-    let fail = ctx.add("fail", json!({}), JobOptions::new()).await;
+    let fail = ctx.add_with("fail", JobOptions::new()).await;
     let waiting = {
         let events = events.clone();
         let (ok, fail) = (ok.clone(), fail.clone());
@@ -278,7 +274,7 @@ pub async fn wait_until_finished_answers_each_outcome<S: Store>() {
     assert!(matches!(err, WaitError::Failed { .. }), "{err:?}");
     assert_eq!(err.to_string(), format!("job {fail} failed: boom 3"));
     // Never processed: the ttl runs out. Missing: not found.
-    let idle = ctx.add("idle", json!({}), JobOptions::new()).await;
+    let idle = ctx.add_with("idle", JobOptions::new()).await;
     let started = std::time::Instant::now();
     let timed_out = events
         .wait_until_finished(&idle, Some(Duration::from_millis(300)))
@@ -312,20 +308,17 @@ pub async fn queue_and_worker_events_are_published<S: Store>() {
     let mut sub = events.subscribe();
     let later = add_later(&ctx).await;
     let later_job = ctx.job(&later).await;
-    ctx.add("dup", json!({}), JobOptions::new().job_id("dup-1"))
-        .await;
-    ctx.add("dup", json!({}), JobOptions::new().job_id("dup-1"))
-        .await;
+    ctx.add_with("dup", JobOptions::new().job_id("dup-1")).await;
+    ctx.add_with("dup", JobOptions::new().job_id("dup-1")).await;
     let dedup = JobOptions::new().deduplication(bullmq::Deduplication::new("d-1"));
-    let kept = ctx.add("dedup", json!({}), dedup.clone()).await;
-    ctx.add("dedup", json!({}), dedup).await;
+    let kept = ctx.add_with("dedup", dedup.clone()).await;
+    ctx.add_with("dedup", dedup).await;
     assert!(ctx.queue.remove(&later, false).await.unwrap());
     ctx.queue.pause().await.unwrap();
     ctx.queue.resume().await.unwrap();
     let retried = ctx
-        .add(
+        .add_with(
             "fail",
-            json!({}),
             JobOptions::new()
                 .attempts(2)
                 .backoff(bullmq::Backoff::fixed(Duration::from_millis(50))),
@@ -413,10 +406,9 @@ pub async fn subscriptions_filter_by_name_and_job<S: Store>() {
     let mut by_name = events.subscribe().only(&["completed", "stop"]);
     let b = bullmq::JobId::from("job-b");
     let mut by_job = events.subscribe().for_job(&b);
-    let a = ctx.add("a", json!({}), JobOptions::new()).await;
+    let a = ctx.add_with("a", JobOptions::new()).await;
     assert_eq!(
-        ctx.add("b", json!({}), JobOptions::new().job_id("job-b"))
-            .await,
+        ctx.add_with("b", JobOptions::new().job_id("job-b")).await,
         b
     );
     let worker = ctx
@@ -458,7 +450,7 @@ pub async fn close_stops_a_reader_promptly<S: Store>() {
     assert!(events.subscribe().recv().await.is_none());
     assert!(events.wait_until_ready().await.is_err());
     // The queue's own backend stays usable.
-    ctx.add("after", json!({}), JobOptions::new()).await;
+    ctx.add_with("after", JobOptions::new()).await;
     // Options are validated.
     let Err(err) = QueueEvents::new(
         ctx.backend().await,

@@ -155,8 +155,8 @@ pub async fn a_dropped_worker_takes_no_more_jobs_and_deregisters<S: Store>() {
         .await;
     workers_listed(&ctx, 1).await;
     let first = [
-        ctx.add("a", json!({}), JobOptions::new()).await,
-        ctx.add("b", json!({}), JobOptions::new()).await,
+        ctx.add_with("a", JobOptions::new()).await,
+        ctx.add_with("b", JobOptions::new()).await,
     ];
     eventually("both jobs active", WAIT, || async {
         ctx.count_in(JobState::Active).await == 2
@@ -276,7 +276,7 @@ pub async fn a_pool_restarts_a_stopped_worker_then_fails_past_its_budget<S: Stor
         pool.workers().await.len() == 1
     })
     .await;
-    let id = ctx.add("still", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("still", JobOptions::new()).await;
     ctx.wait_state(&id, JobState::Completed).await;
     assert_eq!(runs.lock().unwrap().get(id.as_str()), Some(&1));
     pool.close().await;
@@ -299,9 +299,9 @@ pub async fn cancel_job_and_cancel_all_reach_the_processor_with_a_reason<S: Stor
             },
         )
         .await;
-    let a = ctx.add("a", json!({}), JobOptions::new()).await;
-    let b = ctx.add("b", json!({}), JobOptions::new()).await;
-    let c = ctx.add("c", json!({}), JobOptions::new()).await;
+    let a = ctx.add_with("a", JobOptions::new()).await;
+    let b = ctx.add_with("b", JobOptions::new()).await;
+    let c = ctx.add_with("c", JobOptions::new()).await;
     eventually("three active", WAIT, || async {
         ctx.count_in(JobState::Active).await == 3
     })
@@ -339,7 +339,7 @@ pub async fn renewed_locks_are_reported<S: Store>() {
         })
         .await;
     let mut rx = worker.events();
-    let id = ctx.add("long", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("long", JobOptions::new()).await;
     next_event(
         &mut rx,
         "locks renewed",
@@ -372,7 +372,7 @@ pub async fn boxed_processors_of_different_types_share_a_collection<S: Store>() 
                 .unwrap(),
         );
     }
-    let mail = ctx.add("mail", json!({}), JobOptions::new()).await;
+    let mail = ctx.add_with("mail", JobOptions::new()).await;
     let image = other
         .add("img", &json!({}), JobOptions::new())
         .await

@@ -211,6 +211,15 @@ async fn run_policy_flow<S: Store>(
     (added, fail_id, parents)
 }
 
+/// [`run_policy_flow`] until the parent completed: its return value, the flow and the failing
+/// child's id.
+async fn parent_value_under<S: Store>(ctx: &Ctx<S>, policy: JobOptions) -> (Value, JobNode, JobId) {
+    let (added, fail_id, parents) = run_policy_flow(ctx, policy).await;
+    let value = ctx.completed_value("parents", &added.job.id).await;
+    parents.close().await;
+    (value, added, fail_id)
+}
+
 /// Runs the kids until the failing one failed.
 async fn run_kids<S: Store>(ctx: &Ctx<S>, fail_id: &JobId) {
     let kids = ctx.standard_worker("kids").await;
@@ -298,25 +307,21 @@ pub async fn continue_parent_on_failure_starts_the_parent_at_once<S: Store>() {
 
 pub async fn ignore_dependency_on_failure_records_the_failure<S: Store>() {
     let ctx = Ctx::<S>::new("parents").await;
-    let (added, fail_id, parents) =
-        run_policy_flow(&ctx, JobOptions::new().ignore_dependency_on_failure(true)).await;
-    let value = ctx.completed_value("parents", &added.job.id).await;
+    let policy = JobOptions::new().ignore_dependency_on_failure(true);
+    let (value, added, fail_id) = parent_value_under(&ctx, policy).await;
     let ok_key = ctx.key_of("kids", &added.children[0].job.id).await;
     let fail_key = ctx.key_of("kids", &fail_id).await;
     assert_eq!(value["children"].as_object().unwrap().len(), 1);
     assert_eq!(value["children"][&ok_key]["name"], "ok");
     assert_eq!(value["ignored"], json!({ fail_key: "boom fail-x" }));
-    parents.close().await;
 }
 
 pub async fn remove_dependency_on_failure_drops_the_child<S: Store>() {
     let ctx = Ctx::<S>::new("parents").await;
-    let (added, _, parents) =
-        run_policy_flow(&ctx, JobOptions::new().remove_dependency_on_failure(true)).await;
-    let value = ctx.completed_value("parents", &added.job.id).await;
+    let policy = JobOptions::new().remove_dependency_on_failure(true);
+    let (value, _, _) = parent_value_under(&ctx, policy).await;
     assert_eq!(value["children"].as_object().unwrap().len(), 1);
     assert_eq!(value["ignored"], json!({}));
-    parents.close().await;
 }
 
 pub async fn without_a_policy_the_parent_keeps_waiting<S: Store>() {
@@ -427,9 +432,7 @@ pub async fn waiting_for_a_failed_child_fails_the_job_for_good<S: Store>() {
     // A step adds a child with failParentOnFailure, which fails while the parent is still
     // active; parking the parent is then refused and the parent fails without retry.
     let ctx = Ctx::<S>::new("steps").await;
-    let job = ctx
-        .add("step", json!({}), JobOptions::new().attempts(3))
-        .await;
+    let job = ctx.add_with("step", JobOptions::new().attempts(3)).await;
     let kids = ctx.standard_worker("kids").await;
     let kids_queue = Arc::new(ctx.other("kids").await);
     let steps_key = ctx.queue.backend().qualified_name().to_owned();

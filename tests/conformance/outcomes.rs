@@ -18,9 +18,7 @@ use crate::support::eventually;
 
 pub async fn processor_delay_is_not_an_attempt<S: Store>() {
     let ctx = Ctx::<S>::new("outcome-delay").await;
-    let id = ctx
-        .add("delay", json!({}), JobOptions::new().attempts(1))
-        .await;
+    let id = ctx.add_with("delay", JobOptions::new().attempts(1)).await;
     let worker = ctx
         .worker(fast(), |job, _| async move {
             if job.attempts_started == 1 {
@@ -66,7 +64,7 @@ async fn second_start_completes<S: Store>(
 
 pub async fn processor_back_to_wait_runs_again<S: Store>() {
     let ctx = Ctx::<S>::new("outcome-wait").await;
-    let id = ctx.add("again", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("again", JobOptions::new()).await;
     let worker = second_start_completes(&ctx, JobError::BackToWait).await;
     ctx.wait_state(&id, JobState::Completed).await;
     let job = ctx.job(&id).await;
@@ -80,7 +78,7 @@ pub async fn processor_back_to_wait_runs_again<S: Store>() {
 
 pub async fn processor_waiting_children_without_children_runs_again<S: Store>() {
     let ctx = Ctx::<S>::new("outcome-children").await;
-    let id = ctx.add("parent", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("parent", JobOptions::new()).await;
     let worker = second_start_completes(&ctx, JobError::WaitingChildren).await;
     ctx.wait_state(&id, JobState::Completed).await;
     assert_eq!(ctx.job(&id).await.return_value.as_deref(), Some("2"));
@@ -89,7 +87,7 @@ pub async fn processor_waiting_children_without_children_runs_again<S: Store>() 
 
 pub async fn processor_rate_limit_holds_the_queue<S: Store>() {
     let ctx = Ctx::<S>::new("outcome-limit").await;
-    let id = ctx.add("limit", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("limit", JobOptions::new()).await;
     let started = Instant::now();
     let worker = second_start_completes(
         &ctx,
@@ -123,11 +121,9 @@ pub async fn backoffs_space_retries<S: Store>() {
         ),
     ] {
         let opts = JobOptions::new().attempts(3).backoff(backoff);
-        retried.push(ctx.add(name, json!({}), opts).await);
+        retried.push(ctx.add_with(name, opts).await);
     }
-    let none = ctx
-        .add("none", json!({}), JobOptions::new().attempts(2))
-        .await;
+    let none = ctx.add_with("none", JobOptions::new().attempts(2)).await;
     let starts: Arc<Mutex<HashMap<String, Vec<Instant>>>> = Arc::default();
     let asked: Arc<Mutex<Vec<u32>>> = Arc::default();
     let (seen, strategy) = (starts.clone(), asked.clone());
@@ -194,13 +190,14 @@ pub async fn backoffs_space_retries<S: Store>() {
     assert_eq!(*asked.lock().unwrap(), [1, 2]);
 }
 
-/// Runs `n` jobs named `j0..` through a worker that completes (or fails) each one in order.
-async fn run_in_order<S: Store>(
-    ctx: &Ctx<S>,
-    n: usize,
-    opts: JobOptions,
-    fail: bool,
-) -> Vec<JobId> {
+/// Runs `n` jobs named `j0..` through a worker that completes (or, when `fail`, fails) each
+/// one in order, `keep` saying which of the finished ones stay.
+async fn run_in_order<S: Store>(ctx: &Ctx<S>, n: usize, keep: KeepJobs, fail: bool) -> Vec<JobId> {
+    let opts = if fail {
+        JobOptions::new().remove_on_fail(keep)
+    } else {
+        JobOptions::new().remove_on_complete(keep)
+    };
     let mut ids = Vec::new();
     for i in 0..n {
         ids.push(
@@ -234,13 +231,7 @@ async fn run_in_order<S: Store>(
 
 pub async fn remove_on_complete_keeps_the_newest<S: Store>() {
     let ctx = Ctx::<S>::new("keep-complete").await;
-    let ids = run_in_order(
-        &ctx,
-        5,
-        JobOptions::new().remove_on_complete(KeepJobs::Number(2)),
-        false,
-    )
-    .await;
+    let ids = run_in_order(&ctx, 5, KeepJobs::Number(2), false).await;
     let kept = ctx.queue.get_completed(Range::ALL).await.unwrap();
     let mut kept: Vec<JobId> = kept.into_iter().map(|j| j.id).collect();
     kept.sort_by_key(|id| ids.iter().position(|i| i == id));
@@ -252,13 +243,7 @@ pub async fn remove_on_complete_keeps_the_newest<S: Store>() {
 
 pub async fn remove_on_fail_keeps_a_count<S: Store>() {
     let ctx = Ctx::<S>::new("keep-fail").await;
-    let ids = run_in_order(
-        &ctx,
-        4,
-        JobOptions::new().remove_on_fail(KeepJobs::policy_count(1)),
-        true,
-    )
-    .await;
+    let ids = run_in_order(&ctx, 4, KeepJobs::policy_count(1), true).await;
     assert_eq!(ctx.count_in(JobState::Failed).await, 1);
     let failed = ctx.queue.get_failed(Range::ALL).await.unwrap();
     assert_eq!(failed[0].id, ids[3]);
@@ -276,27 +261,21 @@ async fn fail_the_failing<B: Backend>(job: ActiveJob<B>, _: CancellationToken) -
 pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
     let ctx = Ctx::<S>::new("keep-none").await;
     let gone = ctx
-        .add(
+        .add_with(
             "gone",
-            json!({}),
             JobOptions::new().remove_on_complete(KeepJobs::RemoveAll),
         )
         .await;
     let gone_failed = ctx
-        .add(
+        .add_with(
             "fail",
-            json!({}),
             JobOptions::new().remove_on_fail(KeepJobs::RemoveAll),
         )
         .await;
-    let kept = ctx.add("kept", json!({}), JobOptions::new()).await;
+    let kept = ctx.add_with("kept", JobOptions::new()).await;
     let worker = ctx.worker(fast(), fail_the_failing).await;
     ctx.wait_state(&kept, JobState::Completed).await;
-    eventually("both removed", WAIT, || async {
-        ctx.queue.get_job(&gone).await.unwrap().is_none()
-            && ctx.queue.get_job(&gone_failed).await.unwrap().is_none()
-    })
-    .await;
+    ctx.wait_removed("both", &[&gone, &gone_failed]).await;
     assert_eq!(ctx.count_in(JobState::Completed).await, 1);
     assert_eq!(ctx.count_in(JobState::Failed).await, 0);
     worker.close().await;
@@ -305,7 +284,7 @@ pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
 pub async fn remove_on_complete_by_age<S: Store>() {
     let ctx = Ctx::<S>::new("keep-age").await;
     let opts = JobOptions::new().remove_on_complete(KeepJobs::policy_age(Duration::from_secs(1)));
-    let old = ctx.add("old", json!({}), opts.clone()).await;
+    let old = ctx.add_with("old", opts.clone()).await;
     let worker = ctx
         .worker(fast(), |_job, _| async move { Ok(json!(1)) })
         .await;
@@ -314,43 +293,35 @@ pub async fn remove_on_complete_by_age<S: Store>() {
     // Waits for the completed job's 1 s age limit to expire on the server.
     tokio::time::sleep(Duration::from_millis(2100)).await;
     assert!(ctx.queue.get_job(&old).await.unwrap().is_some());
-    let new = ctx.add("new", json!({}), opts).await;
+    let new = ctx.add_with("new", opts).await;
     ctx.wait_state(&new, JobState::Completed).await;
-    eventually("the old job removed", WAIT, || async {
-        ctx.queue.get_job(&old).await.unwrap().is_none()
-    })
-    .await;
+    ctx.wait_removed("the old job", &[&old]).await;
     assert_eq!(ctx.count_in(JobState::Completed).await, 1);
     worker.close().await;
 }
 
 pub async fn worker_retention_applies_to_jobs_without_their_own<S: Store>() {
     let ctx = Ctx::<S>::new("keep-worker").await;
-    let plain = ctx.add("plain", json!({}), JobOptions::new()).await;
+    let plain = ctx.add_with("plain", JobOptions::new()).await;
     let own = ctx
-        .add(
+        .add_with(
             "own",
-            json!({}),
             JobOptions::new().remove_on_complete(KeepJobs::KeepAll),
         )
         .await;
-    let failing = ctx.add("fail", json!({}), JobOptions::new()).await;
+    let failing = ctx.add_with("fail", JobOptions::new()).await;
     let opts = fast()
         .remove_on_complete(KeepJobs::RemoveAll)
         .remove_on_fail(KeepJobs::RemoveAll);
     let worker = ctx.worker(opts, fail_the_failing).await;
     ctx.wait_state(&own, JobState::Completed).await;
-    eventually("the others removed", WAIT, || async {
-        ctx.queue.get_job(&plain).await.unwrap().is_none()
-            && ctx.queue.get_job(&failing).await.unwrap().is_none()
-    })
-    .await;
+    ctx.wait_removed("the others", &[&plain, &failing]).await;
     worker.close().await;
 }
 
 pub async fn max_started_attempts_fails_a_restarted_job<S: Store>() {
     let ctx = Ctx::<S>::new("max-started").await;
-    let id = ctx.add("s", json!({}), JobOptions::new().attempts(5)).await;
+    let id = ctx.add_with("s", JobOptions::new().attempts(5)).await;
     // Started once by a worker that crashed, so it stalls and is started a second time.
     let job = failed_after_a_crash(&ctx, &id, fast().max_started_attempts(1)).await;
     assert_eq!(
@@ -384,7 +355,7 @@ async fn failed_after_a_crash<S: Store>(ctx: &Ctx<S>, id: &JobId, opts: WorkerOp
 
 pub async fn a_job_stalled_too_often_fails<S: Store>() {
     let ctx = Ctx::<S>::new("stalled-out").await;
-    let id = ctx.add("s", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("s", JobOptions::new()).await;
     let job = failed_after_a_crash(&ctx, &id, fast().max_stalled_count(0)).await;
     assert_eq!(
         job.failed_reason.as_deref(),
@@ -394,10 +365,8 @@ pub async fn a_job_stalled_too_often_fails<S: Store>() {
 
 pub async fn a_panicking_processor_fails_the_job<S: Store>() {
     let ctx = Ctx::<S>::new("panics").await;
-    let panics = ctx
-        .add("panic", json!({}), JobOptions::new().attempts(3))
-        .await;
-    let after = ctx.add("fine", json!({}), JobOptions::new()).await;
+    let panics = ctx.add_with("panic", JobOptions::new().attempts(3)).await;
+    let after = ctx.add_with("fine", JobOptions::new()).await;
     let worker = ctx
         .worker(fast(), |job, _| async move {
             if job.name == "panic" {
@@ -421,7 +390,7 @@ pub async fn a_panicking_processor_fails_the_job<S: Store>() {
 
 pub async fn lock_renewal_keeps_a_long_job<S: Store>() {
     let ctx = Ctx::<S>::new("renewal").await;
-    let id = ctx.add("long", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("long", JobOptions::new()).await;
     let opts = fast()
         .lock_duration(Duration::from_millis(1200))
         .stalled_interval(Duration::from_millis(100));

@@ -98,8 +98,7 @@ fn bulk_job(i: usize, opts: JobOptions) -> BulkJob<serde_json::Value> {
 pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
     let ctx = Ctx::<S>::new("bulk-refused").await;
     let queue_key = ctx.queue.backend().qualified_name().to_owned();
-    ctx.add("p", json!({}), JobOptions::new().job_id("parent"))
-        .await;
+    ctx.add_with("p", JobOptions::new().job_id("parent")).await;
     // Job 1 has a parent that exists, job 3 one that does not: the store refuses job 3 alone.
     let missing = || {
         JobOptions::new()
@@ -143,8 +142,7 @@ pub async fn add_bulk_names_what_was_added_when_a_job_is_refused<S: Store>() {
     );
 
     // Once the parent exists, retrying what `to_retry` names adds each job exactly once.
-    ctx.add("p", json!({}), JobOptions::new().job_id("later"))
-        .await;
+    ctx.add_with("p", JobOptions::new().job_id("later")).await;
     let retry: Vec<_> = failed
         .to_retry()
         .into_iter()
@@ -191,11 +189,7 @@ pub async fn custom_ids_are_not_added_twice<S: Store>() {
 pub async fn delayed_jobs_wait_then_promote<S: Store>() {
     let ctx = Ctx::<S>::new("delayed").await;
     let id = ctx
-        .add(
-            "later",
-            json!({}),
-            JobOptions::new().delay(Duration::from_secs(60)),
-        )
+        .add_with("later", JobOptions::new().delay(Duration::from_secs(60)))
         .await;
     assert_eq!(ctx.state(&id).await, Some(JobState::Delayed));
     assert_eq!(ctx.job(&id).await.delay, Duration::from_secs(60));
@@ -215,12 +209,8 @@ pub async fn pause_resume_and_drain<S: Store>() {
     for i in 0..3 {
         ctx.add("w", json!({ "i": i }), JobOptions::new()).await;
     }
-    ctx.add(
-        "d",
-        json!({}),
-        JobOptions::new().delay(Duration::from_secs(60)),
-    )
-    .await;
+    ctx.add_with("d", JobOptions::new().delay(Duration::from_secs(60)))
+        .await;
     assert!(!ctx.queue.is_paused().await.unwrap());
     ctx.queue.pause().await.unwrap();
     assert!(ctx.queue.is_paused().await.unwrap());
@@ -244,7 +234,7 @@ pub async fn pause_resume_and_drain<S: Store>() {
 pub async fn a_paused_queue_still_counts_its_waiting_jobs<S: Store>() {
     let ctx = Ctx::<S>::new("paused-count").await;
     ctx.queue.pause().await.unwrap();
-    let id = ctx.add("p", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("p", JobOptions::new()).await;
     assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));
     assert_eq!(ctx.queue.count().await.unwrap(), 1);
     assert_eq!(ctx.count_in(JobState::Waiting).await, 1);
@@ -259,8 +249,8 @@ pub async fn a_paused_queue_still_counts_its_waiting_jobs<S: Store>() {
 
 pub async fn remove_clean_and_obliterate<S: Store>() {
     let ctx = Ctx::<S>::new("remove").await;
-    let a = ctx.add("a", json!({}), JobOptions::new()).await;
-    let b = ctx.add("b", json!({}), JobOptions::new()).await;
+    let a = ctx.add_with("a", JobOptions::new()).await;
+    let b = ctx.add_with("b", JobOptions::new()).await;
     assert!(ctx.queue.remove(&a, false).await.unwrap());
     assert!(ctx.queue.get_job(&a).await.unwrap().is_none());
     // Waits for `b` to age past the zero grace (clean takes jobs older than the server's now).
@@ -271,7 +261,7 @@ pub async fn remove_clean_and_obliterate<S: Store>() {
         .await
         .unwrap();
     assert_eq!(cleaned, std::slice::from_ref(&b));
-    ctx.add("c", json!({}), JobOptions::new()).await;
+    ctx.add_with("c", JobOptions::new()).await;
     // As in Node.js, obliterate pauses the queue itself, then removes everything.
     ctx.queue.obliterate(false, 1000).await.unwrap();
     assert_eq!(ctx.queue.count().await.unwrap(), 0);
@@ -329,7 +319,7 @@ pub async fn get_jobs_lists_every_state<S: Store>() {
     let token = bullmq::backend::LockToken::new("t");
     let mut taken = Vec::new();
     for name in ["done", "fail", "run"] {
-        ctx.add(name, json!({}), JobOptions::new()).await;
+        ctx.add_with(name, JobOptions::new()).await;
         taken.push(ctx.take("t").await);
     }
     let (done, fail) = (taken[0].clone(), taken[1].clone());
@@ -343,16 +333,10 @@ pub async fn get_jobs_lists_every_state<S: Store>() {
         .move_to_failed(&bullmq::JobFailure::new("no"), &token, false)
         .await
         .unwrap();
-    let wait = ctx.add("wait", json!({}), JobOptions::new()).await;
-    let prio = ctx
-        .add("prio", json!({}), JobOptions::new().priority(2))
-        .await;
+    let wait = ctx.add_with("wait", JobOptions::new()).await;
+    let prio = ctx.add_with("prio", JobOptions::new().priority(2)).await;
     let delayed = ctx
-        .add(
-            "delayed",
-            json!({}),
-            JobOptions::new().delay(Duration::from_secs(60)),
-        )
+        .add_with("delayed", JobOptions::new().delay(Duration::from_secs(60)))
         .await;
     let ids = |jobs: Vec<bullmq::Job>| -> Vec<String> {
         let mut v: Vec<String> = jobs.into_iter().map(|j| j.id.to_string()).collect();
@@ -420,7 +404,7 @@ pub async fn counts_per_priority<S: Store>() {
         } else {
             JobOptions::new().priority(p)
         };
-        ctx.add("p", json!({}), opts).await;
+        ctx.add_with("p", opts).await;
     }
     let counts = ctx
         .queue
@@ -466,10 +450,7 @@ pub async fn invalid_options_are_refused_before_any_write<S: Store>() {
     }
     assert_eq!(ctx.queue.count().await.unwrap(), 0);
     // The first job still gets the first generated id: no counter moved.
-    assert_eq!(
-        ctx.add("x", json!({}), JobOptions::new()).await.as_str(),
-        "1"
-    );
+    assert_eq!(ctx.add_with("x", JobOptions::new()).await.as_str(), "1");
     // At the limit exactly is fine.
     ctx.add("ok", json!("12345678"), JobOptions::new().size_limit(10))
         .await;
@@ -479,7 +460,7 @@ pub async fn odd_custom_ids_round_trip<S: Store>() {
     let ctx = Ctx::<S>::new("odd-ids").await;
     // An empty id means "no custom id" (Node.js tests `if (opts.jobId)`): the store
     // generates one.
-    let generated = ctx.add("x", json!({}), JobOptions::new().job_id("")).await;
+    let generated = ctx.add_with("x", JobOptions::new().job_id("")).await;
     assert_eq!(generated.as_str(), "1");
     let long = "k".repeat(1024);
     let odd = [
@@ -541,9 +522,9 @@ pub async fn default_job_options_apply_under_a_jobs_own<S: Store>() {
 
 pub async fn lifo_jobs_go_first<S: Store>() {
     let ctx = Ctx::<S>::new("lifo").await;
-    let a = ctx.add("a", json!({}), JobOptions::new()).await;
-    let b = ctx.add("b", json!({}), JobOptions::new().lifo(true)).await;
-    let c = ctx.add("c", json!({}), JobOptions::new()).await;
+    let a = ctx.add_with("a", JobOptions::new()).await;
+    let b = ctx.add_with("b", JobOptions::new().lifo(true)).await;
+    let c = ctx.add_with("c", JobOptions::new()).await;
     assert_eq!(ctx.take("t").await, b);
     assert_eq!(ctx.take("t").await, a);
     assert_eq!(ctx.take("t").await, c);
@@ -586,7 +567,7 @@ pub async fn stored_options_round_trip<S: Store>() {
         .remove_on_fail(bullmq::KeepJobs::Number(7))
         .priority(9)
         .fail_parent_on_failure(true);
-    let id = ctx.add("o", json!({}), opts.clone()).await;
+    let id = ctx.add_with("o", opts.clone()).await;
     let job = ctx.job(&id).await;
     assert_eq!(job.opts.attempts, Some(0));
     assert_eq!(job.opts.backoff, opts.backoff);

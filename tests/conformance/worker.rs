@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::ctx::{Ctx, WAIT, fast};
 use crate::store::Store;
-use crate::support::stalled::run_until_stalled;
+use crate::support::stalled::{run_until, run_until_stalled};
 use crate::support::{eventually, next_event};
 
 pub async fn completes_jobs_with_return_values<S: Store>() {
@@ -25,10 +25,8 @@ pub async fn completes_jobs_with_return_values<S: Store>() {
             Ok(json!({"sum": v["a"].as_i64().unwrap_or(0) + v["b"].as_i64().unwrap_or(0)}))
         })
         .await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
+    let mut rx = run_until(
+        &worker,
         "active",
         WAIT,
         |e| matches!(e, WorkerEvent::Active { job } if job.id == id),
@@ -63,9 +61,8 @@ pub async fn completes_jobs_with_return_values<S: Store>() {
 pub async fn retries_then_fails_with_the_reason<S: Store>() {
     let ctx = Ctx::<S>::new("retries").await;
     let id = ctx
-        .add(
+        .add_with(
             "f",
-            json!({}),
             JobOptions::new()
                 .attempts(3)
                 .backoff(Backoff::fixed(Duration::from_millis(50))),
@@ -99,7 +96,7 @@ pub async fn processes_by_priority_then_fifo<S: Store>() {
         } else {
             JobOptions::new()
         };
-        ctx.add(name, json!({}), opts).await;
+        ctx.add_with(name, opts).await;
     }
     let order = Arc::new(Mutex::new(Vec::new()));
     let seen = order.clone();
@@ -174,11 +171,7 @@ pub async fn delayed_job_runs_when_due<S: Store>() {
         .await;
     let added = Instant::now();
     let id = ctx
-        .add(
-            "d",
-            json!({}),
-            JobOptions::new().delay(Duration::from_millis(700)),
-        )
+        .add_with("d", JobOptions::new().delay(Duration::from_millis(700)))
         .await;
     assert_eq!(ctx.state(&id).await, Some(JobState::Delayed));
     ctx.wait_state(&id, JobState::Completed).await;
@@ -190,7 +183,7 @@ pub async fn delayed_job_runs_when_due<S: Store>() {
 
 pub async fn stalled_job_is_taken_again<S: Store>() {
     let ctx = Ctx::<S>::new("stalled").await;
-    let id = ctx.add("s", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("s", JobOptions::new()).await;
     // Taken as a crashed worker would have: active, with a short lock nobody renews.
     let taken = ctx.take_for("crashed", Duration::from_millis(100)).await;
     assert_eq!(taken.as_ref(), Some(&id));
@@ -212,7 +205,7 @@ pub async fn stalled_job_is_taken_again<S: Store>() {
 
 pub async fn unrecoverable_error_skips_retries<S: Store>() {
     let ctx = Ctx::<S>::new("unrecoverable").await;
-    let id = ctx.add("u", json!({}), JobOptions::new().attempts(5)).await;
+    let id = ctx.add_with("u", JobOptions::new().attempts(5)).await;
     let worker = ctx
         .worker(fast(), |_job, _| async move {
             Err(JobError::unrecoverable("bad input"))

@@ -82,8 +82,8 @@ pub async fn set_concurrency_while_running<S: Store>() {
 
 pub async fn graceful_close_waits_for_jobs_in_flight<S: Store>() {
     let ctx = Ctx::<S>::new("close").await;
-    let a = ctx.add("a", json!({}), JobOptions::new()).await;
-    let b = ctx.add("b", json!({}), JobOptions::new()).await;
+    let a = ctx.add_with("a", JobOptions::new()).await;
+    let b = ctx.add_with("b", JobOptions::new()).await;
     // The jobs finish only once the worker is closing: one finished earlier would take `late`
     // with its fetch-next, as it may.
     let (closing_tx, closing) = tokio::sync::watch::channel(false);
@@ -108,7 +108,7 @@ pub async fn graceful_close_waits_for_jobs_in_flight<S: Store>() {
     });
     ctx.wait_state(&a, JobState::Active).await;
     ctx.wait_state(&b, JobState::Active).await;
-    let late = ctx.add("late", json!({}), JobOptions::new()).await;
+    let late = ctx.add_with("late", JobOptions::new()).await;
     worker.close().await;
     assert!(!worker.is_running());
     assert_eq!(ctx.state(&a).await, Some(JobState::Completed));
@@ -130,7 +130,7 @@ pub async fn graceful_close_waits_for_jobs_in_flight<S: Store>() {
 
 pub async fn close_timeout_leaves_the_job_for_the_stalled_check<S: Store>() {
     let ctx = Ctx::<S>::new("close-timeout").await;
-    let slow = ctx.add("slow", json!({}), JobOptions::new()).await;
+    let slow = ctx.add_with("slow", JobOptions::new()).await;
     let worker = ctx
         .worker(fast(), |_job, _| async move {
             // Simulates work longer than the close timeout.
@@ -160,7 +160,7 @@ pub async fn pause_and_resume_a_worker<S: Store>() {
     })
     .await;
     // Added the moment `pause` returns: no fetch begun before it may take this job.
-    let id = ctx.add("p", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("p", JobOptions::new()).await;
     // A negative check, nothing to await: gives a worker that ignored the pause the time of
     // several fetch rounds to take the job.
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -181,7 +181,7 @@ pub async fn a_paused_queue_holds_its_workers<S: Store>() {
     let worker = ctx
         .worker(fast(), |_job, _| async move { Ok(json!(1)) })
         .await;
-    let id = ctx.add("p", json!({}), JobOptions::new()).await;
+    let id = ctx.add_with("p", JobOptions::new()).await;
     assert_eq!(ctx.state(&id).await, Some(JobState::Waiting));
     // A negative check, nothing to await: gives a worker that ignored the paused queue the
     // time of several fetch rounds to take the job.
@@ -304,7 +304,7 @@ pub async fn metrics_count_finished_jobs<S: Store>() {
     let ctx = Ctx::<S>::new("metrics").await;
     for i in 0..5 {
         let name = if i < 3 { "ok" } else { "fail" };
-        ctx.add(name, json!({}), JobOptions::new()).await;
+        ctx.add_with(name, JobOptions::new()).await;
     }
     let worker = ctx
         .worker(fast().metrics_max_data_points(60), |job, _| async move {

@@ -12,12 +12,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::missing_panics_doc)]
 
+use crate::support::held::fetch_params;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
-use bullmq::backend::{ClientRole, FetchParams, Lifecycle as _, LockToken, Transitions as _};
+use bullmq::backend::{ClientRole, Lifecycle as _, Transitions as _};
 use bullmq::job::JobType;
 use bullmq::postgres::sqlx::{self, PgConnection, PgPool};
 use bullmq::postgres::{PostgresBackend, PostgresError, PostgresOptions, SchemaName};
@@ -598,12 +599,7 @@ async fn r9_server_crash_and_restart_lose_no_job() {
     let taking = Instant::now();
     let taken = producer
         .backend()
-        .move_to_active(&FetchParams {
-            token: LockToken::new("ghost-token"),
-            lock_duration: ghost_lock,
-            limiter: None,
-            worker_name: None,
-        })
+        .move_to_active(&fetch_params("ghost-token", ghost_lock, None))
         .await
         .unwrap();
     assert_eq!(taken.job.expect("the ghost's job").id.as_str(), "ghost");

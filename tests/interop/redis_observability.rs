@@ -4,14 +4,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
+use crate::support::held::fetch_params;
 use crate::support::redis_queue::RedisQueue;
 
 use std::time::Duration;
 
 use bullmq::backend::{
-    AddJobs, Blocking, ClientRole, CompleteArgs, DependencyKind, FailArgs, FetchParams,
-    FieldUpdates, FlowNode, Lifecycle, LockToken, NewJob, ParentKeyOpts, Queries, Range,
-    Transitions,
+    AddJobs, Blocking, ClientRole, CompleteArgs, DependencyKind, FailArgs, FieldUpdates, FlowNode,
+    Lifecycle, LockToken, NewJob, ParentKeyOpts, Queries, Range, Transitions,
 };
 use bullmq::clock::ManualClock;
 use bullmq::job::JobType;
@@ -89,12 +89,7 @@ impl Ctx {
 
     /// Takes the next job with `token`.
     async fn take(&self, token: &str) -> Job {
-        let params = FetchParams {
-            token: LockToken::new(token),
-            lock_duration: Duration::from_secs(30),
-            limiter: None,
-            worker_name: Some("w".to_owned()),
-        };
+        let params = fetch_params(token, Duration::from_secs(30), Some("w"));
         let next = self.backend().move_to_active(&params).await.expect("take");
         next.job.expect("a job").job.expect("readable")
     }

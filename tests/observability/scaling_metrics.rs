@@ -5,10 +5,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::support::held::fetch_params;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bullmq::backend::{FetchParams, LockToken, Transitions};
+use bullmq::backend::Transitions;
 use bullmq::clock::ManualClock;
 use bullmq::redis::{RedisBackend, RedisOptions};
 use bullmq::telemetry::metrics as names;
@@ -76,12 +77,7 @@ async fn run(snapshotter: &Snapshotter) {
             .await
             .unwrap();
     }
-    let fetch = FetchParams {
-        token: LockToken::new("t"),
-        lock_duration: Duration::from_secs(30),
-        limiter: None,
-        worker_name: None,
-    };
+    let fetch = fetch_params("t", Duration::from_secs(30), None);
     let taken = queue.backend().move_to_active(&fetch).await.unwrap();
     assert!(taken.job.is_some());
     assert_eq!(scaling(snapshotter), [None; 3], "not read yet");

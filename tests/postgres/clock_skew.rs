@@ -9,11 +9,11 @@
 
 use std::time::Duration;
 
-use bullmq::backend::{FetchParams, LockToken, StalledCheck, Transitions};
+use bullmq::backend::{StalledCheck, Transitions};
 use bullmq::clock::ManualClock;
-use bullmq::{JobOptions, JobState, Queue, QueueName};
-use serde_json::json;
+use bullmq::{JobState, Queue, QueueName};
 
+use crate::support::held::add_and_hold;
 use crate::support::postgres::SchemaGuard;
 
 const LOCK: Duration = Duration::from_secs(30);
@@ -28,19 +28,7 @@ async fn check_at(schema: &SchemaGuard, start: u64, ahead_ms: u64) -> Vec<bullmq
         schema.backend(name).await.with_clock(holder_clock),
     )
     .expect("the backend is bound to this queue");
-    let id = holder
-        .add("a", &json!({}), JobOptions::new())
-        .await
-        .unwrap()
-        .id;
-    let fetch = FetchParams {
-        token: LockToken::new("holder"),
-        lock_duration: LOCK,
-        limiter: None,
-        worker_name: None,
-    };
-    let taken = holder.backend().move_to_active(&fetch).await.unwrap();
-    assert_eq!(taken.job.map(|j| j.id), Some(id));
+    add_and_hold(&holder, "a", "holder", LOCK).await;
     let clock = ManualClock::new(start + ahead_ms);
     let checker = schema.backend(name).await.with_clock(clock.clone());
     let check = StalledCheck {

@@ -3,13 +3,14 @@
 //! The behaviour every store shares is in the conformance suite (`job_api`).
 
 use crate::support;
+use crate::support::held::fetch_params;
 use crate::support::redis_queue::RedisQueue;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::support::{script_code, token};
-use bullmq::backend::{FetchParams, LockToken, ReprocessOptions, Transitions};
+use bullmq::backend::{ReprocessOptions, Transitions};
 use bullmq::clock::ManualClock;
 use bullmq::job::FinishedState;
 use bullmq::redis::RedisBackend;
@@ -53,12 +54,7 @@ impl Env {
 
     /// Takes the next job with `token`, as a worker would.
     async fn take(&self, token: &str) -> JobId {
-        let fetch = FetchParams {
-            token: LockToken::new(token),
-            lock_duration: Duration::from_secs(30),
-            limiter: None,
-            worker_name: None,
-        };
+        let fetch = fetch_params(token, Duration::from_secs(30), None);
         let next = self
             .rq
             .queue

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use crate::support::redis_queue::RedisQueue;
 use crate::support::stall_order::assert_a_job_taken_at_start_is_not_marked_stalled;
+use crate::support::stalled::run_until;
 use crate::support::wait::{eventually, next_event};
 
 /// What these tests do on their queue (a [`RedisQueue`] on the shared server) besides [`RedisQueue`]'s own moves.
@@ -155,10 +156,8 @@ async fn a_corrupt_job_is_failed_and_the_worker_goes_on() {
             |_job, _| async move { Ok(json!("fine")) },
         )
         .await;
-    let mut rx = worker.events();
-    worker.run().unwrap();
-    next_event(
-        &mut rx,
+    run_until(
+        &worker,
         "decode error",
         WAIT,
         |e| matches!(e, WorkerEvent::Error(err) if matches!(&**err, Error::JobDecode(_))),

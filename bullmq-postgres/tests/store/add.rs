@@ -99,6 +99,14 @@ fn new_job(job: Job) -> NewJob {
     NewJob { job, parent }
 }
 
+/// A job `id` named "orphan" whose parent, `parent` in queue "q", does not exist.
+fn orphan(id: &str, parent: &str) -> NewJob {
+    let opts = JobOptions::new()
+        .job_id(id)
+        .parent(ParentOptions::new(parent, "q"));
+    new_job(job("orphan", json!({}), opts))
+}
+
 fn flow_node(queue: &str, entry: NewJob) -> FlowNode {
     FlowNode {
         entry,
@@ -336,13 +344,7 @@ async fn a_flow_added_from_rust_is_the_rows_node_writes() {
 #[tokio::test]
 async fn a_child_of_a_missing_parent_is_refused_as_node_refuses_it() {
     let (schema, backend) = TestSchema::with_backend("add_orphan", "q").await;
-    let orphan = new_job(job(
-        "orphan",
-        json!({}),
-        JobOptions::new()
-            .job_id("kid")
-            .parent(ParentOptions::new("nobody", "q")),
-    ));
+    let orphan = orphan("kid", "nobody");
     let err = refused(
         backend.add_job(&orphan.job, &orphan.parent).await,
         ScriptErrorCode::ParentNotFound,
@@ -423,13 +425,7 @@ async fn a_batch_with_a_child_links_it_to_its_parent() {
 #[tokio::test]
 async fn a_flow_node_with_a_missing_parent_is_refused_alone() {
     let (schema, backend) = TestSchema::with_backend("flow_orphan", "q").await;
-    let orphan = new_job(job(
-        "orphan",
-        json!({}),
-        JobOptions::new()
-            .job_id("o")
-            .parent(ParentOptions::new("gone", "q")),
-    ));
+    let orphan = orphan("o", "gone");
     let fine = new_job(job("fine", json!({}), JobOptions::new().job_id("f")));
     let outcomes = backend
         .add_flow(&[flow_node("q", orphan), flow_node("q", fine)])

@@ -34,20 +34,40 @@ async fn publish_in(tx: &mut Transaction<'static, Postgres>, queue: &str, event:
         .unwrap()
 }
 
+/// One read after `cursor` (blocking up to `block`), moving `cursor` past what it got.
+async fn read_on(b: &PostgresBackend, cursor: &mut EventId, block: Duration) -> Vec<StreamEvent> {
+    let read = b.read_events(cursor, block).await.unwrap();
+    if let Some(last) = read.last() {
+        cursor.clone_from(&last.id);
+    }
+    read
+}
+
+/// Runs `call` in a task while `tx` stays open, then commits `tx`: whether `call` had
+/// returned before the commit, and its answer (within 5 s of it). The wait before the
+/// commit is fixed (300 ms): what it checks is an absence, which nothing announces.
+async fn across_commit<T: Send + 'static>(
+    tx: Transaction<'static, Postgres>,
+    call: impl Future<Output = T> + Send + 'static,
+) -> (bool, T) {
+    let task = tokio::spawn(call);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let early = task.is_finished();
+    tx.commit().await.unwrap();
+    let answer = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("released by the commit")
+        .unwrap();
+    (early, answer)
+}
+
 /// Reads until `count` events have come after `after` (or 10 s pass); returns them.
 async fn read_n(b: &PostgresBackend, after: &EventId, count: usize) -> Vec<StreamEvent> {
     let mut got = Vec::new();
     let mut cursor = after.clone();
     let until = Instant::now() + Duration::from_secs(10);
     while got.len() < count && Instant::now() < until {
-        let read = b
-            .read_events(&cursor, Duration::from_millis(500))
-            .await
-            .unwrap();
-        if let Some(last) = read.last() {
-            cursor = last.id.clone();
-        }
-        got.extend(read);
+        got.extend(read_on(b, &mut cursor, Duration::from_millis(500)).await);
     }
     got
 }
@@ -149,22 +169,16 @@ async fn an_event_committed_after_a_later_one_is_not_skipped() {
         .await
         .unwrap();
 
-    // A blocked read gets both, in order, once the earlier one commits.
-    let reader = {
-        let b = b.clone();
-        let start = start.clone();
-        tokio::spawn(async move { b.read_events(&start, Duration::from_secs(20)).await })
-    };
-    // A negative check, nothing to await: gives the read time to (wrongly) return `late`
-    // alone while `first` is open.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let returned_early = reader.is_finished();
-    first.commit().await.unwrap();
-    let read = tokio::time::timeout(Duration::from_secs(5), reader)
+    // A blocked read gets both, in order, once the earlier one commits (not `late` alone
+    // while `first` is open).
+    let (returned_early, read) = {
+        let (b, start) = (b.clone(), start.clone());
+        across_commit(first, async move {
+            b.read_events(&start, Duration::from_secs(20)).await
+        })
         .await
-        .expect("released")
-        .unwrap()
-        .unwrap();
+    };
+    let read = read.unwrap();
     assert!(
         premature.is_empty(),
         "held back behind the open transaction: {premature:?}"
@@ -204,20 +218,13 @@ async fn the_newest_id_never_passes_an_event_in_flight() {
     assert!(num(&committed) > in_flight);
 
     // `$` resolves once the writer in flight is done (here: commits after it was asked).
-    let newest = {
+    // `$` would (wrongly) resolve past the writer in flight.
+    let (resolved_early, newest) = {
         let b = b.clone();
-        tokio::spawn(async move { b.last_event_id().await })
+        across_commit(open, async move { b.last_event_id().await }).await
     };
-    // A negative check, nothing to await: gives `$` time to (wrongly) resolve past the writer
-    // in flight.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!newest.is_finished(), "waits for the writer in flight");
-    open.commit().await.unwrap();
-    let newest = tokio::time::timeout(Duration::from_secs(5), newest)
-        .await
-        .expect("resolved")
-        .unwrap()
-        .unwrap();
+    assert!(!resolved_early, "waits for the writer in flight");
+    let newest = newest.unwrap();
     assert_eq!(newest, committed);
 }
 
@@ -270,13 +277,7 @@ async fn concurrent_writers_every_committed_event_once_in_order() {
             let mut cursor = start;
             let until = Instant::now() + Duration::from_secs(60);
             while seen.len() < WRITERS * EACH && Instant::now() < until {
-                let read = b
-                    .read_events(&cursor, Duration::from_millis(300))
-                    .await
-                    .unwrap();
-                if let Some(last) = read.last() {
-                    cursor = last.id.clone();
-                }
+                let read = read_on(&b, &mut cursor, Duration::from_millis(300)).await;
                 seen.extend(ids(&read));
                 if read.is_empty() && !seen.is_empty() {
                     // Quiet for a whole block: the writers may be done.

@@ -29,6 +29,13 @@ async fn add_flow(b: &PostgresBackend, parent: &str, children: &[&str]) {
     assert_eq!(ids.len(), children.len() + 1, "{ids:?}");
 }
 
+/// A numeric column of job `id`'s row, which must be set.
+async fn number(b: &PostgresBackend, id: &str, name: &str) -> i64 {
+    let text = column(b, id, name).await.flatten();
+    text.and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{id}.{name} is not a number"))
+}
+
 async fn logs(b: &PostgresBackend, id: &str) -> Vec<String> {
     sqlx::query_scalar(commands::GET_JOB_LOGS_ASC.text)
         .bind(b.queue().as_str())
@@ -107,12 +114,7 @@ async fn change_delay_reschedules_only_delayed_jobs() {
     b.change_delay(&id("d"), Duration::from_secs(5))
         .await
         .unwrap();
-    let at: i64 = column(&b, "d", "process_at_ms")
-        .await
-        .flatten()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let at = number(&b, "d", "process_at_ms").await;
     assert!((before + 5_000..=now_ms() + 5_000).contains(&at), "{at}");
     assert_eq!(
         column(&b, "d", "delay_ms").await.flatten().as_deref(),
@@ -141,12 +143,7 @@ async fn change_priority_reorders_waiting_jobs() {
     }
 
     b.change_priority(&id("c"), 0, true).await.unwrap();
-    let seq: i64 = column(&b, "c", "seq")
-        .await
-        .flatten()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let seq = number(&b, "c", "seq").await;
     assert!(seq < 0, "lifo moves it to the head: {seq}");
     assert_eq!(activate(&b, "t1").await.as_deref(), Some("c"));
 

@@ -385,37 +385,24 @@ async fn dependency_pages_walk_by_offset() {
         lists: vec![(kind, cursor, count)],
     };
 
-    // A full page points past itself; the short one after it ends the walk.
-    let first = b
-        .get_dependencies(&p, &page(DependencyKind::Unprocessed, 0, 1))
-        .await
-        .unwrap();
-    assert_eq!(first.unprocessed, Some((vec!["kids:c4".to_owned()], 1)));
-    assert!(first.processed.is_none() && first.ignored.is_none() && first.failed.is_none());
-    let second = b
-        .get_dependencies(&p, &page(DependencyKind::Unprocessed, 1, 1))
-        .await
-        .unwrap();
-    assert_eq!(second.unprocessed, Some((vec!["kids:c5".to_owned()], 2)));
-    let third = b
-        .get_dependencies(&p, &page(DependencyKind::Unprocessed, 2, 1))
-        .await
-        .unwrap();
-    assert_eq!(third.unprocessed, Some((vec![], 0)));
-    let whole = b
-        .get_dependencies(&p, &page(DependencyKind::Unprocessed, 0, 10))
-        .await
-        .unwrap();
-    assert_eq!(
-        whole.unprocessed,
-        Some((vec!["kids:c4".to_owned(), "kids:c5".to_owned()], 0))
-    );
-    // A page of nothing is done.
-    let nothing = b
-        .get_dependencies(&p, &page(DependencyKind::Unprocessed, 0, 0))
-        .await
-        .unwrap();
-    assert_eq!(nothing.unprocessed, Some((vec![], 0)));
+    // A full page points past itself; the short one after it ends the walk. A page of
+    // nothing is done. Only the list asked for is answered.
+    let cases: [(u64, u64, &[&str], u64); 5] = [
+        (0, 1, &["kids:c4"], 1),
+        (1, 1, &["kids:c5"], 2),
+        (2, 1, &[], 0),
+        (0, 10, &["kids:c4", "kids:c5"], 0),
+        (0, 0, &[], 0),
+    ];
+    for (cursor, count, ids, next) in cases {
+        let got = b
+            .get_dependencies(&p, &page(DependencyKind::Unprocessed, cursor, count))
+            .await
+            .unwrap();
+        let ids = ids.iter().map(|id| (*id).to_owned()).collect();
+        assert_eq!(got.unprocessed, Some((ids, next)), "from {cursor}, {count}");
+        assert!(got.processed.is_none() && got.ignored.is_none() && got.failed.is_none());
+    }
 
     // Every list at once.
     let all = b

@@ -61,6 +61,18 @@ async fn backend_at(schema: &TestSchema, now: u64) -> PostgresBackend {
     schema.backend("q").await.with_clock(ManualClock::new(now))
 }
 
+/// A schema `tag` whose backend, at [`T0`], holds scheduler "tick" repeating every second:
+/// the id of its first job and that job's delay.
+async fn ticking(tag: &str) -> (TestSchema, PostgresBackend, JobId, Duration) {
+    let schema = TestSchema::new(tag);
+    let backend = backend_at(&schema, T0).await;
+    let (id, delay) = backend
+        .add_job_scheduler(&upsert_args("tick", every(1000), T0))
+        .await
+        .unwrap();
+    (schema, backend, id, delay)
+}
+
 /// One row per table row, as JSON, of `table` in `schema` for queue `q`.
 async fn rows(schema: &TestSchema, table: &str, order: &str) -> Vec<Value> {
     let mut conn = admin().await;
@@ -178,12 +190,7 @@ async fn a_scheduler_upserted_from_rust_is_the_rows_node_writes() {
 
 #[tokio::test]
 async fn an_every_scheduler_is_stored_read_listed_and_counted() {
-    let schema = TestSchema::new("sched_every");
-    let backend = backend_at(&schema, T0).await;
-    let (id, delay) = backend
-        .add_job_scheduler(&upsert_args("tick", every(1000), T0))
-        .await
-        .unwrap();
+    let (schema, backend, id, delay) = ticking("sched_every").await;
     let record = backend.get_job_scheduler("tick").await.unwrap().unwrap();
     let next = record.next_millis.unwrap();
     assert_eq!(id.as_str(), format!("repeat:tick:{next}"));
@@ -234,12 +241,7 @@ async fn an_every_scheduler_is_stored_read_listed_and_counted() {
 
 #[tokio::test]
 async fn only_the_current_iterations_producer_advances_a_scheduler() {
-    let schema = TestSchema::new("sched_next");
-    let backend = backend_at(&schema, T0).await;
-    let (first, _) = backend
-        .add_job_scheduler(&upsert_args("tick", every(1000), T0))
-        .await
-        .unwrap();
+    let (schema, backend, first, _) = ticking("sched_next").await;
     let next_args = |producer: &str| NextIterationArgs {
         scheduler_id: "tick".to_owned(),
         next_millis: 0,

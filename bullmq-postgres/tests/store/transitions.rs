@@ -4,6 +4,7 @@
 //! added with upstream's own `add_job` command (as Node.js's `addJob` calls it), moved through
 //! the trait methods, and the rows read back.
 
+use bullmq_test_support::held::fetch_params;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,12 +97,7 @@ fn token(t: &str) -> LockToken {
 }
 
 fn fetch(t: &str) -> FetchParams {
-    FetchParams {
-        token: token(t),
-        lock_duration: Duration::from_secs(30),
-        limiter: None,
-        worker_name: Some("w1".to_owned()),
-    }
+    fetch_params(t, Duration::from_secs(30), Some("w1"))
 }
 
 fn worker() -> Arc<WorkerSettings> {

@@ -28,6 +28,13 @@ impl TestSchema {
             .await
             .expect("connect and migrate")
     }
+
+    /// A connection to this schema as it stands (no migrating); `ready` says why it must be.
+    pub async fn connect(&self, ready: &str) -> bullmq_postgres::PostgresConnection {
+        bullmq_postgres::PostgresConnection::connect(&self.options())
+            .await
+            .expect(ready)
+    }
 }
 
 /// Takes upstream's migration lock of `schema` in `tx`, as its migrator (and Node.js's) does;
@@ -61,14 +68,20 @@ pub async fn schema_exists(schema: &str) -> bool {
 
 /// The ledger rows `(version, name, min_client_version)` in version order.
 pub async fn ledger(schema: &SchemaName) -> Vec<(i32, String, i32)> {
-    let mut conn = admin().await;
-    sqlx::query_as(&format!(
-        "SELECT version, name, min_client_version FROM {}.migration ORDER BY version",
-        schema.quoted()
-    ))
-    .fetch_all(&mut conn)
-    .await
-    .expect("read the ledger")
+    let sql = from_ledger(
+        schema,
+        "version, name, min_client_version",
+        "ORDER BY version",
+    );
+    sqlx::query_as(&sql)
+        .fetch_all(&mut admin().await)
+        .await
+        .expect("read the ledger")
+}
+
+/// `SELECT columns FROM <schema>.migration tail`.
+fn from_ledger(schema: &SchemaName, columns: &str, tail: &str) -> String {
+    format!("SELECT {columns} FROM {}.migration {tail}", schema.quoted())
 }
 
 /// The ledger upstream's migrator writes for the embedded migrations.
@@ -81,14 +94,11 @@ pub fn expected_ledger() -> Vec<(i32, String, i32)> {
 
 /// How many distinct `applied_at` values the ledger has (one per migrating transaction).
 pub async fn ledger_transactions(schema: &SchemaName) -> i64 {
-    let mut conn = admin().await;
-    sqlx::query_scalar(&format!(
-        "SELECT count(DISTINCT applied_at) FROM {}.migration",
-        schema.quoted()
-    ))
-    .fetch_one(&mut conn)
-    .await
-    .expect("read the ledger")
+    let sql = from_ledger(schema, "count(DISTINCT applied_at)", "");
+    sqlx::query_scalar(&sql)
+        .fetch_one(&mut admin().await)
+        .await
+        .expect("read the ledger")
 }
 
 /// How many sessions wait for the migration lock of `schema` (upstream's advisory lock

@@ -213,24 +213,17 @@ pub async fn retry_finished_jobs_moves_batches_back_to_wait<S: Store>() {
     s.fail(&id("f3"), "late").await;
 
     let before = T0 + 10_000;
-    assert_eq!(
-        s.b.retry_finished_jobs(FinishedState::Failed, 1, before)
-            .await
-            .unwrap(),
-        Batch::More
-    );
+    let b = &s.b;
+    let retry =
+        |state, count| async move { b.retry_finished_jobs(state, count, before).await.unwrap() };
+    assert_eq!(retry(FinishedState::Failed, 1).await, Batch::More);
     assert_eq!(
         s.state(&id("f1")).await,
         Some(JobState::Waiting),
         "oldest first"
     );
     assert_eq!(s.state(&id("f2")).await, Some(JobState::Failed));
-    until_done(3, || async {
-        s.b.retry_finished_jobs(FinishedState::Failed, 1, before)
-            .await
-            .unwrap()
-    })
-    .await;
+    until_done(3, || retry(FinishedState::Failed, 1)).await;
     assert_eq!(s.state(&id("f2")).await, Some(JobState::Waiting));
     assert_eq!(
         s.state(&id("f3")).await,
@@ -246,12 +239,7 @@ pub async fn retry_finished_jobs_moves_batches_back_to_wait<S: Store>() {
     let waiting = s.events_named("waiting").await;
     assert!(waiting.iter().any(|e| e["jobId"] == "f1"), "{waiting:?}");
 
-    until_done(3, || async {
-        s.b.retry_finished_jobs(FinishedState::Completed, 10, before)
-            .await
-            .unwrap()
-    })
-    .await;
+    until_done(3, || retry(FinishedState::Completed, 10)).await;
     assert_eq!(s.state(&id("c1")).await, Some(JobState::Waiting));
 }
 

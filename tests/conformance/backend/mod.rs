@@ -17,6 +17,7 @@ pub mod queries;
 pub mod schedulers;
 pub mod transitions;
 
+use crate::support::held::fetch_params;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,6 +124,19 @@ impl<S: Store> Sec<S> {
     }
 
     /// Takes the next job (which must be `job`) and completes it with `value`.
+    /// Adds job "a", takes it with token "tok" and completes it with `value`, `keep` its
+    /// retention: the job as taken.
+    pub async fn a_completed(&self, value: &str, keep: KeepJobs) -> Job {
+        let added = self.add("a", JobOptions::new()).await;
+        let job = self.take("tok").await;
+        assert_eq!(job.id, added.id);
+        self.b
+            .move_to_completed(&job, &complete_args("tok", value, keep, false))
+            .await
+            .unwrap();
+        job
+    }
+
     pub async fn complete(&self, job: &JobId, value: &str) {
         complete_on(&self.b, job, value).await;
     }
@@ -153,6 +167,16 @@ impl<S: Store> Sec<S> {
             .into_iter()
             .filter(|e| e.get("event").map(String::as_str) == Some(name))
             .collect()
+    }
+
+    /// The only event named `name`, which must be about job `id` and say it came from `prev`.
+    pub async fn only_event(&self, name: &str, id: &JobId, prev: &str) -> HashMap<String, String> {
+        let mut events = self.events_named(name).await;
+        assert_eq!(events.len(), 1, "{name}: {events:?}");
+        let event = events.remove(0);
+        assert_eq!(event["jobId"], id.as_str(), "{name}");
+        assert_eq!(event["prev"], prev, "{name}");
+        event
     }
 }
 
@@ -212,12 +236,7 @@ pub async fn take_from<B: Transitions>(b: &B, token: &str) -> Job {
 
 /// A worker named `w1` taking jobs with `token` for [`LOCK`].
 pub fn fetch(token: &str) -> FetchParams {
-    FetchParams {
-        token: LockToken::new(token),
-        lock_duration: LOCK,
-        limiter: None,
-        worker_name: Some("w1".to_owned()),
-    }
+    fetch_params(token, LOCK, Some("w1"))
 }
 
 /// The settings of the worker [`fetch`] describes, as its finishing moves send them.
@@ -272,6 +291,12 @@ pub fn refused<T: std::fmt::Debug>(
     let err = script(result.expect_err("a script refusal"));
     assert_eq!((err.code, err.command), (code, command), "{err}");
     err
+}
+
+/// [`refused`] as [`ScriptErrorCode::JobNotFound`] by `command`, about job "nope".
+pub fn nope_not_found<T: std::fmt::Debug>(result: bullmq_core::Result<T>, command: &str) {
+    let err = refused(result, ScriptErrorCode::JobNotFound, command);
+    assert_eq!(err.job_id.as_deref(), Some("nope"), "{command}");
 }
 
 pub fn id(s: &str) -> JobId {

@@ -8,7 +8,7 @@ use bullmq_core::options::Deduplication;
 use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
-use super::{Sec, T0, fetch, id, refused, script};
+use super::{Sec, T0, fetch, id, nope_not_found, refused, script};
 use crate::store::Store;
 
 async fn logs<S: Store>(s: &Sec<S>, job: &str) -> Vec<String> {
@@ -32,12 +32,7 @@ pub async fn update_data_replaces_the_payload<S: Store>() {
     let data: serde_json::Value = serde_json::from_str(&s.job(&a).await.data).unwrap();
     assert_eq!(data, json!({"v": 2, "s": "é"}));
 
-    let err = refused(
-        s.b.update_data(&id("nope"), "{}").await,
-        ScriptErrorCode::JobNotFound,
-        "updateData",
-    );
-    assert_eq!(err.job_id.as_deref(), Some("nope"));
+    nope_not_found(s.b.update_data(&id("nope"), "{}").await, "updateData");
 }
 
 pub async fn update_progress_stores_it_and_emits_progress<S: Store>() {
@@ -57,9 +52,8 @@ pub async fn update_progress_stores_it_and_emits_progress<S: Store>() {
     assert_eq!(first, json!({"pct": 50, "step": "b"}));
     assert_eq!(events[1]["data"], "42");
 
-    refused(
+    nope_not_found(
         s.b.update_progress(&id("nope"), &json!(1)).await,
-        ScriptErrorCode::JobNotFound,
         "updateProgress",
     );
 }
@@ -74,12 +68,7 @@ pub async fn add_log_counts_lines_and_honours_keep_logs<S: Store>() {
     assert_eq!(s.b.add_log(&a, "four", Some(2)).await.unwrap(), 2);
     assert_eq!(logs(&s, "a").await, ["three", "four"]);
 
-    let err = refused(
-        s.b.add_log(&id("nope"), "x", None).await,
-        ScriptErrorCode::JobNotFound,
-        "addLog",
-    );
-    assert_eq!(err.job_id.as_deref(), Some("nope"));
+    nope_not_found(s.b.add_log(&id("nope"), "x", None).await, "addLog");
 }
 
 pub async fn clear_logs_keeps_the_newest_or_removes_all<S: Store>() {
@@ -142,9 +131,8 @@ pub async fn change_priority_reorders_waiting_jobs<S: Store>() {
     assert_eq!(s.job(&id("a")).await.priority, 0);
     assert_eq!(s.state(&id("a")).await, Some(JobState::Waiting));
 
-    refused(
+    nope_not_found(
         s.b.change_priority(&id("nope"), 1, false).await,
-        ScriptErrorCode::JobNotFound,
         "changePriority",
     );
 }
@@ -255,9 +243,8 @@ pub async fn remove_child_dependency_detaches_once_and_names_the_parent<S: Store
         "no longer attached"
     );
 
-    refused(
+    nope_not_found(
         s.b.remove_child_dependency(&id("nope"), &parent_key).await,
-        ScriptErrorCode::JobNotFound,
         "removeChildDependency",
     );
 

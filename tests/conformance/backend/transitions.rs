@@ -38,10 +38,7 @@ pub async fn take_stamps_and_announces_the_job<S: Store>() {
     // Held by this token only.
     assert!(s.extends(&added.id, "tok", LOCK).await);
     assert!(!s.extends(&added.id, "other", LOCK).await);
-    let active = s.events_named("active").await;
-    assert_eq!(active.len(), 1);
-    assert_eq!(active[0]["jobId"], added.id.as_str());
-    assert_eq!(active[0]["prev"], "waiting");
+    s.only_event("active", &added.id, "waiting").await;
 }
 
 pub async fn nothing_ready_reports_the_next_delayed_job<S: Store>() {
@@ -110,11 +107,8 @@ pub async fn complete_stores_the_value_and_can_take_the_next<S: Store>() {
     assert_eq!(stored.return_value.as_deref(), Some(r#"{"total":3}"#));
     assert_eq!(stored.finished_on, Some(T0 + 1000));
     assert_eq!(stored.attempts_made, 1);
-    let completed = s.events_named("completed").await;
-    assert_eq!(completed.len(), 1);
-    assert_eq!(completed[0]["jobId"], first.id.as_str());
     // (The value's text in the event is the store's: JSON text on Redis, jsonb's on PostgreSQL.)
-    assert_eq!(completed[0]["prev"], "active");
+    s.only_event("completed", &first.id, "active").await;
 
     // Nothing left: asking again answers an empty next job rather than none.
     let done =
@@ -206,11 +200,8 @@ pub async fn fail_stores_reason_and_stacktrace_and_can_take_the_next<S: Store>()
     assert_eq!(stored.stacktrace, ["Error: boom\n    at run (x.js:1:1)"]);
     assert_eq!(stored.finished_on, Some(T0 + 40));
     assert_eq!(stored.attempts_made, 1);
-    let failed = s.events_named("failed").await;
-    assert_eq!(failed.len(), 1);
-    assert_eq!(failed[0]["jobId"], first.id.as_str());
-    assert_eq!(failed[0]["failedReason"], "boom");
-    assert_eq!(failed[0]["prev"], "active");
+    let failed = s.only_event("failed", &first.id, "active").await;
+    assert_eq!(failed["failedReason"], "boom");
 
     // The plain move, with no stack trace to write.
     let mut args = fail_args("tok", KeepJobs::KeepAll, false);
@@ -225,11 +216,7 @@ pub async fn fail_stores_reason_and_stacktrace_and_can_take_the_next<S: Store>()
 
 pub async fn retention_removes_all_or_keeps_the_newest<S: Store>() {
     let s = Sec::<S>::new().await;
-    let gone = s.add("a", JobOptions::new()).await;
-    let job = s.take("tok").await;
-    s.b.move_to_completed(&job, &complete_args("tok", "1", KeepJobs::RemoveAll, false))
-        .await
-        .unwrap();
+    let gone = s.a_completed("1", KeepJobs::RemoveAll).await;
     assert_eq!(s.state(&gone.id).await, None);
     assert!(s.b.get_job(&gone.id).await.unwrap().is_none());
     assert_eq!(
@@ -256,11 +243,7 @@ pub async fn retention_removes_all_or_keeps_the_newest<S: Store>() {
 
 pub async fn metrics_are_collected_only_when_the_worker_keeps_them<S: Store>() {
     let s = Sec::<S>::new().await;
-    s.add("a", JobOptions::new()).await;
-    let job = s.take("tok").await;
-    s.b.move_to_completed(&job, &complete_args("tok", "1", KeepJobs::KeepAll, false))
-        .await
-        .unwrap();
+    s.a_completed("1", KeepJobs::KeepAll).await;
     let b = &s.b;
     let total = |state| async move { b.get_metrics(state, 0, -1).await.unwrap().total };
     assert_eq!(total(FinishedState::Completed).await, 0);
@@ -427,11 +410,7 @@ pub async fn retry_requeues_at_once_with_the_failure<S: Store>() {
 
 pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     let s = Sec::<S>::new().await;
-    let added = s.add("a", JobOptions::new()).await;
-    let job = s.take("tok").await;
-    s.b.move_to_completed(&job, &complete_args("tok", "42", KeepJobs::KeepAll, false))
-        .await
-        .unwrap();
+    let job = s.a_completed("42", KeepJobs::KeepAll).await;
 
     let err = refused(
         s.b.reprocess_job(&job, FinishedState::Failed, ReprocessOptions::default())
@@ -442,7 +421,7 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     assert_eq!(err.state.as_deref(), Some("failed"));
     assert_eq!(
         err.to_string(),
-        format!("Job {} is not in the failed state. reprocessJob", added.id)
+        format!("Job {} is not in the failed state. reprocessJob", job.id)
     );
 
     let reset = ReprocessOptions {
@@ -452,8 +431,8 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     s.b.reprocess_job(&job, FinishedState::Completed, reset)
         .await
         .unwrap();
-    assert_eq!(s.state(&added.id).await, Some(JobState::Waiting));
-    let stored = s.job(&added.id).await;
+    assert_eq!(s.state(&job.id).await, Some(JobState::Waiting));
+    let stored = s.job(&job.id).await;
     assert_eq!(stored.attempts_made, 0);
     assert_eq!(stored.attempts_started, 1, "attempts started are kept");
     assert_eq!(stored.finished_on, None);
@@ -461,7 +440,7 @@ pub async fn reprocess_moves_a_finished_job_back_to_wait<S: Store>() {
     assert_eq!(stored.return_value, None);
     let waiting = s.events_named("waiting").await;
     let last = waiting.last().unwrap();
-    assert_eq!(last["jobId"], added.id.as_str());
+    assert_eq!(last["jobId"], job.id.as_str());
     assert_eq!(last["prev"], "completed");
 
     let mut missing = job.clone();

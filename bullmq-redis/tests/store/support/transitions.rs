@@ -5,10 +5,11 @@
 // Each test file uses its own subset.
 #![allow(dead_code)]
 
+use bullmq_test_support::held::fetch_params;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bullmq_core::backend::{FetchParams, LockToken, NextJob, Transitions};
+use bullmq_core::backend::{FetchParams, NextJob, Transitions};
 use bullmq_core::{Job, JobOptions};
 
 pub(crate) use super::T0;
@@ -30,12 +31,7 @@ impl std::ops::Deref for Ctx {
 
 /// Worker settings for taking jobs with `token`.
 pub(crate) fn fetch(token: &str) -> FetchParams {
-    FetchParams {
-        token: LockToken::new(token),
-        lock_duration: LOCK,
-        limiter: None,
-        worker_name: Some("w1".to_owned()),
-    }
+    fetch_params(token, LOCK, Some("w1"))
 }
 
 /// The settings of the worker `fetch` describes, as its finishing moves send them.

@@ -51,6 +51,8 @@ mod jobs;
 mod node_child;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod odd_jobs;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod only_completed;
 
 #[cfg(feature = "postgres")]
 pub mod pg_cluster;

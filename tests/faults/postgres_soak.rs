@@ -29,7 +29,7 @@ use bullmq::{Queue, QueueName};
 use serde_json::json;
 
 use crate::postgres::{admin, assert_invariants, backend, check_pool, states};
-use crate::redis_worker::{WorkerProcess, kill_one, reports, test_worker};
+use crate::redis_worker::{FAULTS, Fault, WorkerProcess, kill_one, reports, test_worker};
 use crate::support::chaos::{self, ChaosPlan, Producer};
 use crate::support::pg_cluster::Cluster;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
@@ -42,20 +42,6 @@ const STALLED_MS: u64 = 500;
 /// A job stranded by a fault runs again once its lock has run out and two stalled checks have
 /// passed, after a server restart of up to a few seconds, plus slack for a loaded machine.
 const RERUN_WINDOW: Duration = Duration::from_secs(12);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Fault {
-    KillWorker,
-    TerminateSessions,
-    RestartServer,
-}
-
-/// Each fault the soak strikes, with its name in the summary.
-const FAULTS: [(Fault, &str); 3] = [
-    (Fault::KillWorker, "worker kills"),
-    (Fault::TerminateSessions, "session terminations"),
-    (Fault::RestartServer, "server restarts"),
-];
 
 /// A worker process on the cluster's queue (it migrates the schema, and waits for the server
 /// when it starts during a restart).
@@ -145,7 +131,7 @@ async fn r14_chaos_soak_on_postgres_every_job_completes_exactly_once() {
     let faults = ChaosPlan::new(soak, seed, RERUN_WINDOW)
         .run(&FAULTS, async |fault, rng| match fault {
             Fault::KillWorker => kill_one(&mut workers, &mut retired, rng, respawn),
-            Fault::TerminateSessions => terminated += terminate_all(&url).await,
+            Fault::KillConnections => terminated += terminate_all(&url).await,
             Fault::RestartServer => {
                 let down = Duration::from_millis(next_random(rng) % 1000);
                 tokio::task::block_in_place(|| cluster.pg_ctl("stop"));

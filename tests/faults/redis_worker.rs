@@ -27,7 +27,7 @@ use bullmq::{
 use serde_json::{Value, json};
 
 use crate::support::chaos::{self, ChaosPlan, Producer};
-use crate::support::counts::state_counts;
+use crate::support::only_completed::assert_only_completed;
 use crate::support::redis_queue::RedisQueue;
 use crate::support::soak::{explained_reruns, next_random, soak_settings};
 use crate::support::stalled::run_until_stalled;
@@ -732,20 +732,21 @@ async fn r13_each_job_finishes_exactly_once_under_lock_contention() {
 
 // R14 ------------------------------------------------------------------------------------------
 
-/// A fault the chaos soak injects.
+/// A fault the chaos soaks (this one and PostgreSQL's) inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Fault {
+pub(crate) enum Fault {
     /// SIGKILL one worker process, then start a new one in its place.
     KillWorker,
-    /// `CLIENT KILL TYPE normal`: every connection, the producer's and the workers' alike.
+    /// Every client connection cut at the server, the producer's and the workers' alike:
+    /// Redis' `CLIENT KILL TYPE normal`, PostgreSQL's `pg_terminate_backend`.
     KillConnections,
-    /// SIGKILL the server and start it again; its append-only file keeps every acknowledged
-    /// write.
+    /// Crash the server and start it again; it keeps every acknowledged write (Redis' append-
+    /// only file, PostgreSQL's write-ahead log).
     RestartServer,
 }
 
-/// Each fault the soak strikes, with its name in the summary.
-const FAULTS: [(Fault, &str); 3] = [
+/// Each fault the soaks strike, with its name in the summary.
+pub(crate) const FAULTS: [(Fault, &str); 3] = [
     (Fault::KillWorker, "worker kills"),
     (Fault::KillConnections, "connection kills"),
     (Fault::RestartServer, "server restarts"),
@@ -835,20 +836,7 @@ async fn r14_chaos_soak_every_job_completes_exactly_once() {
 
     assert_each_finished_once(&ctx, &ids).await;
     assert!(ctx.finished("failed").await.is_empty());
-    let counts = state_counts(
-        &ctx.queue,
-        &[
-            JobState::Completed,
-            JobState::Failed,
-            JobState::Active,
-            JobState::Waiting,
-            JobState::Delayed,
-            JobState::Prioritized,
-        ],
-    )
-    .await;
-    let added = u64::try_from(ids.len()).unwrap();
-    assert_eq!(counts, [added, 0, 0, 0, 0, 0], "counters");
+    assert_only_completed(&ctx.queue, ids.len()).await;
     let mut reports = reports(&mut workers, &mut retired);
     let reruns = explained_reruns(&mut reports.runs, &chaos::started(&faults), RERUN_WINDOW);
     let tally = chaos::tally(&faults, &FAULTS);

@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bullmq::QueueName;
-use bullmq::backend::RelayStore;
+use bullmq::backend::{Backend, RelayStore};
 use bullmq::relay::{
     Relay, RelayErrorCode, RelayEvent, RelayId, RelayMessage, RelayNodeInfo, RelayOptions,
-    RelaySubscriptionFilter,
+    RelaySubscription, RelaySubscriptionFilter,
 };
 use serde_json::{Value, json};
 
@@ -31,12 +31,27 @@ fn collect(into: &Inbox) -> impl Fn(RelayMessage<Value>) + Send + Sync + 'static
     }
 }
 
+/// `node` subscribed to `pattern`, with the inbox that keeps what it receives.
+async fn subscribed<B: Backend>(node: &Relay<B>, pattern: &str) -> (Inbox, RelaySubscription<B>) {
+    let inbox = Inbox::default();
+    let subscription = node.subscribe(pattern, collect(&inbox)).await.unwrap();
+    (inbox, subscription)
+}
+
 async fn received(inbox: &Inbox, n: usize) -> Vec<RelayMessage<Value>> {
     eventually(&format!("{n} message(s)"), WAIT, || async {
         inbox.lock().unwrap().len() >= n
     })
     .await;
     inbox.lock().unwrap().clone()
+}
+
+/// Asserts that the store refused a relay call with `code`.
+fn assert_refused(err: &bullmq::Error, code: RelayErrorCode) {
+    assert!(
+        matches!(err, bullmq::Error::Relay(e) if e.code == code),
+        "{err}"
+    );
 }
 
 /// A namespace of the test's own, and options for a node in it.
@@ -55,11 +70,7 @@ pub async fn exact_topics_reach_their_subscribers<S: Store>() {
     let b = backend(&store).await;
     let publisher = Relay::new(&b, opts("exact").name("pub")).await.unwrap();
     let subscriber = Relay::new(&b, opts("exact").name("sub")).await.unwrap();
-    let inbox = Inbox::default();
-    let _sub = subscriber
-        .subscribe("orders.42.status", collect(&inbox))
-        .await
-        .unwrap();
+    let (inbox, _sub) = subscribed(&subscriber, "orders.42.status").await;
 
     let sent = publisher
         .publish(
@@ -131,12 +142,8 @@ pub async fn wildcards_route_as_upstream<S: Store>() {
     let store = S::isolated().await;
     let b = backend(&store).await;
     let node = Relay::new(&b, opts("wild")).await.unwrap();
-    let (star, tail) = (Inbox::default(), Inbox::default());
-    let _a = node
-        .subscribe("orders.*.status", collect(&star))
-        .await
-        .unwrap();
-    let _b = node.subscribe("orders.>", collect(&tail)).await.unwrap();
+    let (star, _a) = subscribed(&node, "orders.*.status").await;
+    let (tail, _b) = subscribed(&node, "orders.>").await;
 
     let both = node.publish("orders.1.status", &"s", None).await.unwrap();
     assert_eq!(
@@ -194,22 +201,14 @@ pub async fn retained_messages_come_first_then_expire<S: Store>() {
     assert_eq!(retained[0].mid, short.mid, "ordered by expiry");
     assert_eq!(retained[1].data, r#"{"beta":true}"#);
 
-    let exact = Inbox::default();
-    let _s = node
-        .subscribe("config.flags", collect(&exact))
-        .await
-        .unwrap();
+    let (exact, _s) = subscribed(&node, "config.flags").await;
     let got = received(&exact, 1).await;
     assert!(got[0].retained);
     assert_eq!(got[0].mid, kept.mid);
     assert_eq!(got[0].topic, "config.flags");
     assert_eq!(got[0].data, json!({"beta": true}));
 
-    let wildcard = Inbox::default();
-    let _w = node
-        .subscribe("config.*", collect(&wildcard))
-        .await
-        .unwrap();
+    let (wildcard, _w) = subscribed(&node, "config.*").await;
     let live = node
         .publish("config.flags", &json!({"beta": false}), None)
         .await
@@ -223,18 +222,10 @@ pub async fn retained_messages_come_first_then_expire<S: Store>() {
         node.retained(0, -1).await.unwrap().len() == 1
     })
     .await;
-    let late = Inbox::default();
-    let _l = node
-        .subscribe("config.short", collect(&late))
-        .await
-        .unwrap();
+    let (late, _l) = subscribed(&node, "config.short").await;
     assert!(node.delete_retained("config.flags").await.unwrap());
     assert!(!node.delete_retained("config.flags").await.unwrap());
-    let fresh = Inbox::default();
-    let _f = node
-        .subscribe("config.flags", collect(&fresh))
-        .await
-        .unwrap();
+    let (fresh, _f) = subscribed(&node, "config.flags").await;
     // A marker published after both subscriptions: once it arrives, a retained message
     // would have been delivered before it.
     node.publish("config.short", &"marker", None).await.unwrap();
@@ -381,10 +372,7 @@ pub async fn expired_nodes_are_swept_with_their_subscriptions<S: Store>() {
         .relay_subscribe(&id, &endpoint, "a.b")
         .await
         .unwrap_err();
-    assert!(
-        matches!(&err, bullmq::Error::Relay(e) if e.code == RelayErrorCode::NodeNotRegistered),
-        "{err}"
-    );
+    assert_refused(&err, RelayErrorCode::NodeNotRegistered);
     sweeper.close().await;
 }
 
@@ -399,8 +387,7 @@ pub async fn a_node_that_lost_its_lease_recovers_its_subscriptions<S: Store>() {
     .unwrap();
     let publisher = Relay::new(&b, opts("recover")).await.unwrap();
     let mut events = node.events();
-    let inbox = Inbox::default();
-    let _s = node.subscribe("alerts.*", collect(&inbox)).await.unwrap();
+    let (inbox, _s) = subscribed(&node, "alerts.*").await;
     publisher.publish("alerts.disk", &1, None).await.unwrap();
     received(&inbox, 1).await;
 
@@ -453,18 +440,12 @@ pub async fn bad_topics_and_options_are_refused_naming_the_fault<S: Store>() {
         max_size: 10,
     };
     let err = handle.relay_publish("a..b", "1", args).await.unwrap_err();
-    assert!(
-        matches!(&err, bullmq::Error::Relay(e) if e.code == RelayErrorCode::InvalidTopic),
-        "{err}"
-    );
+    assert_refused(&err, RelayErrorCode::InvalidTopic);
     let err = handle
         .relay_publish("a.b", "12345678901", args)
         .await
         .unwrap_err();
-    assert!(
-        matches!(&err, bullmq::Error::Relay(e) if e.code == RelayErrorCode::DataTooLarge),
-        "{err}"
-    );
+    assert_refused(&err, RelayErrorCode::DataTooLarge);
     node.close().await;
     let err = node.publish("a", &1, None).await.unwrap_err();
     assert!(matches!(err, bullmq::Error::Closed(_)), "{err}");
@@ -478,16 +459,9 @@ pub async fn a_killed_inbox_connection_loses_and_repeats_nothing<S: Store>() {
     let b = backend(&store).await;
     let node = Relay::new(&b, opts("killed")).await.unwrap();
     let publisher = Relay::new(&b, opts("killed")).await.unwrap();
-    let got: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = Arc::clone(&got);
-    let _sub = node
-        .subscribe("k.>", move |m: RelayMessage<Value>| {
-            sink.lock().unwrap().push(m.mid);
-        })
-        .await
-        .unwrap();
+    let (got, _sub) = subscribed(&node, "k.>").await;
     let mut sent = vec![publisher.publish("k.0", &0, None).await.unwrap().mid];
-    arrived(&got, 1).await;
+    received(&got, 1).await;
     // Its inbox connection, as the store sees it (blocked in `XREAD`, or `LISTEN`ing).
     eventually("the named inbox connection", WAIT, || async {
         node.node_connections(None).await.unwrap().len() == 1
@@ -498,11 +472,12 @@ pub async fn a_killed_inbox_connection_loses_and_repeats_nothing<S: Store>() {
     for i in 1..=5 {
         sent.push(publisher.publish("k.n", &i, None).await.unwrap().mid);
     }
-    arrived(&got, sent.len()).await;
+    received(&got, sent.len()).await;
     // A late duplicate would show up here.
     sent.push(publisher.publish("k.last", &6, None).await.unwrap().mid);
-    arrived(&got, sent.len()).await;
-    assert_eq!(*got.lock().unwrap(), sent, "each once, in order");
+    received(&got, sent.len()).await;
+    let mids: Vec<String> = got.lock().unwrap().iter().map(|m| m.mid.clone()).collect();
+    assert_eq!(mids, sent, "each once, in order");
     eventually("a new named inbox connection", WAIT, || async {
         let now = node.node_connections(None).await.unwrap();
         now.len() == 1 && now[0].address != inbox[0].address
@@ -542,12 +517,4 @@ pub async fn an_interrupt_during_a_read_ends_it_at_once<S: Store>() {
         started.elapsed()
     );
     let _ = reader.relay_unregister_node(&id).await;
-}
-
-/// Waits until `n` message ids arrived.
-async fn arrived(got: &Mutex<Vec<String>>, n: usize) {
-    eventually(&format!("{n} message(s)"), WAIT, || async {
-        got.lock().unwrap().len() >= n
-    })
-    .await;
 }

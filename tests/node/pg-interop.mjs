@@ -29,7 +29,8 @@
 import { createRequire } from 'node:module';
 
 import { pgTarget, deadline } from './env.mjs';
-import { progress, flaky, fatal, countdown } from './jobs.mjs';
+import { byName } from './by-name.mjs';
+import { countdown } from './jobs.mjs';
 
 const require = createRequire(import.meta.url);
 const { Queue, Worker, QueueEvents, FlowProducer, createPostgresBackend } = require('bullmq');
@@ -53,20 +54,10 @@ const STATES = [
 //   fatal     throws UnrecoverableError("no retry")
 //   other     returns {name, children: getChildrenValues()}
 async function processor(job) {
-  switch (job.name) {
-    case 'ok':
-      return { double: (job.data.i ?? 0) * 2 };
-    case 'progress':
-      return progress(job);
-    case 'flaky':
-      return flaky(job);
-    case 'fail':
-      throw new Error(`boom ${job.data.i}`);
-    case 'fatal':
-      return fatal();
-    default:
-      return { name: job.name, children: (await job.getChildrenValues()) || {} };
-  }
+  return byName(job, async other => ({
+    name: other.name,
+    children: (await other.getChildrenValues()) || {},
+  }));
 }
 
 /** A job as Node reads it back: its JSON fields, its state and its logs. */

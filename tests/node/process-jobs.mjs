@@ -2,8 +2,9 @@
 // Processes the jobs of one queue with a Node.js BullMQ 6.7.6 Worker, so the Rust tests can
 // read what Node stored. What the processor does depends on the job's name:
 //
-//   ok        returns {"double": data.i * 2}
+//   ok        returns {"double": data.i * 2} (tests/node/by-name.mjs)
 //   progress  reports progress {pct: 50}, logs two lines, returns "done"
+//   flaky     throws on its first two attempts, then returns {recovered: attemptsMade}
 //   fail      throws Error(`boom ${data.i}`) on every attempt (retried per the job's options)
 //   fatal     throws UnrecoverableError("no retry")
 //
@@ -12,7 +13,8 @@
 import { createRequire } from 'node:module';
 
 import { deadline, redisConnection } from './env.mjs';
-import { progress, fatal, countdown } from './jobs.mjs';
+import { byName } from './by-name.mjs';
+import { countdown } from './jobs.mjs';
 
 const require = createRequire(import.meta.url);
 const { Worker } = require('bullmq');
@@ -24,20 +26,10 @@ const count = countdown(EXPECT);
 
 const worker = new Worker(
   QUEUE,
-  async job => {
-    switch (job.name) {
-      case 'ok':
-        return { double: job.data.i * 2 };
-      case 'progress':
-        return progress(job);
-      case 'fail':
-        throw new Error(`boom ${job.data.i}`);
-      case 'fatal':
-        return fatal();
-      default:
-        throw new Error(`unexpected job name ${job.name}`);
-    }
-  },
+  job =>
+    byName(job, other => {
+      throw new Error(`unexpected job name ${other.name}`);
+    }),
   { connection, prefix: PREFIX, concurrency: 4 },
 );
 worker.on('completed', count.settle);

@@ -39,6 +39,8 @@ pub mod counts;
 pub mod custom_events;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod events;
+#[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod failing;
 #[cfg(feature = "flow")]
 pub mod flows;
 #[cfg(any(feature = "redis", feature = "postgres"))]

@@ -10,12 +10,13 @@ use bullmq::backend::{
 };
 use bullmq::flow::{FlowJob, FlowProducer};
 use bullmq::job::FinishedState;
-use bullmq::{Backoff, Error, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
+use bullmq::{Error, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
 use bullmq::{FailOutcome, JobError, JobFailure};
 use serde_json::json;
 
 use crate::ctx::{Ctx, fast, now_ms};
 use crate::store::Store;
+use crate::support::failing::{assert_retried_later, fail_attempt, fatal, retried_later};
 use crate::support::{script_code as code, token};
 
 fn id(s: &str) -> JobId {
@@ -280,10 +281,7 @@ pub async fn move_to_failed_retries_and_trims_stacktraces<S: Store>() {
     for n in 1..=2 {
         ctx.take("t").await;
         let failure = JobFailure::new(format!("boom {n}")).stack(format!("Error: boom {n}"));
-        let outcome = a
-            .move_to_failed(&failure, &token("t"), false)
-            .await
-            .unwrap();
+        let outcome = fail_attempt(&a, &failure).await;
         assert_eq!(outcome, FailOutcome::Retried);
         assert!(a.is_waiting().await.unwrap());
         let job = ctx.job(&id("a")).await;
@@ -292,10 +290,7 @@ pub async fn move_to_failed_retries_and_trims_stacktraces<S: Store>() {
     }
     ctx.take("t").await;
     let failure = JobFailure::new("boom 3").stack("Error: boom 3");
-    let outcome = a
-        .move_to_failed(&failure, &token("t"), false)
-        .await
-        .unwrap();
+    let outcome = fail_attempt(&a, &failure).await;
     assert!(matches!(outcome, FailOutcome::Failed(_)), "{outcome:?}");
     let job = ctx.job(&id("a")).await;
     assert_eq!(job.stacktrace, ["Error: boom 2", "Error: boom 3"]);
@@ -306,30 +301,15 @@ pub async fn move_to_failed_retries_and_trims_stacktraces<S: Store>() {
     let z = ctx
         .add_and_take("z", JobOptions::new().attempts(5).stack_trace_limit(0))
         .await;
-    let failure = JobFailure::new("fatal")
-        .stack("Error: fatal")
-        .unrecoverable();
-    let outcome = z
-        .move_to_failed(&failure, &token("t"), false)
-        .await
-        .unwrap();
+    let outcome = fail_attempt(&z, &fatal()).await;
     assert!(matches!(outcome, FailOutcome::Failed(_)));
     assert!(ctx.job(&id("z")).await.stacktrace.is_empty());
     assert!(z.is_failed().await.unwrap());
 
     // With a backoff the retry waits in delayed.
-    let retried_later = JobOptions::new()
-        .attempts(2)
-        .backoff(Backoff::fixed(Duration::from_secs(3)));
-    let b = ctx.add_and_take("b", retried_later).await;
-    let outcome = b
-        .move_to_failed(&JobFailure::new("later"), &token("t"), false)
-        .await
-        .unwrap();
-    assert!(
-        matches!(outcome, FailOutcome::RetryDelayed { delay, .. } if delay == Duration::from_secs(3)),
-        "{outcome:?}"
-    );
+    let b = ctx.add_and_take("b", retried_later()).await;
+    let outcome = fail_attempt(&b, &JobFailure::new("later")).await;
+    assert_retried_later(&outcome);
     assert!(b.is_delayed().await.unwrap());
     assert_eq!(ctx.job(&id("b")).await.attempts_made, 1);
     assert_eq!(
@@ -351,12 +331,7 @@ pub async fn an_out_of_range_attempts_retries_by_hand_as_in_a_worker<S: Store>()
     ctx.add_id("by-hand", opts.clone()).await;
     ctx.take("t").await;
     let failure = JobFailure::new("boom").stack("Error: boom");
-    let outcome = ctx
-        .queue
-        .job(id("by-hand"))
-        .move_to_failed(&failure, &token("t"), false)
-        .await
-        .unwrap();
+    let outcome = fail_attempt(&ctx.queue.job(id("by-hand")), &failure).await;
     assert_eq!(outcome, FailOutcome::Retried);
     let by_hand = ctx.job(&id("by-hand")).await;
     assert_eq!(by_hand.attempts_made, 1);
@@ -406,9 +381,7 @@ pub async fn retry_completed_and_failed_jobs<S: Store>() {
 
     // A failed job keeps its counters unless asked.
     ctx.take("t").await;
-    a.move_to_failed(&JobFailure::new("no"), &token("t"), false)
-        .await
-        .unwrap();
+    fail_attempt(&a, &JobFailure::new("no")).await;
     assert!(a.is_failed().await.unwrap());
     a.retry(FinishedState::Failed, ReprocessOptions::default())
         .await
@@ -432,11 +405,7 @@ pub async fn retry_jobs_and_promote_jobs_in_bulk<S: Store>() {
     for n in ["a", "b", "c"] {
         ctx.add_id(n, JobOptions::new()).await;
         ctx.take("t").await;
-        ctx.queue
-            .job(id(n))
-            .move_to_failed(&JobFailure::new("no"), &token("t"), false)
-            .await
-            .unwrap();
+        fail_attempt(&ctx.queue.job(id(n)), &JobFailure::new("no")).await;
     }
     assert_eq!(ctx.count_in(JobState::Failed).await, 3);
     ctx.queue
@@ -567,11 +536,7 @@ pub async fn children_values_failures_and_dependencies<S: Store>() {
         .await
         .unwrap();
     assert_eq!(ctx.take("t").await, id("c2"));
-    ctx.queue
-        .job(id("c2"))
-        .move_to_failed(&JobFailure::new("c2 broke"), &token("t"), false)
-        .await
-        .unwrap();
+    fail_attempt(&ctx.queue.job(id("c2")), &JobFailure::new("c2 broke")).await;
     let (k1, k2, k3) = (ctx.key(&id("c1")), ctx.key(&id("c2")), ctx.key(&id("c3")));
     assert_eq!(
         p.get_children_values().await.unwrap(),
@@ -746,12 +711,7 @@ pub async fn job_of_uses_the_jobs_own_options<S: Store>() {
     );
     assert_eq!(ctx.count_in(JobState::Completed).await, 0);
     assert_eq!(ctx.take("t").await, id("b"));
-    let outcome = ctx
-        .queue
-        .job_of(&failing)
-        .move_to_failed(&JobFailure::new("no"), &token("t"), false)
-        .await
-        .unwrap();
+    let outcome = fail_attempt(&ctx.queue.job_of(&failing), &JobFailure::new("no")).await;
     assert!(matches!(outcome, FailOutcome::Failed(_)));
     assert!(
         ctx.queue.get_job(&id("b")).await.unwrap().is_none(),

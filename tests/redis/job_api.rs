@@ -3,6 +3,7 @@
 //! The behaviour every store shares is in the conformance suite (`job_api`).
 
 use crate::support;
+use crate::support::failing::{assert_retried_later, fail_attempt, fatal, retried_later};
 use crate::support::held::fetch_params;
 use crate::support::redis_queue::RedisQueue;
 
@@ -14,8 +15,8 @@ use bullmq::backend::{ReprocessOptions, Transitions};
 use bullmq::clock::ManualClock;
 use bullmq::job::FinishedState;
 use bullmq::redis::RedisBackend;
-use bullmq::{Backoff, Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
 use bullmq::{FailOutcome, JobFailure, ScriptErrorCode};
+use bullmq::{Job, JobId, JobOptions, JobRef, JobState, ParentOptions};
 use serde_json::json;
 
 const NOW: u64 = 1_700_000_000_000;
@@ -388,10 +389,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     for (n, expected) in [(1, FailOutcome::Retried), (2, FailOutcome::Retried)] {
         e.take("t").await;
         let failure = JobFailure::new(format!("boom {n}")).stack(format!("Error: boom {n}\n at x"));
-        let outcome = a
-            .move_to_failed(&failure, &token("t"), false)
-            .await
-            .expect("fail");
+        let outcome = fail_attempt(&a, &failure).await;
         assert_eq!(outcome, expected);
         assert!(a.is_waiting().await.expect("retried at once"));
         assert_eq!(e.field("a", "atm").await, Some(n.to_string()));
@@ -408,10 +406,7 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     e.take("t").await;
     e.clock.set(NOW + 9);
     let failure = JobFailure::new("boom 3").stack("Error: boom 3\n at x");
-    let outcome = a
-        .move_to_failed(&failure, &token("t"), false)
-        .await
-        .expect("fail");
+    let outcome = fail_attempt(&a, &failure).await;
     assert!(matches!(outcome, FailOutcome::Failed(f) if f.finished_on == NOW + 9));
     // The third trace pushed the first out: `stackTraceLimit` 2 keeps the newest two.
     assert_eq!(
@@ -435,33 +430,19 @@ async fn move_to_failed_retries_then_trims_stacktraces_like_node() {
     let z = e
         .add_and_take("z", JobOptions::new().attempts(5).stack_trace_limit(0))
         .await;
-    let failure = JobFailure::new("fatal")
-        .stack("Error: fatal")
-        .unrecoverable();
-    let outcome = z
-        .move_to_failed(&failure, &token("t"), false)
-        .await
-        .expect("fail");
+    let outcome = fail_attempt(&z, &fatal()).await;
     assert!(matches!(outcome, FailOutcome::Failed(_)));
     assert_eq!(e.field("z", "stacktrace").await.as_deref(), Some("[]"));
     assert!(z.is_failed().await.expect("failed"));
 
     // With a backoff the retry waits in delayed for the backoff's delay.
-    let retried_later = JobOptions::new()
-        .attempts(2)
-        .backoff(Backoff::fixed(Duration::from_secs(3)));
-    let b = e.add_and_take("b", retried_later).await;
-    let outcome = b
-        .move_to_failed(&JobFailure::new("later"), &token("t"), false)
-        .await
-        .expect("fail");
-    assert!(
-        matches!(outcome, FailOutcome::RetryDelayed { delay, .. } if delay == Duration::from_secs(3))
-    );
+    let b = e.add_and_take("b", retried_later()).await;
+    let outcome = fail_attempt(&b, &JobFailure::new("later")).await;
+    assert_retried_later(&outcome);
     let score = e.zscore("delayed", "b").await.expect("delayed");
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let due = (score as u64) >> 12;
-    assert_eq!(due, NOW + 9 + 3000);
+    assert_eq!(due, NOW + 9 + 3000, "RETRY_DELAY after the failure");
     assert_eq!(e.field("b", "atm").await.as_deref(), Some("1"));
     // No stack given: no trace appended, but Node still writes the (empty) list.
     assert_eq!(e.field("b", "stacktrace").await.as_deref(), Some("[]"));

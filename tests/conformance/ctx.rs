@@ -48,6 +48,15 @@ impl<S: Store> Ctx<S> {
         self.add(name, json!({}), opts).await
     }
 
+    /// Adds `n` jobs named `name`, with data `{"i": 0}`, `{"i": 1}`, ...; their ids in order.
+    pub async fn add_numbered(&self, name: &str, n: usize) -> Vec<JobId> {
+        let mut ids = Vec::with_capacity(n);
+        for i in 0..n {
+            ids.push(self.add(name, json!({ "i": i }), JobOptions::new()).await);
+        }
+        ids
+    }
+
     pub async fn job(&self, id: &JobId) -> Job {
         self.queue.get_job(id).await.unwrap().unwrap()
     }
@@ -126,6 +135,22 @@ impl<S: Store> Ctx<S> {
         Worker::new(self.name.clone(), self.backend().await, opts, f)
             .await
             .unwrap()
+    }
+}
+
+/// A processor's future, boxed so that a helper's processor has a type to name.
+pub type BoxFut = std::pin::Pin<Box<dyn Future<Output = ProcessResult> + Send>>;
+
+/// A processor whose every job works for `work` (a sleep: longer than a lock or a timeout,
+/// in the cases that use it), then returns `"kept"`.
+pub fn working_for<B: Send + 'static>(
+    work: Duration,
+) -> impl Fn(ActiveJob<B>, CancellationToken) -> BoxFut + Send + Sync + 'static {
+    move |_job, _| {
+        Box::pin(async move {
+            tokio::time::sleep(work).await;
+            Ok(json!("kept"))
+        })
     }
 }
 

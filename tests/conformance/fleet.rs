@@ -13,14 +13,12 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
-use crate::ctx::{Ctx, WAIT, fast};
+use crate::ctx::{BoxFut, Ctx, WAIT, fast, working_for};
 use crate::store::Store;
 use crate::support::{eventually, next_event};
 
 /// How long the fleet cases wait for thousands of jobs.
 const LONG_WAIT: Duration = Duration::from_secs(120);
-
-type BoxFut = std::pin::Pin<Box<dyn Future<Output = ProcessResult> + Send>>;
 
 /// How often each job ran, by id.
 type Runs = Arc<Mutex<HashMap<String, u32>>>;
@@ -163,7 +161,7 @@ pub async fn a_dropped_worker_takes_no_more_jobs_and_deregisters<S: Store>() {
     })
     .await;
     drop(worker);
-    let later: Vec<_> = add_later(&ctx, 3).await;
+    let later = ctx.add_numbered("later", 3).await;
     for id in &first {
         ctx.wait_state(id, JobState::Completed).await;
     }
@@ -178,14 +176,6 @@ pub async fn a_dropped_worker_takes_no_more_jobs_and_deregisters<S: Store>() {
     for id in &later {
         assert!(!runs.contains_key(id.as_str()));
     }
-}
-
-async fn add_later<S: Store>(ctx: &Ctx<S>, n: usize) -> Vec<JobId> {
-    let mut ids = Vec::new();
-    for i in 0..n {
-        ids.push(ctx.add("later", json!({ "i": i }), JobOptions::new()).await);
-    }
-    ids
 }
 
 pub async fn a_pool_scaled_under_load_runs_every_job_once<S: Store>() {
@@ -331,12 +321,9 @@ pub async fn cancel_job_and_cancel_all_reach_the_processor_with_a_reason<S: Stor
 pub async fn renewed_locks_are_reported<S: Store>() {
     let ctx = Ctx::<S>::new("renewed").await;
     let opts = fast().lock_duration(Duration::from_millis(1000));
+    // Each job works longer than the lock.
     let worker = ctx
-        .worker(opts, |_job, _| async move {
-            // Simulates work longer than the lock.
-            tokio::time::sleep(Duration::from_millis(1500)).await;
-            Ok(json!("kept"))
-        })
+        .worker(opts, working_for(Duration::from_millis(1500)))
         .await;
     let mut rx = worker.events();
     let id = ctx.add_with("long", JobOptions::new()).await;

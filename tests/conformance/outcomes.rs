@@ -12,7 +12,7 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
-use crate::ctx::{Ctx, WAIT, fast, now_ms};
+use crate::ctx::{Ctx, WAIT, fast, now_ms, working_for};
 use crate::store::Store;
 use crate::support::eventually;
 
@@ -394,12 +394,9 @@ pub async fn lock_renewal_keeps_a_long_job<S: Store>() {
     let opts = fast()
         .lock_duration(Duration::from_millis(1200))
         .stalled_interval(Duration::from_millis(100));
+    // Each job works longer than the 1.2 s lock.
     let worker = ctx
-        .worker(opts, |_job, _| async move {
-            // Simulates work longer than the 1.2 s lock.
-            tokio::time::sleep(Duration::from_millis(3000)).await;
-            Ok(json!("kept"))
-        })
+        .worker(opts, working_for(Duration::from_millis(3000)))
         .await;
     let mut rx = worker.events();
     ctx.wait_state(&id, JobState::Completed).await;

@@ -206,9 +206,7 @@ pub async fn delayed_jobs_wait_then_promote<S: Store>() {
 
 pub async fn pause_resume_and_drain<S: Store>() {
     let ctx = Ctx::<S>::new("pause").await;
-    for i in 0..3 {
-        ctx.add("w", json!({ "i": i }), JobOptions::new()).await;
-    }
+    ctx.add_numbered("w", 3).await;
     ctx.add_with("d", JobOptions::new().delay(Duration::from_secs(60)))
         .await;
     assert!(!ctx.queue.is_paused().await.unwrap());

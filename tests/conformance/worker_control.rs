@@ -10,11 +10,9 @@ use bullmq::{FailOutcome, JobFailure};
 use bullmq::{JobOptions, JobState, WorkerEvent};
 use serde_json::{Value, json};
 
-use crate::ctx::{Ctx, WAIT, fast};
+use crate::ctx::{BoxFut, Ctx, WAIT, fast, working_for};
 use crate::store::Store;
 use crate::support::{eventually, next_event};
-
-type BoxFut = std::pin::Pin<Box<dyn Future<Output = bullmq::ProcessResult> + Send>>;
 
 /// A processor that sleeps `ms` and records the peak of jobs running at once.
 fn peak_tracker<B: Send + 'static>(
@@ -47,17 +45,9 @@ async fn all_completed<S: Store>(ctx: &Ctx<S>, ids: &[bullmq::JobId]) {
     }
 }
 
-async fn add_n<S: Store>(ctx: &Ctx<S>, n: usize) -> Vec<bullmq::JobId> {
-    let mut ids = Vec::new();
-    for i in 0..n {
-        ids.push(ctx.add("p", json!({ "i": i }), JobOptions::new()).await);
-    }
-    ids
-}
-
 pub async fn concurrency_runs_jobs_in_parallel<S: Store>() {
     let ctx = Ctx::<S>::new("parallel").await;
-    let ids = add_n(&ctx, 6).await;
+    let ids = ctx.add_numbered("p", 6).await;
     let (peak, f) = peak_tracker(300);
     let worker = ctx.worker(fast().concurrency(3), f).await;
     all_completed(&ctx, &ids).await;
@@ -67,7 +57,7 @@ pub async fn concurrency_runs_jobs_in_parallel<S: Store>() {
 
 pub async fn set_concurrency_while_running<S: Store>() {
     let ctx = Ctx::<S>::new("set-concurrency").await;
-    let ids = add_n(&ctx, 8).await;
+    let ids = ctx.add_numbered("p", 8).await;
     let (peak, f) = peak_tracker(250);
     let worker = ctx.worker(fast().concurrency(1), f).await;
     ctx.wait_state(&ids[0], JobState::Completed).await;
@@ -131,12 +121,9 @@ pub async fn graceful_close_waits_for_jobs_in_flight<S: Store>() {
 pub async fn close_timeout_leaves_the_job_for_the_stalled_check<S: Store>() {
     let ctx = Ctx::<S>::new("close-timeout").await;
     let slow = ctx.add_with("slow", JobOptions::new()).await;
+    // Each job works longer than the close timeout.
     let worker = ctx
-        .worker(fast(), |_job, _| async move {
-            // Simulates work longer than the close timeout.
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            Ok(json!(1))
-        })
+        .worker(fast(), working_for(Duration::from_secs(5)))
         .await;
     ctx.wait_state(&slow, JobState::Active).await;
     // Gave up before the 5 s job ended: had it waited, the job would be completed now.
@@ -256,7 +243,7 @@ pub async fn global_concurrency_limits_all_workers<S: Store>() {
     let ctx = Ctx::<S>::new("global-concurrency").await;
     ctx.queue.set_global_concurrency(2).await.unwrap();
     assert_eq!(ctx.queue.get_global_concurrency().await.unwrap(), Some(2));
-    let ids = add_n(&ctx, 8).await;
+    let ids = ctx.add_numbered("p", 8).await;
     let (peak, f) = peak_tracker(150);
     let w1 = ctx.worker(fast().concurrency(4), f.clone()).await;
     let w2 = ctx.worker(fast().concurrency(4), f).await;
@@ -280,7 +267,7 @@ pub async fn global_rate_limit_spaces_jobs<S: Store>() {
         .unwrap();
     let limit = ctx.queue.get_global_rate_limit().await.unwrap().unwrap();
     assert_eq!((limit.max, limit.duration), (2, Duration::from_millis(500)));
-    let ids = add_n(&ctx, 5).await;
+    let ids = ctx.add_numbered("p", 5).await;
     let started = Instant::now();
     let worker = ctx
         .worker(

@@ -105,6 +105,32 @@ impl log::Log for LogCapture {
     fn flush(&self) {}
 }
 
+/// What connecting to `store` gave, with no trace of the secret in it: a backend (its `Debug`,
+/// and a queue on it, which must work) or the error (its `Display` and `Debug`), returned for
+/// the caller's store-specific check.
+async fn connect_hiding_the_secret<B>(
+    store: &str,
+    connected: Result<B, bullmq::Error>,
+) -> Option<bullmq::Error>
+where
+    B: bullmq::backend::Backend + std::fmt::Debug,
+{
+    match connected {
+        Ok(backend) => {
+            assert_hidden(&format!("{store} backend Debug"), &format!("{backend:?}"));
+            let queue = Queue::try_new(q(), backend).expect("the backend is bound to this queue");
+            assert_hidden("Queue Debug", &format!("{queue:?}"));
+            queue.count().await.expect("works");
+            None
+        }
+        Err(err) => {
+            assert_hidden(&format!("{store} error Display"), &err.to_string());
+            assert_hidden(&format!("{store} error Debug"), &format!("{err:?}"));
+            Some(err)
+        }
+    }
+}
+
 #[tokio::test]
 async fn no_password_in_debug_display_errors_or_logs() {
     let logs = logs();
@@ -150,19 +176,9 @@ async fn no_password_in_debug_display_errors_or_logs() {
             options = options.prefix(bullmq::Prefix::new("{redact}").unwrap());
         }
         assert_hidden("RedisOptions Debug", &format!("{options:?}"));
-        match RedisBackend::connect(&options, q()).await {
-            Ok(backend) => {
-                assert_hidden("RedisBackend Debug", &format!("{backend:?}"));
-                let queue =
-                    Queue::try_new(q(), backend).expect("the backend is bound to this queue");
-                assert_hidden("Queue Debug", &format!("{queue:?}"));
-                queue.count().await.expect("works as alice");
-            }
-            Err(err) => {
-                assert!(err.to_string().starts_with("backend error: redis"), "{err}");
-                assert_hidden("Redis error Display", &err.to_string());
-                assert_hidden("Redis error Debug", &format!("{err:?}"));
-            }
+        let connected = RedisBackend::connect(&options, q()).await;
+        if let Some(err) = connect_hiding_the_secret("Redis", connected).await {
+            assert!(err.to_string().starts_with("backend error: redis"), "{err}");
         }
     }
 
@@ -185,18 +201,9 @@ async fn no_password_in_debug_display_errors_or_logs() {
             .connect_timeout(Duration::from_secs(3))
             .migrate(true);
         assert_hidden("PostgresOptions Debug", &format!("{options:?}"));
-        match PostgresBackend::connect(&options, q()).await {
-            Ok(backend) => {
-                assert_hidden("PostgresBackend Debug", &format!("{backend:?}"));
-                let queue =
-                    Queue::try_new(q(), backend).expect("the backend is bound to this queue");
-                queue.count().await.expect("works");
-            }
-            Err(err) => {
-                assert!(err.to_string().contains("postgres"), "{err}");
-                assert_hidden("PostgreSQL error Display", &err.to_string());
-                assert_hidden("PostgreSQL error Debug", &format!("{err:?}"));
-            }
+        let connected = PostgresBackend::connect(&options, q()).await;
+        if let Some(err) = connect_hiding_the_secret("PostgreSQL", connected).await {
+            assert!(err.to_string().contains("postgres"), "{err}");
         }
     }
     let captured = logs.0.lock().unwrap().clone();

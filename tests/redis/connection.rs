@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::support::{PrefixGuard, PrivateRedis};
 use bullmq::BackendErrorKind;
 use bullmq::redis::{RedisBackend, RedisOptions};
-use bullmq::{JobOptions, Prefix, Queue, QueueName};
+use bullmq::{JobId, JobOptions, Prefix, Queue, QueueName};
 use serde_json::json;
 
 /// Options for the shared server under a fresh prefix (deleted when the guard drops), with
@@ -108,27 +108,32 @@ async fn concurrent_calls_beyond_the_pool_share_one_more_connection() {
     );
 }
 
+/// A call dropped after `cut` (at its first await point or somewhere in flight), then job `n`
+/// added and read back: the dropped call's connection must not serve anybody else's call
+/// afterwards, so both replies are the add's and the read's own. The job's id.
+async fn add_after_a_cancelled_call(q: &Queue<RedisBackend>, cut: Duration, n: u32) -> JobId {
+    let _ = tokio::time::timeout(cut, q.get_job_counts(&[])).await;
+    let job = q
+        .add("x", &json!({ "n": n }), JobOptions::new())
+        .await
+        .expect("add");
+    let read = q.get_job(&job.id).await.expect("get").expect("exists");
+    assert_eq!(
+        read.data,
+        format!(r#"{{"n":{n}}}"#),
+        "call {n} got another reply"
+    );
+    job.id
+}
+
 #[tokio::test]
 async fn cancelled_calls_never_hand_their_reply_to_the_next_call() {
     let (options, _guard) = shared_server_options(2);
     let q = queue_with(options, "cancel").await;
     let mut expected = Vec::new();
     for n in 0..100_u32 {
-        // Dropped at its first await point or somewhere in flight: either way its
-        // connection must not serve anybody else's call afterwards.
         let cut = Duration::from_micros(u64::from(n % 7) * 30);
-        let _ = tokio::time::timeout(cut, q.get_job_counts(&[])).await;
-        let job = q
-            .add("x", &json!({ "n": n }), JobOptions::new())
-            .await
-            .expect("add");
-        expected.push(job.id.clone());
-        let read = q.get_job(&job.id).await.expect("get").expect("exists");
-        assert_eq!(
-            read.data,
-            format!(r#"{{"n":{n}}}"#),
-            "call {n} got another reply"
-        );
+        expected.push(add_after_a_cancelled_call(&q, cut, n).await);
     }
     assert_eq!(q.count().await.expect("count"), 100);
 }
@@ -240,18 +245,7 @@ async fn pipelined_calls_get_their_own_replies_even_when_others_are_cancelled() 
         let q = std::sync::Arc::clone(&q);
         tokio::spawn(async move {
             let cut = Duration::from_micros(u64::from(n % 5) * 40);
-            let _ = tokio::time::timeout(cut, q.get_job_counts(&[])).await;
-            let job = q
-                .add("x", &json!({ "n": n }), JobOptions::new())
-                .await
-                .expect("add");
-            let read = q.get_job(&job.id).await.expect("get").expect("exists");
-            assert_eq!(
-                read.data,
-                format!(r#"{{"n":{n}}}"#),
-                "call {n} got another reply"
-            );
-            job.id
+            add_after_a_cancelled_call(&q, cut, n).await
         })
     });
     let mut ids = Vec::new();

@@ -25,6 +25,19 @@ fn refusal<T: std::fmt::Debug>(
     }
 }
 
+/// The id of a job that was never added.
+fn nope() -> JobId {
+    JobId::from("nope")
+}
+
+/// Asserts that `result` is the script `command`'s refusal of a job that does not exist.
+fn assert_not_found<T: std::fmt::Debug>(result: bullmq_core::Result<T>, command: &str) {
+    assert_eq!(
+        refusal(result),
+        (ScriptErrorCode::JobNotFound, command, None)
+    );
+}
+
 /// A parent in `waiting-children` with two waiting children.
 async fn family(ctx: &Ctx) -> (JobId, JobId, JobId) {
     let parent = Job::new("parent", "{}".to_owned(), JobOptions::new().job_id("p"), T0);
@@ -52,8 +65,7 @@ async fn update_data_replaces_the_data_field() {
         Some(r#"{"v":2,"s":"é"}"#)
     );
 
-    let refused = refusal(ctx.backend.update_data(&JobId::from("nope"), "{}").await);
-    assert_eq!(refused, (ScriptErrorCode::JobNotFound, "updateData", None));
+    assert_not_found(ctx.backend.update_data(&nope(), "{}").await, "updateData");
 }
 
 #[tokio::test]
@@ -77,11 +89,7 @@ async fn update_progress_writes_json_text_and_emits_progress() {
     assert_eq!(events[0]["data"], r#"{"pct":50,"step":"b"}"#);
     assert_eq!(events[1]["data"], "42");
 
-    let refused = refusal(
-        ctx.backend
-            .update_progress(&JobId::from("nope"), &json!(1))
-            .await,
-    );
+    let refused = refusal(ctx.backend.update_progress(&nope(), &json!(1)).await);
     assert_eq!(refused.0, ScriptErrorCode::JobNotFound);
 }
 
@@ -98,8 +106,7 @@ async fn add_log_appends_and_honours_keep_logs() {
     // 0 means "keep all", as in Node.js where it is falsy.
     assert_eq!(ctx.backend.add_log(&id, "four", Some(0)).await.unwrap(), 3);
 
-    let refused = refusal(ctx.backend.add_log(&JobId::from("nope"), "x", None).await);
-    assert_eq!(refused, (ScriptErrorCode::JobNotFound, "addLog", None));
+    assert_not_found(ctx.backend.add_log(&nope(), "x", None).await, "addLog");
 }
 
 #[tokio::test]
@@ -134,13 +141,7 @@ async fn change_delay_reschedules_from_now() {
 
     let due = T0 + 1_000 + 30_000;
     assert_eq!(ctx.hget(id.as_str(), "delay").as_deref(), Some("30000"));
-    // The delayed set's score packs the due time with 12 bits of ordering.
-    #[allow(clippy::cast_precision_loss)]
-    let score = (due * 0x1000) as f64;
-    assert_eq!(ctx.zset("delayed"), vec![(id.to_string(), score)]);
-    let event = ctx.events_named("delayed").pop().unwrap();
-    assert_eq!(event["jobId"], id.as_str());
-    assert_eq!(event["delay"], due.to_string());
+    ctx.assert_only_delayed_until(&id, due);
 
     let waiting = ctx.add("b", &json!({}), JobOptions::new()).await;
     let refused = refusal(
@@ -173,15 +174,8 @@ async fn change_priority_moves_between_wait_and_prioritized() {
     assert_eq!(ctx.list("wait"), vec![id.to_string()]);
     assert_eq!(ctx.hget(id.as_str(), "priority").as_deref(), Some("0"));
 
-    let refused = refusal(
-        ctx.backend
-            .change_priority(&JobId::from("nope"), 1, false)
-            .await,
-    );
-    assert_eq!(
-        refused,
-        (ScriptErrorCode::JobNotFound, "changePriority", None)
-    );
+    let refused = ctx.backend.change_priority(&nope(), 1, false).await;
+    assert_not_found(refused, "changePriority");
 }
 
 #[tokio::test]

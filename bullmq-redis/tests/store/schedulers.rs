@@ -114,12 +114,7 @@ async fn upsert_stores_the_scheduler_and_its_delayed_iteration() {
     let opts: serde_json::Value = serde_json::from_str(&job["opts"]).unwrap();
     assert_eq!(opts["jobId"], id.as_str());
     assert_eq!(opts["repeat"]["pattern"], PATTERN);
-    #[allow(clippy::cast_precision_loss)]
-    let score = (next * 0x1000) as f64;
-    assert_eq!(ctx.zset("delayed"), vec![(id.to_string(), score)]);
-    let delayed = ctx.events_named("delayed").pop().unwrap();
-    assert_eq!(delayed["jobId"], id.as_str());
-    assert_eq!(delayed["delay"], next.to_string());
+    ctx.assert_only_delayed_until(&id, next);
 }
 
 #[tokio::test]

@@ -124,6 +124,17 @@ impl Ctx {
             .collect()
     }
 
+    /// Asserts that `id` is the only delayed job, due at `due` (the score packs it with 12 bits
+    /// of ordering), and that the last `delayed` event announced it.
+    pub(crate) fn assert_only_delayed_until(&self, id: &JobId, due: u64) {
+        #[allow(clippy::cast_precision_loss)]
+        let score = (due * 0x1000) as f64;
+        assert_eq!(self.zset("delayed"), vec![(id.to_string(), score)]);
+        let event = self.events_named("delayed").pop().expect("a delayed event");
+        assert_eq!(event["jobId"], id.as_str());
+        assert_eq!(event["delay"], due.to_string());
+    }
+
     /// The events named `event`, oldest first.
     pub(crate) fn events_named(&self, event: &str) -> Vec<HashMap<String, String>> {
         self.events()

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use bullmq_core::backend::Backend;
-use bullmq_core::{Backoff, FailOutcome, JobFailure, JobOptions, JobRef};
+use bullmq_core::options::Backoff;
+use bullmq_core::{FailOutcome, JobFailure, JobOptions, JobRef};
 
 use crate::token;
 

@@ -105,6 +105,11 @@ impl log::Log for LogCapture {
     fn flush(&self) {}
 }
 
+/// The queue every connect here is for.
+fn q() -> QueueName {
+    QueueName::new("redact").unwrap()
+}
+
 /// What connecting to `store` gave, with no trace of the secret in it: a backend (its `Debug`,
 /// and a queue on it, which must work) or the error (its `Display` and `Debug`), returned for
 /// the caller's store-specific check.
@@ -152,7 +157,6 @@ async fn no_password_in_debug_display_errors_or_logs() {
         .await
         .unwrap();
     let port = server.port;
-    let q = || QueueName::new("redact").unwrap();
 
     // Redis: refused, wrong password, unreadable and working URLs of every form.
     let redis_urls = [
@@ -266,7 +270,6 @@ fn pg_query_forms(p: &str, host: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_piece_of_any_password_in_any_url_form() {
     let logs = logs();
-    let q = || QueueName::new("redact").unwrap();
     let locked = PrivateRedis::start_with(|port, _| {
         ["--port", &port.to_string(), "--requirepass", "right-one"]
             .map(str::to_owned)

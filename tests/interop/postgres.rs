@@ -289,21 +289,22 @@ fn ids(value: &Value) -> Vec<String> {
     serde_json::from_value(value.clone()).unwrap()
 }
 
+/// Every state, in the order `pg-interop.mjs` lists them (its `STATES`).
+const STATES: [JobState; 7] = [
+    JobState::Waiting,
+    JobState::Active,
+    JobState::Delayed,
+    JobState::Prioritized,
+    JobState::Completed,
+    JobState::Failed,
+    JobState::WaitingChildren,
+];
+
 /// Every job of the queue finished: nothing waiting, delayed, prioritized or active, and
 /// `finished` jobs completed or failed.
 async fn settled(queue: &Queue<PostgresBackend>, finished: u64) -> bool {
-    let n = state_counts(
-        queue,
-        &[
-            JobState::Waiting,
-            JobState::Active,
-            JobState::Delayed,
-            JobState::Prioritized,
-            JobState::Completed,
-            JobState::Failed,
-        ],
-    )
-    .await;
+    // Parents waiting for their children are not counted: only the jobs that run.
+    let n = state_counts(queue, &STATES[..6]).await;
     n[..4].iter().all(|n| *n == 0) && n[4] + n[5] == finished
 }
 
@@ -960,28 +961,29 @@ async fn rust_queue_events_see_a_node_workers_events() {
         let EventItem::Event(event) = item else {
             panic!("{item:?}")
         };
-        match &event.event {
-            QueueEvent::Added { job_id, name } => seen.push(format!("added {job_id} {name}")),
-            QueueEvent::Active { job_id, prev } => seen.push(format!("active {job_id} {prev:?}")),
-            QueueEvent::Progress { job_id, data } => seen.push(format!("progress {job_id} {data}")),
+        let line = match &event.event {
+            QueueEvent::Added { job_id, name } => format!("added {job_id} {name}"),
+            QueueEvent::Active { job_id, prev } => format!("active {job_id} {prev:?}"),
+            QueueEvent::Progress { job_id, data } => format!("progress {job_id} {data}"),
             QueueEvent::Completed {
                 job_id,
                 returnvalue,
                 ..
-            } => {
-                finished += 1;
-                seen.push(format!("completed {job_id} {returnvalue}"));
-            }
+            } => format!("completed {job_id} {returnvalue}"),
             QueueEvent::Failed {
                 job_id,
                 failed_reason,
                 ..
-            } => {
-                finished += 1;
-                seen.push(format!("failed {job_id} {failed_reason}"));
-            }
-            _ => {}
+            } => format!("failed {job_id} {failed_reason}"),
+            _ => continue,
+        };
+        if matches!(
+            event.event,
+            QueueEvent::Completed { .. } | QueueEvent::Failed { .. }
+        ) {
+            finished += 1;
         }
+        seen.push(line);
     }
     events.close().await;
     let [ok, progress, fail] = [&added[0], &added[1], &added[2]];
@@ -1091,26 +1093,14 @@ async fn counts_state_lists_and_jobs_read_alike() {
         {"name": "ok", "data": {"i": 14}, "opts": {"lifo": true}},
     ]);
     schema.node("c", &["add", &node_jobs.to_string()]).await;
-    queue
-        .add("ok", &json!({"i": 20}), JobOptions::new())
-        .await
-        .unwrap();
-    queue
-        .add(
-            "ok",
-            &json!({"i": 21}),
-            JobOptions::new().delay(Duration::from_secs(7200)),
-        )
-        .await
-        .unwrap();
-    queue
-        .add(
-            "ok",
-            &json!({"i": 22}),
-            JobOptions::new().priority(2).job_id("r-22"),
-        )
-        .await
-        .unwrap();
+    let rust_jobs = [
+        (20, JobOptions::new()),
+        (21, JobOptions::new().delay(Duration::from_secs(7200))),
+        (22, JobOptions::new().priority(2).job_id("r-22")),
+    ];
+    for (i, opts) in rust_jobs {
+        queue.add("ok", &json!({ "i": i }), opts).await.unwrap();
+    }
     let flow = json!({"queueName": "c", "name": "parent", "data": {},
                       "children": [{"queueName": "c", "name": "ok", "data": {"i": 30}}]});
     schema.node("c", &["flow-add", &flow.to_string()]).await;
@@ -1151,16 +1141,7 @@ async fn agree(schema: &Schema, queue: &Queue<PostgresBackend>, paused: bool) ->
         .collect();
     assert_eq!(node["perPriority"], Value::Object(per_priority));
     assert_eq!(node["perPriority"], json!({"0": 5, "1": 1, "2": 1, "3": 1}));
-    let states = [
-        JobState::Waiting,
-        JobState::Active,
-        JobState::Delayed,
-        JobState::Prioritized,
-        JobState::Completed,
-        JobState::Failed,
-        JobState::WaitingChildren,
-    ];
-    let types: Vec<JobType> = states.iter().map(|s| JobType::State(*s)).collect();
+    let types: Vec<JobType> = STATES.iter().map(|s| JobType::State(*s)).collect();
     let counts: BTreeMap<String, u64> = queue
         .get_job_counts(&types)
         .await

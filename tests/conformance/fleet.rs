@@ -9,7 +9,7 @@ use bullmq::pool::{PoolEvent, Supervision, WorkerPool, WorkerPoolBuilder};
 use bullmq::telemetry::RunState;
 use bullmq::{
     ActiveJob, BoxProcessor, BulkJob, CancelReason, CancellationToken, JobError, JobId, JobOptions,
-    JobState, ProcessResult, Queue, Worker, WorkerEvent,
+    JobState, Queue, Worker, WorkerEvent,
 };
 use serde_json::{Value, json};
 

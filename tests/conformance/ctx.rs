@@ -172,6 +172,11 @@ where
         .unwrap()
 }
 
+/// Options that deduplicate on `id` for as long as its job is neither completed nor failed.
+pub fn deduplicated(id: &str) -> JobOptions {
+    JobOptions::new().deduplication(bullmq::Deduplication::new(id))
+}
+
 /// A queue name.
 pub fn q(name: &str) -> QueueName {
     QueueName::new(name).unwrap()

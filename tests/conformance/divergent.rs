@@ -9,7 +9,7 @@ use bullmq::backend::{LockToken, Range};
 use bullmq::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, deduplicated};
 use crate::events::{add_later, collect_until_the_end, reader};
 use crate::store::Store;
 use crate::support::script_code as code;
@@ -214,16 +214,11 @@ pub async fn data_is_kept_as_written<S: Store>() {
 pub async fn a_parent_removed_with_its_last_child_frees_its_own_deduplication_id<S: Store>() {
     use bullmq_core::JobId;
     use bullmq_core::backend::{Admin, Lifecycle, Queries, Transitions};
-    use bullmq_core::options::{Deduplication, ParentOptions};
+    use bullmq_core::options::ParentOptions;
     let s = crate::backend::Sec::<S>::new().await;
     // A deduplicated job becomes a parent as a processor makes it one: it adds a child of the
     // same queue, then waits for it.
-    let parent = s
-        .add_id(
-            "p",
-            JobOptions::new().deduplication(Deduplication::new("dp")),
-        )
-        .await;
+    let parent = s.add_id("p", deduplicated("dp")).await;
     assert_eq!(s.take("tp").await.id, parent);
     let child = s
         .add_id(
@@ -250,12 +245,7 @@ pub async fn a_parent_removed_with_its_last_child_frees_its_own_deduplication_id
         None,
         "the removed parent's id is free again"
     );
-    let again = s
-        .add_id(
-            "p2",
-            JobOptions::new().deduplication(Deduplication::new("dp")),
-        )
-        .await;
+    let again = s.add_id("p2", deduplicated("dp")).await;
     assert_eq!(
         again,
         JobId::from("p2"),

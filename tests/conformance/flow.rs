@@ -8,12 +8,12 @@ use bullmq::backend::{DependenciesQuery, DependencyKind, Lifecycle};
 use bullmq::flow::{FlowJob, FlowOptions, FlowProducer, GetFlowOptions, JobNode};
 use bullmq::job::JobType;
 use bullmq::{
-    ActiveJob, CancellationToken, Deduplication, Error, JobError, JobId, JobOptions, JobState,
-    ParentOptions, ProcessResult, ScriptErrorCode, Worker,
+    ActiveJob, CancellationToken, Error, JobError, JobId, JobOptions, JobState, ParentOptions,
+    ProcessResult, ScriptErrorCode, Worker,
 };
 use serde_json::{Value, json};
 
-use crate::ctx::{Ctx, WAIT, fast, q, worker_on};
+use crate::ctx::{Ctx, WAIT, deduplicated, fast, q, worker_on};
 use crate::store::Store;
 use crate::support::eventually;
 use crate::support::flows::{assert_reports_tree_read_back, reports_tree, wide_tree_by_depth};
@@ -520,16 +520,14 @@ pub async fn bad_flows_are_refused_before_anything_is_written<S: Store>() {
     };
 
     let dedup_parent = FlowJob::new(q("p"), "parent", json!({}))
-        .opts(JobOptions::new().deduplication(Deduplication::new("d1")))
+        .opts(deduplicated("d1"))
         .child(FlowJob::new(q("c"), "child", json!({})));
     let (path, text) = problem(producer.add(dedup_parent).await.unwrap_err());
     assert_eq!(path, "deduplication");
     assert!(text.contains("flow node with children"), "{text}");
 
-    let dedup_child = FlowJob::new(q("p"), "parent", json!({})).child(
-        FlowJob::new(q("c"), "child", json!({}))
-            .opts(JobOptions::new().deduplication(Deduplication::new("d2"))),
-    );
+    let dedup_child = FlowJob::new(q("p"), "parent", json!({}))
+        .child(FlowJob::new(q("c"), "child", json!({})).opts(deduplicated("d2")));
     let (path, text) = problem(producer.add(dedup_child).await.unwrap_err());
     assert_eq!(path, "deduplication");
     assert!(

@@ -1169,7 +1169,7 @@ async fn agree(schema: &Schema, queue: &Queue<PostgresBackend>, paused: bool) ->
     // Node's `paused` type no longer counts anything (its jobs are waiting).
     assert_eq!(node_counts.remove("paused"), Some(0), "Node's paused count");
     assert_eq!(node_counts, counts, "Node's counts (paused: {paused})");
-    for state in states {
+    for state in STATES {
         let jobs = queue
             .get_jobs(&[JobType::State(state)], Range::ALL)
             .await

@@ -173,7 +173,7 @@ where
 }
 
 /// Options that deduplicate on `id` for as long as its job is neither completed nor failed.
-pub fn deduplicated(id: &str) -> JobOptions {
+pub fn dedup_on(id: &str) -> JobOptions {
     JobOptions::new().deduplication(bullmq::Deduplication::new(id))
 }
 

@@ -12,7 +12,7 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
-use crate::ctx::{Ctx, WAIT, deduplicated, fast};
+use crate::ctx::{Ctx, WAIT, dedup_on, fast};
 use crate::events::{collect_until_the_end, reader};
 use crate::store::Store;
 use crate::support::eventually;
@@ -75,7 +75,7 @@ pub async fn simple_deduplication_holds_until_the_job_ends<S: Store>() {
     let ctx = Ctx::<S>::new("dedup-simple").await;
     let events = reader(&ctx).await;
     let mut sub = events.subscribe();
-    let opts = || deduplicated("s");
+    let opts = || dedup_on("s");
     let first = ctx.add("d", json!(1), opts()).await;
     assert_eq!(ctx.add("d", json!(2), opts()).await, first);
     let (seen, worker) = recording(&ctx).await;
@@ -106,7 +106,7 @@ pub async fn concurrent_duplicate_adds_make_one_job<S: Store>() {
         let queue = shared.clone();
         adds.spawn(async move {
             let opts = if n % 2 == 0 {
-                deduplicated("race")
+                dedup_on("race")
             } else {
                 JobOptions::new().job_id("same-id")
             };

@@ -13,7 +13,7 @@ use bullmq::{
 };
 use serde_json::{Value, json};
 
-use crate::ctx::{Ctx, WAIT, deduplicated, fast, q, worker_on};
+use crate::ctx::{Ctx, WAIT, dedup_on, fast, q, worker_on};
 use crate::store::Store;
 use crate::support::eventually;
 use crate::support::flows::{assert_reports_tree_read_back, reports_tree, wide_tree_by_depth};
@@ -520,14 +520,14 @@ pub async fn bad_flows_are_refused_before_anything_is_written<S: Store>() {
     };
 
     let dedup_parent = FlowJob::new(q("p"), "parent", json!({}))
-        .opts(deduplicated("d1"))
+        .opts(dedup_on("d1"))
         .child(FlowJob::new(q("c"), "child", json!({})));
     let (path, text) = problem(producer.add(dedup_parent).await.unwrap_err());
     assert_eq!(path, "deduplication");
     assert!(text.contains("flow node with children"), "{text}");
 
     let dedup_child = FlowJob::new(q("p"), "parent", json!({}))
-        .child(FlowJob::new(q("c"), "child", json!({})).opts(deduplicated("d2")));
+        .child(FlowJob::new(q("c"), "child", json!({})).opts(dedup_on("d2")));
     let (path, text) = problem(producer.add(dedup_child).await.unwrap_err());
     assert_eq!(path, "deduplication");
     assert!(

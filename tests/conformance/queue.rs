@@ -7,7 +7,7 @@ use bullmq::job::JobType;
 use bullmq::{BulkJob, Deduplication, Error, JobOptions, JobState, ParentOptions, ScriptErrorCode};
 use serde_json::json;
 
-use crate::ctx::{Ctx, WAIT, deduplicated};
+use crate::ctx::{Ctx, WAIT, dedup_on};
 use crate::store::Store;
 use crate::support::eventually;
 use crate::support::waiting::waiting_names;
@@ -294,7 +294,7 @@ pub async fn progress_logs_and_data_updates<S: Store>() {
 
 pub async fn deduplication_keeps_one_job<S: Store>() {
     let ctx = Ctx::<S>::new("dedup").await;
-    let opts = || deduplicated("user-9");
+    let opts = || dedup_on("user-9");
     let first = ctx.add("d", json!({"n": 1}), opts()).await;
     let second = ctx.add("d", json!({"n": 2}), opts()).await;
     assert_eq!(second, first);

@@ -8,7 +8,7 @@ use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 use serde_json::json;
 
 use super::{Sec, T0, fetch, id, nope_not_found, refused, script};
-use crate::ctx::deduplicated;
+use crate::ctx::dedup_on;
 use crate::store::Store;
 
 async fn logs<S: Store>(s: &Sec<S>, job: &str) -> Vec<String> {
@@ -260,8 +260,8 @@ pub async fn remove_child_dependency_detaches_once_and_names_the_parent<S: Store
 
 pub async fn deduplication_keys_are_removed_for_their_holder_or_by_force<S: Store>() {
     let s = Sec::<S>::new().await;
-    let a = s.add_id("a", deduplicated("d1")).await;
-    let b = s.add_id("b", deduplicated("d2")).await;
+    let a = s.add_id("a", dedup_on("d1")).await;
+    let b = s.add_id("b", dedup_on("d2")).await;
     assert_eq!(
         s.b.get_deduplication_job_id("d1").await.unwrap(),
         Some(a.clone())

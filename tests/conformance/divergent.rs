@@ -208,7 +208,7 @@ pub async fn data_is_kept_as_written<S: Store>() {
 
 /// Removing the last child of a parent in its own queue (here by `drain`) removes the parent,
 /// and with it the parent's deduplication key, which still names the parent. (Upstream 6.7.0
-/// left that key behind, so an add with the parent's deduplication id was dedup_on to a job
+/// left that key behind, so an add with the parent's deduplication id was deduplicated to a job
 /// that no longer existed until the key expired; fixed in 6.7.6.) Upstream's PostgreSQL
 /// removes the parent too but keeps its `deduplication` row, as 6.7.0 did on Redis.
 pub async fn a_parent_removed_with_its_last_child_frees_its_own_deduplication_id<S: Store>() {
@@ -216,7 +216,7 @@ pub async fn a_parent_removed_with_its_last_child_frees_its_own_deduplication_id
     use bullmq_core::backend::{Admin, Lifecycle, Queries, Transitions};
     use bullmq_core::options::ParentOptions;
     let s = crate::backend::Sec::<S>::new().await;
-    // A dedup_on job becomes a parent as a processor makes it one: it adds a child of the
+    // A deduplicated job becomes a parent as a processor makes it one: it adds a child of the
     // same queue, then waits for it.
     let parent = s.add_id("p", dedup_on("dp")).await;
     assert_eq!(s.take("tp").await.id, parent);

@@ -276,6 +276,20 @@ pub(crate) async fn redis_side(tag: &str) -> (Side, RedisOptions, support::Prefi
     (side, options, guard)
 }
 
+/// [`redis_side`] with a queue on it: where the Redis-only cases start.
+async fn redis_queue(
+    tag: &str,
+) -> (
+    Side,
+    RedisOptions,
+    support::PrefixGuard,
+    Queue<RedisBackend>,
+) {
+    let (side, options, guard) = redis_side(tag).await;
+    let queue = side.queue_on(redis_backend(&side, &options).await);
+    (side, options, guard, queue)
+}
+
 pub(crate) async fn redis_backend(side: &Side, options: &RedisOptions) -> RedisBackend {
     RedisBackend::connect(options, QueueName::new(&side.queue).unwrap())
         .await
@@ -362,8 +376,7 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
     use bullmq::BulkJob;
     use bullmq::options::Telemetry;
     let capture = Capture::start();
-    let (side, options, _guard) = redis_side("bulk").await;
-    let queue = side.queue_on(redis_backend(&side, &options).await);
+    let (side, _, _guard, queue) = redis_queue("bulk").await;
     let omit = Telemetry {
         metadata: None,
         omit_context: Some(true),
@@ -414,8 +427,7 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_retried_job_s_attempts_continue_the_producer_trace() {
     let capture = Capture::start();
-    let (side, options, _guard) = redis_side("retry").await;
-    let queue = side.queue_on(redis_backend(&side, &options).await);
+    let (side, options, _guard, queue) = redis_queue("retry").await;
     let job = queue
         .add("flaky", &json!({}), JobOptions::new().attempts(2))
         .await
@@ -516,8 +528,7 @@ async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
         .with_target("bullmq", LevelFilter::OFF);
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(filter).with(layer));
-    let (side, options, _cleanup) = redis_side("filtered").await;
-    let queue = side.queue_on(redis_backend(&side, &options).await);
+    let (_, _, _cleanup, queue) = redis_queue("filtered").await;
     let request = tracing::info_span!(target: "app", "request");
     let (one, bulk) = async {
         let one = queue
@@ -754,8 +765,7 @@ async fn a_stalled_recovery_lists_the_job_ids_as_a_string_array() {
     use bullmq::backend::LockToken;
     use opentelemetry::{Array, Value as OtelValue};
     let capture = Capture::start();
-    let (side, options, _guard) = redis_side("stall").await;
-    let queue = side.queue_on(redis_backend(&side, &options).await);
+    let (side, options, _guard, queue) = redis_queue("stall").await;
     let job = queue
         .add("stuck", &json!({}), JobOptions::new())
         .await
@@ -860,8 +870,7 @@ impl opentelemetry::propagation::TextMapPropagator for CountingPropagator {
 #[tokio::test(flavor = "current_thread")]
 async fn the_global_propagator_is_used_when_one_is_set() {
     let capture = Capture::start();
-    let (side, options, _guard) = redis_side("propagator").await;
-    let queue = side.queue_on(redis_backend(&side, &options).await);
+    let (side, _, _guard, queue) = redis_queue("propagator").await;
     let before = PROPAGATED.load(std::sync::atomic::Ordering::SeqCst);
     opentelemetry::global::set_text_map_propagator(CountingPropagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),

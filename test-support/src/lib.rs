@@ -32,6 +32,8 @@ mod urls;
 pub mod workspace_bin;
 
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod bulk;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod chaos;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod counts;

@@ -373,8 +373,8 @@ fn span_named<'a>(spans: &'a [SpanData], name: &str) -> Vec<&'a SpanData> {
 /// (Node's `Queue#addBulk`); metadata given by the caller wins there.
 #[tokio::test(flavor = "current_thread")]
 async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
-    use bullmq::BulkJob;
     use bullmq::options::Telemetry;
+    use support::bulk::bulk_job;
     let capture = Capture::start();
     let (side, _, _guard, queue) = redis_queue("bulk").await;
     let omit = Telemetry {
@@ -400,16 +400,8 @@ async fn omit_context_is_honoured_and_bulk_jobs_carry_their_span() {
     };
     let jobs = queue
         .add_bulk(vec![
-            BulkJob {
-                name: "a".to_owned(),
-                data: json!({}),
-                opts: JobOptions::new(),
-            },
-            BulkJob {
-                name: "b".to_owned(),
-                data: json!({}),
-                opts: JobOptions::new().telemetry(given.clone()),
-            },
+            bulk_job("a", JobOptions::new()),
+            bulk_job("b", JobOptions::new().telemetry(given.clone())),
         ])
         .await
         .unwrap();
@@ -515,7 +507,7 @@ async fn flow_nodes_carry_their_add_node_spans() {
 /// application's trace: the context of the span it was added in, one job or in bulk.
 #[tokio::test(flavor = "current_thread")]
 async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
-    use bullmq::BulkJob;
+    use support::bulk::bulk_job;
     use tracing::Instrument as _;
     use tracing_subscriber::filter::{LevelFilter, Targets};
     let exporter = InMemorySpanExporter::default();
@@ -536,11 +528,7 @@ async fn with_the_bullmq_target_filtered_out_jobs_carry_the_caller_s_context() {
             .await
             .unwrap();
         let bulk = queue
-            .add_bulk(vec![BulkJob {
-                name: "bulk".to_owned(),
-                data: json!({}),
-                opts: JobOptions::new(),
-            }])
+            .add_bulk(vec![bulk_job("bulk", JobOptions::new())])
             .await
             .unwrap();
         (one, bulk)
@@ -891,8 +879,8 @@ async fn the_global_propagator_is_used_when_one_is_set() {
 /// set up: `tm: false` beside `omc: true` on Redis (`{"metadata":false,"omitContext":true}` in
 /// PostgreSQL's long-key options).
 async fn omitted_bulk_context_is_stored_as_false<B: Backend>(side: &Side, backend: B) {
-    use bullmq::BulkJob;
     use bullmq::options::Telemetry;
+    use support::bulk::bulk_job;
     let _capture = Capture::start();
     let queue = side.queue_on(backend);
     let omit = Telemetry {
@@ -900,11 +888,10 @@ async fn omitted_bulk_context_is_stored_as_false<B: Backend>(side: &Side, backen
         omit_context: Some(true),
     };
     let jobs = queue
-        .add_bulk(vec![BulkJob {
-            name: "quiet".to_owned(),
-            data: json!({}),
-            opts: JobOptions::new().telemetry(omit.clone()),
-        }])
+        .add_bulk(vec![bulk_job(
+            "quiet",
+            JobOptions::new().telemetry(omit.clone()),
+        )])
         .await
         .unwrap();
     let stored = queue.get_job(&jobs[0].id).await.unwrap().expect("the job");

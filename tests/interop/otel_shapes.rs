@@ -21,8 +21,8 @@ use std::time::Duration;
 use bullmq::backend::{Backend, LockToken};
 use bullmq::postgres::PostgresBackend;
 use bullmq::{
-    Backoff, BulkJob, FlowJob, FlowProducer, JobError, JobOptions, JobState, Queue, QueueName,
-    Worker, WorkerEvent, WorkerOptions,
+    Backoff, FlowJob, FlowProducer, JobError, JobOptions, JobState, Queue, QueueName, Worker,
+    WorkerEvent, WorkerOptions,
 };
 use opentelemetry::Value as OtelValue;
 use opentelemetry::trace::{SpanId, SpanKind, Status};
@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 
 use super::otel::{Capture, Side, postgres_side, redis_backend, redis_side};
 use crate::support;
+use support::bulk::bulk_job;
 
 /// How many jobs the producer set adds (see `otel.mjs`): each finishes once.
 const JOBS: usize = 12;
@@ -239,16 +240,8 @@ async fn produce<B: Backend>(queue: &str, backend: B) {
         q.add(job, &json!({}), JobOptions::new()).await.unwrap();
     }
     q.add_bulk(vec![
-        BulkJob {
-            name: "b1".to_owned(),
-            data: json!({}),
-            opts: JobOptions::new(),
-        },
-        BulkJob {
-            name: "b2".to_owned(),
-            data: json!({}),
-            opts: JobOptions::new(),
-        },
+        bulk_job("b1", JobOptions::new()),
+        bulk_job("b2", JobOptions::new()),
     ])
     .await
     .unwrap();

@@ -290,6 +290,18 @@ async fn redis_queue(
     (side, options, guard, queue)
 }
 
+/// Iteration `id` of a scheduler on `queue`, which must be there.
+async fn iteration<B: Backend>(queue: &Queue<B>, id: &str) -> bullmq::Job {
+    let id = bullmq::JobId::from(id.to_owned());
+    queue.get_job(&id).await.unwrap().expect("the iteration")
+}
+
+/// The iteration whose id span `add` records in `bullmq.job.id`.
+async fn added_by<B: Backend>(queue: &Queue<B>, add: &SpanData) -> bullmq::Job {
+    let id = attr(add, "bullmq.job.id").expect("the next iteration's id");
+    iteration(queue, &id).await
+}
+
 pub(crate) async fn redis_backend(side: &Side, options: &RedisOptions) -> RedisBackend {
     RedisBackend::connect(options, QueueName::new(&side.queue).unwrap())
         .await
@@ -628,13 +640,8 @@ async fn scheduler_iterations_carry_the_trace<B: Backend>(side: &Side, backend: 
     let attempt = attempt_of(&first);
     assert_eq!(attempt.parent_span_id, upsert.span_context.span_id());
     let add = advance_of("tick", attempt);
-    let next_id = attr(&add, "bullmq.job.id").expect("the next iteration's id");
-    assert_ne!(next_id, first.id.as_str());
-    let next = queue
-        .get_job(&bullmq::JobId::from(next_id))
-        .await
-        .unwrap()
-        .expect("next iteration");
+    let next = added_by(&queue, &add).await;
+    assert_ne!(next.id, first.id);
     assert_eq!(next.repeat_job_key.as_deref(), Some("tick"));
     assert_eq!(
         tm(&next),
@@ -645,12 +652,7 @@ async fn scheduler_iterations_carry_the_trace<B: Backend>(side: &Side, backend: 
     // `bare`: the next iteration carries the worker's `add` span.
     let attempt = attempt_of(&bare);
     let add = advance_of("bare", attempt);
-    let next_id = attr(&add, "bullmq.job.id").expect("the next iteration's id");
-    let next = queue
-        .get_job(&bullmq::JobId::from(next_id))
-        .await
-        .unwrap()
-        .expect("next iteration");
+    let next = added_by(&queue, &add).await;
     assert_eq!(tm(&next), Some(traceparent(&add)));
 }
 
@@ -668,8 +670,7 @@ async fn node_scheduler_rust_worker<B: Backend>(side: &Side, backend: B) {
         add["spanId"].as_str().unwrap()
     );
     let queue = side.queue_on(backend.clone());
-    let first_id = bullmq::JobId::from(upserted["jobId"].as_str().unwrap().to_owned());
-    let first = queue.get_job(&first_id).await.unwrap().expect("iteration");
+    let first = iteration(&queue, upserted["jobId"].as_str().unwrap()).await;
     let tm = |job: &bullmq::Job| job.opts.telemetry.clone().and_then(|t| t.metadata);
     assert_eq!(tm(&first).as_deref(), Some(node_tm.as_str()));
 
@@ -686,12 +687,7 @@ async fn node_scheduler_rust_worker<B: Backend>(side: &Side, backend: B) {
     );
     let ours = capture.one(&format!("add {}.tick", side.queue));
     assert_eq!(ours.parent_span_id, process.span_context.span_id());
-    let next_id = attr(&ours, "bullmq.job.id").expect("the next iteration's id");
-    let next = queue
-        .get_job(&bullmq::JobId::from(next_id))
-        .await
-        .unwrap()
-        .expect("next iteration");
+    let next = added_by(&queue, &ours).await;
     assert_eq!(tm(&next).as_deref(), Some(node_tm.as_str()));
 }
 
@@ -731,12 +727,7 @@ async fn rust_scheduler_node_worker<B: Backend>(side: &Side, backend: B) {
     let next_id = node_add["attributes"]["bullmq.job.id"]
         .as_str()
         .expect("the next iteration's id");
-    let next = side
-        .queue_on(backend)
-        .get_job(&bullmq::JobId::from(next_id.to_owned()))
-        .await
-        .unwrap()
-        .expect("next iteration");
+    let next = iteration(&side.queue_on(backend), next_id).await;
     assert_eq!(
         next.opts.telemetry.and_then(|t| t.metadata),
         Some(traceparent(&upsert))

@@ -40,6 +40,8 @@ pub mod counts;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod custom_events;
 #[cfg(any(feature = "redis", feature = "postgres"))]
+pub mod delayed;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod events;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 pub mod failing;

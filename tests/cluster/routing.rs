@@ -19,6 +19,7 @@ use bullmq::{
     RepeatOptions, Worker, WorkerOptions,
 };
 use serde_json::{Value, json};
+use support::delayed::add_delayed;
 use support::redis_cluster::{TestCluster, shared};
 use support::wait::eventually;
 
@@ -126,14 +127,7 @@ async fn jobs_workers_events_and_admin_calls_work_on_a_cluster() {
         })
         .collect();
     let added = queue.add_bulk(bulk).await.unwrap();
-    let delayed = queue
-        .add(
-            "later",
-            &json!({}),
-            JobOptions::new().delay(Duration::from_millis(300)),
-        )
-        .await
-        .unwrap();
+    let delayed = add_delayed(&queue, "later", Duration::from_millis(300)).await;
 
     let named = worker(
         &prefix,

@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::ctx::{Ctx, WAIT, fast, now_ms};
 use crate::store::Store;
+use crate::support::delayed::add_delayed;
 use crate::support::eventually;
 use crate::support::held::add_and_hold;
 
@@ -150,22 +151,10 @@ pub async fn a_delay_is_due_at_the_producers_clock<S: Store>() {
     let delay = Duration::from_secs(30);
     // A producer 30 s behind: its 30 s delay is due now at the worker's clock.
     let behind = queue_at(&ctx, &OffsetClock::new(-30_000)).await;
-    let early = behind
-        .add("early", &json!({}), JobOptions::new().delay(delay))
-        .await
-        .unwrap()
-        .id;
+    let early = add_delayed(&behind, "early", delay).await.id;
     // A producer 2 s ahead: its 1 s delay is due 3 s from now at the worker's clock.
     let ahead = queue_at(&ctx, &OffsetClock::new(2_000)).await;
-    let late = ahead
-        .add(
-            "late",
-            &json!({}),
-            JobOptions::new().delay(Duration::from_secs(1)),
-        )
-        .await
-        .unwrap()
-        .id;
+    let late = add_delayed(&ahead, "late", Duration::from_secs(1)).await.id;
     let worker = ctx.worker(fast(), |_job, _| async { Ok(json!(1)) }).await;
     ctx.wait_state(&early, JobState::Completed).await;
     ctx.wait_state(&late, JobState::Completed).await;

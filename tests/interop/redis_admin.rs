@@ -3,6 +3,7 @@
 
 use crate::support;
 use crate::support::counts::state_counts;
+use crate::support::delayed::add_delayed;
 
 use std::time::Duration;
 
@@ -62,15 +63,7 @@ async fn pause_and_resume_cross_runtimes() {
 #[tokio::test]
 async fn jobs_and_counts_cross_runtimes() {
     let t = Both::new("counting").await;
-    let delayed = t
-        .queue
-        .add(
-            "later",
-            &json!({}),
-            JobOptions::new().delay(Duration::from_secs(3600)),
-        )
-        .await
-        .expect("add");
+    let delayed = add_delayed(&t.queue, "later", Duration::from_secs(3600)).await;
     let prio = t
         .queue
         .add("urgent", &json!({"x": 1}), JobOptions::new().priority(5))

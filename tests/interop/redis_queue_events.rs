@@ -4,6 +4,7 @@
 
 use crate::support;
 use crate::support::custom_events::{assert_bad_custom_events_refused, numbered};
+use crate::support::delayed::add_delayed;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -118,14 +119,7 @@ async fn rust_reads_every_event_type_written_by_node_and_rust() {
     node_worker(&prefix, "every", 4).await;
 
     // Queue-side events.
-    let later = queue
-        .add(
-            "later",
-            &json!({}),
-            JobOptions::new().delay(Duration::from_secs(3600)),
-        )
-        .await
-        .expect("add delayed");
+    let later = add_delayed(&queue, "later", Duration::from_secs(3600)).await;
     // The second add of each is refused as a duplicate or deduplicated; the first is kept.
     let add_twice = |name: &'static str, opts: JobOptions| {
         let queue = &queue;

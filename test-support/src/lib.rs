@@ -53,6 +53,7 @@ pub mod held;
 pub mod iterations;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod jobs;
+pub mod maps;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod node_child;
 #[cfg(any(feature = "redis", feature = "postgres"))]

@@ -27,11 +27,11 @@ async fn meta_fields_round_trip_through_the_hash() {
     assert_eq!(b.set_queue_meta(&[]).await.unwrap(), 0);
 
     let stored: HashMap<String, String> = ctx.cmd(redis::cmd("HGETALL").arg(ctx.key("meta")));
-    let expected: HashMap<String, String> =
-        [("concurrency", "4"), ("max", "12"), ("duration", "1000")]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
+    let expected = bullmq_test_support::maps::string_map(&[
+        ("concurrency", "4"),
+        ("max", "12"),
+        ("duration", "1000"),
+    ]);
     assert_eq!(stored, expected);
 
     assert_eq!(

@@ -45,11 +45,11 @@ pub async fn meta_fields_are_set_read_and_removed<S: Store>() {
     );
     assert!(b.get_queue_meta_fields(&[]).await.unwrap().is_empty());
     let all: HashMap<String, String> = b.get_queue_meta().await.unwrap().into_iter().collect();
-    let expected: HashMap<String, String> =
-        [("concurrency", "4"), ("max", "12"), ("duration", "1000")]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
+    let expected = crate::support::maps::string_map(&[
+        ("concurrency", "4"),
+        ("max", "12"),
+        ("duration", "1000"),
+    ]);
     assert_eq!(all, expected);
     assert!(b.has_queue_meta_field("concurrency").await.unwrap());
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bullmq_core::backend::{Backend, FetchParams, LockToken};
+use bullmq_core::backend::{Backend, FetchParams, LockToken, NextJob, RateLimiter};
 use bullmq_core::{JobId, JobOptions, Queue};
 use serde_json::json;
 
@@ -35,4 +35,27 @@ pub fn fetch_params(token: &str, lock: Duration, worker: Option<&str>) -> FetchP
         limiter: None,
         worker_name: worker.map(str::to_owned),
     }
+}
+
+/// `fetch` with a worker rate limit of one job per [`LIMIT_WINDOW`]: the second such fetch is
+/// held back.
+pub fn one_per_window(fetch: FetchParams) -> FetchParams {
+    FetchParams {
+        limiter: Some(RateLimiter {
+            max: 1,
+            duration: LIMIT_WINDOW,
+        }),
+        ..fetch
+    }
+}
+
+/// The window of [`one_per_window`]'s rate limit.
+pub const LIMIT_WINDOW: Duration = Duration::from_secs(10);
+
+/// Asserts that a rate limit of [`one_per_window`] held `next` back: no job, and a wait of
+/// more than nothing and at most the window.
+pub fn assert_held_back(next: &NextJob) {
+    assert!(next.job.is_none(), "a held-back fetch takes no job");
+    let ttl = next.rate_limit_ttl.expect("rate limited");
+    assert!(ttl > Duration::ZERO && ttl <= LIMIT_WINDOW, "{ttl:?}");
 }

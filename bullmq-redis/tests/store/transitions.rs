@@ -8,12 +8,13 @@ use crate::support::transitions as support;
 use std::time::Duration;
 
 use bullmq_core::backend::{
-    CompleteArgs, DelayArgs, FailArgs, FieldUpdates, LockToken, RateLimiter, ReprocessOptions,
-    StalledCheck, Transitions,
+    CompleteArgs, DelayArgs, FailArgs, FieldUpdates, LockToken, ReprocessOptions, StalledCheck,
+    Transitions,
 };
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Error, JobId, JobOptions, ScriptErrorCode};
+use bullmq_test_support::held::{assert_held_back, one_per_window};
 use support::{Ctx, T0, entry, fetch, worker_settings};
 
 fn complete(token: &str, value: &str, keep: KeepJobs) -> CompleteArgs {
@@ -122,25 +123,14 @@ async fn move_to_active_honours_the_worker_rate_limit() {
     let ctx = Ctx::new().await;
     ctx.add("a", JobOptions::new()).await;
     ctx.add("b", JobOptions::new()).await;
-    let limited = bullmq_core::backend::FetchParams {
-        limiter: Some(RateLimiter {
-            max: 1,
-            duration: Duration::from_secs(10),
-        }),
-        ..fetch("tok")
-    };
+    let limited = one_per_window(fetch("tok"));
 
     let first = ctx.backend.move_to_active(&limited).await.unwrap();
     assert!(first.job.is_some());
     assert_eq!(ctx.get("limiter").as_deref(), Some("1"));
 
     let second = ctx.backend.move_to_active(&limited).await.unwrap();
-    assert!(second.job.is_none());
-    let ttl = second.rate_limit_ttl.expect("rate limited");
-    assert!(
-        ttl > Duration::ZERO && ttl <= Duration::from_secs(10),
-        "{ttl:?}"
-    );
+    assert_held_back(&second);
     assert_eq!(ctx.list("wait").len(), 1, "the second job stays waiting");
 }
 

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use bullmq_core::backend::Lifecycle;
 use bullmq_core::backend::{
-    DelayArgs, FetchParams, FieldUpdates, NextJob, Queries, RateLimiter, ReprocessOptions,
-    Transitions, WorkerSettings,
+    DelayArgs, FieldUpdates, NextJob, Queries, ReprocessOptions, Transitions, WorkerSettings,
 };
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::{KeepJobs, ParentOptions};
@@ -15,6 +14,7 @@ use bullmq_core::{JobOptions, JobState, ScriptErrorCode};
 
 use super::{LOCK, Sec, T0, complete_args, fail_args, fetch, id, refused, script, token, worker};
 use crate::store::Store;
+use crate::support::held::{assert_held_back, one_per_window};
 use crate::support::retry_later;
 
 pub async fn take_stamps_and_announces_the_job<S: Store>() {
@@ -58,23 +58,12 @@ pub async fn a_worker_rate_limit_holds_the_next_job<S: Store>() {
     let s = Sec::<S>::new().await;
     let first = s.add("a", JobOptions::new()).await;
     let second = s.add("b", JobOptions::new()).await;
-    let limited = FetchParams {
-        limiter: Some(RateLimiter {
-            max: 1,
-            duration: Duration::from_secs(10),
-        }),
-        ..fetch("tok")
-    };
+    let limited = one_per_window(fetch("tok"));
 
     let taken = s.b.move_to_active(&limited).await.unwrap();
     assert_eq!(taken.job.unwrap().id, first.id);
     let held = s.b.move_to_active(&limited).await.unwrap();
-    assert!(held.job.is_none());
-    let ttl = held.rate_limit_ttl.expect("rate limited");
-    assert!(
-        ttl > Duration::ZERO && ttl <= Duration::from_secs(10),
-        "{ttl:?}"
-    );
+    assert_held_back(&held);
     assert_eq!(s.state(&second.id).await, Some(JobState::Waiting));
     assert!(s.b.get_rate_limit_ttl(Some(1)).await.unwrap() > Duration::ZERO);
 }

@@ -4,19 +4,19 @@ use std::time::Duration;
 
 use bullmq_core::backend::{AddJobSchedulerArgs, Queries, Schedulers};
 use bullmq_core::scheduling::RepeatOptions;
-use bullmq_core::{JobOptions, JobState};
+use bullmq_core::{JobId, JobOptions, JobState};
 
 use super::{Sec, T0};
 use crate::store::Store;
 
-/// Scheduler `id` on cron `pattern`, its iteration due at `next`: a job named `report` with
-/// data `{"a":1}` and three attempts.
-fn upsert(id: &str, pattern: &str, next: u64) -> AddJobSchedulerArgs {
+/// Upserts scheduler `id` on cron `pattern`, its iteration due at `next`: a job named `report`
+/// with data `{"a":1}` and three attempts. Answers the iteration's id and delay.
+async fn upsert<S: Store>(s: &Sec<S>, id: &str, pattern: &str, next: u64) -> (JobId, Duration) {
     let schedule = RepeatOptions {
         pattern: Some(pattern.to_owned()),
         ..RepeatOptions::default()
     };
-    AddJobSchedulerArgs {
+    let args = AddJobSchedulerArgs {
         scheduler_id: id.to_owned(),
         next_millis: next,
         template_name: "report".to_owned(),
@@ -25,16 +25,14 @@ fn upsert(id: &str, pattern: &str, next: u64) -> AddJobSchedulerArgs {
         schedule: schedule.clone(),
         delayed_job_opts: JobOptions::new().attempts(3).repeat(schedule),
         producer_id: None,
-    }
+    };
+    s.b.add_job_scheduler(&args).await.unwrap()
 }
 
 pub async fn a_scheduler_is_stored_read_listed_and_counted<S: Store>() {
     let s = Sec::<S>::new().await;
     let next = T0 + 60_000;
-    let (iteration, delay) =
-        s.b.add_job_scheduler(&upsert("tick", "* * * * *", next))
-            .await
-            .unwrap();
+    let (iteration, delay) = upsert(&s, "tick", "* * * * *", next).await;
     assert_eq!(iteration.as_str(), format!("repeat:tick:{next}"));
     assert_eq!(delay, Duration::from_secs(60));
 
@@ -59,9 +57,7 @@ pub async fn a_scheduler_is_stored_read_listed_and_counted<S: Store>() {
     assert!(s.b.get_job_scheduler("tock").await.unwrap().is_none());
 
     let late = T0 + 3_600_000;
-    s.b.add_job_scheduler(&upsert("late", "0 * * * *", late))
-        .await
-        .unwrap();
+    upsert(&s, "late", "0 * * * *", late).await;
     assert_eq!(s.b.get_job_schedulers_count().await.unwrap(), 2);
     let tick = ("tick".to_owned(), next);
     let later = ("late".to_owned(), late);
@@ -87,14 +83,8 @@ pub async fn a_scheduler_is_stored_read_listed_and_counted<S: Store>() {
 
 pub async fn upsert_again_replaces_the_pending_iteration<S: Store>() {
     let s = Sec::<S>::new().await;
-    let (first, _) =
-        s.b.add_job_scheduler(&upsert("tick", "* * * * *", T0 + 60_000))
-            .await
-            .unwrap();
-    let (second, _) =
-        s.b.add_job_scheduler(&upsert("tick", "*/2 * * * *", T0 + 120_000))
-            .await
-            .unwrap();
+    let (first, _) = upsert(&s, "tick", "* * * * *", T0 + 60_000).await;
+    let (second, _) = upsert(&s, "tick", "*/2 * * * *", T0 + 120_000).await;
     assert_ne!(first, second);
     assert_eq!(s.state(&first).await, None, "the old iteration is gone");
     assert_eq!(s.state(&second).await, Some(JobState::Delayed));
@@ -106,10 +96,7 @@ pub async fn upsert_again_replaces_the_pending_iteration<S: Store>() {
 
 pub async fn removing_a_scheduler_removes_its_pending_iteration<S: Store>() {
     let s = Sec::<S>::new().await;
-    let (iteration, _) =
-        s.b.add_job_scheduler(&upsert("late", "0 * * * *", T0 + 3_600_000))
-            .await
-            .unwrap();
+    let (iteration, _) = upsert(&s, "late", "0 * * * *", T0 + 3_600_000).await;
     assert!(s.b.remove_job_scheduler("late").await.unwrap());
     assert_eq!(s.state(&iteration).await, None);
     assert!(s.b.get_job(&iteration).await.unwrap().is_none());

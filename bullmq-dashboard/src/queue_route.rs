@@ -5,13 +5,23 @@ use std::sync::Arc;
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
+use serde::Deserialize;
 
-use crate::actions::{Fields, guard};
+use crate::actions::Fields;
+use crate::csrf;
 use crate::error::DashboardError;
 use crate::pages::layout::View;
 use crate::pages::{Opened, open};
 use crate::request::Ctx;
 use crate::state::Shared;
+
+/// The path's two names every route under a queue has; an action's further ones (a job or
+/// scheduler id, the action) its handler reads itself.
+#[derive(Deserialize)]
+struct QueuePath {
+    connection: String,
+    queue: String,
+}
 
 /// The dashboard, the connection and queue the path names, and the request's context.
 pub(crate) struct QueueRoute {
@@ -35,7 +45,7 @@ impl FromRequestParts<Shared> for QueueRoute {
         parts: &mut Parts,
         state: &Shared,
     ) -> Result<Self, Self::Rejection> {
-        let Path((connection, queue)) = Path::<(String, String)>::from_request_parts(parts, state)
+        let Path(QueuePath { connection, queue }) = Path::from_request_parts(parts, state)
             .await
             .map_err(|_| DashboardError::NotFound)?;
         let ctx = Ctx::from_request_parts(parts, state).await?;
@@ -70,15 +80,25 @@ impl QueueRoute {
         open(&self.inner, &self.ctx, &self.connection, &self.queue).await
     }
 
-    /// The queue, for an action posting `fields` (as [`guard`] checks it).
+    /// The queue, for an action posting `fields`: it must be visible (else 404), writable
+    /// (else 403), and the form's CSRF token must match the browser's cookie (else 403).
     pub(crate) async fn guard(&self, fields: &Fields) -> Result<Opened<'_>, DashboardError> {
-        guard(
-            &self.inner,
-            &self.ctx,
-            &self.connection,
-            &self.queue,
-            fields,
-        )
-        .await
+        let (connection, queue) = (self.connection.as_str(), self.queue.as_str());
+        let opened = self.open().await?;
+        if !opened.access.can_act() {
+            tracing::warn!(target: "bullmq_dashboard", connection, queue, "action refused: read-only");
+            return Err(DashboardError::ReadOnly {
+                connection: opened.conn.name.clone(),
+                queue: opened.name.as_str().to_owned(),
+            });
+        }
+        if let Err(refusal) = self.inner.csrf.verify(
+            self.ctx.nonce.as_deref(),
+            fields.get(csrf::FIELD).map(String::as_str),
+        ) {
+            tracing::warn!(target: "bullmq_dashboard", connection, queue, %refusal, "action refused: CSRF");
+            return Err(refusal.into());
+        }
+        Ok(opened)
     }
 }

@@ -161,11 +161,9 @@ async fn serve<B: Backend>(queue: QueueName, backend: B) -> Result<(), String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("bullmq-test-worker: {err}");
-            ExitCode::FAILURE
-        }
+    if let Err(err) = run().await {
+        eprintln!("bullmq-test-worker: {err}");
+        return ExitCode::FAILURE;
     }
+    ExitCode::SUCCESS
 }

@@ -26,7 +26,8 @@ pub(crate) struct TopArgs {
 }
 
 /// `scheduler`'s subcommands.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Subcommand, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub(crate) enum SchedulerCommand {
     /// Create or replace a scheduler (cron --pattern or --every), and add its next job.
     Upsert(UpsertArgs),
@@ -37,16 +38,6 @@ pub(crate) enum SchedulerCommand {
         /// The scheduler's id.
         id: String,
     },
-}
-
-impl SchedulerCommand {
-    /// Its name, as typed.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Self::Upsert(_) => "scheduler upsert",
-            Self::Remove { .. } => "scheduler remove",
-        }
-    }
 }
 
 /// `scheduler upsert`'s inputs.
@@ -93,13 +84,6 @@ pub(crate) struct ConcurrencyArgs {
     pub(crate) remove: bool,
 }
 
-impl ConcurrencyArgs {
-    /// Whether it changes the queue (else it only reads).
-    pub(crate) fn changes_something(&self) -> bool {
-        self.set.is_some() || self.remove
-    }
-}
-
 /// `rate-limit`'s inputs.
 #[derive(Debug, Args)]
 pub(crate) struct RateLimitArgs {
@@ -116,13 +100,6 @@ pub(crate) struct RateLimitArgs {
     /// Lift the limit.
     #[arg(long)]
     pub(crate) remove: bool,
-}
-
-impl RateLimitArgs {
-    /// Whether it changes the queue (else it only reads).
-    pub(crate) fn changes_something(&self) -> bool {
-        self.max.is_some() || self.remove
-    }
 }
 
 /// `migrate`'s inputs.

@@ -48,7 +48,8 @@ pub(crate) struct Cli {
 }
 
 /// Every command.
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Subcommand, strum::IntoStaticStr)]
+#[strum(serialize_all = "kebab-case")]
 pub(crate) enum Command {
     /// Every queue under the prefix (Redis) or in the schema (PostgreSQL), with its counts.
     Queues,
@@ -198,8 +199,8 @@ impl Command {
         match self {
             Self::Add(_) | Self::Pause { .. } | Self::Resume { .. } => true,
             Self::Scheduler(_) => true,
-            Self::Concurrency(args) => args.changes_something(),
-            Self::RateLimit(args) => args.changes_something(),
+            Self::Concurrency(args) => args.set.is_some() || args.remove,
+            Self::RateLimit(args) => args.max.is_some() || args.remove,
             Self::Migrate(args) => !args.dry_run,
             Self::Bench(_) => true,
             Self::Retry { bulk, .. }
@@ -222,34 +223,11 @@ impl Command {
         }
     }
 
-    /// Its name, as typed.
-    pub(crate) fn name(&self) -> &'static str {
+    /// Its name, as typed: clap and this spell each variant in kebab-case.
+    pub(crate) fn name(&self) -> String {
         match self {
-            Self::Queues => "queues",
-            Self::Jobs(_) => "jobs",
-            Self::Job { .. } => "job",
-            Self::Workers { .. } => "workers",
-            Self::Schedulers { .. } => "schedulers",
-            Self::Metrics { .. } => "metrics",
-            Self::Events { .. } => "events",
-            Self::Add(_) => "add",
-            Self::Retry { .. } => "retry",
-            Self::Promote { .. } => "promote",
-            Self::Remove { .. } => "remove",
-            Self::Clean { .. } => "clean",
-            Self::Drain { .. } => "drain",
-            Self::Pause { .. } => "pause",
-            Self::Resume { .. } => "resume",
-            Self::Obliterate { .. } => "obliterate",
-            Self::Top(_) => "top",
-            Self::Doctor => "doctor",
-            Self::Scheduler(command) => command.name(),
-            Self::Concurrency(_) => "concurrency",
-            Self::RateLimit(_) => "rate-limit",
-            Self::Migrate(_) => "migrate",
-            Self::Bench(_) => "bench",
-            Self::Dashboard(_) => "dashboard",
-            Self::Completions { .. } => "completions",
+            Self::Scheduler(command) => format!("scheduler {}", <&str>::from(command)),
+            other => <&str>::from(other).to_owned(),
         }
     }
 }

@@ -380,6 +380,29 @@ impl<B: Locks> JobRef<'_, B> {
     }
 }
 
+impl<B: Lifecycle> JobRef<'_, B> {
+    /// What a child of this job takes as its parent: the job's id and its queue's qualified
+    /// name, as Node.js writes `{ id: job.id, queue: job.queueQualifiedName }`. A processor
+    /// that adds children to its own job, then waits for them, starts here.
+    ///
+    /// ```no_run
+    /// # async fn demo<B: bullmq_core::backend::Backend>(
+    /// #     parents: bullmq_core::Queue<B>,
+    /// #     kids: bullmq_core::Queue<B>,
+    /// # ) -> bullmq_core::Result<()> {
+    /// use bullmq_core::{JobId, JobOptions};
+    ///
+    /// let parent = parents.job(JobId::from("42")).as_parent();
+    /// assert_eq!(parent.id, "42");
+    /// kids.add("child", &1, JobOptions::new().parent(parent)).await?;
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn as_parent(&self) -> ParentOptions {
+        ParentOptions::new(self.id.as_str(), self.queue.backend().qualified_name())
+    }
+}
+
 impl<B: Transitions + Lifecycle> JobRef<'_, B> {
     /// Makes a delayed job ready now.
     pub async fn promote(&self) -> Result<()> {

@@ -191,6 +191,18 @@ pub fn unbound_error() -> Error {
     .into()
 }
 
+/// What a store's relay operations run against: the namespace `binding` it was bound to, or
+/// [`unbound_error`] for a backend that no relay handle bound.
+///
+/// ```
+/// let bound: Option<&str> = Some("bull:relay");
+/// assert_eq!(bullmq_core::relay::bound(bound).unwrap(), &"bull:relay");
+/// assert!(bullmq_core::relay::bound::<str>(None).is_err());
+/// ```
+pub fn bound<T: ?Sized>(binding: Option<&T>) -> crate::Result<&T> {
+    binding.ok_or_else(unbound_error)
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }

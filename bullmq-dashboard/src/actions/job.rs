@@ -1,25 +1,24 @@
 //! Actions on one job: retry, promote, remove, update its data.
 
-use axum::extract::{Form, Path, State};
+use axum::extract::{Form, Path};
 use axum::response::Response;
 use bullmq::JobId;
 use bullmq::backend::ReprocessOptions;
 use bullmq::job::{FinishedState, JobState};
 
-use super::{Fields, guard};
+use super::Fields;
 use crate::error::DashboardError;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 use crate::urls;
 
 /// `POST /c/{connection}/q/{queue}/jobs/{id}/{retry|promote|remove|update}`.
 pub(crate) async fn job_action(
-    State(inner): State<Shared>,
-    Path((connection, queue, id, action)): Path<(String, String, String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
+    Path((_, _, id, action)): Path<(String, String, String, String)>,
     Form(fields): Form<Fields>,
 ) -> Result<Response, DashboardError> {
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let opened = route.guard(&fields).await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let job_id = JobId::from(id.as_str());
     let job = opened.queue.job(job_id.clone());

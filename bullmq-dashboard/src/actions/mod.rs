@@ -10,41 +10,10 @@ pub(crate) mod selected;
 
 use std::collections::HashMap;
 
-use crate::csrf;
 use crate::error::DashboardError;
-use crate::pages::{Opened, open};
-use crate::request::Ctx;
-use crate::state::Inner;
 
 /// An action's form fields.
 pub(crate) type Fields = HashMap<String, String>;
-
-/// Opens `queue` for an action: it must be visible (else 404), writable (else 403), and the
-/// form's CSRF token must match the browser's cookie (else 403).
-pub(crate) async fn guard<'a>(
-    inner: &'a Inner,
-    ctx: &Ctx,
-    connection: &str,
-    queue: &str,
-    fields: &Fields,
-) -> Result<Opened<'a>, DashboardError> {
-    let opened = open(inner, ctx, connection, queue).await?;
-    if !opened.access.can_act() {
-        tracing::warn!(target: "bullmq_dashboard", connection, queue, "action refused: read-only");
-        return Err(DashboardError::ReadOnly {
-            connection: opened.conn.name.clone(),
-            queue: opened.name.as_str().to_owned(),
-        });
-    }
-    if let Err(refusal) = inner.csrf.verify(
-        ctx.nonce.as_deref(),
-        fields.get(csrf::FIELD).map(String::as_str),
-    ) {
-        tracing::warn!(target: "bullmq_dashboard", connection, queue, %refusal, "action refused: CSRF");
-        return Err(refusal.into());
-    }
-    Ok(opened)
-}
 
 /// A whole-number form field, `None` when empty.
 pub(crate) fn number(

@@ -2,15 +2,14 @@
 
 use std::time::Duration;
 
-use axum::extract::{Form, Path, State};
+use axum::extract::{Form, Path};
 use axum::response::Response;
 use bullmq::JobOptions;
 
-use super::{Fields, guard, number};
+use super::{Fields, number};
 use crate::error::DashboardError;
 use crate::fields::parse_state;
-use crate::request::Ctx;
-use crate::state::Shared;
+use crate::queue_route::QueueRoute;
 use crate::urls;
 
 /// Jobs removed per obliterate round.
@@ -18,12 +17,12 @@ const OBLITERATE_BATCH: u32 = 1000;
 
 /// `POST /c/{connection}/q/{queue}/{add|pause|resume|drain|clean|obliterate}`.
 pub(crate) async fn queue_action(
-    State(inner): State<Shared>,
-    Path((connection, queue, action)): Path<(String, String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
+    Path((_, _, action)): Path<(String, String, String)>,
     Form(fields): Form<Fields>,
 ) -> Result<Response, DashboardError> {
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let opened = route.guard(&fields).await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let q = &opened.queue;
     let checked = |name: &str| fields.get(name).is_some_and(|v| v == "1" || v == "on");

@@ -3,16 +3,14 @@
 
 use std::time::Duration;
 
-use axum::extract::{Form, Path, State};
+use axum::extract::{Form, Path};
 use axum::response::Response;
 use bullmq::scheduler::{RepeatOptions, SchedulerError};
 use bullmq::{JobScheduler, JobTemplate};
 
-use super::{Fields, guard, json_field, number};
+use super::{Fields, json_field, number};
 use crate::error::DashboardError;
 use crate::queue_route::QueueRoute;
-use crate::request::Ctx;
-use crate::state::Shared;
 use crate::urls;
 
 /// A scheduler's error: the store's as it is, a refused schedule as a 400.
@@ -95,12 +93,12 @@ pub(crate) async fn upsert_scheduler(
 
 /// `POST /c/{connection}/q/{queue}/schedulers/{id}/remove`.
 pub(crate) async fn remove_scheduler(
-    State(inner): State<Shared>,
-    Path((connection, queue, id)): Path<(String, String, String)>,
-    ctx: Ctx,
+    route: QueueRoute,
+    Path((_, _, id)): Path<(String, String, String)>,
     Form(fields): Form<Fields>,
 ) -> Result<Response, DashboardError> {
-    let opened = guard(&inner, &ctx, &connection, &queue, &fields).await?;
+    let opened = route.guard(&fields).await?;
+    let ctx = &route.ctx;
     let (c, n) = (opened.conn.name.as_str(), opened.name.as_str());
     let removed = JobScheduler::new(opened.queue.backend().clone())
         .remove(&id)

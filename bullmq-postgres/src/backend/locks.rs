@@ -30,10 +30,6 @@ impl Locks for PostgresBackend {
         duration: Duration,
     ) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "extend job locks";
-        // Nothing to renew: the command would only answer no rows.
-        if locks.is_empty() {
-            return Ok(Vec::new());
-        }
         let query = wire::extend_locks(self.queue_name(), locks, duration, self.now_ms());
         let rows = self.rows(query, CONTEXT).await?;
         // The rows are the ids whose lock could not be renewed, in input order.

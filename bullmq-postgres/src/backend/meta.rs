@@ -34,8 +34,7 @@ impl QueueMeta for PostgresBackend {
         let query = wire::queued(commands::SET_QUEUE_META, self.queue_name())
             .bind(&fields)
             .bind(&vals);
-        let done = self.execute(query, "setQueueMeta").await?;
-        Ok(done.rows_affected())
+        self.execute(query, "setQueueMeta").await
     }
 
     async fn get_queue_meta_field(&self, field: &str) -> Result<Option<String>> {
@@ -82,8 +81,7 @@ impl QueueMeta for PostgresBackend {
         }
         let query =
             wire::queued(commands::REMOVE_QUEUE_META_FIELDS, self.queue_name()).bind(fields);
-        let done = self.execute(query, "removeQueueMetaFields").await?;
-        Ok(done.rows_affected())
+        self.execute(query, "removeQueueMetaFields").await
     }
 
     async fn has_queue_meta_field(&self, field: &str) -> Result<bool> {

@@ -23,7 +23,7 @@ use sqlx::Row as _;
 use sqlx::postgres::{PgListener, PgRow};
 use tokio::sync::{Mutex, Notify};
 
-use super::{PostgresBackend, REFUSAL_SQLSTATE, sql_error};
+use super::{PostgresBackend, REFUSAL_SQLSTATE, one_row, one_value, sql_error};
 use crate::connection::Query;
 use crate::sql::{SqlCommand, commands};
 use crate::wire::relay as wire;
@@ -73,9 +73,7 @@ fn unsigned(v: i64) -> u64 {
 
 impl PostgresBackend {
     fn relay(&self) -> Result<&PgRelay> {
-        self.relay
-            .as_deref()
-            .ok_or_else(bullmq_core::relay::unbound_error)
+        bullmq_core::relay::bound(self.relay.as_deref())
     }
 
     async fn relay_rows(
@@ -126,10 +124,7 @@ impl PostgresBackend {
         command: &'static str,
         detail: &str,
     ) -> Result<PgRow> {
-        query
-            .fetch_one(self.pool())
-            .await
-            .map_err(refused(command, detail))
+        one_row(self.relay_rows(query, command, detail).await?, command)
     }
 
     /// `column` of the one row a relay command answers.
@@ -143,8 +138,8 @@ impl PostgresBackend {
     where
         T: for<'r> sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres>,
     {
-        let row = self.relay_one(query, command, detail).await?;
-        row.try_get(column).map_err(sql_error(command))
+        let rows = self.relay_rows(query, command, detail).await?;
+        one_value(rows, column, command)
     }
 
     /// Upstream's `inboxConnectionName`: a digest of the database, schema, namespace and node.

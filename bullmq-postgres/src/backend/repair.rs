@@ -156,16 +156,16 @@ impl PostgresBackend {
         )
         .bind(self.queue_name())
         .bind(COUNTER_CAP);
-        let done = self.execute(query, CONTEXT).await?;
-        if done.rows_affected() > 0 {
+        let capped = self.execute(query, CONTEXT).await?;
+        if capped > 0 {
             tracing::warn!(
                 queue = self.queue_name(),
-                jobs = done.rows_affected(),
+                jobs = capped,
                 cap = COUNTER_CAP,
                 "postgres: job counters at the integer limit were capped so that upstream's \
                  functions can count them"
             );
         }
-        Ok(done.rows_affected())
+        Ok(capped)
     }
 }

@@ -2,7 +2,7 @@
 //! and reading the answers every section reads alike (the one row, a column of it, the ids).
 
 use bullmq_core::Result;
-use sqlx::postgres::{PgQueryResult, PgRow};
+use sqlx::postgres::PgRow;
 use sqlx::{Postgres, Row as _};
 
 use super::{PostgresBackend, sql_error};
@@ -20,17 +20,11 @@ impl PostgresBackend {
             .map_err(sql_error(what))
     }
 
-    /// Runs `query`, which answers no rows, on the backend's lanes; a failure is wrapped with
-    /// `what`.
-    pub(crate) async fn execute(
-        &self,
-        query: Query<'_>,
-        what: &'static str,
-    ) -> Result<PgQueryResult> {
-        query
-            .execute_on(self.lanes())
-            .await
-            .map_err(sql_error(what))
+    /// Runs `query`, which answers no rows, on the backend's lanes and answers how many rows it
+    /// touched; a failure is wrapped with `what`.
+    pub(crate) async fn execute(&self, query: Query<'_>, what: &'static str) -> Result<u64> {
+        let done = query.execute_on(self.lanes()).await;
+        Ok(done.map_err(sql_error(what))?.rows_affected())
     }
 
     /// Every row `command` answers for this queue (its only parameter); a failure is wrapped

@@ -16,37 +16,22 @@ use bullmq_core::Result;
 /// `min_client_version` existed up to date, rows without a value counting as `client_major`
 /// (as upstream's `ensureLedgerTable` does).
 pub(super) async fn ensure(conn: &mut PgConnection, client_major: i32) -> Result<()> {
-    let context = "create the migration ledger";
-    execute_script(
-        conn,
+    // One script, run as one simple query inside the migration transaction; `client_major` is
+    // an integer, so formatting it into the text cannot inject anything.
+    let script = format!(
         "CREATE TABLE IF NOT EXISTS migration (
            version    integer PRIMARY KEY,
            name       text NOT NULL,
            min_client_version integer NOT NULL,
            applied_at timestamptz NOT NULL DEFAULT now()
-         )",
-    )
-    .await
-    .map_err(wrap(context))?;
-    execute_script(
-        conn,
-        "ALTER TABLE migration ADD COLUMN IF NOT EXISTS min_client_version integer",
-    )
-    .await
-    .map_err(wrap(context))?;
-    sqlx::query("UPDATE migration SET min_client_version = $1 WHERE min_client_version IS NULL")
-        .persistent(false)
-        .bind(client_major)
-        .execute(&mut *conn)
+         );
+         ALTER TABLE migration ADD COLUMN IF NOT EXISTS min_client_version integer;
+         UPDATE migration SET min_client_version = {client_major} WHERE min_client_version IS NULL;
+         ALTER TABLE migration ALTER COLUMN min_client_version SET NOT NULL;"
+    );
+    execute_script(conn, &script)
         .await
-        .map_err(wrap(context))?;
-    execute_script(
-        conn,
-        "ALTER TABLE migration ALTER COLUMN min_client_version SET NOT NULL",
-    )
-    .await
-    .map_err(wrap(context))?;
-    Ok(())
+        .map_err(wrap("create the migration ledger"))
 }
 
 /// The highest applied version, 0 for an empty ledger.

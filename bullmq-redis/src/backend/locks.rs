@@ -34,10 +34,6 @@ impl Locks for RedisBackend {
         duration: Duration,
     ) -> Result<Vec<JobId>> {
         const CONTEXT: &str = "extend job locks";
-        // Nothing to renew: the script would only answer an empty list.
-        if locks.is_empty() {
-            return Ok(Vec::new());
-        }
         let call = wire::extend_locks(self.keys(), locks, duration)?;
         let reply = call
             .invoke(&self.connection(), &scripts::EXTEND_LOCKS)

@@ -24,17 +24,20 @@ impl Status {
     }
 }
 
+/// A check's name, as `doctor` lists it ("server", "persistence", ...).
+type Check = &'static str;
+
 /// One check's outcome.
 #[derive(Debug, Clone)]
 pub(super) struct Finding {
-    pub(super) check: &'static str,
+    pub(super) check: Check,
     pub(super) status: Status,
     pub(super) found: String,
     pub(super) fix: Option<String>,
 }
 
 impl Finding {
-    pub(super) fn ok(check: &'static str, found: impl Into<String>) -> Self {
+    pub(super) fn ok(check: Check, found: impl Into<String>) -> Self {
         Self {
             check,
             status: Status::Ok,
@@ -43,28 +46,20 @@ impl Finding {
         }
     }
 
-    pub(super) fn note(
-        check: &'static str,
-        found: impl Into<String>,
-        fix: impl Into<String>,
-    ) -> Self {
-        Self::wrong(check, Status::Note, found.into(), fix.into())
-    }
-
-    pub(super) fn problem(
-        check: &'static str,
-        found: impl Into<String>,
-        fix: impl Into<String>,
-    ) -> Self {
-        Self::wrong(check, Status::Problem, found.into(), fix.into())
-    }
-
-    fn wrong(check: &'static str, status: Status, found: String, fix: String) -> Self {
+    pub(super) fn problem(check: Check, found: impl Into<String>, fix: impl Into<String>) -> Self {
         Self {
             check,
-            status,
-            found,
-            fix: Some(fix),
+            status: Status::Problem,
+            found: found.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    /// Like [`Finding::problem`], but only worth knowing.
+    pub(super) fn note(check: Check, found: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self {
+            status: Status::Note,
+            ..Self::problem(check, found, fix)
         }
     }
 

@@ -102,9 +102,7 @@ fn checked<'a>(v: &'a Value, detail: &str) -> Result<&'a Value> {
 
 impl RedisBackend {
     fn relay_keys(&self) -> Result<&RelayKeys> {
-        self.relay
-            .as_deref()
-            .ok_or_else(bullmq_core::relay::unbound_error)
+        bullmq_core::relay::bound(self.relay.as_deref())
     }
 
     /// Runs a relay script with upstream's `KEYS[1] = <base>:nodes`, `ARGV[1] = <base>`.

@@ -7,7 +7,6 @@ use std::error::Error;
 use std::time::Duration;
 
 use bullmq::prelude::*;
-use tokio::sync::mpsc;
 
 #[path = "support/env.rs"]
 mod env;
@@ -29,26 +28,28 @@ async fn main() -> Result<(), Box<dyn Error>> {
         queue.get_job_state(&later.id).await?.ok_or("job gone")?
     );
 
-    let (done, mut finished) = mpsc::unbounded_channel();
+    let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
     let worker = Worker::from_queue(
         &queue,
         WorkerOptions::new(),
-        move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
-            let done = done.clone();
-            async move {
-                // Unix ms when the worker took it, against when it was added.
-                let waited = job.processed_on.unwrap_or(0).saturating_sub(job.timestamp);
-                let _ = done.send((job.name.clone(), waited >= 300));
-                Ok(serde_json::Value::Null)
-            }
+        |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
+            // Unix ms when the worker took it, against when it was added.
+            let waited = job.processed_on.unwrap_or(0).saturating_sub(job.timestamp);
+            println!(
+                "processed {} (waited its delay: {})",
+                job.name,
+                waited >= 300
+            );
+            Ok(serde_json::Value::Null)
         },
     )
     .await?;
-    for _ in 0..2 {
-        let (name, waited) = finished.recv().await.ok_or("the worker stopped")?;
-        println!("processed {name} (waited its delay: {waited})");
-    }
+    // The delayed job runs last: once it is done, both are.
+    events
+        .wait_until_finished(&later.id, Some(Duration::from_secs(10)))
+        .await?;
     worker.close().await;
+    events.close().await;
     Ok(())
 }
 

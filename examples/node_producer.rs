@@ -6,9 +6,9 @@
 
 use std::error::Error;
 use std::process::Command;
+use std::time::Duration;
 
 use bullmq::prelude::*;
-use tokio::sync::mpsc;
 
 #[path = "support/env.rs"]
 mod env;
@@ -38,30 +38,29 @@ async fn main() -> Result<(), Box<dyn Error>> {
     print!("{}", String::from_utf8_lossy(&node.stdout));
 
     let queue = Queue::from_backend(env::redis("node-producer").await?)?;
-    let (done, mut finished) = mpsc::unbounded_channel();
+    let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
     let worker = Worker::from_queue(
         &queue,
         WorkerOptions::new(),
-        move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
-            let done = done.clone();
-            async move {
-                let width = job.data_as::<serde_json::Value>()?["width"]
-                    .as_u64()
-                    .unwrap_or(0);
-                let line = format!(
-                    "rust processed job {} (attempts {:?}): width {width}",
-                    job.id, job.opts.attempts
-                );
-                let _ = done.send(line);
-                Ok(serde_json::json!({ "thumbnail": width / 4 }))
-            }
+        |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
+            let width = job.data_as::<serde_json::Value>()?["width"]
+                .as_u64()
+                .unwrap_or(0);
+            println!(
+                "rust processed job {} (attempts {:?}): width {width}",
+                job.id, job.opts.attempts
+            );
+            Ok(serde_json::json!({ "thumbnail": width / 4 }))
         },
     )
     .await?;
-    for _ in 0..2 {
-        println!("{}", finished.recv().await.ok_or("the worker stopped")?);
-    }
+    // One job at a time, in the order Node.js added them: the second is the last.
+    let last = JobId::from("2");
+    events
+        .wait_until_finished(&last, Some(Duration::from_secs(10)))
+        .await?;
     worker.close().await;
+    events.close().await;
     Ok(())
 }
 

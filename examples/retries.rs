@@ -7,7 +7,6 @@ use std::error::Error;
 use std::time::Duration;
 
 use bullmq::prelude::*;
-use tokio::sync::mpsc;
 
 #[path = "support/env.rs"]
 mod env;
@@ -22,34 +21,26 @@ async fn main() -> Result<(), Box<dyn Error>> {
         .add("flaky-call", &"https://example.com", opts)
         .await?;
 
-    let (done, mut attempts) = mpsc::unbounded_channel();
+    let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
     let worker = Worker::from_queue(
         &queue,
         WorkerOptions::new(),
-        move |job: ActiveJob<DefaultBackend>, _: CancellationToken| {
-            let done = done.clone();
-            async move {
-                let attempt = job.attempts_made + 1;
-                let _ = done.send(attempt);
-                if attempt < 3 {
-                    return Err(JobError::failed(format!("timed out (attempt {attempt})")));
-                }
-                Ok(serde_json::json!("200 OK"))
+        |job: ActiveJob<DefaultBackend>, _: CancellationToken| async move {
+            let attempt = job.attempts_made + 1;
+            println!("attempt {attempt}");
+            if attempt < 3 {
+                return Err(JobError::failed(format!("timed out (attempt {attempt})")));
             }
+            Ok(serde_json::json!("200 OK"))
         },
     )
     .await?;
-    for _ in 0..3 {
-        let attempt = attempts.recv().await.ok_or("the worker stopped")?;
-        println!("attempt {attempt}");
-    }
-    // The last attempt's result lands just after the processor returns.
-    let events = QueueEvents::new(queue.backend().clone(), QueueEventsOptions::default())?;
     let result = events
         .wait_until_finished(&job.id, Some(Duration::from_secs(10)))
         .await?;
     println!("result {result}, after {} failed attempts", 2);
     worker.close().await;
+    events.close().await;
     Ok(())
 }
 

@@ -86,23 +86,25 @@ export function checkFinished(completed, failed, expected) {
   if (completed !== expected) throw new Error(`${completed} completed jobs kept, not ${expected}`);
 }
 
+/** The sizes of the bench queue's keys `names` under `prefix`, each read with `command` (Redis). */
+async function sizes(admin, prefix, command, names) {
+  const pipeline = admin.pipeline();
+  for (const name of names) pipeline[command](`${prefix}:${QUEUE}:${name}`);
+  return (await pipeline.exec()).map(([err, n]) => {
+    if (err) throw err;
+    return n;
+  });
+}
+
 /** How many jobs are in `wait` and `active` of the bench queue under `prefix` (Redis). */
 export async function unfinished(admin, prefix) {
-  const [[, wait], [, active]] = await admin
-    .pipeline()
-    .llen(`${prefix}:${QUEUE}:wait`)
-    .llen(`${prefix}:${QUEUE}:active`)
-    .exec();
+  const [wait, active] = await sizes(admin, prefix, 'llen', ['wait', 'active']);
   return wait + active;
 }
 
 /** How many jobs are kept `completed` and `failed` in the bench queue under `prefix` (Redis). */
 export async function finishedCounts(admin, prefix) {
-  const [[, completed], [, failed]] = await admin
-    .pipeline()
-    .zcard(`${prefix}:${QUEUE}:completed`)
-    .zcard(`${prefix}:${QUEUE}:failed`)
-    .exec();
+  const [completed, failed] = await sizes(admin, prefix, 'zcard', ['completed', 'failed']);
   return { completed, failed };
 }
 

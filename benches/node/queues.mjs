@@ -7,7 +7,7 @@
 //   env REDIS_URL (redis://… or redis+cluster://host:port,…), BENCH_QUEUES (1), BENCH_JOBS
 //   (20000 over all queues), BENCH_WARMUP (2000).
 import {
-  IORedis, addInChunks, parseArgs, perJob, redisCpu, require, redisUrl,
+  IORedis, addInChunks, deletePrefix, parseArgs, perJob, redisCpu, require, redisUrl,
 } from './measure.mjs';
 
 const { Queue, Worker } = require('bullmq');
@@ -101,15 +101,6 @@ async function settle(servers) {
 }
 
 
-async function deleteKeys(con, prefix) {
-  let cursor = '0';
-  do {
-    const [next, keys] = await con.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    if (keys.length) await con.unlink(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-}
-
 async function run(servers, cpus, mode, n, jobs) {
   const prefix = `bq${process.pid}x${runs++}`;
   const queues = (await tags(servers, n)).map(([tag, node]) => ({ name: `{${tag}}`, node: new IORedis(node) }));
@@ -122,6 +113,13 @@ async function run(servers, cpus, mode, n, jobs) {
   };
   const cpuAll = () => Promise.all(cpus.map(redisCpu));
   let before, cpuBefore, start;
+  // The servers settled, then the CPU counters and the clock read: what is measured starts here.
+  const startClock = async () => {
+    await settle(servers);
+    before = await cpuAll();
+    cpuBefore = process.cpuUsage();
+    start = process.hrtime.bigint();
+  };
   const workers = [];
   if (mode === 'add') {
     const ready = [];
@@ -130,10 +128,7 @@ async function run(servers, cpus, mode, n, jobs) {
       await queue.waitUntilReady();
       ready.push(queue);
     }
-    await settle(servers);
-    before = await cpuAll();
-    cpuBefore = process.cpuUsage();
-    start = process.hrtime.bigint();
+    await startClock();
     await Promise.all(ready.map(queue => addInChunks(queue, perQueue, {})));
     ready.forEach(queue => workers.push(queue));
   } else {
@@ -155,10 +150,7 @@ async function run(servers, cpus, mode, n, jobs) {
       await worker.waitUntilReady();
       workers.push(worker);
     }
-    await settle(servers);
-    before = await cpuAll();
-    cpuBefore = process.cpuUsage();
-    start = process.hrtime.bigint();
+    await startClock();
     const running = workers.map(w => w.run());
     for (;;) {
       let left = 0;
@@ -189,7 +181,7 @@ async function run(servers, cpus, mode, n, jobs) {
   }
   // Queue by queue: two queues on one node are in two slots, which one UNLINK refuses.
   for (const q of queues) {
-    await deleteKeys(q.node, `${prefix}:${q.name}`);
+    await deletePrefix(q.node, `${prefix}:${q.name}`);
     q.node.disconnect();
   }
   for (const c of connections) c.disconnect();

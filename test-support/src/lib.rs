@@ -22,6 +22,13 @@
 // Test helpers: a panic with a clear message is how they report a broken environment.
 #![allow(clippy::missing_panics_doc, clippy::unwrap_used)]
 
+/// Items built only where `$cfg` holds: one attribute for a group of modules instead of one
+/// above each.
+macro_rules! only_with {
+    ($cfg:meta => $($item:item)*) => { $( #[cfg($cfg)] $item )* };
+}
+
+pub mod maps;
 mod names;
 mod node;
 pub mod poll;
@@ -31,84 +38,61 @@ pub mod tls;
 mod urls;
 pub mod workspace_bin;
 
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod bulk;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod chaos;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod counts;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod custom_events;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod delayed;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod events;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod failing;
+// What needs a store, either one.
+only_with! { any(feature = "redis", feature = "postgres") =>
+    pub mod bulk;
+    pub mod chaos;
+    pub mod counts;
+    pub mod custom_events;
+    pub mod delayed;
+    pub mod events;
+    pub mod failing;
+    pub mod finishing;
+    pub mod held;
+    pub mod iterations;
+    mod jobs;
+    mod node_child;
+    pub mod odd_jobs;
+    pub mod only_completed;
+    pub mod stall_order;
+    pub mod stalled;
+    pub mod wait;
+    pub mod waiting;
+
+    pub use jobs::{
+        DEPENDENCY_KINDS, fill_failed, retry_later, script_code, standard_flow_processor, token,
+    };
+    pub use node_child::NodeChild;
+    pub use wait::{eventually, next_event};
+}
+
 #[cfg(feature = "flow")]
 pub mod flows;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod held;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod iterations;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-mod jobs;
-pub mod maps;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-mod node_child;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod odd_jobs;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod only_completed;
 
-#[cfg(feature = "postgres")]
-pub mod pg_cluster;
-#[cfg(feature = "postgres")]
-mod pg_passwords;
-#[cfg(feature = "postgres")]
-mod pg_queue;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "redis")]
-mod private_redis;
-#[cfg(feature = "redis")]
-pub mod proxy;
-#[cfg(feature = "redis")]
-pub mod redis_cluster;
-#[cfg(feature = "redis")]
-mod redis_conn;
-#[cfg(feature = "redis")]
-pub mod redis_queue;
-#[cfg(feature = "redis")]
-pub mod scheduled;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod stall_order;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod stalled;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod wait;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub mod waiting;
+only_with! { feature = "postgres" =>
+    pub mod pg_cluster;
+    mod pg_passwords;
+    mod pg_queue;
+    pub mod postgres;
+}
+
+only_with! { feature = "redis" =>
+    mod private_redis;
+    pub mod proxy;
+    pub mod redis_cluster;
+    mod redis_conn;
+    pub mod redis_queue;
+    pub mod scheduled;
+
+    pub use private_redis::{PrivateRedis, kill_clients};
+    pub use redis_conn::{PrefixGuard, blocked_in, clients_named, delete_prefix, redis};
+    pub use wait::added_again;
+}
 
 pub use names::{now_ms, unique_name, unique_prefix};
 pub use node::{
     PREVIOUS_NODE_PACKAGE, node_dir, previous_node_dir, run_node, run_node_args, run_node_in,
     run_node_json, run_node_json_in, workspace_dir,
 };
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub use node_child::NodeChild;
 pub use ports::free_port;
 pub use urls::{database_url, redis_url};
-
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub use jobs::{
-    DEPENDENCY_KINDS, fill_failed, retry_later, script_code, standard_flow_processor, token,
-};
-#[cfg(feature = "redis")]
-pub use private_redis::{PrivateRedis, kill_clients};
-#[cfg(feature = "redis")]
-pub use redis_conn::{PrefixGuard, blocked_in, clients_named, delete_prefix, redis};
-#[cfg(feature = "redis")]
-pub use wait::added_again;
-#[cfg(any(feature = "redis", feature = "postgres"))]
-pub use wait::{eventually, next_event};

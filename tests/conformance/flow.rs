@@ -390,16 +390,14 @@ pub async fn a_processor_adds_children_and_waits_for_them<S: Store>() {
     })
     .await;
     let adders_queue = Arc::new(ctx.other("adders").await);
-    let steps_key = ctx.queue.backend().qualified_name().to_owned();
     let steps = ctx
         .worker(fast(), move |job, _| {
             let runs = runs_.clone();
             let adders_queue = adders_queue.clone();
-            let steps_key = steps_key.clone();
             async move {
                 runs.fetch_add(1, Ordering::SeqCst);
                 if job.data_as::<Value>()?["step"] == 0 {
-                    let parent = ParentOptions::new(job.id.as_str(), steps_key);
+                    let parent = job.handle().as_parent();
                     for n in [1, 2] {
                         adders_queue
                             .add(
@@ -435,13 +433,11 @@ pub async fn waiting_for_a_failed_child_fails_the_job_for_good<S: Store>() {
     let job = ctx.add_with("step", JobOptions::new().attempts(3)).await;
     let kids = ctx.standard_worker("kids").await;
     let kids_queue = Arc::new(ctx.other("kids").await);
-    let steps_key = ctx.queue.backend().qualified_name().to_owned();
     let steps = ctx
         .worker(fast(), move |job, _| {
             let kids_queue = kids_queue.clone();
-            let steps_key = steps_key.clone();
             async move {
-                let parent = ParentOptions::new(job.id.as_str(), steps_key);
+                let parent = job.handle().as_parent();
                 let child = kids_queue
                     .add(
                         "fail-child",

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bullmq::KeepJobs::{KeepAll, RemoveAll};
 use bullmq::backend::{Backend, Range};
 use bullmq::{
     ActiveJob, Backoff, CancellationToken, Job, JobError, JobId, JobOptions, JobState, KeepJobs,
@@ -261,16 +262,10 @@ async fn fail_the_failing<B: Backend>(job: ActiveJob<B>, _: CancellationToken) -
 pub async fn remove_on_complete_true_removes_the_job<S: Store>() {
     let ctx = Ctx::<S>::new("keep-none").await;
     let gone = ctx
-        .add_with(
-            "gone",
-            JobOptions::new().remove_on_complete(KeepJobs::RemoveAll),
-        )
+        .add_with("gone", JobOptions::new().remove_on_complete(RemoveAll))
         .await;
     let gone_failed = ctx
-        .add_with(
-            "fail",
-            JobOptions::new().remove_on_fail(KeepJobs::RemoveAll),
-        )
+        .add_with("fail", JobOptions::new().remove_on_fail(RemoveAll))
         .await;
     let kept = ctx.add_with("kept", JobOptions::new()).await;
     let worker = ctx.worker(fast(), fail_the_failing).await;
@@ -304,15 +299,12 @@ pub async fn worker_retention_applies_to_jobs_without_their_own<S: Store>() {
     let ctx = Ctx::<S>::new("keep-worker").await;
     let plain = ctx.add_with("plain", JobOptions::new()).await;
     let own = ctx
-        .add_with(
-            "own",
-            JobOptions::new().remove_on_complete(KeepJobs::KeepAll),
-        )
+        .add_with("own", JobOptions::new().remove_on_complete(KeepAll))
         .await;
     let failing = ctx.add_with("fail", JobOptions::new()).await;
     let opts = fast()
-        .remove_on_complete(KeepJobs::RemoveAll)
-        .remove_on_fail(KeepJobs::RemoveAll);
+        .remove_on_complete(RemoveAll)
+        .remove_on_fail(RemoveAll);
     let worker = ctx.worker(opts, fail_the_failing).await;
     ctx.wait_state(&own, JobState::Completed).await;
     ctx.wait_removed("the others", &[&plain, &failing]).await;

@@ -160,15 +160,15 @@ async fn rust_worker(
 }
 
 /// A flow node for `fleet.mjs` (`FlowProducer#add`'s JSON).
-fn node_flow(queue: &str, id: &str, children: &[(&str, &str, i64, bool)]) -> Value {
+fn node_flow(queue: &str, id: &str, children: &[Child]) -> Value {
     let children: Vec<Value> = children
         .iter()
-        .map(|(queue, id, i, remove)| {
-            let mut opts = json!({"jobId": id});
-            if *remove {
+        .map(|child| {
+            let mut opts = json!({"jobId": child.id});
+            if child.removed {
                 opts["removeOnComplete"] = json!(true);
             }
-            json!({"queueName": queue, "name": "child", "data": {"i": i}, "opts": opts})
+            json!({"queueName": child.queue, "name": "child", "data": {"i": child.i}, "opts": opts})
         })
         .collect();
     json!({"queueName": queue, "name": "parent", "data": {}, "opts": {"jobId": id},
@@ -176,77 +176,57 @@ fn node_flow(queue: &str, id: &str, children: &[(&str, &str, i64, bool)]) -> Val
 }
 
 /// The same flow for our `FlowProducer`.
-fn rust_flow(queue: &str, id: &str, children: &[(&str, &str, i64, bool)]) -> FlowJob {
-    let children = children.iter().map(|(queue, id, i, remove)| {
-        let mut opts = JobOptions::new().job_id(*id);
-        if *remove {
+fn rust_flow(queue: &str, id: &str, children: &[Child]) -> FlowJob {
+    let children = children.iter().map(|child| {
+        let mut opts = JobOptions::new().job_id(child.id);
+        if child.removed {
             opts = opts.remove_on_complete(KeepJobs::RemoveAll);
         }
-        FlowJob::new(q(queue), "child", json!({ "i": i })).opts(opts)
+        FlowJob::new(q(child.queue), "child", json!({ "i": child.i })).opts(opts)
     });
     FlowJob::new(q(queue), "parent", json!({}))
         .opts(JobOptions::new().job_id(id))
         .children(children)
 }
 
-/// The flows: `(added by Node?, parent queue, parent id, children (queue, id, i, removed on
-/// completion))`. Parents in `n`/`r` have children in the other queue (or both). No id is a
-/// queue key's name (`pc`, `id`, `meta`, …), which a job id shares the key space with.
-type Flow = (
-    bool,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str, i64, bool)],
-);
-const FLOWS: [Flow; 5] = [
-    (
-        true,
-        "r",
-        "parent-a",
-        &[
-            ("n", "a1", 1, false),
-            ("n", "a2", 2, false),
-            ("n", "a3", 3, false),
-        ],
-    ),
-    (
-        true,
-        "n",
-        "parent-b",
-        &[
-            ("r", "b1", 1, false),
-            ("r", "b2", 2, false),
-            ("r", "b3", 3, true),
-        ],
-    ),
-    (
-        true,
-        "s",
-        "parent-c",
-        &[
-            ("s", "c1", 1, false),
-            ("s", "c2", 2, false),
-            ("s", "c3", 3, false),
-            ("s", "c4", 4, false),
-        ],
-    ),
-    (
-        false,
-        "n",
-        "parent-d",
-        &[
-            ("r", "d1", 1, false),
-            ("r", "d2", 2, false),
-            ("n", "d3", 3, true),
-        ],
-    ),
-    (
-        false,
-        "r",
-        "parent-e",
-        &[("n", "e1", 1, false), ("n", "e2", 2, true)],
-    ),
+/// The flows: `(added by Node?, parent queue, parent id, children)`, the children written
+/// `queue:id`, with `!` after those removed on completion (see [`children`]). Parents in
+/// `n`/`r` have children in the other queue (or both). No id is a queue key's name (`pc`,
+/// `id`, `meta`, …), which a job id shares the key space with.
+const FLOWS: [(bool, &str, &str, &str); 5] = [
+    (true, "r", "parent-a", "n:a1 n:a2 n:a3"),
+    (true, "n", "parent-b", "r:b1 r:b2 r:b3!"),
+    (true, "s", "parent-c", "s:c1 s:c2 s:c3 s:c4"),
+    (false, "n", "parent-d", "r:d1 r:d2 n:d3!"),
+    (false, "r", "parent-e", "n:e1 n:e2!"),
 ];
+
+/// A child of one of [`FLOWS`]: its data is `{"i": i}`, its place among its siblings from 1.
+struct Child {
+    queue: &'static str,
+    id: &'static str,
+    i: usize,
+    removed: bool,
+}
+
+/// The children a [`FLOWS`] entry writes as `spec`.
+fn children(spec: &'static str) -> Vec<Child> {
+    spec.split(' ')
+        .enumerate()
+        .map(|(n, child)| {
+            let (child, removed) = child
+                .strip_suffix('!')
+                .map_or((child, false), |kept| (kept, true));
+            let (queue, id) = child.split_once(':').expect("a child is queue:id");
+            Child {
+                queue,
+                id,
+                i: n + 1,
+                removed,
+            }
+        })
+        .collect()
+}
 
 /// Who must run a job of `queue` (`None`: either).
 fn runner_of(queue: &str) -> Option<&'static str> {
@@ -319,16 +299,19 @@ async fn fleet_shares_the_queues(store: Store) {
         .await
         .unwrap();
     let producer = FlowProducer::new(store.backend("s").await);
-    for (by_node, queue, id, children) in FLOWS {
+    for (by_node, queue, id, spec) in FLOWS {
         if by_node {
-            let tree = node_flow(queue, id, children);
+            let tree = node_flow(queue, id, &children(spec));
             let ids = node(&store, &["flow", &tree.to_string()])
                 .await
                 .await
                 .unwrap();
             assert_eq!(ids["id"], id);
         } else {
-            producer.add(rust_flow(queue, id, children)).await.unwrap();
+            producer
+                .add(rust_flow(queue, id, &children(spec)))
+                .await
+                .unwrap();
         }
     }
 
@@ -336,12 +319,10 @@ async fn fleet_shares_the_queues(store: Store) {
     let mut expected: BTreeMap<&str, u64> = [("s", 2 * PLAIN as u64), ("n", 0), ("r", 0)]
         .into_iter()
         .collect();
-    for (_, queue, _, children) in FLOWS {
+    for (_, queue, _, spec) in FLOWS {
         *expected.get_mut(queue).unwrap() += 1;
-        for (child_queue, _, _, removed) in children {
-            if !removed {
-                *expected.get_mut(child_queue).unwrap() += 1;
-            }
+        for child in children(spec).iter().filter(|child| !child.removed) {
+            *expected.get_mut(child.queue).unwrap() += 1;
         }
     }
     let completed = JobType::State(JobState::Completed);
@@ -378,7 +359,8 @@ async fn fleet_shares_the_queues(store: Store) {
             }
         }
     }
-    let total: u64 = expected.values().sum::<u64>() + removed_children();
+    let removed_count = u64::try_from(removed_children().count()).unwrap();
+    let total: u64 = expected.values().sum::<u64>() + removed_count;
     assert_eq!(u64::try_from(by_job.len()).unwrap(), total, "every job ran");
     for who in [NODE, RUST] {
         assert!(
@@ -422,25 +404,20 @@ async fn fleet_shares_the_queues(store: Store) {
     }
 
     // Each parent got every child's value, keyed by the child's key, from either version.
-    for (_, queue, id, children) in FLOWS {
+    for (_, queue, id, spec) in FLOWS {
         let parent = &results[&(queue.to_owned(), id.to_owned())];
         let mut want = serde_json::Map::new();
-        for (child_queue, child, i, _) in children {
-            let who = runner_of(child_queue).map_or_else(
-                || results[&(child_queue.to_string(), child.to_string())]["by"].clone(),
+        for child in children(spec) {
+            let who = runner_of(child.queue).map_or_else(
+                || results[&(child.queue.to_owned(), child.id.to_owned())]["by"].clone(),
                 |who| json!(who),
             );
-            let key = queues[child_queue].backend().to_key(child);
-            want.insert(key, json!({"by": who, "i": i}));
+            let key = queues[child.queue].backend().to_key(child.id);
+            want.insert(key, json!({"by": who, "i": child.i}));
         }
         assert_eq!(parent["children"], Value::Object(want), "parent {id}");
     }
-    let removed: BTreeSet<&str> = FLOWS
-        .iter()
-        .flat_map(|(_, _, _, children)| children.iter())
-        .filter(|c| c.3)
-        .map(|c| c.1)
-        .collect();
+    let removed: BTreeSet<&str> = removed_children().map(|child| child.id).collect();
     for ((_, id), value) in &results {
         assert_eq!(value.is_null(), removed.contains(id.as_str()), "job {id}");
     }
@@ -457,15 +434,12 @@ async fn fleet_shares_the_queues(store: Store) {
     }
 }
 
-/// How many children are removed on completion.
-fn removed_children() -> u64 {
+/// The children removed on completion.
+fn removed_children() -> impl Iterator<Item = Child> {
     FLOWS
         .iter()
-        .flat_map(|(_, _, _, children)| children.iter())
-        .filter(|c| c.3)
-        .count()
-        .try_into()
-        .unwrap()
+        .flat_map(|(_, _, _, spec)| children(spec))
+        .filter(|child| child.removed)
 }
 
 /// A fresh folder for the ready and stop files.

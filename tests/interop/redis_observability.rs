@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::support;
+use crate::support::finishing;
 use crate::support::held::fetch_params;
 use crate::support::redis_queue::RedisQueue;
 
@@ -11,12 +12,12 @@ use std::time::Duration;
 
 use bullmq::backend::{
     AddJobs, Blocking, ClientRole, CompleteArgs, DependencyKind, FailArgs, FieldUpdates, FlowNode,
-    Lifecycle, LockToken, NewJob, ParentKeyOpts, Queries, Range, Transitions,
+    Lifecycle, NewJob, ParentKeyOpts, Queries, Range, Transitions,
 };
 use bullmq::clock::ManualClock;
 use bullmq::job::JobType;
 use bullmq::redis::RedisBackend;
-use bullmq::{Job, JobId, JobOptions, KeepJobs, ParentOptions, Prefix, QueueName};
+use bullmq::{Job, JobId, JobOptions, ParentOptions, Prefix, QueueName};
 use serde_json::{Value, json};
 
 /// Where the stopped clock starts.
@@ -96,31 +97,23 @@ impl Ctx {
 
     async fn complete(&self, job: &Job, token: &str, value: &str) {
         let args = CompleteArgs {
-            token: LockToken::new(token),
-            return_value: value.to_owned(),
-            keep: KeepJobs::KeepAll,
             worker: metrics_worker(),
-            fetch_next: false,
+            ..finishing::complete_args(token, value)
         };
-        self.backend()
-            .move_to_completed(job, &args)
-            .await
-            .expect("complete");
+        let done = self.backend().move_to_completed(job, &args).await;
+        done.expect("complete");
     }
 
+    /// Fails with `reason` and no stack trace.
     async fn fail(&self, job: &Job, token: &str, reason: &str) {
         let args = FailArgs {
-            token: LockToken::new(token),
             failed_reason: reason.to_owned(),
-            keep: KeepJobs::KeepAll,
             fields: FieldUpdates::default(),
             worker: metrics_worker(),
-            fetch_next: false,
+            ..finishing::fail_args(token)
         };
-        self.backend()
-            .move_to_failed(job, &args)
-            .await
-            .expect("fail");
+        let done = self.backend().move_to_failed(job, &args).await;
+        done.expect("fail");
     }
 
     /// A queue with jobs in every common state, metrics over several minutes and a job log:

@@ -13,7 +13,7 @@
 import { createRequire } from 'node:module';
 
 import { deadline, redisConnection } from './env.mjs';
-import { countdown } from './jobs.mjs';
+import { countdown, pick } from './jobs.mjs';
 
 const require = createRequire(import.meta.url);
 const { FlowProducer, Worker } = require('bullmq');
@@ -26,14 +26,7 @@ function norm(node) {
   const job = node.job;
   return {
     queue: job.queueQualifiedName,
-    id: job.id,
-    name: job.name,
-    data: job.data,
-    opts: job.opts,
-    timestamp: job.timestamp,
-    parentKey: job.parentKey ?? null,
-    parent: job.parent ?? null,
-    returnvalue: job.returnvalue ?? null,
+    ...pick(job, ['id', 'name', 'data', 'opts', 'timestamp', 'parentKey', 'parent', 'returnvalue']),
     children: (node.children || []).filter(Boolean).map(norm),
   };
 }

@@ -55,3 +55,11 @@ export function countdown(expect) {
     },
   };
 }
+
+/**
+ * The `fields` of a job as JSON keeps them, in that order: one the job does not have is `null`
+ * (JSON.stringify would drop an `undefined`, and the Rust side compares every key).
+ */
+export function pick(job, fields) {
+  return Object.fromEntries(fields.map(field => [field, job[field] ?? null]));
+}

@@ -30,7 +30,7 @@ import { createRequire } from 'node:module';
 
 import { pgTarget, deadline } from './env.mjs';
 import { byName } from './by-name.mjs';
-import { countdown } from './jobs.mjs';
+import { countdown, pick } from './jobs.mjs';
 
 const require = createRequire(import.meta.url);
 const { Queue, Worker, QueueEvents, FlowProducer, createPostgresBackend } = require('bullmq');
@@ -65,25 +65,15 @@ async function view(queue, job) {
   if (!job) return null;
   const logs = await queue.getJobLogs(job.id);
   return {
-    id: job.id,
-    name: job.name,
-    data: job.data,
-    opts: job.opts,
-    progress: job.progress,
-    attemptsMade: job.attemptsMade,
-    attemptsStarted: job.attemptsStarted,
-    stalledCounter: job.stalledCounter,
-    returnvalue: job.returnvalue ?? null,
-    failedReason: job.failedReason ?? null,
+    ...pick(job, [
+      'id', 'name', 'data', 'opts', 'progress', 'attemptsMade', 'attemptsStarted', 'stalledCounter',
+      'returnvalue', 'failedReason',
+    ]),
     stacktrace: job.stacktrace ?? [],
-    delay: job.delay,
-    priority: job.priority,
-    timestamp: job.timestamp,
-    processedOn: job.processedOn ?? null,
-    finishedOn: job.finishedOn ?? null,
-    processedBy: job.processedBy ?? null,
-    parentKey: job.parentKey ?? null,
-    repeatJobKey: job.repeatJobKey ?? null,
+    ...pick(job, [
+      'delay', 'priority', 'timestamp', 'processedOn', 'finishedOn', 'processedBy', 'parentKey',
+      'repeatJobKey',
+    ]),
     state: await job.getState(),
     logs: logs.logs,
   };

@@ -150,14 +150,26 @@ async fn dry_runs_touch_nothing_and_read_only_refuses_before_connecting() {
         assert_eq!(count(&queue, JobState::Waiting).await, 3);
         assert_eq!(count(&queue, JobState::Delayed).await, 1);
 
-        for args in [
-            vec!["pause", "q", "--read-only"],
-            vec!["promote", "q", "--yes", "--read-only"],
-            vec!["add", "q", "x", "--read-only"],
-            vec!["obliterate", "q", "--yes", "--read-only"],
+        for (name, args) in [
+            ("pause", vec!["pause", "q", "--read-only"]),
+            ("promote", vec!["promote", "q", "--yes", "--read-only"]),
+            ("add", vec!["add", "q", "x", "--read-only"]),
+            (
+                "obliterate",
+                vec!["obliterate", "q", "--yes", "--read-only"],
+            ),
+            (
+                "rate-limit",
+                vec!["rate-limit", "q", "--remove", "--read-only"],
+            ),
+            (
+                "scheduler remove",
+                vec!["scheduler", "remove", "q", "s", "--read-only"],
+            ),
         ] {
             let out = store.run(&args).expect(2);
-            assert!(out.stderr.contains("read-only"), "{out:?}");
+            let refusal = format!("refusing `{name}`: read-only mode");
+            assert!(out.stderr.contains(&refusal), "{out:?}");
         }
         // BULLMQ_READ_ONLY too, and before connecting: a server that is not there is not asked.
         let mut cmd =

@@ -4,6 +4,7 @@
 //! added with upstream's own `add_job` command (as Node.js's `addJob` calls it), moved through
 //! the trait methods, and the rows read back.
 
+use bullmq_test_support::finishing;
 use bullmq_test_support::held::fetch_params;
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,26 +110,19 @@ fn worker() -> Arc<WorkerSettings> {
 
 fn complete(t: &str, keep: KeepJobs, fetch_next: bool) -> CompleteArgs {
     CompleteArgs {
-        token: token(t),
-        return_value: r#"{"ok":true}"#.to_owned(),
         keep,
         worker: worker(),
         fetch_next,
+        ..finishing::complete_args(t, r#"{"ok":true}"#)
     }
 }
 
 fn fail(t: &str, keep: KeepJobs, fetch_next: bool) -> FailArgs {
     FailArgs {
-        token: token(t),
-        failed_reason: "boom".to_owned(),
         keep,
-        fields: FieldUpdates {
-            stacktrace: Some(vec!["Error: boom\n    at x".to_owned()]),
-            failed_reason: Some("boom".to_owned()),
-            telemetry_metadata: None,
-        },
         worker: worker(),
         fetch_next,
+        ..finishing::fail_args(t)
     }
 }
 
@@ -282,13 +276,14 @@ async fn fails_with_reason_and_stacktrace_and_fetches_the_next() {
     assert_eq!(done.finished_on, T0);
     let next = decoded(done.next.unwrap().job.unwrap());
     assert_eq!(next.id.as_str(), second);
+    let stack = json!([finishing::STACK]).to_string();
     assert_row(
         &b,
         &first,
         &[
             ("state", Some("failed")),
             ("failed_reason", Some("boom")),
-            ("stacktrace", Some(r#"["Error: boom\n    at x"]"#)),
+            ("stacktrace", Some(stack.as_str())),
             ("attempts_made", Some("1")),
         ],
     )

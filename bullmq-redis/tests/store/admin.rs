@@ -10,7 +10,6 @@ use std::time::Duration;
 use bullmq_core::backend::{Admin, Batch, ObliterateArgs, ObliterateRefusal};
 use bullmq_core::job::FinishedState;
 use bullmq_core::{JobId, JobOptions, JobState};
-use serde_json::json;
 use support::{Ctx, T0};
 
 fn ids(v: &[&JobId]) -> Vec<String> {
@@ -20,7 +19,7 @@ fn ids(v: &[&JobId]) -> Vec<String> {
 #[tokio::test]
 async fn pause_flags_meta_and_resume_restores_the_marker() {
     let ctx = Ctx::new().await;
-    let a = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let a = ctx.add_plain("a").await;
     assert_eq!(ctx.zset("marker"), vec![("0".to_owned(), 0.0)]);
 
     ctx.backend.pause(true).await.unwrap();
@@ -42,7 +41,7 @@ async fn pause_flags_meta_and_resume_restores_the_marker() {
 #[tokio::test]
 async fn resume_moves_legacy_paused_jobs_back_and_emits_once() {
     let ctx = Ctx::new().await;
-    let a = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let a = ctx.add_plain("a").await;
     ctx.backend.pause(true).await.unwrap();
     // A job left in the pre-6.0 `paused` list by an old producer.
     ctx.cmd::<()>(redis::cmd("LPUSH").arg(ctx.key("paused")).arg("legacy"));
@@ -56,17 +55,11 @@ async fn resume_moves_legacy_paused_jobs_back_and_emits_once() {
 #[tokio::test]
 async fn drain_removes_waiting_and_delayed_jobs_but_not_scheduler_iterations() {
     let ctx = Ctx::new().await;
-    let w1 = ctx.add("w", &json!({}), JobOptions::new()).await;
-    let w2 = ctx.add("w", &json!({}), JobOptions::new()).await;
-    let p = ctx
-        .add("p", &json!({}), JobOptions::new().priority(3))
-        .await;
+    let w1 = ctx.add_plain("w").await;
+    let w2 = ctx.add_plain("w").await;
+    let p = ctx.add("p", JobOptions::new().priority(3)).await;
     let d = ctx
-        .add(
-            "d",
-            &json!({}),
-            JobOptions::new().delay(Duration::from_secs(10)),
-        )
+        .add("d", JobOptions::new().delay(Duration::from_secs(10)))
         .await;
     let iteration =
         bullmq_test_support::iterations::cron_iteration(&ctx.backend, T0 + 60_000).await;
@@ -92,9 +85,9 @@ async fn drain_removes_waiting_and_delayed_jobs_but_not_scheduler_iterations() {
 #[tokio::test]
 async fn clean_removes_finished_jobs_older_than_the_cut_off() {
     let ctx = Ctx::new().await;
-    let old1 = ctx.add("a", &json!({}), JobOptions::new()).await;
-    let old2 = ctx.add("b", &json!({}), JobOptions::new()).await;
-    let new = ctx.add("c", &json!({}), JobOptions::new()).await;
+    let old1 = ctx.add_plain("a").await;
+    let old2 = ctx.add_plain("b").await;
+    let new = ctx.add_plain("c").await;
     ctx.finish_by_hand(&old1, "completed", T0 - 10_000);
     ctx.finish_by_hand(&old2, "completed", T0 - 9_000);
     ctx.finish_by_hand(&new, "completed", T0);
@@ -115,8 +108,8 @@ async fn clean_removes_finished_jobs_older_than_the_cut_off() {
 #[tokio::test]
 async fn clean_waiting_uses_the_wait_list_and_honours_the_limit() {
     let ctx = Ctx::new().await;
-    let first = ctx.add("a", &json!({}), JobOptions::new()).await;
-    let second = ctx.add("b", &json!({}), JobOptions::new()).await;
+    let first = ctx.add_plain("a").await;
+    let second = ctx.add_plain("b").await;
 
     let cleaned = ctx
         .backend
@@ -132,8 +125,8 @@ async fn clean_waiting_uses_the_wait_list_and_honours_the_limit() {
 #[tokio::test]
 async fn obliterate_refuses_unless_paused_and_forced_then_removes_everything() {
     let ctx = Ctx::new().await;
-    ctx.add("a", &json!({}), JobOptions::new()).await;
-    let active = ctx.add("b", &json!({}), JobOptions::new()).await;
+    ctx.add_plain("a").await;
+    let active = ctx.add_plain("b").await;
     ctx.activate_by_hand(&active, "token");
     let args = ObliterateArgs {
         force: false,
@@ -163,7 +156,7 @@ async fn obliterate_refuses_unless_paused_and_forced_then_removes_everything() {
 async fn obliterate_works_in_batches() {
     let ctx = Ctx::new().await;
     for _ in 0..3 {
-        ctx.add("a", &json!({}), JobOptions::new()).await;
+        ctx.add_plain("a").await;
     }
     ctx.backend.pause(true).await.unwrap();
     let args = ObliterateArgs {
@@ -179,8 +172,8 @@ async fn obliterate_works_in_batches() {
 #[tokio::test]
 async fn retry_finished_jobs_moves_failed_jobs_back_in_batches() {
     let ctx = Ctx::new().await;
-    let a = ctx.add("a", &json!({}), JobOptions::new()).await;
-    let b = ctx.add("b", &json!({}), JobOptions::new()).await;
+    let a = ctx.add_plain("a").await;
+    let b = ctx.add_plain("b").await;
     for id in [&a, &b] {
         ctx.finish_by_hand(id, "failed", T0 - 1_000);
         ctx.cmd::<()>(
@@ -218,7 +211,7 @@ async fn retry_finished_jobs_moves_failed_jobs_back_in_batches() {
 #[tokio::test]
 async fn retry_finished_jobs_skips_jobs_finished_after_the_cut_off() {
     let ctx = Ctx::new().await;
-    let a = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let a = ctx.add_plain("a").await;
     ctx.finish_by_hand(&a, "completed", T0 + 5_000);
     let batch = ctx
         .backend
@@ -233,8 +226,8 @@ async fn retry_finished_jobs_skips_jobs_finished_after_the_cut_off() {
 async fn promote_jobs_makes_every_delayed_job_ready() {
     let ctx = Ctx::new().await;
     let far = JobOptions::new().delay(Duration::from_secs(3_600));
-    let a = ctx.add("a", &json!({}), far.clone()).await;
-    let b = ctx.add("b", &json!({}), far).await;
+    let a = ctx.add("a", far.clone()).await;
+    let b = ctx.add("b", far).await;
 
     assert_eq!(ctx.backend.promote_jobs(1000).await.unwrap(), Batch::Done);
     assert!(ctx.zset("delayed").is_empty());
@@ -253,7 +246,7 @@ async fn promote_jobs_makes_every_delayed_job_ready() {
 #[tokio::test]
 async fn remove_orphaned_jobs_deletes_only_unreferenced_job_keys() {
     let ctx = Ctx::new().await;
-    let kept = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let kept = ctx.add_plain("a").await;
     let hash_named = |key: &str, name: &str| {
         ctx.cmd::<()>(redis::cmd("HSET").arg(ctx.key(key)).arg("name").arg(name));
     };

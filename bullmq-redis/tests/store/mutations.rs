@@ -47,15 +47,15 @@ async fn family(ctx: &Ctx) -> (JobId, JobId, JobId) {
     };
     let parent = ctx.backend.add_job(&parent, &opts).await.unwrap();
     let child_opts = JobOptions::new().parent(ParentOptions::new("p", ctx.qualified_name()));
-    let c1 = ctx.add("child", &json!({}), child_opts.clone()).await;
-    let c2 = ctx.add("child", &json!({}), child_opts).await;
+    let c1 = ctx.add("child", child_opts.clone()).await;
+    let c2 = ctx.add("child", child_opts).await;
     (parent, c1, c2)
 }
 
 #[tokio::test]
 async fn update_data_replaces_the_data_field() {
     let ctx = Ctx::new().await;
-    let id = ctx.add("a", &json!({"v": 1}), JobOptions::new()).await;
+    let id = ctx.add_data("a", &json!({"v": 1}), JobOptions::new()).await;
     ctx.backend
         .update_data(&id, r#"{"v":2,"s":"é"}"#)
         .await
@@ -71,7 +71,7 @@ async fn update_data_replaces_the_data_field() {
 #[tokio::test]
 async fn update_progress_writes_json_text_and_emits_progress() {
     let ctx = Ctx::new().await;
-    let id = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let id = ctx.add_plain("a").await;
     ctx.backend
         .update_progress(&id, &json!({"pct": 50, "step": "b"}))
         .await
@@ -96,7 +96,7 @@ async fn update_progress_writes_json_text_and_emits_progress() {
 #[tokio::test]
 async fn add_log_appends_and_honours_keep_logs() {
     let ctx = Ctx::new().await;
-    let id = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let id = ctx.add_plain("a").await;
     let logs = format!("{id}:logs");
 
     assert_eq!(ctx.backend.add_log(&id, "one", None).await.unwrap(), 1);
@@ -112,7 +112,7 @@ async fn add_log_appends_and_honours_keep_logs() {
 #[tokio::test]
 async fn clear_logs_trims_or_deletes() {
     let ctx = Ctx::new().await;
-    let id = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let id = ctx.add_plain("a").await;
     let logs = format!("{id}:logs");
     for row in ["a", "b", "c"] {
         ctx.backend.add_log(&id, row, None).await.unwrap();
@@ -127,11 +127,7 @@ async fn clear_logs_trims_or_deletes() {
 async fn change_delay_reschedules_from_now() {
     let ctx = Ctx::new().await;
     let id = ctx
-        .add(
-            "a",
-            &json!({}),
-            JobOptions::new().delay(Duration::from_secs(10)),
-        )
+        .add("a", JobOptions::new().delay(Duration::from_secs(10)))
         .await;
     ctx.clock.advance(Duration::from_secs(1));
     ctx.backend
@@ -143,7 +139,7 @@ async fn change_delay_reschedules_from_now() {
     assert_eq!(ctx.hget(id.as_str(), "delay").as_deref(), Some("30000"));
     ctx.assert_only_delayed_until(&id, due);
 
-    let waiting = ctx.add("b", &json!({}), JobOptions::new()).await;
+    let waiting = ctx.add_plain("b").await;
     let refused = refusal(
         ctx.backend
             .change_delay(&waiting, Duration::from_secs(1))
@@ -162,7 +158,7 @@ async fn change_delay_reschedules_from_now() {
 #[tokio::test]
 async fn change_priority_moves_between_wait_and_prioritized() {
     let ctx = Ctx::new().await;
-    let id = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let id = ctx.add_plain("a").await;
 
     ctx.backend.change_priority(&id, 5, false).await.unwrap();
     assert!(ctx.list("wait").is_empty());
@@ -203,7 +199,7 @@ async fn remove_takes_the_children_along() {
 #[tokio::test]
 async fn remove_refuses_locked_jobs_and_scheduler_iterations() {
     let ctx = Ctx::new().await;
-    let active = ctx.add("a", &json!({}), JobOptions::new()).await;
+    let active = ctx.add_plain("a").await;
     ctx.activate_by_hand(&active, "token");
     assert!(!ctx.backend.remove(&active, false).await.unwrap());
     assert!(ctx.exists(active.as_str()));
@@ -274,7 +270,7 @@ async fn remove_child_dependency_detaches_the_child() {
 async fn deduplication_keys_are_removed_only_for_their_holder_or_by_force() {
     let ctx = Ctx::new().await;
     let dedup = JobOptions::new().deduplication(Deduplication::new("d1"));
-    let id = ctx.add("a", &json!({}), dedup.clone()).await;
+    let id = ctx.add("a", dedup.clone()).await;
     assert_eq!(
         ctx.cmd::<String>(redis::cmd("GET").arg(ctx.key("de:d1"))),
         id.as_str()
@@ -296,7 +292,7 @@ async fn deduplication_keys_are_removed_only_for_their_holder_or_by_force() {
     );
     assert!(!ctx.exists("de:d1"));
 
-    ctx.add("b", &json!({}), dedup).await;
+    ctx.add("b", dedup).await;
     assert!(ctx.backend.delete_deduplication_key("d1").await.unwrap());
     assert!(!ctx.backend.delete_deduplication_key("d1").await.unwrap());
 }

@@ -290,8 +290,8 @@ async fn get_ranges_orders_lists_like_node_and_drops_repeats() {
 }
 
 /// Parent `p` with three processed, two unprocessed, one ignored and five failed children; the
-/// unprocessed ones are real jobs (1 and 2).
-async fn family(ctx: &Ctx) -> (String, String) {
+/// unprocessed ones are real jobs (1 and 2). The parent's id, then the keys of jobs 1 and 2.
+async fn family(ctx: &Ctx) -> (JobId, String, String) {
     let first = ctx.key("1");
     let second = ctx.key("2");
     ctx.add(1, JobOptions::new()).await;
@@ -307,7 +307,7 @@ async fn family(ctx: &Ctx) -> (String, String) {
     for (score, child) in ["k:f1", "k:f2", "k:f3", "k:f4", "k:f5"].iter().enumerate() {
         ctx.exec("ZADD", &[&unsuccessful, &score.to_string(), child]);
     }
-    (first, second)
+    (id("p"), first, second)
 }
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -323,9 +323,8 @@ fn strings(v: &[&str]) -> Vec<String> {
 #[tokio::test]
 async fn dependency_counts_and_children_values() {
     let ctx = Ctx::new().await;
-    family(&ctx).await;
+    let (p, _, _) = family(&ctx).await;
     let b = &ctx.backend;
-    let p = id("p");
     assert_eq!(
         b.get_dependency_counts(&p, &DEPENDENCY_KINDS)
             .await
@@ -345,9 +344,8 @@ async fn dependency_counts_and_children_values() {
 #[tokio::test]
 async fn get_dependencies_reads_everything_or_one_page_per_list() {
     let ctx = Ctx::new().await;
-    let (first, second) = family(&ctx).await;
+    let (p, first, second) = family(&ctx).await;
     let b = &ctx.backend;
-    let p = id("p");
     let processed = pairs(&[("k:a", "1"), ("k:b", r#"{"x":2}"#), ("k:c", "null")]);
 
     let mut all = b
@@ -398,9 +396,8 @@ async fn get_dependencies_reads_everything_or_one_page_per_list() {
 #[tokio::test]
 async fn paginate_pages_a_hash_or_a_set_with_the_jobs() {
     let ctx = Ctx::new().await;
-    let (first, second) = family(&ctx).await;
+    let (p, first, second) = family(&ctx).await;
     let b = &ctx.backend;
-    let p = id("p");
 
     let page = b
         .paginate(&p, DependencyKind::Processed, 0, 1, false)

@@ -175,26 +175,26 @@ async fn next_iteration_is_added_once_by_the_producing_job() {
     let (first, _) = upsert(&ctx, "s1", first_millis, cron()).await.unwrap();
     ctx.clock.set(first_millis);
     let next = first_millis + 60_000;
-    let args = |producer: &str| NextIterationArgs {
-        scheduler_id: "s1".to_owned(),
-        next_millis: next,
-        template_data: r#"{"a":1}"#.to_owned(),
-        delayed_job_opts: iteration_opts("s1", next, first_millis, &cron()),
-        producer_id: Some(producer.to_owned()),
+    // `producer` asks for the iteration after its own.
+    let advance = |producer: &str| {
+        let args = NextIterationArgs {
+            scheduler_id: "s1".to_owned(),
+            next_millis: next,
+            template_data: r#"{"a":1}"#.to_owned(),
+            delayed_job_opts: iteration_opts("s1", next, first_millis, &cron()),
+            producer_id: Some(producer.to_owned()),
+        };
+        let backend = ctx.backend.clone();
+        async move {
+            let added = backend.update_job_scheduler_next_millis(&args).await;
+            added.expect("updateJobScheduler")
+        }
     };
 
-    let stranger = ctx
-        .backend
-        .update_job_scheduler_next_millis(&args("repeat:s1:1"))
-        .await
-        .unwrap();
+    let stranger = advance("repeat:s1:1").await;
     assert_eq!(stranger, None, "only the current iteration may advance");
 
-    let added = ctx
-        .backend
-        .update_job_scheduler_next_millis(&args(first.as_str()))
-        .await
-        .unwrap();
+    let added = advance(first.as_str()).await;
     let expected = JobId::from(format!("repeat:s1:{next}"));
     assert_eq!(added, Some(expected.clone()));
     #[allow(clippy::cast_precision_loss)]
@@ -207,19 +207,11 @@ async fn next_iteration_is_added_once_by_the_producing_job() {
     assert_eq!(job["rjk"], "s1");
 
     // A replay by the old producer is stale: nothing happens.
-    let replay = ctx
-        .backend
-        .update_job_scheduler_next_millis(&args(first.as_str()))
-        .await
-        .unwrap();
+    let replay = advance(first.as_str()).await;
     assert_eq!(replay, None);
     assert!(ctx.events_named("duplicated").is_empty());
     // The current iteration asking for a slot that is taken: only a `duplicated` event.
-    let taken = ctx
-        .backend
-        .update_job_scheduler_next_millis(&args(expected.as_str()))
-        .await
-        .unwrap();
+    let taken = advance(expected.as_str()).await;
     assert_eq!(taken, None);
     let dup = ctx.events_named("duplicated").pop().unwrap();
     assert_eq!(dup["jobId"], expected.as_str());

@@ -8,22 +8,19 @@ use crate::support::transitions as support;
 use std::time::Duration;
 
 use bullmq_core::backend::{
-    CompleteArgs, DelayArgs, FailArgs, FieldUpdates, LockToken, ReprocessOptions, StalledCheck,
-    Transitions,
+    CompleteArgs, DelayArgs, FieldUpdates, LockToken, ReprocessOptions, StalledCheck, Transitions,
 };
 use bullmq_core::job::FinishedState;
 use bullmq_core::options::KeepJobs;
 use bullmq_core::{Error, JobId, JobOptions, ScriptErrorCode};
+use bullmq_test_support::finishing;
 use bullmq_test_support::held::{assert_held_back, one_per_window};
 use support::{Ctx, T0, entry, fetch, worker_settings};
 
 fn complete(token: &str, value: &str, keep: KeepJobs) -> CompleteArgs {
     CompleteArgs {
-        token: LockToken::new(token),
-        return_value: value.to_owned(),
         keep,
-        worker: std::sync::Arc::default(),
-        fetch_next: false,
+        ..finishing::complete_args(token, value)
     }
 }
 
@@ -227,17 +224,7 @@ async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
     let (ctx, job) = Ctx::with_active("risky", JobOptions::new().attempts(1)).await;
     ctx.clock.advance(Duration::from_millis(40));
 
-    let args = FailArgs {
-        token: LockToken::new("tok"),
-        failed_reason: "boom".to_owned(),
-        keep: KeepJobs::KeepAll,
-        fields: FieldUpdates {
-            stacktrace: Some(vec!["Error: boom\n    at run (x.js:1:1)".to_owned()]),
-            ..FieldUpdates::default()
-        },
-        worker: std::sync::Arc::default(),
-        fetch_next: false,
-    };
+    let args = finishing::fail_args("tok");
     let done = ctx.backend.move_to_failed(&job, &args).await.unwrap();
     assert_eq!(done.finished_on, T0 + 40);
 
@@ -246,7 +233,7 @@ async fn move_to_failed_writes_reason_stacktrace_and_exhausts_retries() {
     assert_eq!(hash["failedReason"], "boom");
     assert_eq!(
         hash["stacktrace"],
-        r#"["Error: boom\n    at run (x.js:1:1)"]"#
+        serde_json::json!([finishing::STACK]).to_string()
     );
     assert_eq!(hash["finishedOn"], (T0 + 40).to_string());
     assert_eq!(hash["atm"], "1");

@@ -17,6 +17,7 @@ pub mod queries;
 pub mod schedulers;
 pub mod transitions;
 
+use crate::support::finishing;
 use crate::support::held::fetch_params;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,8 +25,8 @@ use std::time::Duration;
 
 use bullmq::{FlowJob, FlowProducer};
 use bullmq_core::backend::{
-    CompleteArgs, EventId, Events, FailArgs, FetchParams, FieldUpdates, LockToken, Locks,
-    Transitions, WorkerSettings,
+    CompleteArgs, EventId, Events, FailArgs, FetchParams, LockToken, Locks, Transitions,
+    WorkerSettings,
 };
 use bullmq_core::clock::ManualClock;
 use bullmq_core::options::KeepJobs;
@@ -250,27 +251,20 @@ pub fn worker() -> Arc<WorkerSettings> {
 
 pub fn complete_args(token: &str, value: &str, keep: KeepJobs, fetch_next: bool) -> CompleteArgs {
     CompleteArgs {
-        token: LockToken::new(token),
-        return_value: value.to_owned(),
         keep,
         worker: worker(),
         fetch_next,
+        ..finishing::complete_args(token, value)
     }
 }
 
-/// Fails with `boom` and a one-frame stack trace.
+/// Fails with `boom` and a one-frame stack trace ([`finishing::STACK`]).
 pub fn fail_args(token: &str, keep: KeepJobs, fetch_next: bool) -> FailArgs {
     FailArgs {
-        token: LockToken::new(token),
-        failed_reason: "boom".to_owned(),
         keep,
-        fields: FieldUpdates {
-            stacktrace: Some(vec!["Error: boom\n    at run (x.js:1:1)".to_owned()]),
-            failed_reason: Some("boom".to_owned()),
-            telemetry_metadata: None,
-        },
         worker: worker(),
         fetch_next,
+        ..finishing::fail_args(token)
     }
 }
 

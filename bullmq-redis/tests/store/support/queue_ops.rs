@@ -54,7 +54,18 @@ impl Ctx {
         format!("{}:{}", self.prefix, self.name)
     }
 
-    pub(crate) async fn add(
+    /// Adds a job named `name` with data `{}` and default options; its id.
+    pub(crate) async fn add_plain(&self, name: &str) -> JobId {
+        self.add(name, JobOptions::new()).await
+    }
+
+    /// Adds a job named `name` with data `{}`; its id.
+    pub(crate) async fn add(&self, name: &str, opts: JobOptions) -> JobId {
+        self.add_data(name, &serde_json::json!({}), opts).await
+    }
+
+    /// Adds a job named `name` with `data`; its id.
+    pub(crate) async fn add_data(
         &self,
         name: &str,
         data: &serde_json::Value,

@@ -196,7 +196,7 @@ pub fn unbound_error() -> Error {
 ///
 /// ```
 /// let bound: Option<&str> = Some("bull:relay");
-/// assert_eq!(bullmq_core::relay::bound(bound).unwrap(), &"bull:relay");
+/// assert_eq!(bullmq_core::relay::bound(bound).unwrap(), "bull:relay");
 /// assert!(bullmq_core::relay::bound::<str>(None).is_err());
 /// ```
 pub fn bound<T: ?Sized>(binding: Option<&T>) -> crate::Result<&T> {
